@@ -1,0 +1,37 @@
+// The commands behind the CLI, callable from tests without parsing argv.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::cli {
+
+namespace fs = std::filesystem;
+
+// Options shared by every command. Each is consumed by exactly one stage:
+// see add_global_options in src/cli/options.cpp, the one option table.
+struct GlobalOptions {
+  fs::path directory = ".";                // -C: project directory (manifest stage)
+  std::optional<fs::path> manifest;         // --manifest, relative to -C (manifest stage)
+  size_t jobs = 0;                          // -j: 0 = number of CPUs (executor)
+  std::vector<std::string> targets;         // --target: override manifest targets (manifest stage)
+  bool dry_run = false;                     // --dry-run: print commands, run nothing (executor)
+  bool verbose = false;                     // -v: echo each command (subprocess)
+};
+
+struct RunOptions {
+  bool verify = false;                      // --verify: prove offload from the runtime log
+  std::vector<std::string> args;            // after --: the program's arguments
+};
+
+// Build the project; returns the linked program's path.
+Result<fs::path> build(const GlobalOptions& options);
+
+// Build, then run the program; returns the exit code to use.
+Result<int> run(const GlobalOptions& options, const RunOptions& run_options);
+
+}  // namespace ob::cli

@@ -1,0 +1,53 @@
+// The one way offload-build starts a child process: posix_spawn with an argv
+// vector, no shell. Every other layer (executor, doctor, run) goes through here,
+// so `-v` echoes every command from this one place.
+#pragma once
+
+#include <sys/types.h>
+
+#include <ostream>
+#include <string>
+
+#include "offload_build/exec/command.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob::exec {
+
+// Process-wide echo policy, set once by the CLI: with `verbose`, every command
+// is printed (Command::display) to `echo_stream` just before it starts.
+struct EchoPolicy {
+  bool verbose = false;
+  std::ostream* stream = nullptr;  // nullptr: std::cerr
+};
+void set_echo_policy(const EchoPolicy& policy);
+void echo_command(const Command& cmd);
+
+// File descriptors for the child's stdio; -1 inherits ours.
+struct Stdio {
+  int in = -1;
+  int out = -1;
+  int err = -1;
+};
+
+// Start `cmd` (echoed first under -v).
+// Errors (program not found, cwd missing) name the program and say what to do.
+Result<pid_t> spawn(const Command& cmd, const Stdio& stdio = {});
+
+// Wait for `pid`; returns the exit code, or 128 + signal number if it was killed.
+// Retries when a signal interrupts the wait, unless `interruptible`: then it
+// returns -2 so the caller can check for Ctrl-C and wait again later.
+int wait_exit_code(pid_t pid, bool interruptible = false);
+
+// Convert a waitpid status to an exit code (128 + signal when killed).
+int status_to_exit_code(int status);
+
+struct Captured {
+  int exit_code = 0;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Run `cmd` to completion with stdout and stderr captured (probes, doctor).
+Result<Captured> capture(const Command& cmd);
+
+}  // namespace ob::exec

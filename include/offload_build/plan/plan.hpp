@@ -1,0 +1,55 @@
+// The build plan: a DAG of jobs, each one subprocess with an argv vector.
+// A job knows its inputs and outputs, so it can be skipped by a cache hit,
+// scheduled in parallel, printed for --dry-run and reported as JSON.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob {
+
+namespace fs = std::filesystem;
+
+enum class JobKind { DeviceCompile, Package, HostCompile, Link };
+
+std::string_view job_kind_name(JobKind kind);  // "device", "package", "host", "link"
+
+using JobId = size_t;
+
+struct Job {
+  JobId id = 0;
+  JobKind kind = JobKind::DeviceCompile;
+  std::optional<Target> target;     // device compiles
+  fs::path source;                  // the TU (absolute), empty for link
+  std::vector<std::string> argv;    // runs in Plan::cwd
+  std::vector<fs::path> inputs;     // absolute: files this job reads
+  std::vector<fs::path> outputs;    // absolute: final paths this job produces
+  std::vector<JobId> deps;          // jobs that must finish first
+  // After a GPU device compile with no device runtime installed: the object
+  // must not call into the OpenMP device runtime (only ompx_bare kernels link).
+  bool forbid_device_runtime_calls = false;
+
+  // "device sm_90 src/kernels.cpp", relative to `cwd`.
+  std::string describe(const fs::path& cwd) const;
+};
+
+struct Plan {
+  fs::path cwd;                     // the project directory
+  std::vector<Job> jobs;            // topologically ordered: deps come first
+  fs::path program;                 // absolute path of the linked program
+  std::vector<fs::path> directories;  // output directories to create
+};
+
+// Derive the whole plan for a manifest: per TU x target device compile,
+// per TU package and host compile, one link.
+Plan make_plan(const Manifest& manifest, const Toolchain& toolchain);
+
+// Path `p` as written into argv: relative to `cwd` when under it.
+fs::path arg_path(const fs::path& p, const fs::path& cwd);
+
+}  // namespace ob

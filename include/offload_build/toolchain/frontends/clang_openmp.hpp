@@ -1,0 +1,37 @@
+// The clang OpenMP-offload frontend: the exact argv of each job kind.
+// Only this file knows clang's offload flags; the planner asks it for commands.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob::clang_openmp {
+
+namespace fs = std::filesystem;
+
+struct Image {
+  fs::path file;
+  Target target;
+};
+
+// Paths passed in are written into argv as given (the planner makes them
+// relative to the project directory, where every command runs).
+std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
+                                        const SourceFile& src, const fs::path& src_arg,
+                                        const Target& target, const fs::path& out);
+
+std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
+                                 const fs::path& out);
+
+std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
+                                      const SourceFile& src, const fs::path& src_arg,
+                                      const fs::path& package, const fs::path& out);
+
+std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
+                              const std::vector<fs::path>& objects, const fs::path& out);
+
+}  // namespace ob::clang_openmp

@@ -1,0 +1,74 @@
+// The LLVM installation offload-build drives: where each tool is, and what
+// device runtimes it ships (which decides what a GPU target can build).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "offload_build/manifest/target.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob {
+
+namespace fs = std::filesystem;
+
+struct Toolchain {
+  fs::path root;             // e.g. /usr/lib/llvm-22
+  fs::path clang;            // root/bin/clang
+  fs::path clangxx;          // root/bin/clang++
+  fs::path offload_binary;   // root/bin/llvm-offload-binary
+  fs::path linker_wrapper;   // root/bin/clang-linker-wrapper
+  fs::path objdump;          // root/bin/llvm-objdump
+  fs::path lib_dir;          // root/lib (libomptarget.so)
+  std::optional<fs::path> cuda_path;  // holds bin/ptxas and bin/nvlink
+
+  // The OpenMP device runtime for a GPU family (libompdevice / libomptarget-*.bc).
+  // The host device needs none. Without one only ompx_bare kernels build.
+  bool has_device_runtime(const Target& target) const;
+  std::optional<fs::path> device_runtime(const Target& target) const;
+};
+
+// Find the toolchain: `hint` (manifest "toolchain"), then $OFFLOAD_BUILD_LLVM,
+// then /usr/lib/llvm-22 and newer, then clang on PATH. The error says what to install.
+Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint);
+
+// Describe a toolchain rooted at `root`; fails when a required tool is missing.
+Result<Toolchain> toolchain_at(const fs::path& root);
+
+// ---- Lower-level pieces of the search, testable against a fake directory tree. ----
+
+// Where find_toolchain looks; from_environment() reads $OFFLOAD_BUILD_LLVM and $PATH.
+struct ToolchainSearch {
+  std::optional<fs::path> hint;       // "toolchain" in offload.json: used alone when set
+  std::optional<fs::path> env_root;   // $OFFLOAD_BUILD_LLVM: used alone when set
+  fs::path system_prefix = "/usr/lib";  // holds llvm-30 .. llvm-22
+  int newest = 30;
+  int oldest = 22;
+  std::string path_env;                 // $PATH, for the clang-on-PATH fallback
+
+  static ToolchainSearch from_environment(const std::optional<fs::path>& hint);
+};
+
+Result<Toolchain> find_toolchain_in(const ToolchainSearch& search);
+
+// The root the search would report on even when that toolchain is incomplete
+// (doctor lists its tools); nullopt when no candidate directory exists at all.
+std::optional<fs::path> toolchain_root_candidate(const ToolchainSearch& search);
+
+// First executable `name` in a colon-separated PATH, or nullopt.
+std::optional<fs::path> find_in_path(std::string_view name, std::string_view path_env);
+
+// CUDA: `default_root` (/usr/local/cuda) when it has bin/ptxas, else the parent
+// of the bin directory holding the `ptxas` found on PATH.
+std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view path_env);
+
+// lib_dir/libomptarget.so.<version> (newest), else lib_dir/libomptarget.so.
+std::optional<fs::path> find_libomptarget(const fs::path& lib_dir);
+
+// OpenMP device runtime under `root` for a triple (nvptx64-nvidia-cuda or
+// amdgcn-amd-amdhsa); nullopt for any other triple or when none is installed.
+std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple);
+
+}  // namespace ob

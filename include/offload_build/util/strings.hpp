@@ -1,0 +1,28 @@
+// Small string helpers shared by every stage.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ob::util {
+
+// Quote one argument for a POSIX shell so the printed command can be pasted back.
+std::string shell_quote(std::string_view arg);
+// Join an argv into one re-runnable shell line.
+std::string shell_join(const std::vector<std::string>& argv);
+
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string trim(std::string_view s);
+
+// Levenshtein distance, for "did you mean ...?" hints.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word`, if it is close enough to be a likely typo.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+
+}  // namespace ob::util

@@ -1,0 +1,82 @@
+#include "offload_build/cli/app.hpp"
+
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "offload_build/cli/commands.hpp"
+#include "offload_build/toolchain/doctor.hpp"
+#include "options.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+int report_error(const Error& e) {
+  // Diagnostics that already say "error:" (file:line:col: error: ...) print as they are.
+  const std::string first_line = e.message.substr(0, e.message.find('\n'));
+  if (first_line.find("error:") != std::string::npos) std::cerr << e.message << '\n';
+  else std::cerr << "offload-build: error: " << e.message << '\n';
+  return e.code;
+}
+
+int dispatch(int argc, char** argv) {
+  CLI::App app{"offload-build: the build driver for single-source GPU offload code", "offload-build"};
+  app.set_version_flag("--version", std::string("offload-build ") + OB_VERSION);
+  app.require_subcommand(1);
+
+  GlobalOptions global;
+  add_global_options(app, global);
+
+  RunOptions run_options;
+  auto* build_cmd = app.add_subcommand("build", "Build the project described by the manifest");
+  auto* run_cmd = app.add_subcommand(
+      "run", "Build, then run the program (OMP_TARGET_OFFLOAD=MANDATORY unless set)");
+  run_cmd->add_flag("--verify", run_options.verify,
+                    "Read the offload runtime's log, print a summary, fail if no kernel "
+                    "was launched on an offload device");
+  run_cmd->add_option("args", run_options.args, "Arguments for the program (after --)");
+  auto* doctor_cmd =
+      app.add_subcommand("doctor", "List the tools, device runtimes and GPUs found, and what "
+                                   "that means for each target");
+  for (auto* sub : {build_cmd, run_cmd, doctor_cmd}) sub->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "offload-build: error: " << e.what() << "\n"
+              << "Run 'offload-build --help' for the commands and options.\n";
+    return exit_code::usage;
+  }
+
+  if (*doctor_cmd) return run_doctor(std::nullopt, std::cout);
+  if (*run_cmd) {
+    auto result = run(global, run_options);
+    return result ? *result : report_error(result.error());
+  }
+  auto result = build(global);
+  return result ? exit_code::ok : report_error(result.error());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The one catch-all: anything unexpected becomes a clean message, never a crash.
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "offload-build: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "offload-build: internal error\n";
+  }
+  return exit_code::failure;
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,41 @@
+// The one option table: every option offload-build accepts, grouped by the
+// stage that consumes it (the group shows in --help).
+#include "options.hpp"
+
+#include <thread>
+
+namespace ob::cli {
+
+void add_global_options(CLI::App& app, GlobalOptions& o) {
+  // Consumed by the manifest stage.
+  app.add_option("-C", o.directory, "Change to DIR before doing anything (like make/ninja)")
+      ->option_text("DIR")
+      ->group("Project");
+  app.add_option("--manifest", o.manifest, "Project manifest (default: offload.json in DIR)")
+      ->option_text("FILE")
+      ->group("Project");
+  app.add_option("--target", o.targets,
+                 "Offload target, repeatable; replaces the manifest's list (host, sm_90, gfx90a, "
+                 "triple:arch)")
+      ->option_text("T")
+      ->allow_extra_args(false)
+      ->group("Project");
+  // Consumed by the executor.
+  app.add_option("-j,--jobs", o.jobs, "Run up to N jobs at once (default: number of CPUs)")
+      ->option_text("N")
+      ->check(CLI::PositiveNumber)
+      ->group("Execution");
+  app.add_flag("--dry-run", o.dry_run,
+               "Print every command, shell-quoted and re-runnable, and run nothing")
+      ->group("Execution");
+  // Consumed by the subprocess layer.
+  app.add_flag("-v,--verbose", o.verbose, "Print each command as it runs")->group("Output");
+}
+
+size_t effective_jobs(const GlobalOptions& o) {
+  if (o.jobs > 0) return o.jobs;
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? n : 1;
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,90 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "offload_build/cli/commands.hpp"
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/report/offload_log.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// Relay the program's stderr line by line: runtime log lines feed the summary
+// (and are shown only if the user asked for them), everything else passes through.
+void relay_stderr(int fd, report::OffloadSummary& summary, bool show_runtime_lines) {
+  std::string pending;
+  char buf[8192];
+  auto flush_line = [&](std::string_view line) {
+    report::accumulate(summary, line);
+    if (show_runtime_lines || !report::is_runtime_info_line(line)) {
+      std::cerr << line << '\n';
+    }
+  };
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    size_t pos;
+    while ((pos = pending.find('\n')) != std::string::npos) {
+      flush_line(std::string_view(pending).substr(0, pos));
+      pending.erase(0, pos + 1);
+    }
+  }
+  if (!pending.empty()) flush_line(pending);
+  std::cerr << std::flush;
+}
+
+}  // namespace
+
+Result<int> run(const GlobalOptions& o, const RunOptions& r) {
+  auto program = build(o);
+  if (!program) return program.error();
+
+  Command cmd;
+  cmd.argv.push_back(program->string());
+  cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
+  if (!std::getenv("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
+  const bool user_wants_log = std::getenv("LIBOMPTARGET_INFO") != nullptr;
+  if (r.verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
+
+  if (o.dry_run) {
+    std::cout << cmd.display() << '\n' << std::flush;
+    return exit_code::ok;
+  }
+  if (!r.verify) {
+    auto pid = exec::spawn(cmd);
+    if (!pid) return pid.error();
+    return exec::wait_exit_code(*pid);
+  }
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for --verify");
+  auto pid = exec::spawn(cmd, exec::Stdio{-1, -1, fds[1]});
+  close(fds[1]);
+  if (!pid) {
+    close(fds[0]);
+    return pid.error();
+  }
+  report::OffloadSummary summary;
+  relay_stderr(fds[0], summary, user_wants_log);
+  close(fds[0]);
+  const int status = exec::wait_exit_code(*pid);
+
+  std::cerr << "offload-build: verify: " << report::format_summary(summary) << '\n';
+  if (status != 0) return status;
+  if (summary.launches.empty()) {
+    return Error::failure(
+        "run --verify: the program ran but no kernel was launched on an offload device; its "
+        "target regions ran on the host. Check that OMP_TARGET_OFFLOAD is not DISABLED and that "
+        "the manifest's targets include one this machine can run (\"host\" always can)");
+  }
+  return exit_code::ok;
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,37 @@
+#include "offload_build/toolchain/device_runtime_check.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/core.h>
+
+namespace ob {
+
+namespace {
+
+// Every entry point of the OpenMP device runtime is named __kmpc_*; both the
+// ELF symbol table and the bitcode string table hold the names as plain bytes.
+constexpr std::string_view kRuntimePrefix = "__kmpc_";
+
+}  // namespace
+
+Result<void> check_device_object(const Job& job, const fs::path& object, const fs::path& cwd) {
+  if (!job.forbid_device_runtime_calls || !job.target) return {};
+  std::ifstream in(object, std::ios::binary);
+  if (!in) return Error::failure(fmt::format("cannot read {}", object.string()));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.find(kRuntimePrefix) == std::string::npos) return {};
+  const Target& t = *job.target;
+  return Error::failure(fmt::format(
+      "{}: target {} ({}) needs the OpenMP device runtime, and this LLVM installation has "
+      "none for {} (Debian's LLVM 22 packages ship no libomptarget-{}.bc / libompdevice.a).\n"
+      "  Only 'ompx_bare' kernels that call no OpenMP runtime function can be built for a GPU "
+      "here: write the region as '#pragma omp target teams ompx_bare num_teams(..) "
+      "thread_limit(..)' using <gpuintrin.h>, build this source for target \"host\" only, or "
+      "point \"toolchain\" in offload.json at an LLVM that has the GPU OpenMP runtime.\n"
+      "  (`offload-build doctor` shows which device runtimes are installed.)",
+      arg_path(job.source, cwd).string(), t.short_name(), t.triple, t.triple,
+      t.family() == TargetFamily::Nvptx ? "nvptx" : "amdgpu"));
+}
+
+}  // namespace ob

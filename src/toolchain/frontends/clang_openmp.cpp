@@ -1,0 +1,102 @@
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+
+#include <set>
+
+namespace ob::clang_openmp {
+
+namespace {
+
+const fs::path& compiler_for(const Toolchain& tc, Language lang) {
+  return lang == Language::Cxx ? tc.clangxx : tc.clang;
+}
+
+// Unique triples in manifest order: the host pass and the link name all of them.
+std::string offload_triples(const Manifest& m) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const auto& t : m.targets) {
+    if (!seen.insert(t.triple).second) continue;
+    if (!out.empty()) out += ',';
+    out += t.triple;
+  }
+  return out;
+}
+
+// Flags every compile of a TU gets: include dirs, defines, then the user's flags.
+void append_common(std::vector<std::string>& argv, const Manifest& m) {
+  for (const auto& dir : m.include_dirs) argv.push_back("-I" + dir);
+  for (const auto& def : m.defines) argv.push_back("-D" + def);
+  argv.insert(argv.end(), m.flags.begin(), m.flags.end());
+}
+
+bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
+  for (const auto& t : m.targets)
+    if (t.is_gpu() && !tc.has_device_runtime(t)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
+                                        const SourceFile& src, const fs::path& src_arg,
+                                        const Target& target, const fs::path& out) {
+  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp"};
+  if (target.is_gpu()) {
+    argv.push_back("--offload-arch=" + target.arch);
+    if (!tc.has_device_runtime(target)) argv.push_back("-nogpulib");
+  } else {
+    argv.push_back("-fopenmp-targets=" + target.triple);
+  }
+  argv.push_back("--offload-device-only");
+  append_common(argv, m);
+  argv.insert(argv.end(), m.device_flags.begin(), m.device_flags.end());
+  argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
+  return argv;
+}
+
+std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
+                                 const fs::path& out) {
+  std::vector<std::string> argv{tc.offload_binary.string(), "-o", out.string()};
+  for (const auto& img : images) {
+    argv.push_back("--image=file=" + img.file.string() + ",triple=" + img.target.triple +
+                   ",arch=" + img.target.arch + ",kind=openmp");
+  }
+  return argv;
+}
+
+std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
+                                      const SourceFile& src, const fs::path& src_arg,
+                                      const fs::path& package, const fs::path& out) {
+  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
+                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only",
+                                "-Xclang", "-fembed-offload-object=" + package.string()};
+  append_common(argv, m);
+  argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
+  argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
+  return argv;
+}
+
+std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
+                              const std::vector<fs::path>& objects, const fs::path& out) {
+  bool any_cxx = false;
+  for (const auto& s : m.sources) any_cxx |= s.language == Language::Cxx;
+  std::vector<std::string> argv{(any_cxx ? tc.clangxx : tc.clang).string(), "-fopenmp",
+                                "-fopenmp-targets=" + offload_triples(m)};
+  for (const auto& t : m.targets) {
+    if (!t.is_gpu()) continue;
+    argv.insert(argv.end(), {"-Xopenmp-target=" + t.triple, "-march=" + t.arch});
+  }
+  if (needs_nogpulib(tc, m)) argv.push_back("-nogpulib");
+  for (const auto& obj : objects) argv.push_back(obj.string());
+  argv.insert(argv.end(), {"-o", out.string()});
+  argv.insert(argv.end(), m.link_flags.begin(), m.link_flags.end());
+  for (const auto& lib : m.libs) {
+    // A bare name is a library to search for; anything with a slash or suffix is a path.
+    bool is_path = lib.find('/') != std::string::npos || lib.find(".a") != std::string::npos ||
+                   lib.find(".so") != std::string::npos;
+    argv.push_back(is_path ? lib : "-l" + lib);
+  }
+  return argv;
+}
+
+}  // namespace ob::clang_openmp

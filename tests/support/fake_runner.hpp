@@ -1,0 +1,53 @@
+// A CommandRunner that runs nothing: it records each command, "writes" the
+// file named after -o, and completes jobs in start order (or fails chosen ones).
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "offload_build/exec/command_runner.hpp"
+
+namespace ob::test {
+
+class FakeRunner : public CommandRunner {
+ public:
+  std::vector<JobId> started;            // in start order
+  std::vector<Command> commands;         // in start order
+  std::map<JobId, int> exit_codes;       // default 0
+  std::set<JobId> skip_output;           // succeed without writing the output
+  size_t max_running_seen = 0;
+
+  Result<void> start(JobId job, const Command& cmd) override {
+    started.push_back(job);
+    commands.push_back(cmd);
+    running_.push_back(job);
+    max_running_seen = std::max(max_running_seen, running_.size());
+    if (!skip_output.count(job)) {
+      for (size_t i = 0; i + 1 < cmd.argv.size(); ++i) {
+        if (cmd.argv[i] != "-o") continue;
+        std::filesystem::path out = cmd.argv[i + 1];
+        if (out.is_relative()) out = cmd.cwd / out;
+        std::ofstream(out) << "output of job " << job << "\n";
+      }
+    }
+    return {};
+  }
+
+  std::optional<Completion> wait_any() override {
+    if (running_.empty()) return std::nullopt;
+    JobId job = running_.front();
+    running_.erase(running_.begin());
+    auto it = exit_codes.find(job);
+    return Completion{job, it == exit_codes.end() ? 0 : it->second};
+  }
+
+  void stop_all() override { running_.clear(); }
+  size_t running() const override { return running_.size(); }
+
+ private:
+  std::vector<JobId> running_;
+};
+
+}  // namespace ob::test

@@ -1,0 +1,143 @@
+// The plan for N TUs x M targets, and the exact argv of every job kind (golden).
+#include <catch2/catch.hpp>
+
+#include "offload_build/plan/plan.hpp"
+
+using namespace ob;
+
+namespace {
+
+Toolchain fake_toolchain() {
+  Toolchain tc;
+  tc.root = "/nonexistent/llvm";  // no device runtimes there: GPU targets get -nogpulib
+  tc.clang = tc.root / "bin/clang";
+  tc.clangxx = tc.root / "bin/clang++";
+  tc.offload_binary = tc.root / "bin/llvm-offload-binary";
+  tc.linker_wrapper = tc.root / "bin/clang-linker-wrapper";
+  tc.objdump = tc.root / "bin/llvm-objdump";
+  tc.lib_dir = tc.root / "lib";
+  return tc;
+}
+
+Manifest fake_manifest(std::vector<std::string> sources, std::vector<Target> targets) {
+  Manifest m;
+  m.file = "/proj/offload.json";
+  m.project_dir = "/proj";
+  m.name = "demo";
+  m.output = "demo";
+  m.build_dir = "/proj/build";
+  for (auto& s : sources) {
+    bool cxx = s.size() > 4 && s.substr(s.size() - 4) == ".cpp";
+    m.sources.push_back({"/proj/" + s, cxx ? Language::Cxx : Language::C});
+  }
+  m.targets = std::move(targets);
+  return m;
+}
+
+const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
+
+using Argv = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]") {
+  auto m = fake_manifest({"a.c", "src/b.c", "src/c.c"}, {kHost, kSm90});
+  Plan plan = make_plan(m, fake_toolchain());
+  // 3 TUs x (2 device + package + host) + link
+  REQUIRE(plan.jobs.size() == 3 * 4 + 1);
+  size_t device = 0, package = 0, host = 0, link = 0;
+  for (const auto& j : plan.jobs) {
+    for (JobId d : j.deps) CHECK(d < j.id);  // topological order
+    switch (j.kind) {
+      case JobKind::DeviceCompile: ++device; CHECK(j.deps.empty()); break;
+      case JobKind::Package: ++package; CHECK(j.deps.size() == 2); break;
+      case JobKind::HostCompile: ++host; CHECK(j.deps.size() == 1); break;
+      case JobKind::Link: ++link; CHECK(j.deps.size() == 3); break;
+    }
+  }
+  CHECK(device == 6);
+  CHECK(package == 3);
+  CHECK(host == 3);
+  CHECK(link == 1);
+  CHECK(plan.cwd == "/proj");
+  CHECK(plan.program == "/proj/build/demo");
+  CHECK(plan.jobs.back().outputs == std::vector<fs::path>{"/proj/build/demo"});
+  CHECK(plan.directories == std::vector<fs::path>{"/proj/build", "/proj/build/obj",
+                                                  "/proj/build/obj/src"});
+}
+
+TEST_CASE("job descriptions name kind, target and source", "[plan]") {
+  auto m = fake_manifest({"src/k.cpp"}, {kSm90});
+  Plan plan = make_plan(m, fake_toolchain());
+  CHECK(plan.jobs[0].describe(plan.cwd) == "device sm_90 src/k.cpp");
+  CHECK(plan.jobs[1].describe(plan.cwd) == "package src/k.cpp");
+  CHECK(plan.jobs[2].describe(plan.cwd) == "host src/k.cpp");
+  CHECK(plan.jobs[3].describe(plan.cwd) == "link build/demo");
+}
+
+TEST_CASE("golden argv: host-device target, C", "[plan]") {
+  auto m = fake_manifest({"saxpy.c"}, {kHost});
+  m.include_dirs = {"include"};
+  m.defines = {"N=8"};
+  m.flags = {"-O2"};
+  m.device_flags = {"-DDEVICE"};
+  m.host_flags = {"-Wall"};
+  m.link_flags = {"-Wl,--as-needed"};
+  m.libs = {"m", "vendor/libfoo.a"};
+  Plan plan = make_plan(m, fake_toolchain());
+  REQUIRE(plan.jobs.size() == 4);
+  CHECK(plan.jobs[0].argv ==
+        Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+             "--offload-device-only", "-Iinclude", "-DN=8", "-O2", "-DDEVICE", "-c", "saxpy.c", "-o",
+             "build/obj/saxpy.c.host.o"});
+  CHECK(plan.jobs[0].forbid_device_runtime_calls == false);
+  CHECK(plan.jobs[1].argv ==
+        Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", "build/obj/saxpy.c.offload",
+             "--image=file=build/obj/saxpy.c.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,"
+             "kind=openmp"});
+  CHECK(plan.jobs[2].argv ==
+        Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+             "--offload-host-only", "-Xclang", "-fembed-offload-object=build/obj/saxpy.c.offload",
+             "-Iinclude", "-DN=8", "-O2", "-Wall", "-c", "saxpy.c", "-o",
+             "build/obj/saxpy.c.host.o"});
+  CHECK(plan.jobs[3].argv ==
+        Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+             "build/obj/saxpy.c.host.o", "-o", "build/demo", "-Wl,--as-needed", "-lm",
+             "vendor/libfoo.a"});
+}
+
+TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[plan]") {
+  auto m = fake_manifest({"bare.cpp"}, {kHost, kSm90, kGfx90a});
+  Plan plan = make_plan(m, fake_toolchain());
+  REQUIRE(plan.jobs.size() == 6);
+  CHECK(plan.jobs[1].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
+                                  "--offload-arch=sm_90", "-nogpulib", "--offload-device-only",
+                                  "-c", "bare.cpp", "-o", "build/obj/bare.cpp.sm_90.o"});
+  CHECK(plan.jobs[1].forbid_device_runtime_calls);
+  CHECK(plan.jobs[2].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
+                                  "--offload-arch=gfx90a", "-nogpulib", "--offload-device-only",
+                                  "-c", "bare.cpp", "-o", "build/obj/bare.cpp.gfx90a.o"});
+  CHECK(plan.jobs[3].argv ==
+        Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", "build/obj/bare.cpp.offload",
+             "--image=file=build/obj/bare.cpp.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp",
+             "--image=file=build/obj/bare.cpp.sm_90.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp",
+             "--image=file=build/obj/bare.cpp.gfx90a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp"});
+  const std::string triples =
+      "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda,amdgcn-amd-amdhsa";
+  CHECK(plan.jobs[4].argv[2] == triples);
+  CHECK(plan.jobs[5].argv ==
+        Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp", triples,
+             "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
+             "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib",
+             "build/obj/bare.cpp.host.o", "-o", "build/demo"});
+}
+
+TEST_CASE("sources outside the project get safe object paths", "[plan]") {
+  auto m = fake_manifest({"../common/x.c"}, {kHost});
+  m.sources[0].path = fs::path("/proj/../common/x.c").lexically_normal();
+  Plan plan = make_plan(m, fake_toolchain());
+  CHECK(plan.jobs[0].outputs[0] == "/proj/build/obj/__/common/x.c.host.o");
+  CHECK(plan.jobs[0].argv[5] == "/common/x.c");  // outside cwd: absolute in argv
+}
