@@ -121,9 +121,10 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
                                   "-c", "bare.cpp", "-o", "build/obj/bare.cpp.gfx90a.o"});
   CHECK(plan.jobs[3].argv ==
         Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", "build/obj/bare.cpp.offload",
-             "--image=file=build/obj/bare.cpp.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp",
+             // sorted by (triple, arch), as the clang driver does
+             "--image=file=build/obj/bare.cpp.gfx90a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp",
              "--image=file=build/obj/bare.cpp.sm_90.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp",
-             "--image=file=build/obj/bare.cpp.gfx90a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp"});
+             "--image=file=build/obj/bare.cpp.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
   const std::string triples =
       "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda,amdgcn-amd-amdhsa";
   CHECK(plan.jobs[4].argv[2] == triples);

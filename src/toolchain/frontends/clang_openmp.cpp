@@ -1,6 +1,8 @@
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace ob::clang_openmp {
 
@@ -56,8 +58,14 @@ std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
 
 std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
                                  const fs::path& out) {
+  // The clang driver lists images sorted by (triple, arch); doing the same makes
+  // the linked program byte-identical to a one-shot clang build.
+  std::vector<Image> sorted = images;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Image& a, const Image& b) {
+    return std::tie(a.target.triple, a.target.arch) < std::tie(b.target.triple, b.target.arch);
+  });
   std::vector<std::string> argv{tc.offload_binary.string(), "-o", out.string()};
-  for (const auto& img : images) {
+  for (const auto& img : sorted) {
     argv.push_back("--image=file=" + img.file.string() + ",triple=" + img.target.triple +
                    ",arch=" + img.target.arch + ",kind=openmp");
   }

@@ -1,0 +1,148 @@
+// Build every example with the real LLVM 22 tools and run it on the host device.
+#include <catch2/catch.hpp>
+
+#include "support/ob_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+const Env kMandatoryWithLog = {{"OMP_TARGET_OFFLOAD", "MANDATORY"}, {"LIBOMPTARGET_INFO", "-1"}};
+
+fs::path build_example(const std::string& name, const TempDir& tmp) {
+  fs::path dir = copy_example(name, tmp.path());
+  auto r = run_ob({"-C", dir.string(), "build"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("saxpy-c builds and runs offloaded on the host device", "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = build_example("saxpy-c", tmp);
+  auto r = run_tool({(dir / "build/saxpy").string()}, dir, kMandatoryWithLog);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_device=yes\n");
+  CHECK(count_occurrences(r.err, "Launching kernel __omp_offloading_") == 1);
+  CHECK(count_occurrences(r.err, "Copying data from host to device") >= 1);
+}
+
+TEST_CASE("vector-cxx: three TUs, declare-target templates, all kernels launch",
+          "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = build_example("vector-cxx", tmp);
+  // One device object per TU, including main.cpp that has no target region.
+  for (const char* tu : {"main.cpp", "axpy.cpp", "reduce.cpp"})
+    CHECK(fs::exists(dir / "build/obj/src" / (std::string(tu) + ".host.o")));
+  auto r = run_tool({(dir / "build/vector").string()}, dir, kMandatoryWithLog);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "vector-cxx: n=100000\n"
+        "axpy<float>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
+        "axpy<double>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
+        "dot<double>: sum=149850005.0 expected=149850005.0 OK\n"
+        "launches=3 on_device=yes\n"
+        "vector-cxx: all OK\n");
+  CHECK(count_occurrences(r.err, "Launching kernel __omp_offloading_") == 3);
+}
+
+TEST_CASE("bare-gpu links images for host, sm_90 and gfx90a and runs on the host device",
+          "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = build_example("bare-gpu", tmp);
+  fs::path prog = dir / "build/bare";
+  auto listing = run_tool({std::string(kLlvmBin) + "/llvm-objdump", "--offloading", prog.string()});
+  REQUIRE(listing.exit_code == 0);
+  CHECK(count_occurrences(listing.out, "OFFLOADING IMAGE") == 3);
+  CHECK_THAT(listing.out, Catch::Contains("arch            sm_90\ntriple          nvptx64-nvidia-cuda"));
+  CHECK_THAT(listing.out, Catch::Contains("arch            gfx90a\ntriple          amdgcn-amd-amdhsa"));
+  CHECK_THAT(listing.out, Catch::Contains("triple          x86_64-unknown-linux-gnu"));
+  auto r = run_tool({prog.string()}, dir, kMandatoryWithLog);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("sum=1048576.0 expected=1048576.0 mismatches=0 OK"));
+  CHECK(count_occurrences(r.err, "Launching kernel") == 1);
+}
+
+TEST_CASE("single-TU examples equal a one-shot clang build byte for byte",
+          "[integration][examples]") {
+  struct Case {
+    std::string example, program;
+    std::vector<std::string> oneshot;
+  };
+  const std::string clang = std::string(kLlvmBin) + "/clang";
+  const std::vector<Case> cases = {
+      {"saxpy-c", "build/saxpy",
+       {clang, "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2", "saxpy.c", "-o",
+        "oneshot", "-lm"}},
+      {"bare-gpu", "build/bare",
+       {clang, "-fopenmp",
+        "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda,amdgcn-amd-amdhsa",
+        "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
+        "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib", "-O2", "bare.c", "-o",
+        "oneshot"}},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.example) {
+      TempDir tmp;
+      fs::path dir = build_example(c.example, tmp);
+      auto one = run_tool(c.oneshot, dir);
+      INFO(one.err);
+      REQUIRE(one.exit_code == 0);
+      const std::string ours = read_file(dir / c.program);
+      REQUIRE(ours.size() > 1000);
+      CHECK(ours == read_file(dir / "oneshot"));
+    }
+  }
+}
+
+TEST_CASE("run --verify shows the launch and the copies", "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  auto r = run_ob({"-C", dir.string(), "run", "--verify"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_device=yes\n");
+  CHECK_THAT(r.err, Catch::Contains("offload-build: verify: offload: 1 kernel launch"));
+  CHECK_THAT(r.err, Catch::Contains("__omp_offloading_"));
+  CHECK_THAT(r.err, Catch::Contains("8.0 MiB to device"));
+  CHECK_THAT(r.err, Catch::Contains("4.0 MiB from device"));
+  // The runtime's own log lines are summarized, not dumped.
+  CHECK(count_occurrences(r.err, "omptarget device") == 0);
+}
+
+TEST_CASE("run --verify fails when nothing was offloaded", "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  auto r = run_ob({"-C", dir.string(), "run", "--verify"}, {},
+                  {{"OMP_TARGET_OFFLOAD", "DISABLED"}});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("on_device=no"));
+  CHECK_THAT(r.err, Catch::Contains("no kernel was launched on an offload device"));
+}
+
+TEST_CASE("run passes arguments after -- and returns the program's exit code",
+          "[integration][examples]") {
+  TempDir tmp;
+  fs::path dir = tmp / "args";
+  write_file(dir / "offload.json",
+             R"({"name": "args", "sources": ["main.c"], "targets": ["host"]})");
+  write_file(dir / "main.c", R"(#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char** argv) {
+  int n = 0;
+  #pragma omp target map(from: n)
+  n = 7;
+  for (int i = 1; i < argc; i++) printf("arg%d=%s\n", i, argv[i]);
+  return argc > 1 ? atoi(argv[argc - 1]) : n;
+})");
+  auto r = run_ob({"-C", dir.string(), "run", "--", "hello world", "3"});
+  CHECK(r.out == "arg1=hello world\narg2=3\n");
+  CHECK(r.exit_code == 3);
+}

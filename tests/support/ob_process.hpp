@@ -1,0 +1,84 @@
+// Running the real offload-build binary (and other tools) from integration tests.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "offload_build/exec/subprocess.hpp"
+
+namespace ob::test {
+
+namespace fs = std::filesystem;
+
+using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cwd = {},
+                               Env env = {}) {
+  // Tests must not inherit a user's runtime settings.
+  env.insert(env.begin(), {{"LIBOMPTARGET_INFO", std::nullopt},
+                           {"OMP_TARGET_OFFLOAD", std::nullopt},
+                           {"OMP_NUM_THREADS", std::nullopt}});
+  Command cmd{std::move(argv), cwd, std::move(env)};
+  auto r = exec::capture(cmd);
+  if (!r) return exec::Captured{127, "", r.error().message};
+  return *r;
+}
+
+inline exec::Captured run_ob(std::vector<std::string> args, const fs::path& cwd = {},
+                             Env env = {}) {
+  args.insert(args.begin(), OB_BINARY);
+  return run_tool(std::move(args), cwd, std::move(env));
+}
+
+// Copy an example into `dest` (without any build/ directory) and return its path.
+inline fs::path copy_example(const std::string& name, const fs::path& dest) {
+  fs::path from = fs::path(OB_EXAMPLES) / name;
+  fs::path to = dest / name;
+  fs::create_directories(to);
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
+       ++it) {
+    fs::path rel = it->path().lexically_relative(from);
+    if (*rel.begin() == "build") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_directory()) fs::create_directories(to / rel);
+    else fs::copy_file(it->path(), to / rel);
+  }
+  return to;
+}
+
+inline std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+inline size_t count_occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+    ++n;
+  return n;
+}
+
+// Files under `dir` whose name marks an uncommitted temporary output.
+inline std::vector<fs::path> temp_outputs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().filename().string().find(".ob-tmp-") != std::string::npos) out.push_back(e.path());
+  return out;
+}
+
+inline const char* kLlvmBin = "/usr/lib/llvm-22/bin";
+
+}  // namespace ob::test
