@@ -54,7 +54,8 @@ struct JsonSyntaxError {
 };
 
 // Turn nlohmann's parse_error (its 1-based `byte` and what()) into a position at
-// the start of the offending token and a short explanation.
+// the start of the offending token and a short explanation. With `byte` 0 (other
+// nlohmann exceptions, e.g. number overflow) the token quoted in `what` is looked up.
 JsonSyntaxError describe_json_error(std::string_view text, size_t byte, std::string_view what);
 
 // "FILE:LINE:COL: error: MESSAGE", or "FILE: error: MESSAGE" without a position.

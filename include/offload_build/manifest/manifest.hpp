@@ -51,6 +51,25 @@ Result<Manifest> load_manifest(const fs::path& file);
 Result<Manifest> parse_manifest(const std::string& text, const fs::path& file);
 
 // Replace the manifest's targets with spellings from the command line (--target).
+// Each spelling may hold several targets separated by commas ("host,sm_90");
+// duplicates are dropped. Errors name the option: `--target sm9: unknown offload
+// target "sm9"; did you mean "sm_90"? ...`. An empty list changes nothing.
 Result<void> override_targets(Manifest& manifest, const std::vector<std::string>& spellings);
+
+// The pieces below are used by load_manifest and exposed for tests and other
+// stages. Their errors are usage errors without a location; callers add it.
+
+// .c is C; .cpp .cc .cxx .C .c++ are C++; anything else has no language.
+std::optional<Language> language_from_extension(const fs::path& file);
+// The language of a source file (absolute) from its extension, or an error naming
+// it relative to `project_dir` (Rust and Fortran sources: "not supported yet").
+Result<Language> language_for_source(const fs::path& file, const fs::path& project_dir);
+// The manifest's "language": "c", "c++" or "cxx" ("rust", "fortran": not supported yet).
+Result<Language> parse_language(std::string_view name);
+// Expand one "sources" entry relative to `base`: a literal path that must name an
+// existing file, or a glob (`*`, `?`, `[...]` within a name, `**` for any number of
+// directories; names starting with '.' only match explicitly) that must match at
+// least one file. Returns absolute, lexically normal paths, sorted, deduplicated.
+Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern);
 
 }  // namespace ob

@@ -1,0 +1,224 @@
+// Loading offload.json: parse once with nlohmann::json, then validate and resolve
+// every key, locating the first problem with JsonLocator for the diagnostic.
+#include "offload_build/manifest/manifest.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "manifest_reader.hpp"
+#include "offload_build/manifest/json_locator.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob {
+namespace {
+
+using manifest_detail::example_for;
+using manifest_detail::kManifestKeys;
+using manifest_detail::Reader;
+
+const std::vector<std::string> kRequiredKeys = {"name", "sources", "targets"};
+
+// A directory from the manifest: relative to the project, absolute, no trailing '/'.
+fs::path resolve_dir(const fs::path& project_dir, const std::string& dir) {
+  fs::path p = (project_dir / dir).lexically_normal();
+  if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+  return p;
+}
+
+bool is_file_name(const std::string& s) {
+  return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
+}
+
+Result<void> check_keys(const Reader& r) {
+  std::optional<std::pair<TextPos, std::string>> first;  // the earliest unknown key
+  for (const auto& [key, value] : r.root().items()) {
+    if (std::find(kManifestKeys.begin(), kManifestKeys.end(), key) != kManifestKeys.end()) continue;
+    const TextPos pos = r.key_pos(json_pointer("", key)).value_or(TextPos{});
+    if (!first || std::pair(pos.line, pos.column) < std::pair(first->first.line, first->first.column))
+      first = {pos, key};
+  }
+  if (first) {
+    std::string msg = "unknown key \"" + first->second + "\"; ";
+    if (auto near = util::closest_match(first->second, kManifestKeys))
+      msg += "did you mean \"" + *near + "\"?";
+    else
+      msg += "accepted keys: " + util::join(kManifestKeys, ", ");
+    return r.error_at_key(json_pointer("", first->second), msg);
+  }
+  for (const auto& key : kRequiredKeys)
+    if (!r.root().contains(key))
+      return r.error_at("", "missing required key \"" + key + "\"; add it, e.g. " + example_for(key));
+  return {};
+}
+
+Result<void> read_scalars(const Reader& r, Manifest& m) {
+  for (const char* ignored : {"$schema", "description"}) OB_TRY(r.optional_string(ignored, true));
+  auto name = r.optional_string("name");
+  OB_TRY(name);
+  m.name = **name;
+
+  auto output = r.optional_string("output");
+  OB_TRY(output);
+  m.output = output->value_or(m.name);
+  if (!is_file_name(m.output)) {
+    if (*output)
+      return r.error_at("/output", "\"output\" must be a file name, not \"" + m.output +
+                                       "\"; choose the directory with \"build_dir\"");
+    return r.error_at("/name", "\"name\" \"" + m.name + "\" cannot be the program file name; "
+                                   "set \"output\" to a file name");
+  }
+
+  auto build_dir = r.optional_string("build_dir");
+  OB_TRY(build_dir);
+  m.build_dir = resolve_dir(m.project_dir, build_dir->value_or("build"));
+
+  auto toolchain = r.optional_string("toolchain");
+  OB_TRY(toolchain);
+  if (*toolchain) m.toolchain = resolve_dir(m.project_dir, **toolchain);
+  return {};
+}
+
+Result<void> read_targets(const Reader& r, Manifest& m) {
+  auto spellings = r.string_list("targets");
+  OB_TRY(spellings);
+  if (spellings->empty())
+    return r.error_at("/targets", "\"targets\" is empty; list at least one offload target, e.g. [\"host\"]");
+  for (size_t i = 0; i < spellings->size(); ++i) {
+    auto target = resolve_target((*spellings)[i]);
+    if (!target) return r.error_at(json_pointer("/targets", i), target.error().message);
+    if (std::find(m.targets.begin(), m.targets.end(), *target) == m.targets.end())
+      m.targets.push_back(*target);
+  }
+  return {};
+}
+
+// defines, libs and include_dirs are written without their -D, -l, -I.
+Result<void> check_no_flag_prefix(const Reader& r, const std::string& key,
+                                  const std::vector<std::string>& values) {
+  static const std::vector<std::pair<std::string, std::string>> prefixes = {
+      {"defines", "-D"}, {"libs", "-l"}, {"include_dirs", "-I"}};
+  const auto it = std::find_if(prefixes.begin(), prefixes.end(),
+                               [&](const auto& p) { return p.first == key; });
+  if (it == prefixes.end()) return {};
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!util::starts_with(values[i], it->second)) continue;
+    const std::string bare = values[i].substr(2);
+    const std::string what = key == "defines" ? "NAME or NAME=VALUE" : key == "libs" ? "the library name" : "the directory";
+    return r.error_at(json_pointer("/" + key, i),
+                      "\"" + key + "\" entry \"" + values[i] + "\" starts with " + it->second +
+                          "; write " + what + " without " + it->second + ", e.g. \"" + bare + "\"");
+  }
+  return {};
+}
+
+Result<void> check_defines(const Reader& r, const std::vector<std::string>& defines) {
+  for (size_t i = 0; i < defines.size(); ++i) {
+    const std::string name = defines[i].substr(0, defines[i].find_first_of("=("));
+    const bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                    std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+    if (!ok)
+      return r.error_at(json_pointer("/defines", i),
+                        "define \"" + defines[i] + "\" does not start with a macro name; write NAME or "
+                        "NAME=VALUE, where NAME is a C identifier, e.g. \"N=1024\"");
+  }
+  return {};
+}
+
+Result<void> read_lists(const Reader& r, Manifest& m) {
+  const std::pair<const char*, std::vector<std::string>*> lists[] = {
+      {"include_dirs", &m.include_dirs}, {"defines", &m.defines},       {"flags", &m.flags},
+      {"host_flags", &m.host_flags},     {"device_flags", &m.device_flags}, {"link_flags", &m.link_flags},
+      {"libs", &m.libs}};
+  for (const auto& [key, field] : lists) {
+    auto values = r.string_list(key);
+    OB_TRY(values);
+    OB_TRY(check_no_flag_prefix(r, key, *values));
+    *field = std::move(*values);
+  }
+  return check_defines(r, m.defines);
+}
+
+Result<void> read_sources(const Reader& r, Manifest& m) {
+  auto language = r.optional_string("language");
+  OB_TRY(language);
+  std::optional<Language> forced;
+  if (*language) {
+    auto lang = parse_language(**language);
+    if (!lang) return r.error_at("/language", lang.error().message);
+    forced = *lang;
+  }
+  auto patterns = r.string_list("sources");
+  OB_TRY(patterns);
+  if (patterns->empty())
+    return r.error_at("/sources", "\"sources\" is empty; list at least one source file or glob, e.g. [\"src/*.c\"]");
+  for (size_t i = 0; i < patterns->size(); ++i) {
+    const std::string where = json_pointer("/sources", i);
+    auto files = expand_source_pattern(m.project_dir, (*patterns)[i]);
+    if (!files) return r.error_at(where, files.error().message);
+    for (const auto& file : *files) {
+      auto lang = forced ? Result<Language>(*forced) : language_for_source(file, m.project_dir);
+      if (!lang) return r.error_at(where, lang.error().message);
+      m.sources.push_back({file, *lang});
+    }
+  }
+  auto by_path = [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; };
+  auto same_path = [](const SourceFile& a, const SourceFile& b) { return a.path == b.path; };
+  std::stable_sort(m.sources.begin(), m.sources.end(), by_path);
+  m.sources.erase(std::unique(m.sources.begin(), m.sources.end(), same_path), m.sources.end());
+  return {};
+}
+
+}  // namespace
+
+Result<Manifest> parse_manifest(const std::string& text, const fs::path& file) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    const JsonSyntaxError err = describe_json_error(text, e.byte, e.what());
+    return Error::usage(format_diagnostic(file, err.pos, err.message));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: number overflow
+    const JsonSyntaxError err = describe_json_error(text, 0, e.what());
+    return Error::usage(format_diagnostic(file, err.pos, err.message));
+  }
+  const Reader r(text, file, root);
+  if (!root.is_object())
+    return r.error_at("", "the manifest must be a JSON object, not " + manifest_detail::type_phrase(root) +
+                              "; e.g. {\"name\": \"saxpy\", \"sources\": [\"src/*.c\"], \"targets\": [\"host\"]}");
+  OB_TRY(check_keys(r));
+
+  Manifest m;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec);
+  m.file = (ec ? file : absolute).lexically_normal();
+  m.project_dir = m.file.parent_path();
+  OB_TRY(read_scalars(r, m));
+  OB_TRY(read_targets(r, m));
+  OB_TRY(read_lists(r, m));
+  OB_TRY(read_sources(r, m));
+  return m;
+}
+
+Result<Manifest> load_manifest(const fs::path& file) {
+  auto cannot_read = [&](int err) {
+    return Error::usage("cannot read " + file.string() + ": " + std::strerror(err));
+  };
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) return cannot_read(EISDIR);
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) return cannot_read(errno);
+  std::string text;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err) return cannot_read(err);
+  return parse_manifest(text, file);
+}
+
+}  // namespace ob

@@ -1,0 +1,13 @@
+#include "offload_build/toolchain/doctor.hpp"
+
+#include "offload_build/toolchain/doctor_facts.hpp"
+
+namespace ob {
+
+int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint, std::ostream& out) {
+  const doctor::DoctorFacts facts = doctor::probe_facts(toolchain_hint);
+  out << doctor::format_report(facts) << std::flush;
+  return doctor::exit_code(facts);
+}
+
+}  // namespace ob

@@ -1,0 +1,255 @@
+#include "offload_build/toolchain/toolchain.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <system_error>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "offload_build/util/strings.hpp"
+
+namespace ob {
+
+namespace {
+
+constexpr std::string_view kInstallAll =
+    "clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22";
+
+bool is_executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// "22" for /usr/lib/llvm-22; the version Debian package names use otherwise.
+std::string package_version(const fs::path& root) {
+  std::string name = root.filename().string();
+  if (name.empty()) name = root.parent_path().filename().string();
+  if (util::starts_with(name, "llvm-") && name.size() > 5 && name.size() <= 8 &&
+      std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return name.substr(5);
+  }
+  return "22";
+}
+
+// The Debian package that ships each required tool.
+std::string package_for(std::string_view tool, const std::string& v) {
+  if (tool == "clang" || tool == "clang++") return "clang-" + v;
+  if (tool == "clang-linker-wrapper") return "clang-tools-" + v;
+  return "llvm-" + v;  // llvm-offload-binary
+}
+
+// Accept the bin directory or the clang binary itself where a root is expected.
+fs::path normalize_root(const fs::path& given) {
+  if (is_executable(given / "bin" / "clang")) return given;
+  if (given.filename() == "bin" && is_executable(given / "clang")) return given.parent_path();
+  if (given.filename() == "clang" && given.parent_path().filename() == "bin") {
+    return given.parent_path().parent_path();
+  }
+  return given;
+}
+
+// Files matching `prefix*suffix` directly in `dir`, sorted.
+std::vector<fs::path> glob_dir(const fs::path& dir, std::string_view prefix,
+                               std::string_view suffix) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!is_dir(dir)) return out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (util::starts_with(name, prefix) && util::ends_with(name, suffix) &&
+        name.size() >= prefix.size() + suffix.size()) {
+      out.push_back(it->path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// clang on PATH, symlinks resolved, as a root that has bin/clang.
+std::optional<fs::path> root_of_path_clang(std::string_view path_env) {
+  auto clang = find_in_path("clang", path_env);
+  if (!clang) return std::nullopt;
+  std::error_code ec;
+  fs::path real = fs::canonical(*clang, ec);
+  if (ec) return std::nullopt;
+  return real.parent_path().parent_path();
+}
+
+}  // namespace
+
+std::optional<fs::path> find_in_path(std::string_view name, std::string_view path_env) {
+  for (const auto& dir : util::split(path_env, ':')) {
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / name;
+    if (is_executable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view path_env) {
+  if (is_executable(default_root / "bin" / "ptxas")) return default_root;
+  if (auto ptxas = find_in_path("ptxas", path_env)) return ptxas->parent_path().parent_path();
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_libomptarget(const fs::path& lib_dir) {
+  auto versioned = glob_dir(lib_dir, "libomptarget.so.", "");
+  if (!versioned.empty()) return versioned.back();
+  std::error_code ec;
+  if (fs::exists(lib_dir / "libomptarget.so", ec)) return lib_dir / "libomptarget.so";
+  return std::nullopt;
+}
+
+std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple) {
+  std::vector<std::string_view> bc_prefixes;
+  if (triple == kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
+  else if (triple == kAmdgcnTriple) bc_prefixes = {"libomptarget-amdgpu", "libomptarget-amdgcn"};
+  else return std::nullopt;
+
+  const fs::path lib = root / "lib";
+  // Per-triple runtime directories: lib/<triple>/ and lib/clang/<N>/lib/<triple>/.
+  std::vector<fs::path> triple_dirs = {lib / triple};
+  for (const auto& clang_ver : glob_dir(lib / "clang", "", "")) {
+    triple_dirs.push_back(clang_ver / "lib" / triple);
+  }
+  auto find_bc = [&](const fs::path& dir) -> std::optional<fs::path> {
+    for (auto prefix : bc_prefixes) {
+      auto hits = glob_dir(dir, prefix, ".bc");
+      if (!hits.empty()) return hits.front();
+    }
+    return std::nullopt;
+  };
+  if (auto bc = find_bc(lib)) return bc;
+  for (const auto& dir : triple_dirs) {
+    std::error_code ec;
+    if (fs::exists(dir / "libompdevice.a", ec)) return dir / "libompdevice.a";
+    if (auto bc = find_bc(dir)) return bc;
+  }
+  return std::nullopt;
+}
+
+bool Toolchain::has_device_runtime(const Target& target) const {
+  if (target.triple == kHostTriple) return true;
+  return device_runtime(target).has_value();
+}
+
+std::optional<fs::path> Toolchain::device_runtime(const Target& target) const {
+  if (target.triple == kHostTriple) return std::nullopt;
+  return find_device_runtime(root, target.triple);
+}
+
+Result<Toolchain> toolchain_at(const fs::path& given_root) {
+  const fs::path root = normalize_root(given_root);
+  const std::string v = package_version(root);
+  if (!is_dir(root)) {
+    return Error::usage(fmt::format(
+        "LLVM toolchain directory {} does not exist; run scripts/setup.sh or install {}, or set "
+        "\"toolchain\" in offload.json / $OFFLOAD_BUILD_LLVM to an LLVM {} installation",
+        root.string(), kInstallAll, v));
+  }
+  Toolchain tc;
+  tc.root = root;
+  const fs::path bin = root / "bin";
+  tc.clang = bin / "clang";
+  tc.clangxx = bin / "clang++";
+  tc.offload_binary = bin / "llvm-offload-binary";
+  tc.linker_wrapper = bin / "clang-linker-wrapper";
+  tc.objdump = bin / "llvm-objdump";
+  tc.lib_dir = root / "lib";
+
+  std::vector<std::string> missing, packages;
+  const std::pair<std::string_view, const fs::path*> required[] = {
+      {"clang", &tc.clang},
+      {"clang++", &tc.clangxx},
+      {"llvm-offload-binary", &tc.offload_binary},
+      {"clang-linker-wrapper", &tc.linker_wrapper}};
+  for (const auto& [name, path] : required) {
+    if (is_executable(*path)) continue;
+    missing.emplace_back(name);
+    std::string pkg = package_for(name, v);
+    if (std::find(packages.begin(), packages.end(), pkg) == packages.end()) packages.push_back(pkg);
+  }
+  if (!missing.empty()) {
+    // An older LLVM (e.g. clang-14 on PATH) lacks these tools for good: point at LLVM 22.
+    std::string too_old;
+    if (std::stoi(v) < 22) {
+      too_old = fmt::format(" (LLVM {} is older than the LLVM 22 offload-build needs)", v);
+      packages = {std::string(kInstallAll)};
+    }
+    return Error::usage(fmt::format(
+        "LLVM toolchain at {} is incomplete: {} not found in {}{}; install {} (scripts/setup.sh "
+        "does) or set \"toolchain\" in offload.json",
+        root.string(), util::join(missing, ", "), bin.string(), too_old,
+        util::join(packages, " ")));
+  }
+  const char* path_env = std::getenv("PATH");
+  tc.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
+  return tc;
+}
+
+ToolchainSearch ToolchainSearch::from_environment(const std::optional<fs::path>& hint) {
+  ToolchainSearch s;
+  s.hint = hint;
+  if (const char* env = std::getenv("OFFLOAD_BUILD_LLVM"); env && *env) s.env_root = fs::path(env);
+  if (const char* path = std::getenv("PATH")) s.path_env = path;
+  return s;
+}
+
+std::optional<fs::path> toolchain_root_candidate(const ToolchainSearch& search) {
+  if (search.hint) return normalize_root(*search.hint);
+  if (search.env_root) return normalize_root(*search.env_root);
+  for (int n = search.newest; n >= search.oldest; --n) {
+    fs::path root = search.system_prefix / fmt::format("llvm-{}", n);
+    if (is_dir(root / "bin")) return root;
+  }
+  return root_of_path_clang(search.path_env);
+}
+
+Result<Toolchain> find_toolchain_in(const ToolchainSearch& search) {
+  if (search.hint) return toolchain_at(*search.hint);
+  if (search.env_root) {
+    auto tc = toolchain_at(*search.env_root);
+    if (!tc) return Error::usage("$OFFLOAD_BUILD_LLVM: " + tc.error().message);
+    return tc;
+  }
+
+  std::optional<Error> partial;  // the newest /usr/lib/llvm-N that lacks a tool
+  for (int n = search.newest; n >= search.oldest; --n) {
+    fs::path root = search.system_prefix / fmt::format("llvm-{}", n);
+    if (!is_dir(root / "bin")) continue;
+    auto tc = toolchain_at(root);
+    if (tc) return tc;
+    if (!partial) partial = tc.error();
+  }
+  std::string path_note = "clang on PATH: not found";
+  if (auto root = root_of_path_clang(search.path_env)) {
+    auto tc = toolchain_at(*root);
+    if (tc) return tc;
+    path_note = fmt::format("clang on PATH: {} is not a complete LLVM {}+ toolchain",
+                            root->string(), search.oldest);
+  }
+  if (partial) return *partial;
+  std::string range = search.newest == search.oldest
+                          ? (search.system_prefix / fmt::format("llvm-{}", search.oldest)).string()
+                          : fmt::format("{}/llvm-{{{}..{}}}", search.system_prefix.string(),
+                                        search.newest, search.oldest);
+  return Error::usage(fmt::format(
+      "no LLVM {0} toolchain found (looked in {1}, {2}); run scripts/setup.sh or install "
+      "clang-{0} clang-tools-{0} lld-{0} llvm-{0} libomp-{0}-dev liboffload-{0}, or set "
+      "\"toolchain\" in offload.json / $OFFLOAD_BUILD_LLVM",
+      search.oldest, range, path_note));
+}
+
+Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint) {
+  return find_toolchain_in(ToolchainSearch::from_environment(hint));
+}
+
+}  // namespace ob

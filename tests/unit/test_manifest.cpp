@@ -1,0 +1,420 @@
+// offload.json: parsing, resolution, globbing and located diagnostics.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+
+#include "offload_build/manifest/json_locator.hpp"
+#include "offload_build/manifest/manifest.hpp"
+
+using namespace ob;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+// A unique scratch project directory, removed at the end of the test.
+class TempProject {
+ public:
+  TempProject() {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() /
+           ("ob-manifest-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(dir_);
+  }
+  ~TempProject() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  TempProject(const TempProject&) = delete;
+  TempProject& operator=(const TempProject&) = delete;
+
+  const fs::path& dir() const { return dir_; }
+  fs::path manifest_path() const { return dir_ / "offload.json"; }
+
+  void touch(const fs::path& rel) const {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << "int x;\n";
+  }
+  Result<Manifest> load(const std::string& text) const {
+    std::ofstream(manifest_path(), std::ios::binary) << text;
+    return load_manifest(manifest_path());
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// The load failed with a usage error "FILE:LINE:COL: error: ..." containing `what`.
+void require_error(const TempProject& p, const Result<Manifest>& r, size_t line, size_t column,
+                   const std::string& what) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == exit_code::usage);
+  const std::string where = p.manifest_path().string() + ":" + std::to_string(line) + ":" +
+                            std::to_string(column) + ": error: ";
+  CHECK_THAT(r.error().message, StartsWith(where));
+  CHECK_THAT(r.error().message, Contains(what));
+}
+
+}  // namespace
+
+TEST_CASE("a manifest with every key resolves every field", "[manifest]") {
+  TempProject p;
+  for (const char* f : {"src/main.c", "src/kern/saxpy.cpp", "src/kern/deep/reduce.cc"}) p.touch(f);
+  auto m = p.load(R"json({
+  "$schema": "../config/offload.schema.json",
+  "description": "every key at once",
+  "name": "saxpy",
+  "output": "saxpy.bin",
+  "build_dir": "out/bin/",
+  "sources": ["src/main.c", "src/**/*.cpp", "src/kern/**/*.cc", "./src/main.c"],
+  "targets": ["host", "sm_90", "gfx90a", "nvptx64-nvidia-cuda:sm_90", "x86_64"],
+  "include_dirs": ["include", "/opt/include"],
+  "defines": ["NDEBUG", "N=1024", "MAX(a,b)=((a)>(b)?(a):(b))"],
+  "flags": ["-O2"],
+  "host_flags": ["-march=native"],
+  "device_flags": ["-O3"],
+  "link_flags": ["-Wl,--as-needed"],
+  "libs": ["m", "/usr/lib/libfoo.a"],
+  "toolchain": "../llvm-22/"
+})json");
+  REQUIRE(m.ok());
+  CHECK(m->file == p.manifest_path());
+  CHECK(m->project_dir == p.dir());
+  CHECK(m->name == "saxpy");
+  CHECK(m->output == "saxpy.bin");
+  CHECK(m->build_dir == p.dir() / "out" / "bin");
+  CHECK(m->program_path() == p.dir() / "out/bin/saxpy.bin");
+  REQUIRE(m->sources.size() == 3);
+  CHECK(m->sources[0].path == p.dir() / "src/kern/deep/reduce.cc");
+  CHECK(m->sources[0].language == Language::Cxx);
+  CHECK(m->sources[1].path == p.dir() / "src/kern/saxpy.cpp");
+  CHECK(m->sources[2].path == p.dir() / "src/main.c");
+  CHECK(m->sources[2].language == Language::C);
+  REQUIRE(m->targets.size() == 3);  // sm_90 and host given twice
+  CHECK(m->targets[0] == Target{"x86_64-unknown-linux-gnu", "generic"});
+  CHECK(m->targets[1] == Target{"nvptx64-nvidia-cuda", "sm_90"});
+  CHECK(m->targets[2] == Target{"amdgcn-amd-amdhsa", "gfx90a"});
+  CHECK(m->include_dirs == std::vector<std::string>{"include", "/opt/include"});
+  CHECK(m->defines == std::vector<std::string>{"NDEBUG", "N=1024", "MAX(a,b)=((a)>(b)?(a):(b))"});
+  CHECK(m->flags == std::vector<std::string>{"-O2"});
+  CHECK(m->host_flags == std::vector<std::string>{"-march=native"});
+  CHECK(m->device_flags == std::vector<std::string>{"-O3"});
+  CHECK(m->link_flags == std::vector<std::string>{"-Wl,--as-needed"});
+  CHECK(m->libs == std::vector<std::string>{"m", "/usr/lib/libfoo.a"});
+  REQUIRE(m->toolchain.has_value());
+  CHECK(*m->toolchain == p.dir().parent_path() / "llvm-22");
+}
+
+TEST_CASE("defaults: output is the name, build_dir is build/ next to the manifest", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  auto m = p.load(R"({"name": "app", "sources": ["main.c"], "targets": ["host"]})");
+  REQUIRE(m.ok());
+  CHECK(m->output == "app");
+  CHECK(m->build_dir == p.dir() / "build");
+  CHECK(m->program_path() == p.dir() / "build" / "app");
+  CHECK_FALSE(m->toolchain.has_value());
+  CHECK(m->flags.empty());
+  CHECK(m->defines.empty());
+
+  SECTION("an absolute build_dir is kept") {
+    auto abs = p.load(R"({"name": "app", "sources": ["main.c"], "targets": ["host"], "build_dir": "/tmp/x/../out"})");
+    REQUIRE(abs.ok());
+    CHECK(abs->build_dir == fs::path("/tmp/out"));
+  }
+}
+
+TEST_CASE("parse_manifest resolves a relative manifest path", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  const fs::path rel = fs::relative(p.manifest_path());
+  REQUIRE(rel.is_relative());
+  auto m = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm_90"]})", rel);
+  REQUIRE(m.ok());
+  CHECK(m->file == p.manifest_path());
+  CHECK(m->project_dir == p.dir());
+  CHECK(m->sources.at(0).path == p.dir() / "main.c");
+
+  auto bad = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm9"]})", rel);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, StartsWith(rel.string() + ":1:52: error: unknown offload target \"sm9\""));
+}
+
+TEST_CASE("globs expand *, ?, [...] and ** and are sorted and deduplicated", "[manifest]") {
+  TempProject p;
+  for (const char* f : {"src/main.c", "src/util.c", "src/.dot.c", "src/kern/a.cpp", "src/kern/deep/b.cc",
+                        "src/kern/deep/c.cxx", "src/kern/.hidden/h.c", "src/x.C", "src/y.c++", "lib/z.c"})
+    p.touch(f);
+  auto m = p.load(R"({"name": "g", "targets": ["host"],
+    "sources": ["src/**/*.c", "src/main.c", "src/?ain.c", "src/kern/**", "src/[xy].*"]})");
+  REQUIRE(m.ok());
+  std::vector<std::string> got;
+  for (const auto& s : m->sources)
+    got.push_back(s.path.lexically_relative(p.dir()).string() + (s.language == Language::C ? " c" : " c++"));
+  CHECK(got == std::vector<std::string>{"src/kern/a.cpp c++", "src/kern/deep/b.cc c++", "src/kern/deep/c.cxx c++",
+                                        "src/main.c c", "src/util.c c", "src/x.C c++", "src/y.c++ c++"});
+
+  SECTION("** also matches zero directories") {
+    auto files = expand_source_pattern(p.dir(), "src/**/main.c");
+    REQUIRE(files.ok());
+    CHECK(*files == std::vector<fs::path>{p.dir() / "src/main.c"});
+  }
+  SECTION("dot files match only when named explicitly") {
+    auto files = expand_source_pattern(p.dir(), "src/.*.c");
+    REQUIRE(files.ok());
+    CHECK(*files == std::vector<fs::path>{p.dir() / "src/.dot.c"});
+  }
+}
+
+TEST_CASE("language comes from the extension unless \"language\" forces it", "[manifest]") {
+  CHECK(language_from_extension("a.c") == Language::C);
+  for (const char* cxx : {"a.cpp", "a.cc", "a.cxx", "a.C", "a.c++"}) CHECK(language_from_extension(cxx) == Language::Cxx);
+  CHECK_FALSE(language_from_extension("a.cu").has_value());
+  CHECK_FALSE(language_from_extension("Makefile").has_value());
+  CHECK(language_name(Language::C) == "c");
+  CHECK(language_name(Language::Cxx) == "c++");
+
+  TempProject p;
+  p.touch("main.c");
+  p.touch("kernel.cu");
+  for (const char* forced : {"c++", "cxx"}) {
+    auto m = p.load(std::string(R"({"name": "f", "targets": ["host"], "sources": ["main.c", "kernel.cu"], "language": ")") +
+                    forced + "\"}");
+    REQUIRE(m.ok());
+    REQUIRE(m->sources.size() == 2);
+    CHECK(m->sources[0].language == Language::Cxx);
+    CHECK(m->sources[1].language == Language::Cxx);
+  }
+  auto c = p.load(R"({"name": "f", "targets": ["host"], "sources": ["kernel.cu"], "language": "c"})");
+  REQUIRE(c.ok());
+  CHECK(c->sources.at(0).language == Language::C);
+}
+
+TEST_CASE("JSON syntax errors point at the offending token", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  const std::string head = "{\n  \"name\": \"app\",\n";
+  SECTION("trailing comma") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\",]\n}\n"), 4, 22,
+                  "invalid JSON: unexpected ']' after ','; JSON allows no trailing comma, remove the last ','");
+  }
+  SECTION("missing comma between members") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"]\n  \"targets\": [\"host\"]\n}\n"), 4, 3,
+                  "invalid JSON: unexpected string literal; expected '}'");
+  }
+  SECTION("misspelled literal") {
+    require_error(p, p.load("{\n  \"name\": tru,\n}"), 2, 11, "invalid JSON: invalid literal \"tru\"");
+  }
+  SECTION("single quotes") {
+    require_error(p, p.load("{'name': 'app'}"), 1, 2, "invalid JSON: single quotes are not allowed");
+  }
+  SECTION("unexpected end of input") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"]\n\n"), 3, 24,
+                  "invalid JSON: unexpected end of input; expected '}'");
+  }
+  SECTION("number overflow") {
+    require_error(p, p.load("{\n  \"name\": 1e999\n}"), 2, 11, "invalid JSON: number overflow parsing '1e999'");
+  }
+  SECTION("empty file") {
+    require_error(p, p.load(""), 1, 1, "invalid JSON: unexpected end of input");
+  }
+}
+
+TEST_CASE("structural errors are located at the key or value", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  p.touch("src/main.c");
+  p.touch("kernel.cu");
+  const std::string head = "{\n  \"name\": \"app\",\n";
+  SECTION("top level is not an object") {
+    require_error(p, p.load("\n  [\"host\"]"), 2, 3, "the manifest must be a JSON object, not a list");
+  }
+  SECTION("unknown key with did-you-mean") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"],\n  \"tagets\": [\"host\"]\n}"), 4, 3,
+                  "unknown key \"tagets\"; did you mean \"targets\"?");
+  }
+  SECTION("unknown key far from any known key lists them") {
+    require_error(p, p.load(R"({"name": "a", "zzzzzz": 1, "sources": ["main.c"], "targets": ["host"]})"), 1, 15,
+                  "unknown key \"zzzzzz\"; accepted keys: $schema, description, name, output,");
+  }
+  SECTION("missing required key points at the opening brace") {
+    require_error(p, p.load(head + "  \"targets\": [\"host\"]\n}"), 1, 1,
+                  "missing required key \"sources\"; add it, e.g. \"sources\": [\"src/*.c\"]");
+    require_error(p, p.load("\n\n   {\"sources\": [\"main.c\"], \"targets\": [\"host\"]}"), 3, 4,
+                  "missing required key \"name\"");
+  }
+  SECTION("wrong type for a list") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"],\n  \"targets\": \"sm_90\"\n}"), 4, 14,
+                  "\"targets\" must be a list of strings, not a string; write [\"sm_90\"]");
+  }
+  SECTION("wrong type for a list entry") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\", 7],\n  \"targets\": [\"host\"]\n}"), 3, 25,
+                  "\"sources\" must be a list of strings, but entry 2 is a number");
+  }
+  SECTION("wrong type for a string") {
+    require_error(p, p.load("{\"name\": 42, \"sources\": [\"main.c\"], \"targets\": [\"host\"]}"), 1, 10,
+                  "\"name\" must be a string, not a number; e.g. \"name\": \"saxpy\"");
+  }
+  SECTION("a name that is not a file name needs an output") {
+    require_error(p, p.load(head.substr(0, 2) + "  \"name\": \"a/b\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"]\n}"),
+                  2, 11, "\"name\" \"a/b\" cannot be the program file name; set \"output\" to a file name");
+  }
+  SECTION("output must be a file name") {
+    require_error(p, p.load(head + "  \"output\": \"bin/app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"]\n}"),
+                  3, 13, "\"output\" must be a file name, not \"bin/app\"");
+  }
+}
+
+TEST_CASE("target errors are located at the list element", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  const std::string head = "{\n  \"name\": \"app\",\n  \"sources\": [\"main.c\"],\n";
+  SECTION("unknown target with did-you-mean") {
+    require_error(p, p.load(head + "  \"targets\": [\"host\", \"sm90\"]\n}"), 4, 23,
+                  "unknown offload target \"sm90\"; did you mean \"sm_90\"? accepted: host, x86_64,");
+  }
+  SECTION("empty target list") {
+    require_error(p, p.load(head + "  \"targets\": []\n}"), 4, 14,
+                  "\"targets\" is empty; list at least one offload target, e.g. [\"host\"]");
+  }
+}
+
+TEST_CASE("source errors are located at the list element", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  p.touch("src/main.c");
+  p.touch("kernel.cu");
+  auto with_sources = [&](const std::string& sources, const std::string& extra = "") {
+    return p.load("{\n  \"name\": \"app\",\n  \"sources\": " + sources + ",\n  \"targets\": [\"host\"]" + extra + "\n}");
+  };
+  SECTION("missing source file with did-you-mean") {
+    require_error(p, with_sources(R"(["main.c", "src/mian.c"])"), 3, 25,
+                  "source file \"src/mian.c\" does not exist; did you mean \"src/main.c\"?");
+  }
+  SECTION("missing source file without a near match") {
+    require_error(p, with_sources(R"(["nothing/here.c"])"), 3, 15,
+                  "source file \"nothing/here.c\" does not exist; paths are relative to the manifest directory " +
+                      p.dir().string());
+  }
+  SECTION("glob matching nothing") {
+    require_error(p, with_sources(R"(["src/**/*.cpp"])"), 3, 15, "glob \"src/**/*.cpp\" matches no files");
+  }
+  SECTION("a directory is not a source") {
+    require_error(p, with_sources(R"(["src"])"), 3, 15, "source \"src\" is a directory");
+  }
+  SECTION("empty sources list") {
+    require_error(p, with_sources("[]"), 3, 14, "\"sources\" is empty; list at least one source file or glob");
+  }
+  SECTION("unknown extension") {
+    require_error(p, with_sources(R"(["main.c", "kernel.cu"])"), 3, 25,
+                  "source \"kernel.cu\" has unknown extension \".cu\"; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), "
+                  "or set \"language\"");
+  }
+  SECTION("Rust sources are not supported yet") {
+    p.touch("lib.rs");
+    require_error(p, with_sources(R"(["lib.rs"])"), 3, 15, "Rust source \"lib.rs\" is not supported yet");
+  }
+  SECTION("language rust is not supported yet") {
+    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"rust\""), 5, 15,
+                  "language \"rust\" is not supported yet; accepted: \"c\", \"c++\" (or \"cxx\")");
+  }
+  SECTION("language fortran is not supported yet") {
+    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"fortran\""), 5, 15,
+                  "language \"fortran\" is not supported yet");
+  }
+  SECTION("unknown language with did-you-mean") {
+    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"cpp\""), 5, 15,
+                  "unknown language \"cpp\"; did you mean \"c++\"?");
+  }
+}
+
+TEST_CASE("list entries are checked: defines, libs, include_dirs, flags", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  auto with = [&](const std::string& member) {
+    return p.load("{\n  \"name\": \"app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"],\n" + member + "\n}");
+  };
+  require_error(p, with(R"(  "defines": ["N=1", "-DDEBUG"])"), 5, 22,
+                "\"defines\" entry \"-DDEBUG\" starts with -D; write NAME or NAME=VALUE without -D, e.g. \"DEBUG\"");
+  require_error(p, with(R"(  "defines": ["=1"])"), 5, 15, "define \"=1\" does not start with a macro name");
+  require_error(p, with(R"(  "defines": ["2X"])"), 5, 15, "define \"2X\" does not start with a macro name");
+  require_error(p, with(R"(  "libs": ["-lm"])"), 5, 12, "\"libs\" entry \"-lm\" starts with -l; write the library name without -l, e.g. \"m\"");
+  require_error(p, with(R"(  "include_dirs": ["-Iinclude"])"), 5, 20, "starts with -I");
+  require_error(p, with(R"(  "flags": ["-O2", ""])"), 5, 20, "\"flags\" entry 2 is an empty string; remove it");
+  require_error(p, with(R"(  "link_flags": "-lm")"), 5, 17, "\"link_flags\" must be a list of strings, not a string; write [\"-lm\"]");
+  require_error(p, with(R"(  "toolchain": "")"), 5, 16, "\"toolchain\" is empty");
+  require_error(p, with(R"(  "description": ["x"])"), 5, 18, "\"description\" must be a string, not a list");
+}
+
+TEST_CASE("columns count characters and keys may use escapes", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  require_error(p, p.load(R"({"description": "héllo", "nme": 1})"), 1, 26, "unknown key \"nme\"; did you mean \"name\"?");
+  require_error(p, p.load(R"({"name": "a", "sources": ["main.c"], "t\u0061gets": []})"), 1, 38, "unknown key \"tagets\"");
+  auto ok = p.load(R"({"n\u0061me": "a", "sources": ["main.c"], "targets": ["host"]})");
+  REQUIRE(ok.ok());
+  CHECK(ok->name == "a");
+}
+
+TEST_CASE("JsonLocator maps JSON pointers to key and value positions", "[manifest]") {
+  const JsonLocator loc("{\n  \"a\": [1, {\"b/c\": true}],\n  \"d~\": \"x\"\n}");
+  CHECK(loc.value("") == TextPos{1, 1});
+  CHECK(loc.key("/a") == TextPos{2, 3});
+  CHECK(loc.value("/a") == TextPos{2, 8});
+  CHECK(loc.value("/a/0") == TextPos{2, 9});
+  CHECK(loc.value("/a/1") == TextPos{2, 12});
+  CHECK(loc.key("/a/1/b~1c") == TextPos{2, 13});
+  CHECK(loc.value("/a/1/b~1c") == TextPos{2, 20});
+  CHECK(loc.key(json_pointer("", "d~")) == TextPos{3, 3});
+  CHECK(loc.value("/d~0") == TextPos{3, 9});
+  CHECK_FALSE(loc.value("/missing").has_value());
+  CHECK(text_position("ab\ncd", 4) == TextPos{2, 2});
+  CHECK(text_position("ab", 99) == TextPos{1, 3});
+}
+
+TEST_CASE("an unreadable manifest names the file and the reason", "[manifest]") {
+  TempProject p;
+  const fs::path missing = p.dir() / "nope" / "offload.json";
+  auto r = load_manifest(missing);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == exit_code::usage);
+  CHECK(r.error().message == "cannot read " + missing.string() + ": No such file or directory");
+
+  auto dir = load_manifest(p.dir());
+  REQUIRE_FALSE(dir.ok());
+  CHECK(dir.error().message == "cannot read " + p.dir().string() + ": Is a directory");
+}
+
+TEST_CASE("config/offload.schema.json agrees with the manifest reader", "[manifest]") {
+  std::ifstream in(fs::path(OB_SOURCE_DIR) / "config" / "offload.schema.json");
+  REQUIRE(in.good());
+  const nlohmann::json schema = nlohmann::json::parse(in, nullptr, false);
+  REQUIRE(schema.is_object());
+  CHECK(schema["required"] == nlohmann::json({"name", "sources", "targets"}));
+  CHECK(schema["additionalProperties"] == false);
+
+  TempProject p;
+  auto unknown = p.load(R"({"zzzzzzzz": 0})");
+  REQUIRE_FALSE(unknown.ok());
+  for (const auto& [key, _] : schema["properties"].items()) {
+    INFO("key: " << key);
+    CHECK_THAT(unknown.error().message, Contains(key));  // listed as accepted
+    auto r = p.load("{\"" + key + "\": 0}");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, !Contains("unknown key"));
+  }
+
+  const std::regex target_pattern(schema["properties"]["targets"]["items"]["pattern"].get<std::string>());
+  for (const char* spelling : {"host", "x86_64", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu:generic",
+                               "sm_90", "sm_90a", "sm_100", "nvptx64-nvidia-cuda:sm_80", "gfx90a", "gfx942",
+                               "gfx1030", "amdgcn-amd-amdhsa:gfx1100", "sm90", "sm_9", "sm_90ab", "gfx90", "gfxabc",
+                               "nvptx64-nvidia-cuda", "nvptx64-nvidia-cuda:gfx90a", "amdgcn-amd-amdhsa:sm_90",
+                               "x86_64-unknown-linux-gnu:sm_90", "hots", "SM_90", ""}) {
+    INFO("spelling: " << spelling);
+    CHECK(std::regex_match(spelling, target_pattern) == resolve_target(spelling).ok());
+  }
+}

@@ -1,0 +1,286 @@
+// Toolchain discovery against fake LLVM trees in a temporary directory, plus
+// one check of the real /usr/lib/llvm-22 on this machine.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "offload_build/toolchain/toolchain.hpp"
+
+using namespace ob;
+
+namespace {
+
+// A temporary directory removed at the end of the test.
+struct FakeTree {
+  fs::path dir;
+  FakeTree() {
+    std::string tmpl = (fs::temp_directory_path() / "ob-toolchain-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+  }
+  ~FakeTree() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  fs::path file(const fs::path& rel, bool executable = false) {
+    fs::path p = dir / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << "#!/bin/sh\n";
+    if (executable) {
+      fs::permissions(p, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    }
+    return p;
+  }
+  // An LLVM root with the required tools, minus `skip`.
+  fs::path llvm(const std::string& rel, std::vector<std::string> skip = {}) {
+    for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper",
+                             "llvm-objdump"}) {
+      if (std::find(skip.begin(), skip.end(), tool) == skip.end()) file(rel + "/bin/" + tool, true);
+    }
+    return dir / rel;
+  }
+};
+
+ToolchainSearch fake_search(const FakeTree& t) {
+  ToolchainSearch s;
+  s.system_prefix = t.dir / "usr-lib";
+  s.path_env = "";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("toolchain_at fills every path of a complete tree", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-22");
+  auto tc = toolchain_at(root);
+  REQUIRE(tc.ok());
+  CHECK(tc->root == root);
+  CHECK(tc->clang == root / "bin/clang");
+  CHECK(tc->clangxx == root / "bin/clang++");
+  CHECK(tc->offload_binary == root / "bin/llvm-offload-binary");
+  CHECK(tc->linker_wrapper == root / "bin/clang-linker-wrapper");
+  CHECK(tc->objdump == root / "bin/llvm-objdump");
+  CHECK(tc->lib_dir == root / "lib");
+}
+
+TEST_CASE("toolchain_at accepts the bin directory or clang itself", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-22");
+  CHECK(toolchain_at(root / "bin")->root == root);
+  CHECK(toolchain_at(root / "bin" / "clang")->root == root);
+}
+
+TEST_CASE("toolchain_at names the missing tool and the package", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-22", {"clang-linker-wrapper"});
+  auto tc = toolchain_at(root);
+  REQUIRE_FALSE(tc.ok());
+  CHECK(tc.error().code == exit_code::usage);
+  CHECK(tc.error().message ==
+        "LLVM toolchain at " + root.string() + " is incomplete: clang-linker-wrapper not found in " +
+            (root / "bin").string() +
+            "; install clang-tools-22 (scripts/setup.sh does) or set \"toolchain\" in offload.json");
+}
+
+TEST_CASE("toolchain_at lists several missing tools once per package", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-23", {"clang", "clang++", "llvm-offload-binary"});
+  auto tc = toolchain_at(root);
+  REQUIRE_FALSE(tc.ok());
+  CHECK_THAT(tc.error().message,
+             Catch::Contains("clang, clang++, llvm-offload-binary not found in") &&
+                 Catch::Contains("install clang-23 llvm-23 (scripts/setup.sh does)"));
+}
+
+TEST_CASE("toolchain_at on an old LLVM points at LLVM 22", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-14", {"llvm-offload-binary"});
+  auto tc = toolchain_at(root);
+  REQUIRE_FALSE(tc.ok());
+  CHECK(tc.error().message ==
+        "LLVM toolchain at " + root.string() + " is incomplete: llvm-offload-binary not found in " +
+            (root / "bin").string() +
+            " (LLVM 14 is older than the LLVM 22 offload-build needs); install clang-22 "
+            "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 (scripts/setup.sh does) or "
+            "set \"toolchain\" in offload.json");
+}
+
+TEST_CASE("toolchain_at rejects a non-executable tool and a missing directory", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-22", {"llvm-offload-binary"});
+  t.file("llvm-22/bin/llvm-offload-binary", /*executable=*/false);
+  auto tc = toolchain_at(root);
+  REQUIRE_FALSE(tc.ok());
+  CHECK_THAT(tc.error().message, Catch::Contains("llvm-offload-binary not found"));
+
+  auto none = toolchain_at(t.dir / "nope");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == exit_code::usage);
+  CHECK_THAT(none.error().message, Catch::Contains("does not exist"));
+}
+
+TEST_CASE("find_toolchain_in: hint, then env, then newest /usr/lib/llvm-N", "[toolchain]") {
+  FakeTree t;
+  fs::path hinted = t.llvm("custom");
+  fs::path env = t.llvm("from-env");
+  t.llvm("usr-lib/llvm-22");
+  t.llvm("usr-lib/llvm-24");
+  auto s = fake_search(t);
+
+  CHECK(find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-24");
+  s.env_root = env;
+  CHECK(find_toolchain_in(s)->root == env);
+  s.env_root = t.dir / "no-such-llvm";
+  auto bad_env = find_toolchain_in(s);
+  REQUIRE_FALSE(bad_env.ok());
+  CHECK_THAT(bad_env.error().message, Catch::StartsWith("$OFFLOAD_BUILD_LLVM: LLVM toolchain directory"));
+  s.env_root = env;
+  s.hint = hinted;
+  CHECK(find_toolchain_in(s)->root == hinted);
+}
+
+TEST_CASE("find_toolchain_in: an explicit hint never falls back", "[toolchain]") {
+  FakeTree t;
+  t.llvm("usr-lib/llvm-22");
+  fs::path broken = t.llvm("custom", {"clang++"});
+  auto s = fake_search(t);
+  s.hint = broken;
+  auto tc = find_toolchain_in(s);
+  REQUIRE_FALSE(tc.ok());
+  CHECK_THAT(tc.error().message, Catch::Contains("clang++ not found"));
+}
+
+TEST_CASE("find_toolchain_in skips an incomplete newer llvm-N", "[toolchain]") {
+  FakeTree t;
+  t.llvm("usr-lib/llvm-25", {"clang-linker-wrapper"});
+  t.llvm("usr-lib/llvm-22");
+  t.llvm("usr-lib/llvm-21");  // older than 22: never chosen
+  auto s = fake_search(t);
+  CHECK(find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-22");
+  fs::remove_all(t.dir / "usr-lib/llvm-22");
+  // Only the incomplete one is left: its error says what to install.
+  auto tc = find_toolchain_in(s);
+  REQUIRE_FALSE(tc.ok());
+  CHECK_THAT(tc.error().message, Catch::Contains("llvm-25 is incomplete") &&
+                                     Catch::Contains("install clang-tools-25"));
+}
+
+TEST_CASE("find_toolchain_in falls back to clang on PATH through symlinks", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("opt/llvm");
+  fs::create_directories(t.dir / "path-bin");
+  fs::create_symlink(root / "bin/clang", t.dir / "path-bin/clang");
+  auto s = fake_search(t);
+  s.path_env = "/nonexistent:" + (t.dir / "path-bin").string();
+  auto tc = find_toolchain_in(s);
+  REQUIRE(tc.ok());
+  CHECK(tc->root == fs::canonical(root));
+  CHECK(toolchain_root_candidate(s) == fs::canonical(root));
+}
+
+TEST_CASE("find_toolchain_in: nothing found says where it looked and what to install",
+          "[toolchain]") {
+  FakeTree t;
+  fs::path old = t.llvm("llvm-14", {"llvm-offload-binary", "clang-linker-wrapper"});
+  auto s = fake_search(t);
+  auto tc = find_toolchain_in(s);
+  REQUIRE_FALSE(tc.ok());
+  CHECK(tc.error().code == exit_code::usage);
+  CHECK(tc.error().message ==
+        "no LLVM 22 toolchain found (looked in " + (t.dir / "usr-lib").string() +
+            "/llvm-{30..22}, clang on PATH: not found); run scripts/setup.sh or install clang-22 "
+            "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22, or set \"toolchain\" in "
+            "offload.json / $OFFLOAD_BUILD_LLVM");
+  CHECK_FALSE(toolchain_root_candidate(s).has_value());
+
+  s.path_env = (old / "bin").string();
+  auto tc2 = find_toolchain_in(s);
+  REQUIRE_FALSE(tc2.ok());
+  CHECK_THAT(tc2.error().message,
+             Catch::Contains("clang on PATH: " + old.string() + " is not a complete LLVM 22+"));
+}
+
+TEST_CASE("find_in_path and find_cuda", "[toolchain]") {
+  FakeTree t;
+  t.file("a/ptxas", false);  // not executable: skipped
+  t.file("cuda-x/bin/ptxas", true);
+  std::string path = (t.dir / "a").string() + "::" + (t.dir / "cuda-x/bin").string();
+  CHECK(find_in_path("ptxas", path) == t.dir / "cuda-x/bin/ptxas");
+  CHECK_FALSE(find_in_path("nvlink", path).has_value());
+
+  // /usr/local/cuda-like default wins when it has bin/ptxas.
+  t.file("default-cuda/bin/ptxas", true);
+  CHECK(find_cuda(t.dir / "default-cuda", path) == t.dir / "default-cuda");
+  CHECK(find_cuda(t.dir / "missing-cuda", path) == t.dir / "cuda-x");
+  CHECK_FALSE(find_cuda(t.dir / "missing-cuda", (t.dir / "a").string()).has_value());
+}
+
+TEST_CASE("find_libomptarget prefers the versioned file", "[toolchain]") {
+  FakeTree t;
+  CHECK_FALSE(find_libomptarget(t.dir / "lib").has_value());
+  t.file("lib/libomptarget.so");
+  CHECK(find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so");
+  t.file("lib/libomptarget.so.22.1");
+  CHECK(find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so.22.1");
+}
+
+TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm");
+  auto tc = toolchain_at(root);
+  REQUIRE(tc.ok());
+  const Target host{std::string(kHostTriple), "generic"};
+  const Target nv{std::string(kNvptxTriple), "sm_90"};
+  const Target amd{std::string(kAmdgcnTriple), "gfx90a"};
+
+  CHECK(tc->has_device_runtime(host));
+  CHECK_FALSE(tc->device_runtime(host).has_value());
+  CHECK_FALSE(tc->has_device_runtime(nv));
+  CHECK_FALSE(tc->has_device_runtime(amd));
+
+  SECTION("lib/clang/N/lib/<triple>/libompdevice.a") {
+    t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+    CHECK(tc->device_runtime(nv) == root / "lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+    CHECK_FALSE(tc->has_device_runtime(amd));
+  }
+  SECTION("lib/<triple>/libompdevice.a") {
+    t.file("llvm/lib/amdgcn-amd-amdhsa/libompdevice.a");
+    CHECK(tc->device_runtime(amd) == root / "lib/amdgcn-amd-amdhsa/libompdevice.a");
+    CHECK_FALSE(tc->has_device_runtime(nv));
+  }
+  SECTION("lib/libomptarget-*.bc") {
+    t.file("llvm/lib/libomptarget-nvptx-sm_90.bc");
+    t.file("llvm/lib/libomptarget-amdgpu-gfx90a.bc");
+    CHECK(tc->device_runtime(nv) == root / "lib/libomptarget-nvptx-sm_90.bc");
+    CHECK(tc->device_runtime(amd) == root / "lib/libomptarget-amdgpu-gfx90a.bc");
+  }
+  SECTION("lib/<triple>/libomptarget-nvptx.bc") {
+    t.file("llvm/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
+    CHECK(tc->device_runtime(nv) == root / "lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
+  }
+  SECTION("unrelated files do not count") {
+    t.file("llvm/lib/libomptarget.so.22.1");
+    t.file("llvm/lib/clang/22/include/nvptxintrin.h");
+    t.file("llvm/lib/nvptx64-nvidia-cuda/libother.a");
+    CHECK_FALSE(tc->has_device_runtime(nv));
+  }
+}
+
+TEST_CASE("the real LLVM 22 on this machine", "[toolchain]") {
+  if (!fs::exists("/usr/lib/llvm-22/bin/clang")) {
+    WARN("no /usr/lib/llvm-22 here; skipped");
+    return;
+  }
+  auto tc = toolchain_at("/usr/lib/llvm-22");
+  REQUIRE(tc.ok());
+  CHECK(tc->linker_wrapper == "/usr/lib/llvm-22/bin/clang-linker-wrapper");
+  CHECK(find_libomptarget(tc->lib_dir).has_value());
+  // Debian's LLVM 22 ships no OpenMP GPU device runtime.
+  CHECK_FALSE(tc->has_device_runtime(Target{std::string(kNvptxTriple), "sm_90"}));
+  CHECK_FALSE(tc->has_device_runtime(Target{std::string(kAmdgcnTriple), "gfx90a"}));
+  if (fs::exists("/usr/local/cuda/bin/ptxas")) CHECK(tc->cuda_path == fs::path("/usr/local/cuda"));
+}
