@@ -30,7 +30,7 @@ TEST_CASE("a compile error shows the compiler's diagnostic and fails the build",
   CHECK(temp_outputs(dir / "build").empty());
 }
 
-TEST_CASE("--dry-run prints a script that bash runs into a working program",
+TEST_CASE("dry-run prints a script that bash runs into a working program",
           "[integration][pipeline]") {
   TempDir tmp;
   fs::path dir = copy_example("vector-cxx", tmp.path());
@@ -50,7 +50,7 @@ TEST_CASE("--dry-run prints a script that bash runs into a working program",
   CHECK_THAT(prog.out, Catch::Contains("vector-cxx: all OK"));
 }
 
-TEST_CASE("-v prints each command before it runs", "[integration][pipeline]") {
+TEST_CASE("verbose mode (-v) prints each command before it runs", "[integration][pipeline]") {
   TempDir tmp;
   fs::path dir = copy_example("saxpy-c", tmp.path());
   auto r = run_ob({"-C", dir.string(), "-v", "build"});
@@ -74,7 +74,7 @@ TEST_CASE("full OpenMP target regions for a GPU without device runtime fail plai
   CHECK_FALSE(fs::exists(dir / "build/saxpy"));
 }
 
-TEST_CASE("--target overrides the manifest and builds only that target",
+TEST_CASE("the target option overrides the manifest and builds only that target",
           "[integration][pipeline]") {
   TempDir tmp;
   fs::path dir = copy_example("bare-gpu", tmp.path());
