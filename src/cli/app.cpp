@@ -5,8 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "offload_build/cli/cargo_command.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/toolchain/doctor.hpp"
+#include "cache_cli.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -41,6 +43,11 @@ int dispatch(int argc, char** argv) {
       app.add_subcommand("doctor", "List the tools, device runtimes and GPUs found, and what "
                                    "that means for each target");
   for (auto* sub : {build_cmd, run_cmd, doctor_cmd}) sub->fallthrough();
+  auto* cargo_cmd = app.add_subcommand(
+      "cargo", "Rust offload on a cargo project: cargo build|run [CARGO ARGS] [-- ARGS]");
+  cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
+  CacheCli cache_cli;
+  add_cache_commands(app, cache_cli);
 
   try {
     app.parse(argc, argv);
@@ -57,6 +64,14 @@ int dispatch(int argc, char** argv) {
   }
 
   if (*doctor_cmd) return run_doctor(std::nullopt, std::cout);
+  if (*cache_cli.command) {
+    auto result = run_cache_command(global, cache_cli);
+    return result ? *result : report_error(result.error());
+  }
+  if (*cargo_cmd) {
+    auto result = cargo(global, cargo_cmd->remaining());
+    return result ? *result : report_error(result.error());
+  }
   if (*run_cmd) {
     auto result = run(global, run_options);
     return result ? *result : report_error(result.error());

@@ -28,6 +28,16 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_flag("--dry-run", o.dry_run,
                "Print every command, shell-quoted and re-runnable, and run nothing")
       ->group("Execution");
+  // Consumed by the cache.
+  app.add_option("--cache-dir", o.cache_dir,
+                 "Cache directory (default: $OFFLOAD_BUILD_CACHE_DIR, $XDG_CACHE_HOME/offload-build "
+                 "or ~/.cache/offload-build)")
+      ->option_text("DIR")
+      ->group("Cache");
+  app.add_flag("--no-cache", o.no_cache, "Neither use nor fill the cache")->group("Cache");
+  app.add_flag("--explain", o.explain,
+               "Say for each job whether the cache served it, and for a miss which input changed")
+      ->group("Cache");
   // Consumed by the subprocess layer.
   app.add_flag("-v,--verbose", o.verbose, "Print each command as it runs")->group("Output");
 }

@@ -18,13 +18,29 @@ fs::path temporary_path(const fs::path& final_path, JobId job) {
          fmt::format(".{}.ob-tmp-{}-{}", final_path.filename().string(), getpid(), job);
 }
 
+namespace {
+
+// Every file a job writes: its outputs, then its depfile.
+std::vector<fs::path> written_files(const Job& job) {
+  std::vector<fs::path> files = job.outputs;
+  if (job.depfile) files.push_back(*job.depfile);
+  return files;
+}
+
+}  // namespace
+
 Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps) {
   Command cmd{job.argv, plan.cwd, {}};
-  for (size_t i = 0; i < job.outputs.size(); ++i) {
-    const std::string final_arg = arg_path(job.outputs[i], plan.cwd).string();
+  const auto files = written_files(job);
+  for (size_t i = 0; i < files.size() && i < temps.size(); ++i) {
+    const std::string final_arg = arg_path(files[i], plan.cwd).string();
     const std::string temp_arg = arg_path(temps[i], plan.cwd).string();
-    for (auto& a : cmd.argv)
+    for (auto& a : cmd.argv) {
       if (a == final_arg) a = temp_arg;
+      // Joined forms such as -Wl,--dependency-file=PATH.
+      else if (util::ends_with(a, "=" + final_arg))
+        a = a.substr(0, a.size() - final_arg.size()) + temp_arg;
+    }
   }
   return cmd;
 }
@@ -63,19 +79,22 @@ class Execution {
     }
     if (exec::interrupted()) return abort_interrupted();
     if (failure_) return *failure_;
-    return ExecSummary{plan_.jobs.size(), started_};
+    return ExecSummary{plan_.jobs.size(), started_, served_};
   }
 
  private:
   void start(const Job& job) {
     auto& temps = temps_[job.id];
-    for (const auto& out : job.outputs) temps.push_back(temporary_path(out, job.id));
-    ++started_;
-    if (opts_.progress) {
-      *opts_.progress << fmt::format("[{}/{}] {}\n", started_, plan_.jobs.size(),
-                                     job.describe(plan_.cwd))
-                      << std::flush;
+    for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
+    ++counted_;
+    if (opts_.serve && opts_.serve(job, temps)) {
+      ++served_;
+      progress(job, " (cached)");
+      commit(job);
+      return;
     }
+    ++started_;
+    progress(job, "");
     auto ok = runner_.start(job.id, job_command(plan_, job, temps));
     if (!ok) {
       remove_temps(job.id);
@@ -91,7 +110,8 @@ class Execution {
                                       util::shell_join(job.argv))));
       return;
     }
-    for (const auto& t : temps_[job.id]) {
+    for (size_t i = 0; i < job.outputs.size(); ++i) {
+      const fs::path& t = temps_[job.id][i];
       if (!fs::exists(t)) {
         remove_temps(job.id);
         fail(Error::failure(fmt::format("{} succeeded but did not write {}",
@@ -99,20 +119,43 @@ class Execution {
         return;
       }
     }
+    const std::vector<fs::path> outputs(temps_[job.id].begin(),
+                                        temps_[job.id].begin() + job.outputs.size());
     if (opts_.check_outputs) {
-      if (auto checked = opts_.check_outputs(job, temps_[job.id]); !checked) {
+      if (auto checked = opts_.check_outputs(job, outputs); !checked) {
         remove_temps(job.id);
         fail(checked.error());
         return;
       }
     }
-    for (size_t i = 0; i < job.outputs.size(); ++i) {
+    if (opts_.after_run) {
+      std::optional<fs::path> depfile;
+      if (job.depfile && fs::exists(temps_[job.id].back())) depfile = temps_[job.id].back();
+      opts_.after_run(job, outputs, depfile);
+    }
+    commit(job);
+  }
+
+  // Rename every temporary into place, then release the job's dependents.
+  void commit(const Job& job) {
+    const auto files = written_files(job);
+    for (size_t i = 0; i < files.size(); ++i) {
       std::error_code ec;
-      fs::rename(temps_[job.id][i], job.outputs[i], ec);
+      const bool is_depfile = job.depfile && i == files.size() - 1;
+      if (is_depfile && !fs::exists(temps_[job.id][i])) continue;  // served jobs have none
+      // Only ever replace regular files: an output named /dev/null must not
+      // turn the device into a file.
+      auto st = fs::symlink_status(files[i], ec);
+      if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+        remove_temps(job.id);
+        fail(Error::failure(fmt::format("{}: refusing to replace {}, which is not a regular file",
+                                        job.describe(plan_.cwd), files[i].string())));
+        return;
+      }
+      fs::rename(temps_[job.id][i], files[i], ec);
       if (ec) {
         remove_temps(job.id);
-        fail(Error::failure(fmt::format("cannot write {}: {}", job.outputs[i].string(),
-                                        ec.message())));
+        fail(Error::failure(fmt::format("cannot write {}: {}", files[i].string(), ec.message())));
         return;
       }
     }
@@ -120,6 +163,13 @@ class Execution {
     ++done_;
     for (JobId next : dependents_[job.id])
       if (--waiting_on_[next] == 0) ready_.push_back(next);
+  }
+
+  void progress(const Job& job, std::string_view note) {
+    if (!opts_.progress) return;
+    *opts_.progress << fmt::format("[{}/{}] {}{}\n", counted_, plan_.jobs.size(),
+                                   job.describe(plan_.cwd), note)
+                    << std::flush;
   }
 
   void fail(Error e) {
@@ -148,7 +198,9 @@ class Execution {
   std::vector<std::vector<JobId>> dependents_;
   std::vector<std::vector<fs::path>> temps_;
   std::deque<JobId> ready_;
+  size_t counted_ = 0;  // jobs started or served
   size_t started_ = 0;
+  size_t served_ = 0;
   size_t done_ = 0;
   std::optional<Error> failure_;
 };

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "manifest_reader.hpp"
+#include "rust_manifest.hpp"
+#include "offload_build/cache/storage.hpp"
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -76,10 +78,21 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
   OB_TRY(build_dir);
   m.build_dir = resolve_dir(m.project_dir, build_dir->value_or("build"));
 
-  auto toolchain = r.optional_string("toolchain");
-  OB_TRY(toolchain);
-  if (*toolchain) m.toolchain = resolve_dir(m.project_dir, **toolchain);
-  return {};
+  auto cache_dir = r.optional_string("cache_dir");
+  OB_TRY(cache_dir);
+  if (*cache_dir) m.cache_dir = resolve_dir(m.project_dir, **cache_dir);
+  auto max_size = r.optional_string("cache_max_size");
+  OB_TRY(max_size);
+  if (*max_size) {
+    auto bytes = cache::parse_size(**max_size);
+    if (!bytes) return r.error_at("/cache_max_size", bytes.error().message);
+    m.cache_max_size = *bytes;
+  }
+  auto time_macros = r.optional_bool("cache_time_macros");
+  OB_TRY(time_macros);
+  m.cache_time_macros = time_macros->value_or(false);
+
+  return manifest_detail::read_toolchain(r, m);
 }
 
 Result<void> read_targets(const Reader& r, Manifest& m) {
@@ -200,6 +213,7 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file) {
   OB_TRY(read_targets(r, m));
   OB_TRY(read_lists(r, m));
   OB_TRY(read_sources(r, m));
+  OB_TRY(manifest_detail::read_rust(r, m));
   return m;
 }
 

@@ -8,7 +8,8 @@ namespace ob::manifest_detail {
 const std::vector<std::string> kManifestKeys = {
     "$schema",    "description",  "name",       "output", "build_dir", "sources",
     "language",   "targets",      "include_dirs", "defines", "flags",   "host_flags",
-    "device_flags", "link_flags", "libs",       "toolchain"};
+    "device_flags", "link_flags", "libs",       "toolchain", "device_cfg", "cache_dir", "cache_max_size",
+    "cache_time_macros"};
 
 std::string example_for(std::string_view key) {
   static const std::vector<std::pair<std::string_view, std::string_view>> examples = {
@@ -27,7 +28,11 @@ std::string example_for(std::string_view key) {
       {"device_flags", R"("device_flags": ["-O3"])"},
       {"link_flags", R"("link_flags": ["-Wl,--as-needed"])"},
       {"libs", R"("libs": ["m"])"},
-      {"toolchain", R"("toolchain": "/usr/lib/llvm-22")"}};
+      {"toolchain", R"("toolchain": "/usr/lib/llvm-22")"},
+      {"device_cfg", R"("device_cfg": "offload_device")"},
+      {"cache_dir", R"("cache_dir": ".offload-cache")"},
+      {"cache_max_size", R"("cache_max_size": "5G")"},
+      {"cache_time_macros", R"("cache_time_macros": false)"}};
   for (const auto& [k, example] : examples)
     if (k == key) return std::string(example);
   return {};
@@ -67,6 +72,15 @@ Result<std::optional<std::string>> Reader::optional_string(const std::string& ke
   if (value.empty() && !allow_empty)
     return error_at(where, "\"" + key + "\" is empty; e.g. " + example_for(key) + ", or leave the key out");
   return std::optional<std::string>(std::move(value));
+}
+
+Result<std::optional<bool>> Reader::optional_bool(const std::string& key) const {
+  const auto it = root_.find(key);
+  if (it == root_.end()) return std::optional<bool>();
+  if (!it->is_boolean())
+    return error_at(json_pointer("", key), "\"" + key + "\" must be true or false, not " +
+                                               type_phrase(*it) + "; e.g. " + example_for(key));
+  return std::optional<bool>(it->get<bool>());
 }
 
 Result<std::vector<std::string>> Reader::string_list(const std::string& key) const {

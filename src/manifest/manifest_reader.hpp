@@ -38,6 +38,8 @@ class Reader {
   // error unless `allow_empty`.
   Result<std::optional<std::string>> optional_string(const std::string& key,
                                                      bool allow_empty = false) const;
+  // Top-level `key` as a boolean (nullopt when absent).
+  Result<std::optional<bool>> optional_bool(const std::string& key) const;
   // Top-level `key` as a list of non-empty strings (empty when absent).
   Result<std::vector<std::string>> string_list(const std::string& key) const;
 

@@ -82,11 +82,19 @@ Error missing_file(const fs::path& base, std::string_view pattern, const fs::pat
 
 }  // namespace
 
-std::string_view language_name(Language lang) { return lang == Language::C ? "c" : "c++"; }
+std::string_view language_name(Language lang) {
+  switch (lang) {
+    case Language::C: return "c";
+    case Language::Cxx: return "c++";
+    case Language::Rust: return "rust";
+  }
+  return "?";
+}
 
 std::optional<Language> language_from_extension(const fs::path& file) {
   const std::string ext = file.extension().string();
   if (ext == ".c") return Language::C;
+  if (ext == ".rs") return Language::Rust;
   for (std::string_view cxx : {".cpp", ".cc", ".cxx", ".C", ".c++"})
     if (ext == cxx) return Language::Cxx;
   return std::nullopt;
@@ -97,27 +105,26 @@ Result<Language> language_for_source(const fs::path& file, const fs::path& proje
   std::string shown = file.lexically_relative(project_dir).string();
   if (shown.empty()) shown = file.string();
   const std::string ext = file.extension().string();
-  if (ext == ".rs") return Error::usage("Rust source \"" + shown + "\" is not supported yet; "
-                                        "offload-build builds C and C++ sources for now");
   for (std::string_view f : {".f", ".F", ".for", ".f90", ".F90", ".f95", ".f03", ".f08"})
     if (ext == f)
       return Error::usage("Fortran source \"" + shown + "\" is not supported yet; "
-                          "offload-build builds C and C++ sources for now");
+                          "offload-build builds C, C++ and Rust sources for now");
   const std::string what = ext.empty() ? "has no extension" : "has unknown extension \"" + ext + "\"";
   return Error::usage("source \"" + shown + "\" " + what +
-                      "; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), or set \"language\" to "
-                      "\"c\" or \"c++\" to compile every source as that language");
+                      "; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), .rs (Rust crate root), or "
+                      "set \"language\" to \"c\" or \"c++\" to compile every source as that language");
 }
 
 Result<Language> parse_language(std::string_view name) {
   if (name == "c") return Language::C;
   if (name == "c++" || name == "cxx") return Language::Cxx;
+  if (name == "rust") return Language::Rust;
   const std::string quoted = "\"" + std::string(name) + "\"";
-  if (name == "rust" || name == "fortran")
-    return Error::usage("language " + quoted + " is not supported yet; accepted: \"c\", \"c++\" (or \"cxx\")");
+  if (name == "fortran")
+    return Error::usage("language " + quoted + " is not supported yet; accepted: \"c\", \"c++\" (or \"cxx\"), \"rust\"");
   std::string msg = "unknown language " + quoted + "; ";
-  if (auto near = util::closest_match(name, {"c++", "cxx", "c"})) msg += "did you mean \"" + *near + "\"? ";
-  return Error::usage(msg + "accepted: \"c\", \"c++\" (or \"cxx\")");
+  if (auto near = util::closest_match(name, {"c++", "cxx", "c", "rust"})) msg += "did you mean \"" + *near + "\"? ";
+  return Error::usage(msg + "accepted: \"c\", \"c++\" (or \"cxx\"), \"rust\"");
 }
 
 Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern) {

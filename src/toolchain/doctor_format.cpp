@@ -87,6 +87,10 @@ std::string rust_conclusion(const RustFacts& r) {
                        "(rustup update nightly)", ver);
   }
   std::string head = fmt::format("rust: nightly rustc {} accepts -Zoffload", ver);
+  if (rust::choose_flavour(r).flavour == rust::Flavour::ThreePass) {
+    return head + " in the newer three-pass flavour (HostMetadata=, Device=, Host=), which "
+                  "offload-build does not drive yet; use a nightly whose -Zoffload lists Test";
+  }
   switch (r.llvm_offload) {
     case Tri::no:
       return head + "; built without LLVM Offload, so offload-build uses the -Zoffload=Test host "

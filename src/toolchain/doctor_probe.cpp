@@ -1,5 +1,5 @@
-// Probing half of `offload-build doctor`: run each tool's `--version` and a few
-// cheap rustc probes, and read the filesystem, into DoctorFacts.
+// Probing half of `offload-build doctor`: run each tool's `--version` and the
+// rustc probes (toolchain/rustc_probe), and read the filesystem, into DoctorFacts.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
+#include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -34,10 +35,6 @@ std::optional<exec::Captured> run_probe(std::vector<std::string> argv, const fs:
   return std::move(r).value();
 }
 
-std::string first_line(std::string_view text) {
-  return util::trim(text.substr(0, text.find('\n')));
-}
-
 // `tool --version` parsed to a version number ("" when it cannot be read).
 std::string tool_version(const fs::path& tool) {
   auto out = run_probe({tool.string(), "--version"});
@@ -53,115 +50,6 @@ ToolFact tool_fact(std::string name, const std::optional<fs::path>& path) {
     f.version = tool_version(*path);
   }
   return f;
-}
-
-// A private temporary directory, removed when this goes out of scope.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::error_code ec;
-    std::string tmpl = (fs::temp_directory_path(ec) / "offload-build-doctor-XXXXXX").string();
-    if (!ec && ::mkdtemp(tmpl.data())) path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-void locate_rustc(RustFacts& rust) {
-  const char* env = std::getenv("RUSTC");
-  const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "";
-  if (env && *env) {
-    std::string v = env;
-    rust.origin = "$RUSTC";
-    if (v.find('/') != std::string::npos) {
-      if (is_executable(v)) rust.rustc = fs::path(v);
-    } else {
-      rust.rustc = find_in_path(v, path);
-    }
-    return;
-  }
-  if (find_in_path("rustup", path)) {
-    auto out = run_probe({"rustup", "which", "--toolchain", "nightly", "rustc"});
-    if (out && out->exit_code == 0) {
-      fs::path p = first_line(out->out);
-      if (is_executable(p)) {
-        rust.rustc = p;
-        rust.origin = "rustup nightly";
-        return;
-      }
-    }
-  }
-  if (auto p = find_in_path("rustc", path)) {
-    rust.rustc = *p;
-    rust.origin = "PATH";
-  }
-}
-
-// -Zoffload=Host= on an empty crate reaches the LLVM Offload entry points at once:
-// a rustc built without them panics with a message that says so (~0.1-0.4 s).
-void probe_llvm_offload(RustFacts& rust) {
-  TempDir tmp;
-  if (tmp.path.empty()) {
-    rust.llvm_offload_note = "not probed (no temporary directory)";
-    return;
-  }
-  std::ofstream(tmp.path / "probe.rs").flush();
-  std::ofstream(tmp.path / "host.out").flush();
-  auto out = run_probe({rust.rustc->string(), "-Zunstable-options",
-                        "-Zoffload=Host=" + (tmp.path / "host.out").string(), "-Clto=fat",
-                        "--crate-type", "lib", "--emit=obj", "-o",
-                        (tmp.path / "probe.o").string(), (tmp.path / "probe.rs").string()},
-                       tmp.path, {{"RUSTC_ICE", "0"}, {"RUST_BACKTRACE", "0"}});
-  if (!out) {
-    rust.llvm_offload_note = "not probed (rustc did not start)";
-  } else if (out->err.find("not built with LLVM Offload support") != std::string::npos) {
-    rust.llvm_offload = Tri::no;
-    rust.llvm_offload_note = "-Zoffload=Host= panics: not built with LLVM Offload support";
-  } else if (out->exit_code == 0) {
-    rust.llvm_offload = Tri::yes;
-    rust.llvm_offload_note = "-Zoffload=Host= compiles an empty crate";
-  } else {
-    rust.llvm_offload_note = "not determined (probe failed: " + first_line(out->err) + ")";
-  }
-}
-
-RustFacts probe_rust() {
-  RustFacts rust;
-  locate_rustc(rust);
-  if (!rust.rustc) return rust;
-  const std::string rustc = rust.rustc->string();
-  if (auto out = run_probe({rustc, "--version"}); out && out->exit_code == 0) {
-    rust.version_line = first_line(out->out);
-    rust.version = parse_version(rust.version_line);
-  }
-  rust.nightly = rust.version.find("nightly") != std::string::npos ||
-                 rust.version.find("-dev") != std::string::npos;
-  if (!rust.nightly) return rust;
-
-  // A deliberately bad value: rustc answers "unknown unstable option" when it has no
-  // -Zoffload, else "incorrect value ... `Host=<Absolute-Path>`, `Device`, `Test` was expected".
-  if (auto out = run_probe({rustc, "-Zunstable-options", "-Zoffload=?", "--print", "sysroot"})) {
-    if (out->err.find("option `offload`") != std::string::npos || out->exit_code == 0) {
-      rust.accepts_offload = true;
-      rust.offload_settings = parse_offload_settings(out->err);
-    }
-  }
-  if (!rust.accepts_offload) return rust;
-  // The probe fits the two-pass flavour (Host=<path>/host.out, Device, Test); the
-  // newer HostMetadata/Device/Host flavour takes other arguments.
-  bool host_flag = false, host_metadata = false;
-  for (const auto& s : rust.offload_settings) {
-    host_flag = host_flag || util::starts_with(s, "Host=");
-    host_metadata = host_metadata || util::starts_with(s, "HostMetadata");
-  }
-  if (host_flag && !host_metadata) probe_llvm_offload(rust);
-  else rust.llvm_offload_note = "not probed (unfamiliar -Zoffload settings)";
-  return rust;
 }
 
 GpuFacts probe_gpus(const std::optional<fs::path>& root) {
@@ -233,7 +121,7 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint) {
   f.tools.push_back(tool_fact("CUDA nvlink", cuda_tool("nvlink")));
   f.nvlink_found = f.tools.back().path.has_value();
 
-  f.rust = probe_rust();
+  f.rust = rust::probe_rustc(rust::RustcSearch::from_environment(std::nullopt));
   f.tools.push_back(ToolFact{"rustc", f.rust.rustc, f.rust.version});
 
   if (f.root) {

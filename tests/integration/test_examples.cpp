@@ -37,8 +37,10 @@ TEST_CASE("vector-cxx: three TUs, declare-target templates, all kernels launch",
   TempDir tmp;
   fs::path dir = build_example("vector-cxx", tmp);
   // One device object per TU, including main.cpp that has no target region.
-  for (const char* tu : {"main.cpp", "axpy.cpp", "reduce.cpp"})
+  for (const char* tu : {"main.cpp", "axpy.cpp", "reduce.cpp"}) {
+    CHECK(fs::exists(dir / "build/obj/src" / (std::string(tu) + ".dev.host.o")));
     CHECK(fs::exists(dir / "build/obj/src" / (std::string(tu) + ".host.o")));
+  }
   auto r = run_tool({(dir / "build/vector").string()}, dir, kMandatoryWithLog);
   INFO(r.err);
   CHECK(r.exit_code == 0);

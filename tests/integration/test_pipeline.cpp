@@ -53,7 +53,7 @@ TEST_CASE("dry-run prints a script that bash runs into a working program",
 TEST_CASE("verbose mode (-v) prints each command before it runs", "[integration][pipeline]") {
   TempDir tmp;
   fs::path dir = copy_example("saxpy-c", tmp.path());
-  auto r = run_ob({"-C", dir.string(), "-v", "build"});
+  auto r = run_ob({"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "-v", "build"});
   REQUIRE(r.exit_code == 0);
   CHECK(count_occurrences(r.err, "/usr/lib/llvm-22/bin/clang -fopenmp") == 3);
   CHECK(count_occurrences(r.err, "/usr/lib/llvm-22/bin/llvm-offload-binary -o") == 1);
@@ -70,7 +70,7 @@ TEST_CASE("full OpenMP target regions for a GPU without device runtime fail plai
                                     "device runtime"));
   CHECK_THAT(r.err, Catch::Contains("ompx_bare"));
   CHECK(r.err.find("nvlink error") == std::string::npos);
-  CHECK_FALSE(fs::exists(dir / "build/obj/saxpy.c.sm_90.o"));
+  CHECK_FALSE(fs::exists(dir / "build/obj/saxpy.c.dev.sm_90.o"));
   CHECK_FALSE(fs::exists(dir / "build/saxpy"));
 }
 
@@ -81,8 +81,8 @@ TEST_CASE("the target option overrides the manifest and builds only that target"
   auto r = run_ob({"-C", dir.string(), "--target", "gfx90a", "--target", "host", "build"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(fs::exists(dir / "build/obj/bare.c.gfx90a.o"));
-  CHECK_FALSE(fs::exists(dir / "build/obj/bare.c.sm_90.o"));
+  CHECK(fs::exists(dir / "build/obj/bare.c.dev.gfx90a.o"));
+  CHECK_FALSE(fs::exists(dir / "build/obj/bare.c.dev.sm_90.o"));
   auto listing = run_tool({std::string(kLlvmBin) + "/llvm-objdump", "--offloading",
                            (dir / "build/bare").string()});
   CHECK(count_occurrences(listing.out, "OFFLOADING IMAGE") == 2);

@@ -1,6 +1,8 @@
 // Running the real offload-build binary (and other tools) from integration tests.
 #pragma once
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,9 +20,13 @@ using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
 inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cwd = {},
                                Env env = {}) {
   // Tests must not inherit a user's runtime settings.
+  // Each test process gets its own cache unless the test names one.
+  static const std::string cache_dir =
+      (fs::temp_directory_path() / ("ob-test-cache-" + std::to_string(getpid()))).string();
   env.insert(env.begin(), {{"LIBOMPTARGET_INFO", std::nullopt},
                            {"OMP_TARGET_OFFLOAD", std::nullopt},
-                           {"OMP_NUM_THREADS", std::nullopt}});
+                           {"OMP_NUM_THREADS", std::nullopt},
+                           {"OFFLOAD_BUILD_CACHE_DIR", cache_dir}});
   Command cmd{std::move(argv), cwd, std::move(env)};
   auto r = exec::capture(cmd);
   if (!r) return exec::Captured{127, "", r.error().message};

@@ -161,6 +161,18 @@ TEST_CASE("an output check can fail a job before its output is committed", "[exe
   CHECK_FALSE(has_temp_files(tmp.path() / "out"));
 }
 
+TEST_CASE("an output that exists and is not a regular file is never replaced", "[executor]") {
+  test::TempDir tmp;
+  Plan plan = diamond_plan(tmp.path(), 1);
+  fs::create_directories(plan.jobs[0].outputs[0]);  // a directory where a file should go
+  test::FakeRunner runner;
+  auto summary = execute(plan, runner, ExecOptions{});
+  REQUIRE_FALSE(summary.ok());
+  CHECK_THAT(summary.error().message, Catch::Contains("which is not a regular file"));
+  CHECK(fs::is_directory(plan.jobs[0].outputs[0]));
+  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+}
+
 TEST_CASE("progress lines count jobs", "[executor]") {
   test::TempDir tmp;
   Plan plan = diamond_plan(tmp.path(), 1);

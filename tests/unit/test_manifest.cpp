@@ -312,15 +312,12 @@ TEST_CASE("source errors are located at the list element", "[manifest]") {
   SECTION("unknown extension") {
     require_error(p, with_sources(R"(["main.c", "kernel.cu"])"), 3, 25,
                   "source \"kernel.cu\" has unknown extension \".cu\"; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), "
-                  "or set \"language\"");
+                  ".rs (Rust crate root), or set \"language\"");
   }
-  SECTION("Rust sources are not supported yet") {
+  SECTION("a Rust crate root does not mix with C sources (more in test_rust_manifest.cpp)") {
     p.touch("lib.rs");
-    require_error(p, with_sources(R"(["lib.rs"])"), 3, 15, "Rust source \"lib.rs\" is not supported yet");
-  }
-  SECTION("language rust is not supported yet") {
-    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"rust\""), 5, 15,
-                  "language \"rust\" is not supported yet; accepted: \"c\", \"c++\" (or \"cxx\")");
+    require_error(p, with_sources(R"(["main.c", "lib.rs"])"), 3, 25,
+                  "a Rust crate is built from its crate root alone");
   }
   SECTION("language fortran is not supported yet") {
     require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"fortran\""), 5, 15,

@@ -66,6 +66,10 @@ TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]
   CHECK(plan.jobs.back().outputs == std::vector<fs::path>{"/proj/build/demo"});
   CHECK(plan.directories == std::vector<fs::path>{"/proj/build", "/proj/build/obj",
                                                   "/proj/build/obj/src"});
+  // Jobs of one TU share a unit; the link has none.
+  CHECK(plan.jobs[0].unit == plan.jobs[3].unit);
+  CHECK(plan.jobs[0].unit != plan.jobs[4].unit);
+  CHECK(plan.jobs.back().unit == 0);
 }
 
 TEST_CASE("job descriptions name kind, target and source", "[plan]") {
@@ -90,22 +94,26 @@ TEST_CASE("golden argv: host-device target, C", "[plan]") {
   REQUIRE(plan.jobs.size() == 4);
   CHECK(plan.jobs[0].argv ==
         Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
-             "--offload-device-only", "-Iinclude", "-DN=8", "-O2", "-DDEVICE", "-c", "saxpy.c", "-o",
-             "build/obj/saxpy.c.host.o"});
+             "--offload-device-only", "-Iinclude", "-DN=8", "-O2", "-DDEVICE", "-MD", "-MF",
+             "build/obj/saxpy.c.dev.host.d", "-c", "saxpy.c", "-o", "build/obj/saxpy.c.dev.host.o"});
+  CHECK(plan.jobs[0].depfile == fs::path("/proj/build/obj/saxpy.c.dev.host.d"));
+  CHECK(plan.jobs[0].inode_sensitive);
   CHECK(plan.jobs[0].forbid_device_runtime_calls == false);
   CHECK(plan.jobs[1].argv ==
         Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", "build/obj/saxpy.c.offload",
-             "--image=file=build/obj/saxpy.c.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,"
+             "--image=file=build/obj/saxpy.c.dev.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,"
              "kind=openmp"});
   CHECK(plan.jobs[2].argv ==
         Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
              "--offload-host-only", "-Xclang", "-fembed-offload-object=build/obj/saxpy.c.offload",
-             "-Iinclude", "-DN=8", "-O2", "-Wall", "-c", "saxpy.c", "-o",
-             "build/obj/saxpy.c.host.o"});
+             "-Iinclude", "-DN=8", "-O2", "-Wall", "-MD", "-MF", "build/obj/saxpy.c.host.d", "-c",
+             "saxpy.c", "-o", "build/obj/saxpy.c.host.o"});
   CHECK(plan.jobs[3].argv ==
         Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
-             "build/obj/saxpy.c.host.o", "-o", "build/demo", "-Wl,--as-needed", "-lm",
+             "build/obj/saxpy.c.host.o", "-o", "build/demo",
+             "-Wl,--dependency-file=build/obj/demo.link.d", "-Wl,--as-needed", "-lm",
              "vendor/libfoo.a"});
+  CHECK(plan.jobs[1].depfile == std::nullopt);  // a package reads exactly its images
 }
 
 TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[plan]") {
@@ -114,17 +122,19 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
   REQUIRE(plan.jobs.size() == 6);
   CHECK(plan.jobs[1].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
                                   "--offload-arch=sm_90", "-nogpulib", "--offload-device-only",
-                                  "-c", "bare.cpp", "-o", "build/obj/bare.cpp.sm_90.o"});
+                                  "-MD", "-MF", "build/obj/bare.cpp.dev.sm_90.d", "-c", "bare.cpp",
+                                  "-o", "build/obj/bare.cpp.dev.sm_90.o"});
   CHECK(plan.jobs[1].forbid_device_runtime_calls);
   CHECK(plan.jobs[2].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
                                   "--offload-arch=gfx90a", "-nogpulib", "--offload-device-only",
-                                  "-c", "bare.cpp", "-o", "build/obj/bare.cpp.gfx90a.o"});
+                                  "-MD", "-MF", "build/obj/bare.cpp.dev.gfx90a.d", "-c", "bare.cpp",
+                                  "-o", "build/obj/bare.cpp.dev.gfx90a.o"});
   CHECK(plan.jobs[3].argv ==
         Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", "build/obj/bare.cpp.offload",
              // sorted by (triple, arch), as the clang driver does
-             "--image=file=build/obj/bare.cpp.gfx90a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp",
-             "--image=file=build/obj/bare.cpp.sm_90.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp",
-             "--image=file=build/obj/bare.cpp.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
+             "--image=file=build/obj/bare.cpp.dev.gfx90a.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp",
+             "--image=file=build/obj/bare.cpp.dev.sm_90.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp",
+             "--image=file=build/obj/bare.cpp.dev.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
   const std::string triples =
       "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda,amdgcn-amd-amdhsa";
   CHECK(plan.jobs[4].argv[2] == triples);
@@ -132,13 +142,14 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
         Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp", triples,
              "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
              "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib",
-             "build/obj/bare.cpp.host.o", "-o", "build/demo"});
+             "build/obj/bare.cpp.host.o", "-o", "build/demo",
+             "-Wl,--dependency-file=build/obj/demo.link.d"});
 }
 
 TEST_CASE("sources outside the project get safe object paths", "[plan]") {
   auto m = fake_manifest({"../common/x.c"}, {kHost});
   m.sources[0].path = fs::path("/proj/../common/x.c").lexically_normal();
   Plan plan = make_plan(m, fake_toolchain());
-  CHECK(plan.jobs[0].outputs[0] == "/proj/build/obj/__/common/x.c.host.o");
-  CHECK(plan.jobs[0].argv[5] == "/common/x.c");  // outside cwd: absolute in argv
+  CHECK(plan.jobs[0].outputs[0] == "/proj/build/obj/__/common/x.c.dev.host.o");
+  CHECK(plan.jobs[0].argv[8] == "/common/x.c");  // outside cwd: absolute in argv
 }

@@ -21,12 +21,20 @@ struct GlobalOptions {
   std::vector<std::string> targets;         // --target: override manifest targets (manifest stage)
   bool dry_run = false;                     // --dry-run: print commands, run nothing (executor)
   bool verbose = false;                     // -v: echo each command (subprocess)
+  std::optional<fs::path> cache_dir;        // --cache-dir (cache)
+  bool no_cache = false;                    // --no-cache: neither read nor write (cache)
+  bool explain = false;                     // --explain: why each job hit or missed (cache)
 };
 
 struct RunOptions {
   bool verify = false;                      // --verify: prove offload from the runtime log
   std::vector<std::string> args;            // after --: the program's arguments
 };
+
+// The cache directory for these options: --cache-dir, else the manifest's
+// "cache_dir" (when `manifest_cache_dir` is set), else the default location.
+fs::path cache_dir_for(const GlobalOptions& options,
+                       const std::optional<fs::path>& manifest_cache_dir);
 
 // Build the project; returns the linked program's path.
 Result<fs::path> build(const GlobalOptions& options);

@@ -20,16 +20,25 @@ struct ExecOptions {
   // Called when a job's command succeeded, with its outputs still at their
   // temporary paths (same order as Job::outputs). An error fails the job.
   std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
+  // Called when a job is ready, before anything runs: may write the job's
+  // outputs to the temporary paths itself (a cache hit) and return true.
+  std::function<bool(const Job&, const std::vector<fs::path>&)> serve;
+  // Called after check_outputs passed, before the outputs are committed;
+  // `depfile` is the temporary depfile the command wrote, if the job has one.
+  std::function<void(const Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile)>
+      after_run;
 };
 
 struct ExecSummary {
   size_t jobs_total = 0;
-  size_t jobs_run = 0;
+  size_t jobs_run = 0;     // commands started
+  size_t jobs_served = 0;  // outputs produced by `serve` (cache hits)
 };
 
 Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options);
 
-// The command a job runs, with its outputs replaced by `temps`.
+// The command a job runs, with its outputs (and depfile) replaced by `temps`
+// (outputs in order, then the depfile when the job has one).
 Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps);
 
 // Where a job writes an output before it is committed: a hidden name in the

@@ -2,6 +2,7 @@
 // Every path in a Manifest is absolute, so later stages never re-resolve.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,9 +15,9 @@ namespace ob {
 
 namespace fs = std::filesystem;
 
-enum class Language { C, Cxx };
+enum class Language { C, Cxx, Rust };
 
-std::string_view language_name(Language lang);  // "c", "c++"
+std::string_view language_name(Language lang);  // "c", "c++", "rust"
 
 struct SourceFile {
   fs::path path;  // absolute
@@ -39,8 +40,15 @@ struct Manifest {
   std::vector<std::string> link_flags;    // the final link
   std::vector<std::string> libs;          // -l names (without -l) or paths
   std::optional<fs::path> toolchain;      // LLVM root, absolute
+  std::optional<fs::path> rustc;          // "toolchain": {"rustc": ...}, absolute (Rust)
+  std::string device_cfg = "offload_device";  // Rust: the cfg only the device pass sets
+  std::optional<fs::path> cache_dir;      // absolute; else the default cache location
+  std::optional<uint64_t> cache_max_size; // bytes
+  bool cache_time_macros = false;         // cache sources that use __DATE__/__TIME__
 
   fs::path program_path() const { return build_dir / output; }
+  // A Rust crate: then `sources` holds exactly its crate root.
+  bool is_rust() const { return !sources.empty() && sources.front().language == Language::Rust; }
 };
 
 // Read, validate and resolve `file`. Errors are usage errors (exit 2) of the form
@@ -59,12 +67,12 @@ Result<void> override_targets(Manifest& manifest, const std::vector<std::string>
 // The pieces below are used by load_manifest and exposed for tests and other
 // stages. Their errors are usage errors without a location; callers add it.
 
-// .c is C; .cpp .cc .cxx .C .c++ are C++; anything else has no language.
+// .c is C; .cpp .cc .cxx .C .c++ are C++; .rs is Rust; anything else has no language.
 std::optional<Language> language_from_extension(const fs::path& file);
 // The language of a source file (absolute) from its extension, or an error naming
-// it relative to `project_dir` (Rust and Fortran sources: "not supported yet").
+// it relative to `project_dir` (Fortran sources: "not supported yet").
 Result<Language> language_for_source(const fs::path& file, const fs::path& project_dir);
-// The manifest's "language": "c", "c++" or "cxx" ("rust", "fortran": not supported yet).
+// The manifest's "language": "c", "c++" or "cxx", "rust" ("fortran": not supported yet).
 Result<Language> parse_language(std::string_view name);
 // Expand one "sources" entry relative to `base`: a literal path that must name an
 // existing file, or a glob (`*`, `?`, `[...]` within a name, `**` for any number of

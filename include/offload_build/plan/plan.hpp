@@ -34,6 +34,21 @@ struct Job {
   // must not call into the OpenMP device runtime (only ompx_bare kernels link).
   bool forbid_device_runtime_calls = false;
 
+  // --- What the cache needs to know (src/cache) ---
+  // Whether the job's outputs may be served from and stored in the cache.
+  bool cacheable = true;
+  // A Make-style depfile the command writes (absolute): every file it read.
+  // Its flags are already in argv; the executor gives it a temporary name too.
+  std::optional<fs::path> depfile;
+  // Programs besides argv[0] whose identity decides the output (ptxas, nvlink, ld...).
+  std::vector<fs::path> tools;
+  // Jobs that share kernel names (one translation unit's device, package and
+  // host jobs) have the same unit.
+  size_t unit = 0;
+  // The output embeds the device and inode of the files it read (OpenMP kernel
+  // names do): a file replaced by an identical copy must still miss.
+  bool inode_sensitive = false;
+
   // "device sm_90 src/kernels.cpp", relative to `cwd`.
   std::string describe(const fs::path& cwd) const;
 };
@@ -42,12 +57,18 @@ struct Plan {
   fs::path cwd;                     // the project directory
   std::vector<Job> jobs;            // topologically ordered: deps come first
   fs::path program;                 // absolute path of the linked program
+  fs::path build_dir;               // absolute: everything the jobs write is under it
   std::vector<fs::path> directories;  // output directories to create
 };
 
 // Derive the whole plan for a manifest: per TU x target device compile,
 // per TU package and host compile, one link.
 Plan make_plan(const Manifest& manifest, const Toolchain& toolchain);
+
+// The plan for a Rust crate (manifest.is_rust(); toolchain.rust set by
+// rustc::prepare): per target a device pass, then package, embed, and the host
+// pass that links (src/plan/rust_planner.cpp). make_plan dispatches here.
+Plan make_rust_plan(const Manifest& manifest, const Toolchain& toolchain);
 
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);

@@ -9,28 +9,20 @@
 #include <string_view>
 #include <vector>
 
+#include "offload_build/toolchain/rustc_probe.hpp"
+
 namespace ob::doctor {
 
 namespace fs = std::filesystem;
 
-enum class Tri { yes, no, unknown };
+// The rustc facts are probed by toolchain/rustc_probe (shared with the Rust build).
+using Tri = rust::Tri;
+using RustFacts = rust::RustcFacts;
 
 struct ToolFact {
   std::string name;             // "clang", "CUDA ptxas", "libomptarget", ...
   std::optional<fs::path> path; // nullopt: not found
   std::string version;          // "22.1.8"; empty when it could not be read
-};
-
-struct RustFacts {
-  std::optional<fs::path> rustc;   // nullopt: no rustc at all
-  std::string origin;              // "$RUSTC", "rustup nightly", "PATH"
-  std::string version;             // "1.97.0-nightly"
-  std::string version_line;        // "rustc 1.97.0-nightly (e50aa6fba 2026-05-19)"
-  bool nightly = false;
-  bool accepts_offload = false;               // -Zoffload is a known option
-  std::vector<std::string> offload_settings;  // "Host=<Absolute-Path>", "Device", "Test"
-  Tri llvm_offload = Tri::unknown;            // built with LLVM Offload (Host=/Device work)
-  std::string llvm_offload_note;              // how that was decided, or why not
 };
 
 struct GpuFacts {

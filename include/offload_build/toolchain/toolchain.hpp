@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "offload_build/manifest/target.hpp"
+#include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob {
@@ -23,6 +24,9 @@ struct Toolchain {
   fs::path objdump;          // root/bin/llvm-objdump
   fs::path lib_dir;          // root/lib (libomptarget.so)
   std::optional<fs::path> cuda_path;  // holds bin/ptxas and bin/nvlink
+  // Rust projects only: the nightly rustc and its -Zoffload flavour, set by
+  // rustc::prepare (toolchain/frontends/rustc.hpp) before planning.
+  std::optional<rust::RustToolchain> rust;
 
   // The OpenMP device runtime for a GPU family (libompdevice / libomptarget-*.bc).
   // The host device needs none. Without one only ompx_bare kernels build.

@@ -41,7 +41,8 @@ bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
 
 std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
                                         const SourceFile& src, const fs::path& src_arg,
-                                        const Target& target, const fs::path& out) {
+                                        const Target& target, const fs::path& out,
+                                        const fs::path& depfile) {
   std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp"};
   if (target.is_gpu()) {
     argv.push_back("--offload-arch=" + target.arch);
@@ -52,6 +53,7 @@ std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
   argv.push_back("--offload-device-only");
   append_common(argv, m);
   argv.insert(argv.end(), m.device_flags.begin(), m.device_flags.end());
+  argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
   argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
   return argv;
 }
@@ -74,18 +76,21 @@ std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& 
 
 std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
                                       const SourceFile& src, const fs::path& src_arg,
-                                      const fs::path& package, const fs::path& out) {
+                                      const fs::path& package, const fs::path& out,
+                                      const fs::path& depfile) {
   std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
                                 "-fopenmp-targets=" + offload_triples(m), "--offload-host-only",
                                 "-Xclang", "-fembed-offload-object=" + package.string()};
   append_common(argv, m);
   argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
+  argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
   argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
   return argv;
 }
 
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
-                              const std::vector<fs::path>& objects, const fs::path& out) {
+                              const std::vector<fs::path>& objects, const fs::path& out,
+                              const fs::path& depfile) {
   bool any_cxx = false;
   for (const auto& s : m.sources) any_cxx |= s.language == Language::Cxx;
   std::vector<std::string> argv{(any_cxx ? tc.clangxx : tc.clang).string(), "-fopenmp",
@@ -97,6 +102,8 @@ std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
   if (needs_nogpulib(tc, m)) argv.push_back("-nogpulib");
   for (const auto& obj : objects) argv.push_back(obj.string());
   argv.insert(argv.end(), {"-o", out.string()});
+  // Every file the linker read (libraries included), for the cache.
+  argv.push_back("-Wl,--dependency-file=" + depfile.string());
   argv.insert(argv.end(), m.link_flags.begin(), m.link_flags.end());
   for (const auto& lib : m.libs) {
     // A bare name is a library to search for; anything with a slash or suffix is a path.

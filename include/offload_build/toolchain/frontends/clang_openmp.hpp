@@ -19,19 +19,23 @@ struct Image {
 };
 
 // Paths passed in are written into argv as given (the planner makes them
-// relative to the project directory, where every command runs).
+// relative to the project directory, where every command runs). `depfile`:
+// where the command writes the Make-style list of every file it read.
 std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
                                         const SourceFile& src, const fs::path& src_arg,
-                                        const Target& target, const fs::path& out);
+                                        const Target& target, const fs::path& out,
+                                        const fs::path& depfile);
 
 std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
                                  const fs::path& out);
 
 std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
                                       const SourceFile& src, const fs::path& src_arg,
-                                      const fs::path& package, const fs::path& out);
+                                      const fs::path& package, const fs::path& out,
+                                      const fs::path& depfile);
 
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
-                              const std::vector<fs::path>& objects, const fs::path& out);
+                              const std::vector<fs::path>& objects, const fs::path& out,
+                              const fs::path& depfile);
 
 }  // namespace ob::clang_openmp

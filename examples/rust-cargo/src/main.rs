@@ -1,0 +1,5 @@
+fn main() {
+    if !rust_cargo::host::run() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,51 @@
+// Hashing for the cache: SHA-256 (OpenSSL EVP) for keys, XXH3 (libxxhash) for
+// entry checksums. No hand-written hash functions anywhere.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "offload_build/util/result.hpp"
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
+
+namespace ob::cache {
+
+namespace fs = std::filesystem;
+
+// Incremental SHA-256. Feed bytes with update() or named values with field();
+// hex() gives the digest of everything fed so far and may be called again
+// (and more fed afterwards).
+class Hasher {
+ public:
+  Hasher();
+  ~Hasher();
+  Hasher(Hasher&&) noexcept;
+  Hasher& operator=(Hasher&&) noexcept;
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+
+  Hasher& update(std::string_view bytes);
+  // Unambiguous key/value: both length-prefixed (u64 little-endian), so
+  // field("a", "bc") and field("ab", "c") differ, as do ("a","") + ("b","").
+  Hasher& field(std::string_view name, std::string_view value);
+  // Lowercase hex, 64 characters.
+  std::string hex() const;
+
+ private:
+  std::unique_ptr<evp_md_ctx_st, void (*)(evp_md_ctx_st*)> ctx_;
+};
+
+// SHA-256 of `bytes`, lowercase hex.
+std::string sha256_hex(std::string_view bytes);
+
+// SHA-256 of a file's contents, read in chunks; the error names the file.
+Result<std::string> sha256_file(const fs::path& path);
+
+// XXH3 64-bit (seed 0) of `bytes`.
+uint64_t xxh3(std::string_view bytes);
+
+}  // namespace ob::cache

@@ -1,0 +1,54 @@
+// Cache keys for jobs (ccache's "direct mode", two levels):
+//   direct key  = format version, job kind, tool identities, normalized argv,
+//                 compiler-relevant environment, contents of the job's inputs;
+//   result key  = direct key + path and content (and, for inode-sensitive
+//                 jobs, device and inode) of every file the depfile listed.
+// A "manifest" entry stored under the direct key lists the dependency sets
+// seen so far and the result key each one gave.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "offload_build/cache/file_facts.hpp"
+#include "offload_build/plan/plan.hpp"
+
+namespace ob::cache {
+
+inline constexpr const char* kKeyFormat = "offload-build cache key v1";
+
+// Environment variables that change what a job of `kind` produces.
+const std::vector<std::string>& relevant_environment(JobKind kind);
+
+struct Dep {
+  std::string path;  // as the depfile wrote it (relative to the project when inside it)
+  std::string sha256;
+  uint64_t device = 0;
+  uint64_t inode = 0;  // 0: identity not part of the key
+};
+
+struct JobKey {
+  std::string direct;                 // hex SHA-256
+  std::vector<std::string> tools;     // identities, argv[0] first
+  std::vector<std::string> argv;      // outputs replaced by placeholders
+  std::vector<std::string> env;       // NAME=value or NAME unset
+  std::vector<Dep> inputs;            // the job's declared inputs
+  bool inputs_missing = false;        // an input does not exist: not cacheable
+};
+
+JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files);
+
+// Facts of `path` as a Dep (path written relative to the project when inside it).
+Dep make_dep(const std::string& path, const FileFacts& facts);
+// The same for a file a job read: files under the build directory (outputs of
+// other jobs, restored from the cache with new inodes) carry no inode identity;
+// only sources and headers can hold target regions whose kernel names embed it.
+Dep make_dep(const Plan& plan, const std::string& path, const FileFacts& facts);
+
+std::string result_key(const JobKey& key, const std::vector<Dep>& deps, bool inode_sensitive);
+
+// Whether `dep` still describes the file on disk.
+bool dep_matches(const Dep& dep, const FileFacts& now, bool inode_sensitive);
+
+}  // namespace ob::cache

@@ -1,0 +1,141 @@
+// The on-disk cache: self-describing entries (magic, format version, XXH3
+// checksum, zstd payload) stored by key, written atomically, shared safely by
+// many processes, bounded in size with least-recently-used eviction.
+// Nothing here knows about jobs or compilers; src/cache/job_cache.cpp does.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::cache {
+
+namespace fs = std::filesystem;
+
+inline constexpr uint64_t kDefaultMaxSize = 5ull << 30;  // 5 GiB
+
+// Entry format (see src/cache/entry.cpp for the byte layout).
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 40;
+// The largest uncompressed payload an entry may hold. encode_entry refuses
+// nothing, but put() does not store larger entries and decode_entry rejects them.
+inline constexpr uint64_t kMaxPayloadSize = 2ull << 30;  // 2 GiB
+
+// One stored value: free-form metadata (JSON text) and named files.
+struct EntryFile {
+  std::string name;
+  std::string data;
+};
+struct Entry {
+  std::string metadata;
+  std::vector<EntryFile> files;
+};
+
+// Serialization, exposed for tests. decode_entry fails (never throws, never
+// crashes) on truncated, foreign-magic, other-version or checksum-bad input,
+// saying which in the error message.
+std::string encode_entry(const Entry& entry);
+Result<Entry> decode_entry(std::string_view bytes);
+
+// Counters kept in the cache directory and shown by `cache stats`.
+struct Counters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  std::map<std::string, uint64_t> misses_by_reason;  // "no entry", "corrupt", ...
+  uint64_t corrupt = 0;      // entries found unreadable (then removed)
+  uint64_t stores = 0;
+  uint64_t store_failures = 0;
+  uint64_t evictions = 0;
+  uint64_t bytes_stored = 0;  // since the last prune; drives automatic eviction
+
+  Counters& operator+=(const Counters& other);
+};
+
+struct Usage {
+  uint64_t entries = 0;
+  uint64_t bytes = 0;
+};
+
+enum class LookupStatus { Hit, Missing, Corrupt };
+
+struct Lookup {
+  LookupStatus status = LookupStatus::Missing;
+  Entry entry;              // when Hit
+  std::string problem;      // when Corrupt: what was wrong
+};
+
+class Storage {
+ public:
+  // Open (creating if possible) the cache at `dir`. Never fails: a directory
+  // that cannot be created or written makes a read-only or disabled cache.
+  Storage(fs::path dir, uint64_t max_size = kDefaultMaxSize);
+
+  const fs::path& dir() const { return dir_; }
+  bool writable() const { return writable_; }
+  uint64_t max_size() const { return max_size_; }
+
+  // Where `key` of `kind` lives: <dir>/v1/<kind>/<key[0:2]>/<key>. Keys and
+  // kinds are [A-Za-z0-9_-], the key at least 3 characters; get() of an
+  // invalid one is Missing and put() of one returns false (without a warning).
+  fs::path entry_path(std::string_view kind, std::string_view key) const;
+
+  // Look up `key` (hex) in `kind` ("result", "manifest"). A hit refreshes the
+  // entry's time for LRU; a corrupt entry is removed (when writable) and reported.
+  Lookup get(std::string_view kind, std::string_view key);
+
+  // Store atomically (temp file in the same directory + rename). Returns false
+  // and warns once per process (stderr) when the cache cannot be written.
+  bool put(std::string_view kind, std::string_view key, const Entry& entry);
+
+  // Add this process's counters to the shared ones (under a file lock), then
+  // evict if the cache grew past its limit.
+  void record(const Counters& delta);
+  Counters counters() const;
+  Usage usage() const;
+
+  // Decode every entry (`cache verify`): how many there are and which are bad.
+  struct Verification {
+    uint64_t entries = 0;
+    std::vector<std::string> corrupt;  // "path: problem"
+  };
+  Verification verify() const;
+
+  // The once-per-process warning, now, if the cache cannot be written: a build
+  // that only hits never tries to store, yet the user should know.
+  void warn_if_unwritable() const;
+
+  // Remove least-recently-used entries until the cache is at most `max_size`
+  // (and stale temp files left by killed processes). Returns entries removed.
+  uint64_t prune(uint64_t max_size);
+  // Remove every entry and zero the counters.
+  void clear();
+
+ private:
+  void mark_unwritable(const std::string& reason);
+  uint64_t remove_lru(uint64_t max_size);  // prune without touching the counters
+
+  fs::path dir_;
+  uint64_t max_size_;
+  bool writable_ = false;
+  std::string unwritable_reason_;  // strerror text of the failure, for the warning
+};
+
+// Where the cache lives: --cache-dir, else the manifest's "cache_dir", else
+// $OFFLOAD_BUILD_CACHE_DIR, else $XDG_CACHE_HOME/offload-build, else
+// ~/.cache/offload-build.
+fs::path default_cache_dir();
+
+// "5G", "500M", "1.5GiB", "1024" (bytes), "64K": sizes for --max-size.
+// Units are binary whatever the spelling: K/KiB/KB = 1024, M = 2^20, G = 2^30,
+// T = 2^40 (case-insensitive); a fraction rounds down to whole bytes.
+Result<uint64_t> parse_size(std::string_view text);
+// "512 B", "12.3 MiB", "5.0 GiB" (binary units, one decimal).
+std::string format_size(uint64_t bytes);
+
+}  // namespace ob::cache

@@ -1,0 +1,36 @@
+// `offload-build cache stats [--json] | clear | prune [--max-size SIZE]`.
+// Each returns the process exit code and prints only to `out`. The caller
+// resolves the directory (--cache-dir, manifest "cache_dir",
+// cache::default_cache_dir()) and the size limit (--max-size, manifest,
+// cache::kDefaultMaxSize).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+
+#include "offload_build/cache/storage.hpp"
+
+namespace ob::cli {
+
+namespace fs = std::filesystem;
+
+// Directory, entries, size / max, hits, misses (by reason), hit rate, corrupt,
+// stores, store failures, evictions. With `json`, one object:
+// {"dir","entries","bytes","max_size","hits","misses","misses_by_reason",
+//  "corrupt","stores","store_failures","evictions"}. Does not create `dir`.
+int cache_stats(const fs::path& dir, bool json, std::ostream& out,
+                uint64_t max_size = cache::kDefaultMaxSize);
+
+// Decode every entry; exit 1 (listing them) when any is corrupt.
+int cache_verify(const fs::path& dir, std::ostream& out);
+
+// Remove every entry and zero the counters.
+int cache_clear(const fs::path& dir, std::ostream& out);
+
+// Evict least-recently-used entries down to `max_size` (default
+// cache::kDefaultMaxSize), and stale temporary files.
+int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out);
+
+}  // namespace ob::cli

@@ -1,0 +1,17 @@
+// `offload-build cargo build|run [CARGO ARGS] [-- PROGRAM ARGS]`: Rust offload
+// on a cargo project. The device pass runs per target as `cargo rustc --lib` with
+// the device cfg, each in its own target dir; the images are packaged and
+// embedded; then `cargo build` links them (and `run` starts the program).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "offload_build/cli/commands.hpp"
+
+namespace ob::cli {
+
+// `args` starts with "build" or "run". Returns the exit code to use.
+Result<int> cargo(const GlobalOptions& options, const std::vector<std::string>& args);
+
+}  // namespace ob::cli

@@ -1,0 +1,97 @@
+// The cargo side of Rust offload (`offload-build cargo build|run`): reading
+// `cargo metadata` and cargo's JSON messages, and the exact argv and environment
+// of the device pass (`cargo rustc --lib` per target, in its own target dir) and
+// of the host pass (`cargo build` told where the embedded images are). Pure:
+// src/cli/cargo_command.cpp runs the commands.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/manifest/target.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob::cargo {
+
+namespace fs = std::filesystem;
+
+using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// The package offload-build builds, from `cargo metadata --no-deps`.
+struct Package {
+  std::string name;
+  std::string id;
+  fs::path manifest_path;
+  std::optional<std::string> lib;     // the library target's crate name: the device crate
+  fs::path lib_root;                  // its crate root (src/lib.rs)
+  std::vector<std::string> bins;
+  fs::path target_directory;
+  std::vector<std::string> targets;   // [package.metadata.offload] targets
+  std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
+};
+
+// Pick the package: `-p NAME` when given, else the one whose Cargo.toml is in
+// `project_dir`, else the only one. Errors name what to pass.
+Result<Package> parse_metadata(std::string_view json, const fs::path& project_dir,
+                               const std::optional<std::string>& package);
+
+// One `compiler-artifact` message of cargo's JSON output.
+struct Artifact {
+  std::string package_id;
+  std::vector<std::string> kinds;      // "lib", "bin", ...
+  std::vector<fs::path> filenames;
+  std::optional<fs::path> executable;
+  bool fresh = false;
+};
+// nullopt for any other line (other messages, text).
+std::optional<Artifact> parse_artifact(std::string_view line);
+// "build-finished" with its success flag; nullopt for any other line.
+std::optional<bool> parse_build_finished(std::string_view line);
+
+// The user's cargo arguments, sorted by who gets them.
+struct UserArgs {
+  std::vector<std::string> all;       // everything, for the host pass
+  std::vector<std::string> shared;    // profile, features, manifest path, lock, verbosity: both passes
+  std::optional<std::string> package;  // -p / --package
+  std::string profile = "dev";        // from --release, -r, --profile
+  bool has_target = false;            // --target given: the host pass keeps it
+};
+UserArgs split_user_args(const std::vector<std::string>& args);
+
+// CARGO_PROFILE_<NAME>_LTO for a profile ("release" -> CARGO_PROFILE_RELEASE_LTO).
+std::string profile_lto_var(const std::string& profile);
+
+// Where the device pass for a target writes: <target dir>/offload-device/<short>.
+fs::path device_target_dir(const Package& p, const Target& t);
+// The device image the pass emits (rustc --emit=KIND=PATH), inside that dir.
+fs::path device_image(const Package& p, const Target& t);
+// Packages and embedded objects: <target dir>/offload/<profile>.
+fs::path offload_dir(const Package& p, const std::string& profile);
+
+struct Invocation {
+  std::vector<std::string> argv;
+  Env env;
+};
+
+// `cargo rustc --lib` for one target with the device cfg, in its own target dir.
+Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
+                       const UserArgs& user, const Target& t);
+
+// `cargo build` with RUSTFLAGS that link the images (`-Zoffload`, clang, the
+// embedded object or host.out) and fat LTO for the profile. `user_rustflags` are
+// the user's own (RUSTFLAGS), kept first.
+Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
+                     const UserArgs& user, const std::vector<Target>& targets,
+                     const std::optional<fs::path>& embedded_object,
+                     const std::optional<fs::path>& native_host_out,
+                     const std::vector<std::string>& user_rustflags);
+
+// FNV-1a 64 of `bytes` as 16 hex digits: names the embedded object by content,
+// so a new kernel changes the host pass's flags and cargo relinks.
+std::string content_hash(std::string_view bytes);
+
+}  // namespace ob::cargo

@@ -1,0 +1,75 @@
+// The rustc (std::offload) frontend: the exact argv of each Rust job, and the
+// flag groups the cargo wrapper hands to `cargo rustc`. Only this file knows
+// rustc's offload flags; the Rust planner and `offload-build cargo` ask it.
+//
+// One crate, two cfgs: the device pass (per target) gets `--cfg <device_cfg>`,
+// the host pass does not. Flavour "test" (rustc without LLVM Offload): the
+// device images are packaged by llvm-offload-binary, embedded into a host object
+// by clang, and linked by the host pass through clang's linker wrapper with
+// -Zoffload=Test. Flavour "native": -Zoffload=Device / -Zoffload=Host=<abs>/host.out.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob::rustc {
+
+namespace fs = std::filesystem;
+
+// The crate name rustc gets: the manifest name with every other character as '_'.
+std::string crate_name(std::string_view name);
+
+// What the device pass emits for a target: an object for the host device (a
+// bitcode image goes straight to ld there), fat-LTO bitcode for a GPU.
+std::string device_crate_type(const Target& target);  // "lib" or "staticlib"
+std::string device_emit_kind(const Target& target);   // "obj" or "llvm-bc"
+std::string device_image_suffix(const Target& target);  // ".o" or ".bc"
+
+// Flags every device pass gets besides --target: cpu, the device cfg, codegen
+// settings, fat LTO for a GPU image (unless `fat_lto` is false: cargo sets it by
+// profile), and -Zoffload=Device in the native flavour.
+std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
+                                              const std::string& device_cfg, const Target& target,
+                                              bool fat_lto = true);
+
+// Flags the host pass needs to link the images: -Zoffload, clang as the linker
+// with --offload-link, the embedded image object (flavour test), CUDA for nvptx
+// images, and libomptarget with its rpath. -Clto=fat is not included.
+std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
+                                         const std::optional<fs::path>& embedded_object,
+                                         const std::optional<fs::path>& native_host_out);
+
+// The manifest's defines as --cfg, link_flags as -Clink-arg=, libs as -l or -Clink-arg=.
+std::vector<std::string> cfg_flags(const Manifest& m);
+std::vector<std::string> user_link_flags(const Manifest& m);
+
+// Paths are written into argv as given (relative to the project directory).
+std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
+                                        const fs::path& crate_root, const Target& target,
+                                        const fs::path& out, const fs::path& depfile);
+
+// An empty LLVM IR module for the package to be embedded into (argv: touch).
+std::vector<std::string> embed_stub(const fs::path& stub);
+
+// clang compiles the empty module with the package in its .llvm.offloading section.
+std::vector<std::string> embed(const Toolchain& tc, const fs::path& stub, const fs::path& package,
+                               const fs::path& out);
+
+// The host pass, which also links: rustc with the host_link_flags, fat LTO.
+std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
+                                   const fs::path& crate_root,
+                                   const std::optional<fs::path>& embedded_object,
+                                   const std::optional<fs::path>& native_host_out,
+                                   const fs::path& out, const fs::path& depfile);
+
+// Before planning a Rust build: find the nightly rustc and its flavour (into
+// tc.rust), print them under -v, and check the crate's kernels. Errors say what
+// to install or change.
+Result<void> prepare(const Manifest& m, Toolchain& tc, bool verbose);
+
+}  // namespace ob::rustc

@@ -1,0 +1,162 @@
+// Shared counters in <dir>/stats.json, merged under an flock on <dir>/stats.lock;
+// clear() (which resets them). Automatic eviction hangs off record().
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "offload_build/cache/storage.hpp"
+
+namespace ob::cache {
+
+namespace {
+
+// record() evicts once this much was stored since the last eviction: a tenth
+// of the limit, so a cache pruned to 90% stays within its limit.
+uint64_t eviction_threshold(uint64_t max_size) { return max_size / 10; }
+uint64_t prune_target(uint64_t max_size) { return max_size / 10 * 9; }
+
+// An exclusive flock on <dir>/stats.lock for this object's lifetime.
+class StatsLock {
+ public:
+  explicit StatsLock(const fs::path& dir) {
+    fd_ = ::open((dir / "stats.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
+  }
+  ~StatsLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  StatsLock(const StatsLock&) = delete;
+  StatsLock& operator=(const StatsLock&) = delete;
+  bool locked() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+uint64_t get_count(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+Counters read_counters(const fs::path& file) {
+  Counters c;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return c;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return c;
+  c.hits = get_count(j, "hits");
+  c.misses = get_count(j, "misses");
+  c.corrupt = get_count(j, "corrupt");
+  c.stores = get_count(j, "stores");
+  c.store_failures = get_count(j, "store_failures");
+  c.evictions = get_count(j, "evictions");
+  c.bytes_stored = get_count(j, "bytes_stored");
+  if (auto it = j.find("misses_by_reason"); it != j.end() && it->is_object()) {
+    for (const auto& [reason, n] : it->items())
+      if (n.is_number_unsigned()) c.misses_by_reason[reason] = n.get<uint64_t>();
+  }
+  return c;
+}
+
+std::string counters_json(const Counters& c) {
+  nlohmann::json j = {
+      {"version", 1},
+      {"hits", c.hits},
+      {"misses", c.misses},
+      {"misses_by_reason", c.misses_by_reason},
+      {"corrupt", c.corrupt},
+      {"stores", c.stores},
+      {"store_failures", c.store_failures},
+      {"evictions", c.evictions},
+      {"bytes_stored", c.bytes_stored},
+  };
+  return j.dump(2) + "\n";
+}
+
+// Temp file + rename, so counters() (which takes no lock) never sees half a file.
+void write_counters(const fs::path& dir, const Counters& c) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  fs::path file = dir / "stats.json";
+  fs::path tmp = dir / fmt::format("stats.json.tmp.{}.{:016x}", ::getpid(), rng());
+  std::string text = counters_json(c);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace
+
+Counters& Counters::operator+=(const Counters& other) {
+  hits += other.hits;
+  misses += other.misses;
+  for (const auto& [reason, n] : other.misses_by_reason) misses_by_reason[reason] += n;
+  corrupt += other.corrupt;
+  stores += other.stores;
+  store_failures += other.store_failures;
+  evictions += other.evictions;
+  bytes_stored += other.bytes_stored;
+  return *this;
+}
+
+void Storage::record(const Counters& delta) {
+  if (!writable_) return;
+  StatsLock lock(dir_);
+  if (!lock.locked()) return;
+  Counters merged = read_counters(dir_ / "stats.json");
+  merged += delta;
+  if (merged.bytes_stored > eviction_threshold(max_size_)) {
+    // Under the lock, so only one process prunes at a time.
+    merged.evictions += remove_lru(prune_target(max_size_));
+    merged.bytes_stored = 0;
+  }
+  write_counters(dir_, merged);
+}
+
+Counters Storage::counters() const { return read_counters(dir_ / "stats.json"); }
+
+void Storage::clear() {
+  if (!writable_) return;
+  std::error_code ec;
+  fs::path v1 = dir_ / "v1";
+  // File by file first, so a concurrent writer making a new shard directory
+  // cannot make the whole removal fail; then the directories.
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(v1, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (!it->is_directory(ec2)) files.push_back(it->path());
+  }
+  for (const auto& f : files) fs::remove(f, ec);
+  fs::remove_all(v1, ec);
+  fs::create_directories(v1, ec);
+  StatsLock lock(dir_);
+  fs::remove(dir_ / "stats.json", ec);
+}
+
+}  // namespace ob::cache

@@ -1,0 +1,229 @@
+// The cache entry format: a self-checking header, then a (usually zstd) payload.
+//
+//   offset size  field
+//        0    8  magic "OBCACHE\0"
+//        8    4  format version, u32 little-endian (kFormatVersion = 1)
+//       12    4  flags, u32 LE: bit 0 = payload is one zstd frame; other bits 0
+//       16    8  payload size uncompressed, u64 LE (<= kMaxPayloadSize)
+//       24    8  stored payload size, u64 LE (== file size - 40)
+//       32    8  XXH3-64 (seed 0) of bytes 0..31 followed by the stored payload
+//       40    -  stored payload
+//
+// Every byte is covered: the magic and version by their own checks (reported
+// as such), the size fields by the exact-length check and the checksum, the
+// checksum field by the comparison itself, the payload by the checksum.
+//
+// The uncompressed payload is: u64 metadata length, metadata bytes, u64 file
+// count, then per file u64 name length, name, u64 data length, data (all LE).
+// It is compressed with zstd (level kZstdLevel) unless that does not make it
+// smaller; then it is stored as is with flag bit 0 clear.
+#include <zstd.h>
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include "offload_build/cache/storage.hpp"
+
+namespace ob::cache {
+
+namespace {
+
+constexpr char kMagic[8] = {'O', 'B', 'C', 'A', 'C', 'H', 'E', '\0'};
+constexpr uint32_t kFlagZstd = 1;
+constexpr int kZstdLevel = 3;
+constexpr size_t kChecksumOffset = 32;
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_blob(std::string& out, std::string_view bytes) {
+  put_u64(out, bytes.size());
+  out.append(bytes);
+}
+uint32_t get_u32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+uint64_t get_u64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+uint64_t checksum(std::string_view header32, std::string_view stored) {
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                        &XXH3_freeState);
+  if (!state) throw std::bad_alloc();
+  XXH3_64bits_reset(state.get());
+  XXH3_64bits_update(state.get(), header32.data(), header32.size());
+  XXH3_64bits_update(state.get(), stored.data(), stored.size());
+  return XXH3_64bits_digest(state.get());
+}
+
+Error bad_payload(const std::string& what) { return Error::failure("bad payload: " + what); }
+
+// Reads the uncompressed payload, every length checked against what is left.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool u64(uint64_t& v) {
+    if (left() < 8) return false;
+    v = get_u64(bytes_.data() + pos_);
+    pos_ += 8;
+    return true;
+  }
+  bool blob(std::string& out) {
+    uint64_t n = 0;
+    if (!u64(n) || n > left()) return false;
+    out.assign(bytes_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t left() const { return bytes_.size() - pos_; }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+Result<Entry> parse_payload(std::string_view raw) {
+  Reader r(raw);
+  Entry entry;
+  uint64_t count = 0;
+  if (!r.blob(entry.metadata)) return bad_payload("metadata runs past the end");
+  if (!r.u64(count)) return bad_payload("file count missing");
+  if (count > r.left() / 16) return bad_payload(fmt::format("{} files cannot fit", count));
+  entry.files.resize(count);
+  for (auto& f : entry.files) {
+    if (!r.blob(f.name) || !r.blob(f.data)) return bad_payload("a file runs past the end");
+  }
+  if (r.left() != 0) return bad_payload(fmt::format("{} unexpected bytes at the end", r.left()));
+  return entry;
+}
+
+// Decompress one zstd frame that must expand to exactly `expected` bytes. The
+// output buffer grows with what is actually produced (never more than
+// expected + 1), so a hostile size field cannot make us allocate up front.
+Result<std::string> decompress(std::string_view stored, uint64_t expected) {
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  if (!dctx) throw std::bad_alloc();
+  ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, 27);  // at most 128 MiB window
+  const uint64_t limit = expected + 1;
+  std::string out;
+  out.resize(static_cast<size_t>(
+      std::min<uint64_t>(limit, std::max<uint64_t>(uint64_t{stored.size()} * 4, 64 << 10))));
+  ZSTD_inBuffer in{stored.data(), stored.size(), 0};
+  size_t produced = 0;
+  for (;;) {
+    ZSTD_outBuffer ob{out.data(), out.size(), produced};
+    size_t ret = ZSTD_decompressStream(dctx.get(), &ob, &in);
+    if (ZSTD_isError(ret)) return bad_payload(std::string("zstd: ") + ZSTD_getErrorName(ret));
+    produced = ob.pos;
+    if (produced > expected) return bad_payload("more data than the header says");
+    if (ret == 0) {
+      if (in.pos != in.size) return bad_payload("data after the compressed frame");
+      break;
+    }
+    if (ob.pos == ob.size) {
+      out.resize(static_cast<size_t>(std::min<uint64_t>(limit, uint64_t{out.size()} * 2)));
+    } else if (in.pos == in.size) {
+      return bad_payload("compressed data ends early");
+    }
+  }
+  if (produced != expected)
+    return bad_payload(fmt::format("{} bytes, the header says {}", produced, expected));
+  out.resize(produced);
+  return out;
+}
+
+}  // namespace
+
+std::string encode_entry(const Entry& entry) {
+  std::string raw;
+  size_t total = 16 + entry.metadata.size();
+  for (const auto& f : entry.files) total += 16 + f.name.size() + f.data.size();
+  raw.reserve(total);
+  put_blob(raw, entry.metadata);
+  put_u64(raw, entry.files.size());
+  for (const auto& f : entry.files) {
+    put_blob(raw, f.name);
+    put_blob(raw, f.data);
+  }
+
+  uint32_t flags = 0;
+  std::string compressed;
+  if (!raw.empty()) {
+    compressed.resize(ZSTD_compressBound(raw.size()));
+    size_t n =
+        ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), kZstdLevel);
+    if (!ZSTD_isError(n) && n < raw.size()) {
+      compressed.resize(n);
+      flags |= kFlagZstd;
+    }
+  }
+  const std::string& stored = (flags & kFlagZstd) ? compressed : raw;
+
+  std::string out;
+  out.reserve(kHeaderSize + stored.size());
+  out.append(kMagic, sizeof kMagic);
+  put_u32(out, kFormatVersion);
+  put_u32(out, flags);
+  put_u64(out, raw.size());
+  put_u64(out, stored.size());
+  put_u64(out, checksum(std::string_view(out.data(), kChecksumOffset), stored));
+  out.append(stored);
+  return out;
+}
+
+Result<Entry> decode_entry(std::string_view bytes) {
+  // The magic first (on what there is of it), so a short foreign file is
+  // "not an entry" and a short entry is "truncated".
+  if (bytes.substr(0, sizeof kMagic) !=
+      std::string_view(kMagic, sizeof kMagic).substr(0, bytes.size()))
+    return Error::failure("not an offload-build cache entry (bad magic)");
+  if (bytes.size() < kHeaderSize)
+    return Error::failure(fmt::format("truncated: {} bytes, shorter than the {}-byte header",
+                                      bytes.size(), kHeaderSize));
+  const char* h = bytes.data();
+  uint32_t version = get_u32(h + 8);
+  if (version != kFormatVersion)
+    return Error::failure(fmt::format("format version {}, expected {}", version, kFormatVersion));
+  uint32_t flags = get_u32(h + 12);
+  uint64_t payload_size = get_u64(h + 16);
+  uint64_t stored_size = get_u64(h + 24);
+  uint64_t stored_checksum = get_u64(h + 32);
+  uint64_t have = bytes.size() - kHeaderSize;
+  if (stored_size > have)
+    return Error::failure(fmt::format(
+        "truncated: the header says {} payload bytes, the file has {}", stored_size, have));
+  if (stored_size < have)
+    return Error::failure(fmt::format(
+        "size mismatch: the header says {} payload bytes, the file has {}", stored_size, have));
+  std::string_view stored = bytes.substr(kHeaderSize);
+  if (checksum(bytes.substr(0, kChecksumOffset), stored) != stored_checksum)
+    return Error::failure("checksum mismatch");
+
+  // Past the checksum the bytes are as written, unless written by hand.
+  if (flags & ~kFlagZstd) return bad_payload(fmt::format("unknown flags {:#x}", flags));
+  if (payload_size > kMaxPayloadSize)
+    return bad_payload(
+        fmt::format("{} bytes is over the {}-byte limit", payload_size, kMaxPayloadSize));
+  if (!(flags & kFlagZstd)) {
+    if (payload_size != stored_size)
+      return bad_payload(fmt::format("uncompressed payload of {} bytes, the header says {}",
+                                     stored_size, payload_size));
+    return parse_payload(stored);
+  }
+  auto raw = decompress(stored, payload_size);
+  if (!raw) return raw.error();
+  return parse_payload(*raw);
+}
+
+}  // namespace ob::cache

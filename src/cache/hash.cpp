@@ -1,0 +1,101 @@
+// SHA-256 via OpenSSL EVP and XXH3 via libxxhash.
+#include "offload_build/cache/hash.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include <openssl/evp.h>
+#include <xxhash.h>
+
+namespace ob::cache {
+
+namespace {
+
+std::string to_hex(const unsigned char* bytes, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+void append_u64(Hasher& h, uint64_t v) {
+  char buf[8];
+  for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  h.update(std::string_view(buf, 8));
+}
+
+// OpenSSL failures here mean memory exhaustion or a broken library: not an
+// expected failure, so they throw (cli::main reports them).
+void check(int ok, const char* what) {
+  if (ok != 1) throw std::runtime_error(std::string("OpenSSL SHA-256 failed in ") + what);
+}
+
+}  // namespace
+
+Hasher::Hasher() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
+  if (!ctx_) throw std::bad_alloc();
+  check(EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr), "EVP_DigestInit_ex");
+}
+
+Hasher::~Hasher() = default;
+Hasher::Hasher(Hasher&&) noexcept = default;
+Hasher& Hasher::operator=(Hasher&&) noexcept = default;
+
+Hasher& Hasher::update(std::string_view bytes) {
+  if (!bytes.empty())
+    check(EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()), "EVP_DigestUpdate");
+  return *this;
+}
+
+Hasher& Hasher::field(std::string_view name, std::string_view value) {
+  append_u64(*this, name.size());
+  update(name);
+  append_u64(*this, value.size());
+  update(value);
+  return *this;
+}
+
+std::string Hasher::hex() const {
+  // Finish a copy so this hasher can go on.
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> copy(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  if (!copy) throw std::bad_alloc();
+  check(EVP_MD_CTX_copy_ex(copy.get(), ctx_.get()), "EVP_MD_CTX_copy_ex");
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  check(EVP_DigestFinal_ex(copy.get(), digest, &len), "EVP_DigestFinal_ex");
+  return to_hex(digest, len);
+}
+
+std::string sha256_hex(std::string_view bytes) { return Hasher().update(bytes).hex(); }
+
+Result<std::string> sha256_file(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::failure("cannot read " + path.string() + ": " + std::strerror(errno));
+  Hasher h;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Error::failure("cannot read " + path.string() + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    h.update(std::string_view(buf, static_cast<size_t>(n)));
+  }
+  ::close(fd);
+  return h.hex();
+}
+
+uint64_t xxh3(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+}  // namespace ob::cache

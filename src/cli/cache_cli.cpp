@@ -1,0 +1,51 @@
+// `offload-build cache stats|clear|prune`: resolve the directory and size the
+// same way a build does, then hand over to cache_command.cpp.
+#include <iostream>
+
+#include "cache_cli.hpp"
+#include "offload_build/cli/cache_command.hpp"
+#include "offload_build/manifest/manifest.hpp"
+
+namespace ob::cli {
+
+void add_cache_commands(CLI::App& app, CacheCli& c) {
+  c.command = app.add_subcommand("cache", "Show or manage the kernel cache");
+  c.command->require_subcommand(1);
+  c.command->fallthrough();
+  c.stats = c.command->add_subcommand("stats", "Hits, misses by reason, entries, size, evictions");
+  c.stats->add_flag("--json", c.json, "Print one JSON object");
+  c.clear = c.command->add_subcommand("clear", "Remove every entry and zero the counters");
+  c.prune = c.command->add_subcommand("prune", "Evict least-recently-used entries");
+  c.prune->add_option("--max-size", c.max_size, "Size to prune to, e.g. 500M, 5G (default: the "
+                                                "manifest's cache_max_size, else 5G)")
+      ->option_text("SIZE");
+  c.verify = c.command->add_subcommand("verify", "Decode every entry and report corrupt ones");
+  for (auto* sub : {c.stats, c.clear, c.prune, c.verify}) sub->fallthrough();
+}
+
+Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
+  // A manifest in -C DIR may name the cache directory and its size.
+  std::optional<fs::path> manifest_dir;
+  std::optional<uint64_t> manifest_size;
+  const fs::path file = o.manifest ? (o.manifest->is_absolute() ? *o.manifest : o.directory / *o.manifest)
+                                   : o.directory / "offload.json";
+  if (fs::exists(file)) {
+    auto m = load_manifest(file);
+    if (!m) return m.error();
+    manifest_dir = m->cache_dir;
+    manifest_size = m->cache_max_size;
+  }
+  const fs::path dir = cache_dir_for(o, manifest_dir);
+  if (*c.stats) return cache_stats(dir, c.json, std::cout, manifest_size.value_or(cache::kDefaultMaxSize));
+  if (*c.clear) return cache_clear(dir, std::cout);
+  if (*c.verify) return cache_verify(dir, std::cout);
+  std::optional<uint64_t> limit = manifest_size;
+  if (c.max_size) {
+    auto parsed = cache::parse_size(*c.max_size);
+    if (!parsed) return Error::usage("--max-size " + *c.max_size + ": " + parsed.error().message);
+    limit = *parsed;
+  }
+  return cache_prune(dir, limit, std::cout);
+}
+
+}  // namespace ob::cli

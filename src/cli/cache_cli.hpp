@@ -1,0 +1,25 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "offload_build/cli/commands.hpp"
+
+namespace ob::cli {
+
+struct CacheCli {
+  CLI::App* command = nullptr;
+  CLI::App* stats = nullptr;
+  CLI::App* clear = nullptr;
+  CLI::App* prune = nullptr;
+  CLI::App* verify = nullptr;
+  bool json = false;
+  std::optional<std::string> max_size;
+};
+
+void add_cache_commands(CLI::App& app, CacheCli& cache);
+Result<int> run_cache_command(const GlobalOptions& options, const CacheCli& cache);
+
+}  // namespace ob::cli

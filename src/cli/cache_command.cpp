@@ -1,0 +1,122 @@
+// The `cache` subcommands: stats, clear, prune.
+#include "offload_build/cli/cache_command.hpp"
+
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ob::cli {
+
+namespace {
+
+void row(std::ostream& out, std::string_view label, std::string_view value) {
+  out << fmt::format("{:<18}{}\n", label, value);
+}
+
+// The cache for clear/prune: nullopt (after saying why) when there is nothing
+// to change or it cannot be changed; `code` is then the exit code.
+std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limit,
+                                              std::string_view verb, std::ostream& out,
+                                              int& code) {
+  std::error_code ec;
+  code = exit_code::ok;
+  if (!fs::exists(dir, ec)) {
+    out << fmt::format("cache directory {} does not exist; nothing to {}\n", dir.string(), verb);
+    return std::nullopt;
+  }
+  std::optional<cache::Storage> storage(std::in_place, dir, limit);
+  if (!storage->writable()) {
+    out << fmt::format("offload-build: error: cache directory {} is not writable; nothing removed\n",
+                       storage->dir().string());
+    code = exit_code::failure;
+    return std::nullopt;
+  }
+  return storage;
+}
+
+}  // namespace
+
+int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_size) {
+  // Looking must not create the directory.
+  std::error_code ec;
+  cache::Counters c;
+  cache::Usage u;
+  fs::path shown = fs::absolute(dir, ec).lexically_normal();
+  if (ec) shown = dir;
+  if (fs::exists(dir, ec)) {
+    cache::Storage storage(dir, max_size);
+    c = storage.counters();
+    u = storage.usage();
+  }
+  if (json) {
+    nlohmann::json j = {
+        {"dir", shown.string()},
+        {"entries", u.entries},
+        {"bytes", u.bytes},
+        {"max_size", max_size},
+        {"hits", c.hits},
+        {"misses", c.misses},
+        {"misses_by_reason", c.misses_by_reason},
+        {"corrupt", c.corrupt},
+        {"stores", c.stores},
+        {"store_failures", c.store_failures},
+        {"evictions", c.evictions},
+    };
+    out << j.dump() << "\n";
+    return exit_code::ok;
+  }
+  row(out, "cache directory", shown.string());
+  row(out, "entries", std::to_string(u.entries));
+  row(out, "size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
+  row(out, "hits", std::to_string(c.hits));
+  row(out, "misses", std::to_string(c.misses));
+  for (const auto& [reason, n] : c.misses_by_reason) row(out, "  " + reason, std::to_string(n));
+  uint64_t lookups = c.hits + c.misses;
+  row(out, "hit rate",
+      lookups ? fmt::format("{:.1f}%", 100.0 * double(c.hits) / double(lookups)) : "-");
+  row(out, "corrupt entries", std::to_string(c.corrupt));
+  row(out, "stores", std::to_string(c.stores));
+  row(out, "store failures", std::to_string(c.store_failures));
+  row(out, "evictions", std::to_string(c.evictions));
+  return exit_code::ok;
+}
+
+int cache_clear(const fs::path& dir, std::ostream& out) {
+  int code;
+  auto storage = open_for_change(dir, cache::kDefaultMaxSize, "clear", out, code);
+  if (!storage) return code;
+  cache::Usage before = storage->usage();
+  storage->clear();
+  out << fmt::format("cleared {}: removed {} entries ({})\n", storage->dir().string(),
+                     before.entries, cache::format_size(before.bytes));
+  return exit_code::ok;
+}
+
+int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out) {
+  uint64_t limit = max_size.value_or(cache::kDefaultMaxSize);
+  int code;
+  auto opened = open_for_change(dir, limit, "prune", out, code);
+  if (!opened) return code;
+  cache::Storage& storage = *opened;
+  cache::Usage before = storage.usage();
+  uint64_t removed = storage.prune(limit);
+  cache::Usage after = storage.usage();
+  out << fmt::format(
+      "pruned {} to {}: removed {} entries ({}); {} entries ({}) remain\n", storage.dir().string(),
+      cache::format_size(limit), removed,
+      cache::format_size(before.bytes > after.bytes ? before.bytes - after.bytes : 0),
+      after.entries, cache::format_size(after.bytes));
+  return exit_code::ok;
+}
+
+int cache_verify(const fs::path& dir, std::ostream& out) {
+  const cache::Storage storage(dir);
+  const auto v = storage.verify();
+  for (const auto& bad : v.corrupt) out << "corrupt: " << bad << '\n';
+  out << "cache " << dir.string() << ": " << v.entries << " entries, " << v.corrupt.size()
+      << " corrupt\n";
+  return v.corrupt.empty() ? 0 : 1;
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,213 @@
+// `offload-build cargo build|run`: the two passes through cargo (see cargo_command.hpp).
+#include "offload_build/cli/cargo_command.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "cargo_run.hpp"
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/rust_kernels.hpp"
+#include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+using cargo_run::run_cargo;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<std::vector<Target>> offload_targets(const GlobalOptions& o, const cargo::Package& pkg) {
+  std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
+  if (spellings.empty()) spellings = {"host"};
+  std::vector<Target> out;
+  for (const auto& s : spellings)
+    for (const auto& one : util::split(s, ',')) {
+      auto t = resolve_target(one);
+      if (!t) return Error::usage((o.targets.empty() ? "[package.metadata.offload] targets " : "--target ") +
+                                  one + ": " + t.error().message);
+      if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+    }
+  return out;
+}
+
+// Everything `cargo` needs, found once.
+struct Session {
+  const GlobalOptions& o;
+  fs::path dir;
+  Toolchain tc;
+  fs::path cargo_bin;
+  cargo::UserArgs user;
+  cargo::Package pkg;
+  std::vector<Target> targets;
+  size_t step = 0, steps = 0;
+
+  void progress(const std::string& what, const std::string& note = "") {
+    std::cerr << fmt::format("[{}/{}] {}{}\n", ++step, steps, what, note) << std::flush;
+  }
+  // Run (or, for --dry-run, print) a plain tool.
+  Result<void> tool(const std::vector<std::string>& argv, const std::string& what) {
+    if (o.dry_run) {
+      std::cout << util::shell_join(argv) << '\n';
+      return {};
+    }
+    progress(what);
+    return cargo_run::run_tool(argv, dir, what);
+  }
+};
+
+Result<Session> open_session(const GlobalOptions& o, const std::vector<std::string>& cargo_args) {
+  std::error_code ec;
+  if (!fs::is_directory(o.directory, ec))
+    return Error::usage("-C " + o.directory.string() + ": no such directory");
+  auto tc = find_toolchain(std::nullopt);
+  if (!tc) return tc.error();
+  auto rust = rust::find_rust_toolchain(std::nullopt);
+  if (!rust) return rust.error();
+  tc->rust = *rust;
+  if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
+  Session s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
+            cargo::split_user_args(cargo_args), {}, {}};
+  std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--no-deps", "--offline"};
+  for (size_t i = 0; i < cargo_args.size(); ++i)
+    if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
+      meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
+  auto out = exec::capture(Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
+  if (!out) return out.error();
+  if (out->exit_code != 0)
+    return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
+  auto pkg = cargo::parse_metadata(out->out, s.dir, s.user.package);
+  if (!pkg) return pkg.error();
+  s.pkg = *pkg;
+  if (!s.pkg.lib) {
+    return Error::usage(fmt::format(
+        "package {} has no library target: the device pass compiles the crate that holds the "
+        "kernels as a library (src/lib.rs) with --cfg {}; move the kernels and the code that "
+        "launches them into src/lib.rs and keep fn main in src/main.rs (see examples/rust-cargo)",
+        s.pkg.name, s.pkg.device_cfg));
+  }
+  auto targets = offload_targets(o, s.pkg);
+  if (!targets) return targets.error();
+  s.targets = *targets;
+  const rust::CrateScan scan = rust::scan_crate(s.pkg.lib_root);
+  OB_TRY(rust::check_crate(scan, s.pkg.device_cfg, s.dir));
+  OB_TRY(rust::check_device_core(scan, s.targets, rust->sysroot(), s.pkg.device_cfg));
+  s.steps = s.targets.size() + (s.tc.rust->flavour == rust::Flavour::Native ? 2 : 4);
+  return s;
+}
+
+// One device pass through cargo; reruns it from scratch if cargo thinks it is
+// fresh but the image is gone.
+Result<void> device_pass(Session& s, const Target& t) {
+  const auto inv = cargo::device_pass(s.cargo_bin, s.tc, s.pkg, s.user, t);
+  if (s.o.dry_run) {
+    std::cout << cargo_run::display(inv) << '\n';
+    return {};
+  }
+  const fs::path image = cargo::device_image(s.pkg, t);
+  fs::create_directories(image.parent_path());
+  for (int attempt = 0;; ++attempt) {
+    auto out = run_cargo(inv, s.dir);
+    if (!out) return out.error();
+    if (out->exit_code != 0)
+      return Error::failure(fmt::format("the device pass for target {} failed (cargo's messages above say why)\n  command: {}",
+                                        t.short_name(), cargo_run::display(inv)));
+    bool fresh = false;
+    for (const auto& m : out->messages)
+      if (auto a = cargo::parse_artifact(m); a && a->package_id == s.pkg.id) fresh = a->fresh;
+    if (fs::exists(image)) {
+      s.progress(fmt::format("device {} {}", t.short_name(), s.pkg.name), fresh ? " (fresh)" : "");
+      return {};
+    }
+    if (attempt > 0) return Error::failure(fmt::format("cargo's device pass for {} wrote no {}", t.short_name(), image.string()));
+    OB_TRY(cargo_run::run_tool({s.cargo_bin.string(), "clean", "-p", s.pkg.name, "--target", t.triple, "--target-dir",
+                                cargo::device_target_dir(s.pkg, t).string()},
+                               s.dir, "cargo clean"));
+  }
+}
+
+}  // namespace
+
+Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) {
+  exec::set_echo_policy({o.verbose, nullptr});
+  if (args.empty() || (args[0] != "build" && args[0] != "run"))
+    return Error::usage("offload-build cargo runs cargo build or cargo run: write `offload-build cargo "
+                        "build [--release] [CARGO ARGS]` or `offload-build cargo run [CARGO ARGS] [-- ARGS]`");
+  const bool run = args[0] == "run";
+  auto dash = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> cargo_args(args.begin() + 1, dash);
+  const std::vector<std::string> program_args(dash == args.end() ? dash : dash + 1, args.end());
+
+  auto session = open_session(o, cargo_args);
+  if (!session) return session.error();
+  Session& s = *session;
+  const bool native = s.tc.rust->flavour == rust::Flavour::Native;
+  if (o.dry_run) std::cout << "cd " << util::shell_quote(s.dir.string()) << '\n';
+
+  std::vector<clang_openmp::Image> images;
+  for (const auto& t : s.targets) {
+    OB_TRY(device_pass(s, t));
+    images.push_back({cargo::device_image(s.pkg, t), t});
+  }
+  const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
+  if (!o.dry_run) fs::create_directories(off);
+  const fs::path package = off / (*s.pkg.lib + ".offload");
+  OB_TRY(s.tool(clang_openmp::package(s.tc, images, package), "package " + s.pkg.name));
+  const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(read_all(package));
+  std::optional<fs::path> embedded, host_out;
+  if (native) {
+    host_out = off / ("native-" + hash) / "host.out";  // -Zoffload=Host= wants this name
+    if (!o.dry_run) {
+      fs::create_directories(host_out->parent_path());
+      fs::copy_file(package, *host_out, fs::copy_options::overwrite_existing);
+    }
+  } else {
+    const fs::path stub = off / "offload-stub.ll";
+    OB_TRY(s.tool(rustc::embed_stub(stub), "package " + stub.filename().string()));
+    embedded = off / ("devimg-" + hash + ".o");  // a new image changes the host flags: cargo relinks
+    OB_TRY(s.tool(rustc::embed(s.tc, stub, package, *embedded), "host " + s.pkg.name));
+    std::error_code ec;
+    for (fs::directory_iterator it(off, ec), end; !o.dry_run && !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (util::starts_with(name, "devimg-") && it->path() != *embedded) fs::remove(it->path(), ec);
+    }
+  }
+
+  const auto host = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets, embedded, host_out,
+                                     cargo_run::user_rustflags());
+  if (o.dry_run) {
+    std::cout << cargo_run::display(host) << '\n' << std::flush;
+    return exit_code::ok;
+  }
+  s.progress("link " + s.pkg.name);
+  auto out = run_cargo(host, s.dir);
+  if (!out) return out.error();
+  if (out->exit_code != 0)
+    return Error::failure("the host pass failed (cargo's messages above say why)\n  command: " + cargo_run::display(host));
+  std::vector<fs::path> programs;
+  for (const auto& m : out->messages)
+    if (auto a = cargo::parse_artifact(m); a && a->executable && a->package_id == s.pkg.id) programs.push_back(*a->executable);
+  for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
+  if (!run) return exit_code::ok;
+  if (programs.size() != 1)
+    return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
+  Command prog{{programs.front().string()}, {}, {}};
+  prog.argv.insert(prog.argv.end(), program_args.begin(), program_args.end());
+  if (!std::getenv("OMP_TARGET_OFFLOAD")) prog.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
+  auto pid = exec::spawn(prog);
+  if (!pid) return pid.error();
+  return exec::wait_exit_code(*pid);
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,133 @@
+// The plan for a Rust crate: one device pass per target (rustc --cfg <device_cfg>),
+// the images packaged and embedded into a host object, and the host pass, which
+// also links. Each device pass writes rustc's dep-info of what it read under the
+// device cfg, so a module only the host compiles never reruns a device pass.
+#include <algorithm>
+
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/rustc.hpp"
+
+namespace ob {
+
+namespace {
+
+// build/obj/<crate root relative to the project, ".." made safe>
+fs::path crate_stem(const Manifest& m, const fs::path& root) {
+  fs::path rel = root.lexically_relative(m.project_dir), safe;
+  for (const auto& part : rel) safe /= (part == ".." ? fs::path("__") : part);
+  if (rel.empty()) safe = root.filename();
+  return m.build_dir / "obj" / safe;
+}
+
+fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
+  return stem.parent_path() / (stem.filename().string() + suffix);
+}
+
+// What the host pass's link runs besides rustc: clang and its linker wrapper, the
+// system linker, and each GPU family's device linker.
+std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc) {
+  std::vector<fs::path> tools{tc.clang, tc.linker_wrapper, "/usr/bin/ld"};
+  for (const auto& t : m.targets) {
+    if (t.family() == TargetFamily::Nvptx && tc.cuda_path) {
+      tools.push_back(*tc.cuda_path / "bin/ptxas");
+      tools.push_back(*tc.cuda_path / "bin/nvlink");
+    }
+    if (t.family() == TargetFamily::Amdgcn) tools.push_back(tc.root / "bin/ld.lld");
+  }
+  std::sort(tools.begin(), tools.end());
+  tools.erase(std::unique(tools.begin(), tools.end()), tools.end());
+  return tools;
+}
+
+}  // namespace
+
+Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
+  Plan plan;
+  plan.cwd = m.project_dir;
+  plan.program = m.program_path();
+  plan.build_dir = m.build_dir;
+  auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
+  auto add = [&](Job job) {
+    job.id = plan.jobs.size();
+    job.unit = 1;  // one crate: the device, package and host jobs share kernel names
+    plan.jobs.push_back(std::move(job));
+    return plan.jobs.back().id;
+  };
+  const fs::path root = m.sources.front().path;
+  const fs::path stem = crate_stem(m, root);
+  const bool native = tc.rust->flavour == rust::Flavour::Native;
+  plan.directories = {stem.parent_path(), plan.program.parent_path()};
+
+  std::vector<JobId> device_jobs;
+  std::vector<clang_openmp::Image> images;
+  for (const auto& target : m.targets) {
+    const std::string tag = "." + target.short_name();
+    const fs::path out = with_suffix(stem, tag + rustc::device_image_suffix(target));
+    const fs::path dep = with_suffix(stem, tag + ".d");
+    Job job;
+    job.kind = JobKind::DeviceCompile;
+    job.target = target;
+    job.source = root;
+    job.argv = rustc::device_compile(tc, m, rel(root), target, rel(out), rel(dep));
+    job.inputs = {root};
+    job.outputs = {out};
+    job.depfile = dep;
+    device_jobs.push_back(add(std::move(job)));
+    images.push_back({rel(out), target});
+  }
+
+  // The native flavour's -Zoffload=Host= wants the package as <absolute dir>/host.out.
+  const fs::path pkg = native ? stem.parent_path() / "host.out" : with_suffix(stem, ".offload");
+  Job pack;
+  pack.kind = JobKind::Package;
+  pack.source = root;
+  pack.argv = clang_openmp::package(tc, images, rel(pkg));
+  for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
+  pack.outputs = {pkg};
+  pack.deps = device_jobs;
+  JobId last = add(std::move(pack));
+
+  std::optional<fs::path> embedded;
+  if (!native) {
+    const fs::path stub = m.build_dir / "obj" / "offload-stub.ll";
+    Job empty;
+    empty.kind = JobKind::Package;
+    empty.source = stub;
+    empty.argv = rustc::embed_stub(rel(stub));
+    empty.outputs = {stub};
+    plan.directories.push_back(stub.parent_path());
+    JobId stub_id = add(std::move(empty));
+
+    embedded = with_suffix(stem, ".devimg.o");
+    Job embed;
+    embed.kind = JobKind::HostCompile;
+    embed.source = root;
+    embed.argv = rustc::embed(tc, rel(stub), rel(pkg), rel(*embedded));
+    embed.inputs = {stub, pkg};
+    embed.outputs = {*embedded};
+    embed.deps = {stub_id, last};
+    last = add(std::move(embed));
+  }
+
+  const fs::path host_dep = with_suffix(stem, ".host.d");
+  Job link;
+  link.kind = JobKind::Link;
+  link.source = root;
+  link.argv = rustc::host_link(tc, m, rel(root), embedded ? std::optional(rel(*embedded)) : std::nullopt,
+                               native ? std::optional(pkg) : std::nullopt, rel(plan.program),
+                               rel(host_dep));
+  link.inputs = {root, embedded.value_or(pkg)};
+  link.outputs = {plan.program};
+  link.depfile = host_dep;
+  link.tools = link_tools(m, tc);
+  link.deps = {last};
+  add(std::move(link));
+
+  std::sort(plan.directories.begin(), plan.directories.end());
+  plan.directories.erase(std::unique(plan.directories.begin(), plan.directories.end()),
+                         plan.directories.end());
+  return plan;
+}
+
+}  // namespace ob

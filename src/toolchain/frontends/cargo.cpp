@@ -1,0 +1,206 @@
+#include "offload_build/toolchain/frontends/cargo.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cargo {
+
+namespace {
+
+using nlohmann::json;
+
+bool has_kind(const json& target, std::string_view kind) {
+  for (const auto& k : target.value("kind", json::array()))
+    if (k.is_string() && k.get<std::string>() == kind) return true;
+  return false;
+}
+
+Result<Package> read_package(const json& pkg, const fs::path& target_dir) {
+  Package p;
+  p.name = pkg.value("name", "");
+  p.id = pkg.value("id", "");
+  p.manifest_path = pkg.value("manifest_path", "");
+  p.target_directory = target_dir;
+  for (const auto& t : pkg.value("targets", json::array())) {
+    if (has_kind(t, "lib") || has_kind(t, "rlib") || has_kind(t, "staticlib") || has_kind(t, "cdylib")) {
+      p.lib = rustc::crate_name(t.value("name", p.name));
+      p.lib_root = t.value("src_path", "");
+    }
+    if (has_kind(t, "bin")) p.bins.push_back(t.value("name", ""));
+  }
+  const json meta = pkg.value("metadata", json::object());
+  const json offload = meta.is_object() ? meta.value("offload", json::object()) : json::object();
+  if (!offload.is_object())
+    return Error::usage(fmt::format("{}: [package.metadata.offload] must be a table", p.manifest_path.string()));
+  for (const auto& t : offload.value("targets", json::array()))
+    if (t.is_string()) p.targets.push_back(t.get<std::string>());
+  if (offload.contains("device_cfg") && offload["device_cfg"].is_string())
+    p.device_cfg = offload["device_cfg"].get<std::string>();
+  return p;
+}
+
+}  // namespace
+
+Result<Package> parse_metadata(std::string_view text, const fs::path& project_dir,
+                               const std::optional<std::string>& package) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    return Error::failure(std::string("cannot read `cargo metadata` output: ") + e.what());
+  }
+  const fs::path target_dir = root.value("target_directory", "");
+  std::vector<json> pkgs;
+  for (const auto& p : root.value("packages", json::array())) pkgs.push_back(p);
+  const json* chosen = nullptr;
+  std::vector<std::string> names;
+  for (const auto& p : pkgs) {
+    names.push_back(p.value("name", ""));
+    const fs::path dir = fs::path(p.value("manifest_path", "")).parent_path();
+    if (package ? p.value("name", "") == *package : dir.lexically_normal() == project_dir.lexically_normal())
+      chosen = &p;
+  }
+  if (!chosen && !package && pkgs.size() == 1) chosen = &pkgs.front();
+  if (!chosen) {
+    return Error::usage(package ? fmt::format("no package \"{}\" in this workspace; packages: {}", *package,
+                                              util::join(names, ", "))
+                                : fmt::format("which package? pass -p NAME (packages: {})", util::join(names, ", ")));
+  }
+  return read_package(*chosen, target_dir);
+}
+
+std::optional<Artifact> parse_artifact(std::string_view line) {
+  if (line.find("\"compiler-artifact\"") == std::string_view::npos) return std::nullopt;
+  json m = json::parse(line, nullptr, false);
+  if (!m.is_object() || m.value("reason", "") != "compiler-artifact") return std::nullopt;
+  Artifact a;
+  a.package_id = m.value("package_id", "");
+  const json target = m.value("target", json::object());
+  for (const auto& k : target.value("kind", json::array()))
+    if (k.is_string()) a.kinds.push_back(k.get<std::string>());
+  for (const auto& f : m.value("filenames", json::array()))
+    if (f.is_string()) a.filenames.emplace_back(f.get<std::string>());
+  if (m.contains("executable") && m["executable"].is_string()) a.executable = m["executable"].get<std::string>();
+  a.fresh = m.value("fresh", false);
+  return a;
+}
+
+std::optional<bool> parse_build_finished(std::string_view line) {
+  if (line.find("\"build-finished\"") == std::string_view::npos) return std::nullopt;
+  json m = json::parse(line, nullptr, false);
+  if (!m.is_object() || m.value("reason", "") != "build-finished") return std::nullopt;
+  return m.value("success", false);
+}
+
+UserArgs split_user_args(const std::vector<std::string>& args) {
+  UserArgs u;
+  u.all = args;
+  static const std::vector<std::string> shared_flags = {
+      "--release", "-r", "--all-features", "--no-default-features", "--locked", "--frozen",
+      "--offline", "-q", "--quiet", "-v", "-vv", "--verbose"};
+  static const std::vector<std::string> shared_with_value = {"--profile", "--features", "-F",
+                                                            "--manifest-path", "--config", "-Z"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const std::string name = a.substr(0, a.find('='));
+    const bool joined = a.find('=') != std::string::npos;
+    const std::string value = joined ? a.substr(a.find('=') + 1) : (i + 1 < args.size() ? args[i + 1] : "");
+    if (a == "--release" || a == "-r") u.profile = "release";
+    if (name == "--profile") u.profile = value;
+    if (name == "--target") u.has_target = true;
+    if (name == "-p" || name == "--package") u.package = value;
+    if (std::find(shared_flags.begin(), shared_flags.end(), a) != shared_flags.end()) {
+      u.shared.push_back(a);
+    } else if (std::find(shared_with_value.begin(), shared_with_value.end(), name) != shared_with_value.end()) {
+      u.shared.push_back(a);
+      if (!joined && i + 1 < args.size()) u.shared.push_back(args[++i]);
+    } else if (!joined && (name == "--target" || name == "-p" || name == "--package") && i + 1 < args.size()) {
+      ++i;  // its value is not a flag of its own
+    }
+  }
+  return u;
+}
+
+std::string profile_lto_var(const std::string& profile) {
+  std::string up;
+  for (char c : profile) up += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "CARGO_PROFILE_" + up + "_LTO";
+}
+
+fs::path device_target_dir(const Package& p, const Target& t) {
+  return p.target_directory / "offload-device" / t.short_name();
+}
+
+fs::path device_image(const Package& p, const Target& t) {
+  return device_target_dir(p, t) / "offload" /
+         (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
+}
+
+fs::path offload_dir(const Package& p, const std::string& profile) {
+  return p.target_directory / "offload" / profile;
+}
+
+Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
+                       const UserArgs& user, const Target& t) {
+  Invocation inv;
+  inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
+              "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
+              "--message-format=json-render-diagnostics"};
+  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
+    inv.argv.push_back("--offline");
+  inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
+  inv.argv.push_back("--");
+  // Fat LTO for a GPU image comes from the profile (cargo then embeds bitcode).
+  for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
+    inv.argv.push_back(f);
+  inv.argv.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
+  inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_image(p, t).string());
+  inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"}};
+  if (t.is_gpu()) inv.env.emplace_back(profile_lto_var(user.profile), "fat");
+  return inv;
+}
+
+Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
+                     const UserArgs& user, const std::vector<Target>& targets,
+                     const std::optional<fs::path>& embedded_object,
+                     const std::optional<fs::path>& native_host_out,
+                     const std::vector<std::string>& user_rustflags) {
+  Invocation inv;
+  inv.argv = {cargo.string(), "build", "--message-format=json-render-diagnostics"};
+  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
+    inv.argv.push_back("--offline");
+  // An explicit host target keeps these flags off build scripts and proc macros.
+  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(kHostTriple)});
+  if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
+  inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
+  std::vector<std::string> flags = user_rustflags;
+  flags.push_back("-Clto=fat");  // -Zoffload needs it in every crate that launches kernels
+  flags.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
+  for (const auto& f : rustc::host_link_flags(tc, targets, embedded_object, native_host_out)) flags.push_back(f);
+  // RUSTFLAGS reads best (-v, --dry-run); the encoded form only when a flag has a space.
+  const bool spaces = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+    return f.find_first_of(" \t") != std::string::npos;
+  });
+  inv.env = {{"RUSTC", tc.rust->rustc.string()},
+             {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(flags, spaces ? "\x1f" : " ")},
+             {spaces ? "RUSTFLAGS" : "CARGO_ENCODED_RUSTFLAGS", std::nullopt},
+             {profile_lto_var(user.profile), "fat"}};
+  return inv;
+}
+
+std::string content_hash(std::string_view bytes) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace ob::cargo

@@ -1,0 +1,164 @@
+// The pre-compile check of a Rust offload crate: follow its module files, then
+// compare device kernels, host declarations and launches (see rust_kernels.hpp).
+#include "offload_build/toolchain/frontends/rust_kernels.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+
+namespace ob::rust {
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string shown(const fs::path& file, const fs::path& project_dir) {
+  fs::path rel = file.lexically_relative(project_dir);
+  return (rel.empty() || *rel.begin() == "..") ? file.string() : rel.string();
+}
+
+std::string where(const fs::path& file, int line, const fs::path& project_dir) {
+  return fmt::format("{}:{}", shown(file, project_dir), line);
+}
+
+// cfg names every crate may test; never a misspelt device cfg.
+bool is_common_cfg(const std::string& n) {
+  static const std::set<std::string> common = {"test", "debug_assertions", "unix", "windows", "doc",
+                                               "docsrs", "miri", "target_thread_local", "panic"};
+  return common.count(n) > 0;
+}
+
+const FnItem* find(const std::vector<FnItem>& fns, const std::string& name) {
+  auto it = std::find_if(fns.begin(), fns.end(), [&](const FnItem& f) { return f.name == name; });
+  return it == fns.end() ? nullptr : &*it;
+}
+
+bool is_pointer_param(const std::string& param) {
+  const size_t colon = param.find(':');
+  return colon != std::string::npos && param.find_first_not_of(' ', colon + 1) != std::string::npos &&
+         param[param.find_first_not_of(' ', colon + 1)] == '*';
+}
+
+}  // namespace
+
+CrateScan scan_crate(const fs::path& crate_root) {
+  CrateScan scan;
+  std::vector<std::pair<fs::path, bool>> todo{{crate_root, true}};  // file, owns its directory
+  while (!todo.empty()) {
+    auto [file, owns_dir] = todo.back();
+    todo.pop_back();
+    if (std::find(scan.files.begin(), scan.files.end(), file) != scan.files.end()) continue;
+    scan.files.push_back(file);
+    const fs::path dir = owns_dir ? file.parent_path() : file.parent_path() / file.stem();
+    for (const ModDecl& m : scan_text(read_text(file), file, scan)) {
+      std::error_code ec;
+      if (!m.path_attr.empty()) {
+        const fs::path p = (file.parent_path() / m.path_attr).lexically_normal();
+        if (fs::is_regular_file(p, ec)) todo.push_back({p, p.filename() == "mod.rs"});
+        else scan.complete = false;
+      } else if (fs::is_regular_file(dir / (m.name + ".rs"), ec)) {
+        todo.push_back({dir / (m.name + ".rs"), false});
+      } else if (fs::is_regular_file(dir / m.name / "mod.rs", ec)) {
+        todo.push_back({dir / m.name / "mod.rs", true});
+      } else {
+        scan.complete = false;
+      }
+    }
+  }
+  return scan;
+}
+
+Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs::path& project_dir) {
+  // Device kernels: marked as such, or defined with a body and launched by name.
+  std::vector<const FnItem*> kernels;
+  for (const auto& f : scan.functions) {
+    const bool launched = std::any_of(scan.launches.begin(), scan.launches.end(),
+                                      [&](const Launch& l) { return l.kernel == f.name; });
+    if (f.offload_kernel || launched) kernels.push_back(&f);
+  }
+  if (kernels.empty() && scan.launches.empty()) return {};
+  auto fail = [](std::string msg) { return Error::failure(std::move(msg)); };
+
+  if (!scan.cfg_names.count(cfg)) {
+    std::vector<std::string> others;
+    for (const auto& n : scan.cfg_names)
+      if (!is_common_cfg(n)) others.push_back(n);
+    std::string hint;
+    if (others.size() == 1)
+      hint = fmt::format(" (it tests cfg({0}) instead: rename that to {1}, or set \"device_cfg\": "
+                         "\"{0}\" in offload.json)", others.front(), cfg);
+    const int line = kernels.empty() ? scan.launches.front().line : kernels.front()->line;
+    const fs::path& file = kernels.empty() ? scan.launches.front().file : kernels.front()->file;
+    return fail(fmt::format(
+        "{}: error: the crate never tests cfg({}), the cfg offload-build sets for the device pass "
+        "only{}; without that split both passes compile the same code. Put the device side (the "
+        "kernels, #![no_std]) under #[cfg({})] and the host side (fn main, the kernels' extern "
+        "declarations, the launches) under #[cfg(not({}))]",
+        where(file, line, project_dir), cfg, hint, cfg, cfg));
+  }
+  for (const FnItem* k : kernels) {
+    const std::string at = where(k->file, k->line, project_dir);
+    if (!k->no_mangle) {
+      return fail(fmt::format(
+          "{}: error: device kernel `{}` has no #[unsafe(no_mangle)]: rustc would mangle its "
+          "symbol, so the host's launch of `{}` would find no such kernel in the device image and "
+          "fail at run time; add #[unsafe(no_mangle)] above it",
+          at, k->name, k->name));
+    }
+    const FnItem* decl = find(scan.foreign, k->name);
+    if (!decl) {
+      return fail(fmt::format(
+          "{}: error: device kernel `{}` has no host declaration: the host pass launches it "
+          "through `unsafe extern \"C\" {{ fn {}(...); }}` under #[cfg(not({}))], declaring the "
+          "kernel's parameters without the leading launch-environment pointer",
+          at, k->name, k->name, cfg));
+    }
+    if (k->params.size() != decl->params.size() + 1 || !is_pointer_param(k->params.front())) {
+      return fail(fmt::format(
+          "{}: error: device kernel `{}` takes {} parameter(s) and its host declaration ({}) "
+          "takes {}: the offload runtime passes a launch-environment pointer before the kernel's "
+          "own arguments, so the device kernel needs it first, e.g. `fn {}(_dyn_ptr: *mut u8, "
+          "...)`, while the host's extern declaration leaves it out (without it the program "
+          "crashes when the kernel runs)",
+          at, k->name, k->params.size(), where(decl->file, decl->line, project_dir),
+          decl->params.size(), k->name));
+    }
+  }
+  for (const Launch& l : scan.launches) {
+    const bool defined = std::any_of(kernels.begin(), kernels.end(),
+                                     [&](const FnItem* k) { return k->name == l.kernel; });
+    if (defined || !scan.complete) continue;
+    return fail(fmt::format(
+        "{}: error: offload({}, ...) launches `{}`, but the crate defines no device kernel `{}`: "
+        "define `#[unsafe(no_mangle)] pub extern \"C\" fn {}(_dyn_ptr: *mut u8, ...)` under "
+        "#[cfg({})]",
+        where(l.file, l.line, project_dir), l.kernel, l.kernel, l.kernel, l.kernel, cfg));
+  }
+  return {};
+}
+
+Result<void> check_device_core(const CrateScan& scan, const std::vector<Target>& targets,
+                               const fs::path& sysroot, const std::string& cfg) {
+  if (scan.no_core) return {};
+  for (const auto& t : targets) {
+    std::error_code ec;
+    if (!t.is_gpu() || fs::is_directory(sysroot / "lib/rustlib" / t.triple / "lib", ec)) continue;
+    return Error::failure(fmt::format(
+        "target {}: this rustc has no `core` for {} (nothing in {}), so the device crate must "
+        "bring its own: add #![cfg_attr({}, feature(no_core, lang_items))] and "
+        "#![cfg_attr({}, no_core)] to {} and define the lang items the kernels use, as "
+        "examples/rust-nvptx does",
+        t.short_name(), t.triple, (sysroot / "lib/rustlib").string(), cfg, cfg,
+        scan.files.empty() ? std::string("the crate root") : scan.files.front().filename().string()));
+  }
+  return {};
+}
+
+}  // namespace ob::rust

@@ -1,0 +1,121 @@
+#include "offload_build/toolchain/frontends/rustc.hpp"
+
+#include <cctype>
+
+namespace ob::rustc {
+
+namespace {
+
+void append(std::vector<std::string>& argv, const std::vector<std::string>& more) {
+  argv.insert(argv.end(), more.begin(), more.end());
+}
+
+bool is_library_path(const std::string& lib) {
+  return lib.find('/') != std::string::npos || lib.find(".a") != std::string::npos ||
+         lib.find(".so") != std::string::npos;
+}
+
+}  // namespace
+
+std::string crate_name(std::string_view name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+std::string device_crate_type(const Target& t) { return t.is_gpu() ? "staticlib" : "lib"; }
+std::string device_emit_kind(const Target& t) { return t.is_gpu() ? "llvm-bc" : "obj"; }
+std::string device_image_suffix(const Target& t) { return t.is_gpu() ? ".bc" : ".o"; }
+
+std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
+                                              const std::string& device_cfg, const Target& t,
+                                              bool fat_lto) {
+  std::vector<std::string> argv;
+  if (t.is_gpu()) argv.push_back("-Ctarget-cpu=" + t.arch);
+  argv.insert(argv.end(), {"--cfg", device_cfg, "-Cpanic=abort", "-Ccodegen-units=1"});
+  // A GPU image must be one fully linked module: a plain library's bitcode still
+  // carries ThinLTO data that ptxas cannot read.
+  if (t.is_gpu() && fat_lto) argv.push_back("-Clto=fat");
+  if (rust.flavour == rust::Flavour::Native) argv.insert(argv.end(), {"-Zunstable-options", "-Zoffload=Device"});
+  return argv;
+}
+
+std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
+                                         const std::optional<fs::path>& embedded_object,
+                                         const std::optional<fs::path>& native_host_out) {
+  std::vector<std::string> argv{"-Zunstable-options"};
+  argv.push_back(native_host_out ? "-Zoffload=Host=" + native_host_out->string() : "-Zoffload=Test");
+  argv.insert(argv.end(), {"-Clinker=" + tc.clang.string(), "-Clink-arg=--offload-link"});
+  if (embedded_object) argv.push_back("-Clink-arg=" + embedded_object->string());
+  bool nvptx = false;
+  for (const auto& t : targets) nvptx |= t.family() == TargetFamily::Nvptx;
+  if (nvptx && tc.cuda_path) argv.push_back("-Clink-arg=--cuda-path=" + tc.cuda_path->string());
+  argv.insert(argv.end(), {"-Clink-arg=-L" + tc.lib_dir.string(), "-Clink-arg=-lomptarget",
+                           "-Clink-arg=-Wl,-rpath," + tc.lib_dir.string()});
+  return argv;
+}
+
+std::vector<std::string> cfg_flags(const Manifest& m) {
+  std::vector<std::string> argv;
+  for (const auto& def : m.defines) {
+    const size_t eq = def.find('=');
+    argv.push_back("--cfg");
+    argv.push_back(eq == std::string::npos ? def
+                                           : def.substr(0, eq) + "=\"" + def.substr(eq + 1) + "\"");
+  }
+  return argv;
+}
+
+std::vector<std::string> user_link_flags(const Manifest& m) {
+  std::vector<std::string> argv;
+  for (const auto& f : m.link_flags) argv.push_back("-Clink-arg=" + f);
+  for (const auto& lib : m.libs) argv.push_back(is_library_path(lib) ? "-Clink-arg=" + lib : "-l" + lib);
+  return argv;
+}
+
+std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
+                                        const fs::path& crate_root, const Target& target,
+                                        const fs::path& out, const fs::path& depfile) {
+  std::vector<std::string> argv{tc.rust->rustc.string(), "--crate-name", crate_name(m.name),
+                                "--crate-type", device_crate_type(target), "--target",
+                                target.triple};
+  append(argv, device_codegen_flags(*tc.rust, m.device_cfg, target));
+  append(argv, cfg_flags(m));
+  append(argv, m.flags);
+  append(argv, m.device_flags);
+  // One --emit per file, so each path is a whole "KIND=PATH" argument.
+  argv.push_back("--emit=" + device_emit_kind(target) + "=" + out.string());
+  argv.push_back("--emit=dep-info=" + depfile.string());
+  argv.push_back(crate_root.string());
+  return argv;
+}
+
+std::vector<std::string> embed_stub(const fs::path& stub) { return {"touch", stub.string()}; }
+
+std::vector<std::string> embed(const Toolchain& tc, const fs::path& stub, const fs::path& package,
+                               const fs::path& out) {
+  return {tc.clang.string(), "-Wno-override-module", "-c", "-x", "ir", stub.string(),
+          "-Xclang", "-fembed-offload-object=" + package.string(), "-o", out.string()};
+}
+
+std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
+                                   const fs::path& crate_root,
+                                   const std::optional<fs::path>& embedded_object,
+                                   const std::optional<fs::path>& native_host_out,
+                                   const fs::path& out, const fs::path& depfile) {
+  std::vector<std::string> argv{tc.rust->rustc.string(), "--crate-name", crate_name(m.name),
+                                "--crate-type", "bin"};
+  append(argv, cfg_flags(m));
+  append(argv, m.flags);
+  append(argv, m.host_flags);
+  argv.push_back("-Clto=fat");  // -Zoffload needs it
+  append(argv, host_link_flags(tc, m.targets, embedded_object, native_host_out));
+  append(argv, user_link_flags(m));
+  argv.push_back("--emit=link=" + out.string());
+  argv.push_back("--emit=dep-info=" + depfile.string());
+  argv.push_back(crate_root.string());
+  return argv;
+}
+
+}  // namespace ob::rustc

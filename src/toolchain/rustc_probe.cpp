@@ -1,0 +1,197 @@
+// Finding rustc and probing its -Zoffload: a few short rustc runs (version, the
+// settings -Zoffload lists, whether LLVM Offload is built in). Used by doctor and
+// by every Rust build, which remembers the answer for the rest of the process.
+#include "offload_build/toolchain/rustc_probe.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/doctor_facts.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::rust {
+
+namespace {
+
+bool is_executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::optional<exec::Captured> run_probe(std::vector<std::string> argv, const fs::path& cwd = {},
+                                        decltype(Command::env) env = {}) {
+  Command cmd{std::move(argv), cwd, std::move(env)};
+  auto r = exec::capture(cmd);
+  if (!r) return std::nullopt;
+  return std::move(r).value();
+}
+
+std::string first_line(std::string_view text) { return util::trim(text.substr(0, text.find('\n'))); }
+
+// A private temporary directory, removed when this goes out of scope.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::error_code ec;
+    std::string tmpl = (fs::temp_directory_path(ec) / "offload-build-rustc-XXXXXX").string();
+    if (!ec && ::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// A rustup nightly without asking rustup: $RUSTUP_HOME/toolchains/nightly-<host>, else
+// the last (newest dated) nightly-* toolchain.
+std::optional<fs::path> rustup_dir_nightly(const fs::path& rustup_home) {
+  const fs::path dir = rustup_home / "toolchains";
+  if (is_executable(dir / "nightly-x86_64-unknown-linux-gnu/bin/rustc"))
+    return dir / "nightly-x86_64-unknown-linux-gnu/bin/rustc";
+  std::optional<fs::path> best;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (util::starts_with(name, "nightly") && is_executable(it->path() / "bin/rustc") &&
+        (!best || it->path() / "bin/rustc" > *best))
+      best = it->path() / "bin/rustc";
+  }
+  return best;
+}
+
+void locate(const RustcSearch& s, RustcFacts& f) {
+  if (s.hint) {
+    f.origin = "offload.json";
+    if (is_executable(*s.hint)) f.rustc = *s.hint;
+    else f.missing_note = "\"toolchain\": {\"rustc\": \"" + s.hint->string() + "\"} in offload.json is not an executable file";
+    return;
+  }
+  if (s.env_rustc && !s.env_rustc->empty()) {
+    f.origin = "$RUSTC";
+    const std::string& v = *s.env_rustc;
+    if (v.find('/') != std::string::npos) {
+      if (is_executable(v)) f.rustc = fs::path(v);
+    } else {
+      f.rustc = find_in_path(v, s.path_env);
+    }
+    if (!f.rustc) f.missing_note = "$RUSTC=" + v + " is not an executable file";
+    return;
+  }
+  if (find_in_path("rustup", s.path_env)) {
+    auto out = run_probe({"rustup", "which", "--toolchain", "nightly", "rustc"}, {},
+                         {{"RUSTUP_AUTO_INSTALL", "0"}});
+    if (out && out->exit_code == 0 && is_executable(first_line(out->out))) {
+      f.rustc = fs::path(first_line(out->out));
+      f.origin = "rustup nightly";
+      return;
+    }
+  }
+  if (s.rustup_home) {
+    if (auto p = rustup_dir_nightly(*s.rustup_home)) {
+      f.rustc = *p;
+      f.origin = "rustup nightly";
+      return;
+    }
+  }
+  if (auto p = find_in_path("rustc", s.path_env)) {
+    f.rustc = *p;
+    f.origin = "PATH";
+  }
+}
+
+// -Zoffload=Host= on an empty crate reaches the LLVM Offload entry points at once:
+// a rustc built without them panics with a message that says so (~0.1-0.4 s).
+void probe_llvm_offload(RustcFacts& f) {
+  TempDir tmp;
+  if (tmp.path.empty()) {
+    f.llvm_offload_note = "not probed (no temporary directory)";
+    return;
+  }
+  std::ofstream(tmp.path / "probe.rs").flush();
+  std::ofstream(tmp.path / "host.out").flush();
+  auto out = run_probe({f.rustc->string(), "-Zunstable-options",
+                        "-Zoffload=Host=" + (tmp.path / "host.out").string(), "-Clto=fat",
+                        "--crate-type", "lib", "--emit=obj", "-o", (tmp.path / "probe.o").string(),
+                        (tmp.path / "probe.rs").string()},
+                       tmp.path, {{"RUSTC_ICE", "0"}, {"RUST_BACKTRACE", "0"}});
+  if (!out) {
+    f.llvm_offload_note = "not probed (rustc did not start)";
+  } else if (out->err.find("not built with LLVM Offload support") != std::string::npos) {
+    f.llvm_offload = Tri::no;
+    f.llvm_offload_note = "-Zoffload=Host= panics: not built with LLVM Offload support";
+  } else if (out->exit_code == 0) {
+    f.llvm_offload = Tri::yes;
+    f.llvm_offload_note = "-Zoffload=Host= compiles an empty crate";
+  } else {
+    f.llvm_offload_note = "not determined (probe failed: " + first_line(out->err) + ")";
+  }
+}
+
+}  // namespace
+
+RustcSearch RustcSearch::from_environment(const std::optional<fs::path>& hint) {
+  RustcSearch s;
+  s.hint = hint;
+  if (const char* v = std::getenv("RUSTC")) s.env_rustc = v;
+  if (const char* v = std::getenv("PATH")) s.path_env = v;
+  if (const char* v = std::getenv("RUSTUP_HOME"); v && *v) s.rustup_home = fs::path(v);
+  else if (const char* h = std::getenv("HOME"); h && *h) s.rustup_home = fs::path(h) / ".rustup";
+  return s;
+}
+
+RustcFacts probe_rustc(const RustcSearch& search) {
+  RustcFacts f;
+  locate(search, f);
+  if (!f.rustc) return f;
+  const std::string rustc = f.rustc->string();
+  if (auto out = run_probe({rustc, "--version"}); out && out->exit_code == 0) {
+    f.version_line = first_line(out->out);
+    f.version = doctor::parse_version(f.version_line);
+  }
+  f.nightly = f.version.find("nightly") != std::string::npos ||
+              f.version.find("-dev") != std::string::npos;
+  if (!f.nightly) return f;
+
+  // A deliberately bad value: rustc answers "unknown unstable option" when it has no
+  // -Zoffload, else "incorrect value ... `Host=<Absolute-Path>`, `Device`, `Test` was expected".
+  if (auto out = run_probe({rustc, "-Zunstable-options", "-Zoffload=?", "--print", "sysroot"})) {
+    if (out->err.find("option `offload`") != std::string::npos || out->exit_code == 0) {
+      f.accepts_offload = true;
+      f.offload_settings = doctor::parse_offload_settings(out->err);
+    }
+  }
+  if (!f.accepts_offload) return f;
+  // The probe fits the two-pass flavour (Host=<path>/host.out, Device, Test); the
+  // newer HostMetadata/Device/Host flavour takes other arguments.
+  bool host_flag = false, host_metadata = false;
+  for (const auto& s : f.offload_settings) {
+    host_flag = host_flag || util::starts_with(s, "Host=");
+    host_metadata = host_metadata || util::starts_with(s, "HostMetadata");
+  }
+  if (host_flag && !host_metadata) probe_llvm_offload(f);
+  else f.llvm_offload_note = "not probed (unfamiliar -Zoffload settings)";
+  return f;
+}
+
+Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint) {
+  const RustcSearch search = RustcSearch::from_environment(hint);
+  static std::map<std::string, Result<RustToolchain>> memo;
+  const std::string key = (hint ? hint->string() : "") + "\n" + search.env_rustc.value_or("") +
+                          "\n" + search.path_env;
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  Result<RustToolchain> tc = rust_toolchain_from(probe_rustc(search));
+  if (tc && is_executable(tc->rustc.parent_path() / "cargo")) tc->cargo = tc->rustc.parent_path() / "cargo";
+  memo.emplace(key, tc);
+  return tc;
+}
+
+}  // namespace ob::rust

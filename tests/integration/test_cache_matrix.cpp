@@ -1,0 +1,336 @@
+// The cache mutation matrix: each case changes one thing, rebuilds with
+// --explain, and asserts exactly which jobs missed (every other job must hit),
+// that the shared counters moved by the same amounts, and that the program
+// built from that mix of hits and misses runs correctly.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "offload_build/util/strings.hpp"
+#include "support/ob_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+const std::string kProgramOk = "matrix: out[3]=7.0 bad=0 OK\n";
+
+struct Explained {
+  std::set<std::string> hits, misses;
+  std::map<std::string, std::string> reasons;
+};
+
+Explained parse_explain(const std::string& err) {
+  Explained e;
+  const std::string tag = "offload-build: explain: ";
+  for (const auto& line : util::split(err, '\n')) {
+    if (line.rfind(tag, 0) != 0) continue;
+    std::string rest = line.substr(tag.size());
+    if (util::ends_with(rest, ": hit")) {
+      e.hits.insert(rest.substr(0, rest.size() - 5));
+    } else if (auto pos = rest.find(": miss: "); pos != std::string::npos) {
+      e.misses.insert(rest.substr(0, pos));
+      e.reasons[rest.substr(0, pos)] = rest.substr(pos + 8);
+    }
+  }
+  return e;
+}
+
+class Matrix {
+ public:
+  Matrix() : dir_(tmp_ / "proj"), cache_(tmp_ / "cache") {
+    fs::copy(fs::path(OB_TEST_FIXTURES) / "cache-matrix", dir_, fs::copy_options::recursive);
+  }
+
+  const fs::path& dir() const { return dir_; }
+  const fs::path& cache() const { return cache_; }
+  fs::path tmp(const std::string& rel) const { return tmp_ / rel; }
+
+  nlohmann::json stats() {
+    auto r = run_ob({"--cache-dir", cache_.string(), "cache", "stats", "--json"});
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  }
+
+  // Build with --explain; the result lists the jobs that hit and missed.
+  Explained build(const Env& env = {}, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"-C", dir_.string(), "--cache-dir", cache_.string(), "--explain"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("build");
+    auto before = stats();
+    auto r = run_ob(args, {}, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto e = parse_explain(r.err);
+    auto after = stats();
+    // The shared counters moved exactly as the explained decisions say.
+    CHECK(after["hits"].get<int>() - before["hits"].get<int>() == int(e.hits.size()));
+    CHECK(after["misses"].get<int>() - before["misses"].get<int>() == int(e.misses.size()));
+    last_err_ = r.err;
+    return e;
+  }
+
+  void run_program() {
+    auto r = run_tool({(dir_ / "build/matrix").string()}, dir_, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == kProgramOk);
+  }
+
+  void edit(const std::string& rel, const std::string& from, const std::string& to) {
+    std::string text = read_file(dir_ / rel);
+    auto pos = text.find(from);
+    REQUIRE(pos != std::string::npos);
+    text.replace(pos, from.size(), to);
+    write_file(dir_ / rel, text);
+  }
+
+  const std::string& last_err() const { return last_err_; }
+
+ private:
+  TempDir tmp_;
+  fs::path dir_, cache_;
+  std::string last_err_;
+};
+
+const std::set<std::string> kAllJobs = {"device host kern.c", "device host main.c",
+                                        "package kern.c",     "package main.c",
+                                        "host kern.c",        "host main.c",
+                                        "link build/matrix"};
+
+// Every job of the current plan either hit or missed, and the misses are exactly `expected`.
+void expect_misses(const Explained& e, const std::set<std::string>& expected,
+                   const std::set<std::string>& all = kAllJobs) {
+  CHECK(e.misses == expected);
+  std::set<std::string> hits;
+  for (const auto& j : all)
+    if (!expected.count(j)) hits.insert(j);
+  CHECK(e.hits == hits);
+}
+
+const std::set<std::string> kCompiles = {"device host kern.c", "device host main.c", "host kern.c",
+                                         "host main.c"};
+
+}  // namespace
+
+TEST_CASE("cache mutation matrix", "[integration][cache]") {
+  Matrix m;
+  // 0. Cold build: everything misses and runs.
+  expect_misses(m.build(), kAllJobs);
+  m.run_program();
+
+  SECTION("1. clean rebuild: every job served, no compiler runs") {
+    fs::remove_all(m.dir() / "build");
+    auto r = run_ob({"-C", m.dir().string(), "--cache-dir", m.cache().string(), "-v", "build"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("clang") == std::string::npos);
+    CHECK(r.err.find("llvm-offload-binary") == std::string::npos);
+    CHECK_THAT(r.err, Catch::Contains("7 jobs: 7 from cache, 0 run"));
+    m.run_program();
+  }
+  SECTION("2. touching a source (mtime only) changes nothing") {
+    fs::last_write_time(m.dir() / "kern.c", fs::file_time_type::clock::now());
+    expect_misses(m.build(), {});
+    m.run_program();
+  }
+  SECTION("3. editing a header reruns the TUs that include it") {
+    m.edit("include/params.h", "#define N 512", "#define N 512\n#define UNUSED_MACRO 3");
+    auto e = m.build();
+    // Both TUs include params.h; the new macro changes no object byte, so the
+    // packages and the link are served again from the unchanged images.
+    expect_misses(e, kCompiles);
+    CHECK(e.reasons["host main.c"] == "file changed: include/params.h");
+    m.run_program();
+  }
+  SECTION("4. changing a -D reruns every compile") {
+    m.edit("offload.json", "UNUSED_DEFINE=1", "UNUSED_DEFINE=2");
+    auto e = m.build();
+    expect_misses(e, kCompiles);
+    CHECK_THAT(e.reasons["device host kern.c"], Catch::Contains("flag added: -DUNUSED_DEFINE=2") &&
+                                                    Catch::Contains("flag removed: -DUNUSED_DEFINE=1"));
+    m.run_program();
+  }
+  SECTION("5. reordering -I reruns every compile") {
+    m.edit("offload.json", R"(["include", "include2"])", R"(["include2", "include"])");
+    auto e = m.build();
+    expect_misses(e, kCompiles);
+    CHECK(e.reasons["host kern.c"] == "flags reordered");
+    m.run_program();
+  }
+  SECTION("6. changing -O reruns every compile and the link") {
+    m.edit("offload.json", "-O1", "-O2");
+    // main.c has no target region: its device image, hence its package, is unchanged.
+    expect_misses(m.build(), {"device host kern.c", "device host main.c", "package kern.c",
+                              "host kern.c", "host main.c", "link build/matrix"});
+    m.run_program();
+  }
+  SECTION("7. adding a target runs only that target's device jobs, then repackages") {
+    m.edit("offload.json", R"("targets": ["host"])", R"("targets": ["host", "gfx90a"])");
+    auto e = m.build();
+    std::set<std::string> all = kAllJobs;
+    all.insert({"device gfx90a kern.c", "device gfx90a main.c"});
+    expect_misses(e, {"device gfx90a kern.c", "device gfx90a main.c", "package kern.c",
+                      "package main.c", "host kern.c", "host main.c", "link build/matrix"},
+                  all);
+    CHECK_THAT(e.reasons["device gfx90a kern.c"], Catch::Contains("target gfx90a added"));
+    m.run_program();
+    SECTION("8. removing it again is served entirely from the cache") {
+      m.edit("offload.json", R"("targets": ["host", "gfx90a"])", R"("targets": ["host"])");
+      expect_misses(m.build(), {});
+      m.run_program();
+    }
+  }
+  SECTION("9. a different compiler binary at the same path misses") {
+    // A toolchain whose clang is a wrapper script; rewriting the script is a new binary.
+    fs::path llvm = m.tmp("llvm");
+    fs::create_directories(llvm / "bin");
+    for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper", "llvm-objdump"})
+      fs::create_symlink(std::string(kLlvmBin) + "/" + tool, llvm / "bin" / tool);
+    auto wrapper = [&](const std::string& comment) {
+      for (const char* tool : {"clang", "clang++"}) {
+        write_file(llvm / "bin" / tool, "#!/bin/sh\n# " + comment + "\nexec " + kLlvmBin + "/" +
+                                            tool + " \"$@\"\n");
+        fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
+      }
+    };
+    wrapper("version 1");
+    m.edit("offload.json", R"("name": "matrix",)",
+           R"("name": "matrix", "toolchain": ")" + llvm.string() + R"(",)");
+    // llvm-offload-binary is the same program (a symlink to it) and gets the
+    // same images, so only the packages are served.
+    const std::set<std::string> all_but_packages = {"device host kern.c", "device host main.c",
+                                                    "host kern.c", "host main.c",
+                                                    "link build/matrix"};
+    expect_misses(m.build(), all_but_packages);  // first build with this toolchain
+    wrapper("version 2, a different build");
+    auto e = m.build();
+    expect_misses(e, all_but_packages);
+    CHECK_THAT(e.reasons["device host kern.c"], Catch::Contains("tool changed: " + (llvm / "bin/clang").string()));
+    m.run_program();
+  }
+  SECTION("10. CPATH changes every compile") {
+    auto e = m.build({{"CPATH", m.tmp("nowhere").string()}});
+    expect_misses(e, kCompiles);
+    CHECK_THAT(e.reasons["host main.c"], Catch::Contains("environment changed: CPATH="));
+    m.run_program();
+  }
+  SECTION("11. moving a target region down one line reruns its TU, and the program runs") {
+    m.edit("kern.c", "void saxpy(", "\nvoid saxpy(");
+    auto e = m.build();
+    expect_misses(e, {"device host kern.c", "package kern.c", "host kern.c", "link build/matrix"});
+    m.run_program();
+  }
+  SECTION("12. identical content under a new inode reruns that TU (kernel names embed the inode)") {
+    std::string text = read_file(m.dir() / "kern.c");
+    write_file(m.dir() / "kern.c.new", text);
+    fs::rename(m.dir() / "kern.c.new", m.dir() / "kern.c");
+    auto e = m.build();
+    expect_misses(e, {"device host kern.c", "package kern.c", "host kern.c", "link build/matrix"});
+    CHECK_THAT(e.reasons["host kern.c"], Catch::Contains("new inode"));
+    m.run_program();
+  }
+  SECTION("13. deleting an included header is a compile error, never a stale hit") {
+    std::string saved = read_file(m.dir() / "include2/extra.h");
+    fs::remove(m.dir() / "include2/extra.h");
+    auto r = run_ob({"-C", m.dir().string(), "--cache-dir", m.cache().string(), "build"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("'extra.h' file not found"));
+    write_file(m.dir() / "include2/extra.h", saved);
+    // The header is back with the same content but a new inode: the compiles
+    // that read it rerun; the kernel lives in kern.c, so the images are the same.
+    auto e = m.build();
+    expect_misses(e, kCompiles);
+    CHECK_THAT(e.reasons["host kern.c"], Catch::Contains("new inode") && Catch::Contains("extra.h"));
+    m.run_program();
+  }
+  SECTION("14. a source using __TIME__ is never served") {
+    m.edit("main.c", "int main(void) {", "const char *built_at = __TIME__;\nint main(void) {");
+    auto e1 = m.build();
+    CHECK(e1.misses.count("device host main.c"));
+    CHECK(e1.misses.count("host main.c"));
+    CHECK_THAT(e1.reasons["host main.c"], Catch::Contains("__TIME__"));
+    auto e2 = m.build();
+    CHECK(e2.misses.count("device host main.c"));
+    CHECK(e2.misses.count("host main.c"));
+    CHECK(e2.hits.count("host kern.c"));
+    CHECK(m.stats()["misses_by_reason"]["time macros"].get<int>() == 4);
+    m.run_program();
+    SECTION("15. unless the manifest opts in") {
+      m.edit("offload.json", R"("name": "matrix",)", R"("name": "matrix", "cache_time_macros": true,)");
+      m.build();
+      auto e3 = m.build();
+      CHECK(e3.misses.empty());
+      m.run_program();
+    }
+  }
+  SECTION("16. editing the host-only TU reruns its compiles; its device image is unchanged") {
+    m.edit("main.c", "int bad = 0;", "volatile int edited = 1; (void)edited;\n  int bad = 0;");
+    auto e = m.build();
+    // main.c has no target region: its device object is byte-identical, so its package hits.
+    expect_misses(e, {"device host main.c", "host main.c", "link build/matrix"});
+    m.run_program();
+  }
+  SECTION("17. device_flags rerun only device compiles") {
+    m.edit("offload.json", R"("flags": ["-O1"])", R"("flags": ["-O1"], "device_flags": ["-DDEV_ONLY"])");
+    auto e = m.build();
+    expect_misses(e, {"device host kern.c", "device host main.c"});
+    m.run_program();
+  }
+  SECTION("18. host_flags rerun only host compiles") {
+    m.edit("offload.json", R"("flags": ["-O1"])", R"("flags": ["-O1"], "host_flags": ["-DHOST_ONLY"])");
+    auto e = m.build();
+    expect_misses(e, {"host kern.c", "host main.c"});
+    m.run_program();
+  }
+  SECTION("19. link_flags rerun only the link") {
+    m.edit("offload.json", R"("flags": ["-O1"])", R"("flags": ["-O1"], "link_flags": ["-Wl,-z,now"])");
+    auto e = m.build();
+    expect_misses(e, {"link build/matrix"});
+    CHECK(e.reasons["link build/matrix"] == "flag added: -Wl,-z,now");
+    m.run_program();
+  }
+  SECTION("20. SOURCE_DATE_EPOCH changes every compile") {
+    expect_misses(m.build({{"SOURCE_DATE_EPOCH", "1700000000"}}), kCompiles);
+    m.run_program();
+  }
+  SECTION("21. after cache clear everything misses") {
+    REQUIRE(run_ob({"--cache-dir", m.cache().string(), "cache", "clear"}).exit_code == 0);
+    fs::remove_all(m.dir() / "build");
+    expect_misses(m.build(), kAllJobs);
+    m.run_program();
+  }
+  SECTION("22. --no-cache runs everything and leaves the counters alone") {
+    auto before = m.stats();
+    auto r = run_ob({"-C", m.dir().string(), "--cache-dir", m.cache().string(), "--no-cache", "build"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("7 jobs: 0 from cache, 7 run"));
+    CHECK(m.stats() == before);
+    m.run_program();
+  }
+  SECTION("23. a copy of the project at another path rebuilds its compiles and runs") {
+    // Kernel names embed each source's inode, so a copy cannot reuse the
+    // compiled objects (docs/CACHE.md); whatever it builds must still run.
+    fs::path copy = m.tmp("copy");
+    fs::copy(m.dir(), copy, fs::copy_options::recursive);
+    fs::remove_all(copy / "build");
+    auto r = run_ob({"-C", copy.string(), "--cache-dir", m.cache().string(), "--explain", "build"});
+    REQUIRE(r.exit_code == 0);
+    auto e = parse_explain(r.err);
+    for (const auto& job : kCompiles) CHECK(e.misses.count(job));
+    auto p = run_tool({(copy / "build/matrix").string()}, copy, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
+    CHECK(p.out == kProgramOk);
+  }
+  SECTION("24. the same edit made twice is served the second time") {
+    m.edit("include/params.h", "#define SCALE 2.0f", "#define SCALE 2.0f /* v2 */");
+    expect_misses(m.build(), kCompiles);
+    m.edit("include/params.h", "#define SCALE 2.0f /* v2 */", "#define SCALE 2.0f");
+    expect_misses(m.build(), {});
+    m.run_program();
+  }
+}

@@ -1,0 +1,141 @@
+// `offload-build cargo`: cargo metadata and JSON messages, the user's arguments,
+// and the exact device and host pass invocations.
+#include <catch2/catch.hpp>
+
+#include "offload_build/toolchain/frontends/cargo.hpp"
+
+using namespace ob;
+using namespace ob::cargo;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+const char* kMetadata = R"({"packages":[
+ {"name":"rust-cargo","id":"path+file:///w/rc#rust-cargo@0.1.0","manifest_path":"/w/rc/Cargo.toml",
+  "targets":[{"kind":["lib"],"crate_types":["lib"],"name":"rust_cargo","src_path":"/w/rc/src/lib.rs"},
+             {"kind":["bin"],"crate_types":["bin"],"name":"rust-cargo","src_path":"/w/rc/src/main.rs"}],
+  "metadata":{"offload":{"targets":["host","sm_90"],"device_cfg":"gpu"}}},
+ {"name":"tool","id":"path+file:///w/tool#0.1.0","manifest_path":"/w/tool/Cargo.toml",
+  "targets":[{"kind":["bin"],"name":"tool","src_path":"/w/tool/src/main.rs"}],"metadata":null}],
+ "target_directory":"/w/target","workspace_root":"/w"})";
+
+Toolchain fake_toolchain() {
+  Toolchain tc;
+  tc.root = "/llvm";
+  tc.clang = "/llvm/bin/clang";
+  tc.lib_dir = "/llvm/lib";
+  rust::RustToolchain r;
+  r.rustc = "/rust/bin/rustc";
+  tc.rust = r;
+  return tc;
+}
+
+const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+
+std::string env_of(const Invocation& inv, const std::string& name) {
+  for (const auto& [k, v] : inv.env)
+    if (k == name) return v.value_or("<unset>");
+  return "<absent>";
+}
+
+}  // namespace
+
+TEST_CASE("cargo metadata: the package in the directory, its lib and offload settings", "[rust][cargo]") {
+  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  REQUIRE(p.ok());
+  CHECK(p->name == "rust-cargo");
+  CHECK(p->lib == std::optional<std::string>("rust_cargo"));
+  CHECK(p->lib_root == fs::path("/w/rc/src/lib.rs"));
+  CHECK(p->bins == std::vector<std::string>{"rust-cargo"});
+  CHECK(p->targets == std::vector<std::string>{"host", "sm_90"});
+  CHECK(p->device_cfg == "gpu");
+  CHECK(p->target_directory == fs::path("/w/target"));
+
+  auto tool = parse_metadata(kMetadata, "/w", std::string("tool"));
+  REQUIRE(tool.ok());
+  CHECK_FALSE(tool->lib.has_value());
+  CHECK(tool->device_cfg == "offload_device");
+
+  auto which = parse_metadata(kMetadata, "/w", std::nullopt);
+  REQUIRE_FALSE(which.ok());
+  CHECK_THAT(which.error().message, Contains("which package? pass -p NAME (packages: rust-cargo, tool)"));
+  CHECK_FALSE(parse_metadata("not json", "/w", std::nullopt).ok());
+}
+
+TEST_CASE("cargo JSON messages: artifacts and the build result", "[rust][cargo]") {
+  auto a = parse_artifact(
+      R"({"reason":"compiler-artifact","package_id":"p#1","target":{"kind":["bin"]},)"
+      R"("filenames":["/t/rust-cargo"],"executable":"/t/rust-cargo","fresh":true})");
+  REQUIRE(a.has_value());
+  CHECK(a->package_id == "p#1");
+  CHECK(a->kinds == std::vector<std::string>{"bin"});
+  CHECK(a->executable == fs::path("/t/rust-cargo"));
+  CHECK(a->fresh);
+  CHECK_FALSE(parse_artifact(R"({"reason":"compiler-message"})").has_value());
+  CHECK_FALSE(parse_artifact("   Compiling rust-cargo").has_value());
+  CHECK(parse_build_finished(R"({"reason":"build-finished","success":false})") == std::optional<bool>(false));
+}
+
+TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rust][cargo]") {
+  auto u = split_user_args({"--release", "--bin", "rust-cargo", "--features", "fast", "-p", "rust-cargo", "-v"});
+  CHECK(u.profile == "release");
+  CHECK(u.package == std::optional<std::string>("rust-cargo"));
+  CHECK(u.shared == Argv{"--release", "--features", "fast", "-v"});
+  CHECK_FALSE(u.has_target);
+  CHECK(split_user_args({"--profile=bench-fast"}).profile == "bench-fast");
+  CHECK(profile_lto_var("bench-fast") == "CARGO_PROFILE_BENCH_FAST_LTO");
+  CHECK(profile_lto_var("dev") == "CARGO_PROFILE_DEV_LTO");
+}
+
+TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[rust][cargo]") {
+  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  REQUIRE(p.ok());
+  p->device_cfg = "offload_device";
+  const auto u = split_user_args({"--release"});
+  auto host = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
+  CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "lib",
+                          "--target", "x86_64-unknown-linux-gnu", "--target-dir",
+                          "/w/target/offload-device/host", "--message-format=json-render-diagnostics",
+                          "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
+                          "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)",
+                          "--emit=obj=/w/target/offload-device/host/offload/rust_cargo.host.o"});
+  CHECK(env_of(host, "RUSTC") == "/rust/bin/rustc");
+  CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
+  CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "<absent>");
+
+  auto gpu = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kSm90);
+  CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
+  CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "-Clto=fat") == 0);  // from the profile instead
+  CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/offload/rust_cargo.sm_90.bc");
+  CHECK(env_of(gpu, "CARGO_PROFILE_RELEASE_LTO") == "fat");
+}
+
+TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
+  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  REQUIRE(p.ok());
+  const auto u = split_user_args({"--bin", "rust-cargo"});
+  auto inv = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, fs::path("/w/target/offload/dev/devimg-0123.o"),
+                       std::nullopt, {"-Cdebuginfo=1"});
+  CHECK(inv.argv == Argv{"/rust/bin/cargo", "build", "--message-format=json-render-diagnostics", "--offline",
+                         "--target", "x86_64-unknown-linux-gnu", "-p", "rust-cargo", "--bin", "rust-cargo"});
+  CHECK(env_of(inv, "RUSTFLAGS") ==
+        "-Cdebuginfo=1 -Clto=fat --check-cfg=cfg(gpu) -Zunstable-options -Zoffload=Test "
+        "-Clinker=/llvm/bin/clang -Clink-arg=--offload-link -Clink-arg=/w/target/offload/dev/devimg-0123.o "
+        "-Clink-arg=-L/llvm/lib -Clink-arg=-lomptarget -Clink-arg=-Wl,-rpath,/llvm/lib");
+  CHECK(env_of(inv, "CARGO_ENCODED_RUSTFLAGS") == "<unset>");
+  CHECK(env_of(inv, "CARGO_PROFILE_DEV_LTO") == "fat");
+
+  auto spaced = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, fs::path("/a b/devimg.o"),
+                          std::nullopt, {});
+  CHECK_THAT(env_of(spaced, "CARGO_ENCODED_RUSTFLAGS"), Contains("\x1f-Clink-arg=/a b/devimg.o\x1f"));
+  CHECK(env_of(spaced, "RUSTFLAGS") == "<unset>");
+}
+
+TEST_CASE("content_hash names embedded objects by content", "[rust][cargo]") {
+  CHECK(content_hash("") == "cbf29ce484222325");
+  CHECK(content_hash("a") == "af63dc4c8601ec8c");
+  CHECK(content_hash("image-1") != content_hash("image-2"));
+}

@@ -1,0 +1,150 @@
+// The Rust plan: device pass per target with the device cfg and its dep-info,
+// package, embed, and the host pass that links; exact argv (golden).
+#include <catch2/catch.hpp>
+
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/rustc.hpp"
+
+using namespace ob;
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
+
+Toolchain fake_toolchain(rust::Flavour flavour = rust::Flavour::Test) {
+  Toolchain tc;
+  tc.root = "/llvm";
+  tc.clang = "/llvm/bin/clang";
+  tc.clangxx = "/llvm/bin/clang++";
+  tc.offload_binary = "/llvm/bin/llvm-offload-binary";
+  tc.linker_wrapper = "/llvm/bin/clang-linker-wrapper";
+  tc.lib_dir = "/llvm/lib";
+  tc.cuda_path = "/cuda";
+  rust::RustToolchain r;
+  r.rustc = "/rust/bin/rustc";
+  r.flavour = flavour;
+  tc.rust = r;
+  return tc;
+}
+
+Manifest fake_manifest(std::vector<Target> targets) {
+  Manifest m;
+  m.file = "/proj/offload.json";
+  m.project_dir = "/proj";
+  m.name = "rust-saxpy";
+  m.output = "rust-saxpy";
+  m.build_dir = "/proj/build";
+  m.sources = {{"/proj/src/main.rs", Language::Rust}};
+  m.targets = std::move(targets);
+  m.flags = {"--edition=2024", "-O"};
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("rust plan for the host device: device, stub, package, embed, link", "[rust][plan]") {
+  const Plan plan = make_plan(fake_manifest({kHost}), fake_toolchain());
+  REQUIRE(plan.jobs.size() == 5);
+  const Job& dev = plan.jobs[0];
+  CHECK(dev.kind == JobKind::DeviceCompile);
+  CHECK(dev.describe(plan.cwd) == "device host src/main.rs");
+  CHECK(dev.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "lib",
+                         "--target", "x86_64-unknown-linux-gnu", "--cfg", "offload_device",
+                         "-Cpanic=abort", "-Ccodegen-units=1", "--edition=2024", "-O",
+                         "--emit=obj=build/obj/src/main.rs.host.o",
+                         "--emit=dep-info=build/obj/src/main.rs.host.d", "src/main.rs"});
+  CHECK(dev.depfile == fs::path("/proj/build/obj/src/main.rs.host.d"));
+  CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.o"});
+  CHECK(dev.unit == 1);
+
+  const Job& pack = plan.jobs[1];
+  CHECK(pack.kind == JobKind::Package);
+  CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "build/obj/src/main.rs.offload",
+                          "--image=file=build/obj/src/main.rs.host.o,triple=x86_64-unknown-linux-gnu,"
+                          "arch=generic,kind=openmp"});
+  CHECK(plan.jobs[2].argv == Argv{"touch", "build/obj/offload-stub.ll"});
+  const Job& embed = plan.jobs[3];
+  CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
+                           "build/obj/offload-stub.ll", "-Xclang",
+                           "-fembed-offload-object=build/obj/src/main.rs.offload", "-o",
+                           "build/obj/src/main.rs.devimg.o"});
+  CHECK(embed.deps == std::vector<JobId>{2, 1});
+
+  const Job& link = plan.jobs[4];
+  CHECK(link.kind == JobKind::Link);
+  CHECK(link.describe(plan.cwd) == "link build/rust-saxpy");
+  CHECK(link.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "bin",
+                          "--edition=2024", "-O", "-Clto=fat", "-Zunstable-options", "-Zoffload=Test",
+                          "-Clinker=/llvm/bin/clang", "-Clink-arg=--offload-link",
+                          "-Clink-arg=build/obj/src/main.rs.devimg.o", "-Clink-arg=-L/llvm/lib",
+                          "-Clink-arg=-lomptarget", "-Clink-arg=-Wl,-rpath,/llvm/lib",
+                          "--emit=link=build/rust-saxpy",
+                          "--emit=dep-info=build/obj/src/main.rs.host.d", "src/main.rs"});
+  CHECK(link.inputs == std::vector<fs::path>{"/proj/src/main.rs", "/proj/build/obj/src/main.rs.devimg.o"});
+  CHECK(link.depfile == fs::path("/proj/build/obj/src/main.rs.host.d"));
+  CHECK(link.tools == std::vector<fs::path>{"/llvm/bin/clang", "/llvm/bin/clang-linker-wrapper", "/usr/bin/ld"});
+  CHECK(plan.program == fs::path("/proj/build/rust-saxpy"));
+  CHECK(plan.build_dir == fs::path("/proj/build"));
+}
+
+TEST_CASE("rust plan for GPUs: fat-LTO bitcode per arch, CUDA for the link", "[rust][plan]") {
+  const Plan plan = make_plan(fake_manifest({kSm90, kGfx90a}), fake_toolchain());
+  REQUIRE(plan.jobs.size() == 6);
+  CHECK(plan.jobs[0].argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type",
+                                  "staticlib", "--target", "nvptx64-nvidia-cuda", "-Ctarget-cpu=sm_90",
+                                  "--cfg", "offload_device", "-Cpanic=abort", "-Ccodegen-units=1",
+                                  "-Clto=fat", "--edition=2024", "-O",
+                                  "--emit=llvm-bc=build/obj/src/main.rs.sm_90.bc",
+                                  "--emit=dep-info=build/obj/src/main.rs.sm_90.d", "src/main.rs"});
+  CHECK(plan.jobs[1].outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.gfx90a.bc"});
+  // Images sorted like clang's: amdgcn before nvptx64.
+  CHECK(plan.jobs[2].argv[3].find("gfx90a.bc,triple=amdgcn-amd-amdhsa,arch=gfx90a") != std::string::npos);
+  const Job& link = plan.jobs.back();
+  CHECK(std::count(link.argv.begin(), link.argv.end(), "-Clink-arg=--cuda-path=/cuda") == 1);
+  CHECK(link.tools == std::vector<fs::path>{"/cuda/bin/nvlink", "/cuda/bin/ptxas", "/llvm/bin/clang",
+                                            "/llvm/bin/clang-linker-wrapper", "/llvm/bin/ld.lld",
+                                            "/usr/bin/ld"});
+}
+
+TEST_CASE("rust plan maps defines, device/host flags, link flags and libs", "[rust][plan]") {
+  auto m = fake_manifest({kHost});
+  m.device_cfg = "gpu";
+  m.defines = {"fast", "mode=wide"};
+  m.device_flags = {"-Copt-level=3"};
+  m.host_flags = {"-Ctarget-cpu=native"};
+  m.link_flags = {"-Wl,--as-needed"};
+  m.libs = {"m", "vendor/libfoo.a"};
+  const Plan plan = make_plan(m, fake_toolchain());
+  const Argv& dev = plan.jobs[0].argv;
+  const Argv dev_expected{"--cfg", "gpu", "-Cpanic=abort", "-Ccodegen-units=1", "--cfg", "fast",
+                          "--cfg", "mode=\"wide\"", "--edition=2024", "-O", "-Copt-level=3"};
+  CHECK(Argv(dev.begin() + 7, dev.begin() + 7 + dev_expected.size()) == dev_expected);
+  const Argv& link = plan.jobs.back().argv;
+  CHECK(Argv(link.begin() + 5, link.begin() + 12) ==
+        Argv{"--cfg", "fast", "--cfg", "mode=\"wide\"", "--edition=2024", "-O", "-Ctarget-cpu=native"});
+  CHECK(std::find(link.begin(), link.end(), "-Copt-level=3") == link.end());
+  const Argv tail{"-Clink-arg=-Wl,--as-needed", "-lm", "-Clink-arg=vendor/libfoo.a"};
+  auto at = std::search(link.begin(), link.end(), tail.begin(), tail.end());
+  CHECK(at != link.end());
+}
+
+TEST_CASE("rust plan, native flavour: rustc's own Device and Host=<abs>/host.out", "[rust][plan]") {
+  const Plan plan = make_plan(fake_manifest({kSm90}), fake_toolchain(rust::Flavour::Native));
+  REQUIRE(plan.jobs.size() == 3);  // device, package, link: no stub, no embed
+  const Argv& dev = plan.jobs[0].argv;
+  CHECK(std::count(dev.begin(), dev.end(), "-Zoffload=Device") == 1);
+  CHECK(plan.jobs[1].outputs == std::vector<fs::path>{"/proj/build/obj/src/host.out"});
+  const Argv& link = plan.jobs[2].argv;
+  CHECK(std::count(link.begin(), link.end(), "-Zoffload=Host=/proj/build/obj/src/host.out") == 1);
+  CHECK(std::count(link.begin(), link.end(), "-Zoffload=Test") == 0);
+  CHECK(plan.jobs[2].inputs.back() == fs::path("/proj/build/obj/src/host.out"));
+}
+
+TEST_CASE("crate names come from the manifest name", "[rust][plan]") {
+  CHECK(rustc::crate_name("rust-saxpy") == "rust_saxpy");
+  CHECK(rustc::crate_name("2d.grid") == "_2d_grid");
+}
