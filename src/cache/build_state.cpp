@@ -16,23 +16,17 @@ namespace ob::cache {
 
 namespace {
 
-constexpr int kStateVersion = 1;
+// Version 2: files are stored once in a table and jobs refer to them by index,
+// so the state of a 50-TU build (each compile reads dozens of headers) stays small.
+constexpr int kStateVersion = 2;
 
-nlohmann::json to_json(const JobRecord& r) {
-  auto deps = nlohmann::json::array();
-  for (const auto& d : r.deps) deps.push_back({d.path, d.sha256, d.device, d.inode});
-  return {{"tools", r.tools}, {"argv", r.argv}, {"env", r.env}, {"deps", deps}};
+nlohmann::json stamp_json(const Stamp& s) {
+  return {s.exists, s.size, s.mtime_ns, s.device, s.inode};
 }
 
-JobRecord from_json(const nlohmann::json& j) {
-  JobRecord r;
-  r.tools = j.at("tools").get<std::vector<std::string>>();
-  r.argv = j.at("argv").get<std::vector<std::string>>();
-  r.env = j.at("env").get<std::vector<std::string>>();
-  for (const auto& d : j.at("deps"))
-    r.deps.push_back({d.at(0).get<std::string>(), d.at(1).get<std::string>(),
-                      d.at(2).get<uint64_t>(), d.at(3).get<uint64_t>()});
-  return r;
+Stamp stamp_from(const nlohmann::json& j) {
+  return Stamp{j.at(0).get<bool>(), j.at(1).get<uint64_t>(), j.at(2).get<int64_t>(),
+               j.at(3).get<uint64_t>(), j.at(4).get<uint64_t>()};
 }
 
 // Elements of `a` not in `b`, counting repeats.
@@ -44,6 +38,48 @@ std::vector<std::string> minus(std::vector<std::string> a, std::vector<std::stri
   return out;
 }
 
+class FileTable {
+ public:
+  size_t index(const Dep& d, const Stamp& s) {
+    nlohmann::json row = {d.path, d.sha256, d.device, d.inode, stamp_json(s)};
+    auto key = row.dump();
+    auto [it, inserted] = ids_.try_emplace(key, rows_.size());
+    if (inserted) rows_.push_back(std::move(row));
+    return it->second;
+  }
+  nlohmann::json rows() const { return rows_; }
+
+ private:
+  std::map<std::string, size_t> ids_;
+  nlohmann::json rows_ = nlohmann::json::array();
+};
+
+nlohmann::json to_json(const JobRecord& r, FileTable& files) {
+  auto deps = nlohmann::json::array();
+  for (size_t i = 0; i < r.deps.size(); ++i)
+    deps.push_back(files.index(r.deps[i], i < r.dep_stamps.size() ? r.dep_stamps[i] : Stamp{}));
+  auto outputs = nlohmann::json::array();
+  for (const auto& [path, stamp] : r.outputs) outputs.push_back({path, stamp_json(stamp)});
+  return {{"tools", r.tools}, {"argv", r.argv}, {"env", r.env}, {"deps", deps},
+          {"outputs", outputs}};
+}
+
+JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
+  JobRecord r;
+  r.tools = j.at("tools").get<std::vector<std::string>>();
+  r.argv = j.at("argv").get<std::vector<std::string>>();
+  r.env = j.at("env").get<std::vector<std::string>>();
+  for (const auto& index : j.at("deps")) {
+    const auto& f = files.at(index.get<size_t>());
+    r.deps.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(),
+                      f.at(2).get<uint64_t>(), f.at(3).get<uint64_t>()});
+    r.dep_stamps.push_back(stamp_from(f.at(4)));
+  }
+  for (const auto& o : j.at("outputs"))
+    r.outputs.emplace_back(o.at(0).get<std::string>(), stamp_from(o.at(1)));
+  return r;
+}
+
 }  // namespace
 
 std::string job_id(const Job& job, const fs::path& cwd) { return job.describe(cwd); }
@@ -52,28 +88,51 @@ BuildState::BuildState(fs::path file) : file_(std::move(file)) {
   std::ifstream in(file_);
   if (!in) return;
   auto doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded() || doc.value("version", 0) != kStateVersion) return;
+  if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != kStateVersion) return;
   try {
-    for (const auto& [id, rec] : doc.at("jobs").items()) previous_[id] = from_json(rec);
+    const auto& files = doc.at("files");
+    for (const auto& [id, rec] : doc.at("jobs").items()) previous_[id] = from_json(rec, files);
   } catch (const nlohmann::json::exception&) {
-    previous_.clear();  // an unreadable state only costs explanations
+    previous_.clear();  // an unreadable state only costs explanations and a rehash
   }
 }
 
 void BuildState::record(const std::string& id, JobRecord record) {
   current_[id] = std::move(record);
+  dirty_ = true;
+}
+
+bool BuildState::up_to_date(const std::string& id, const JobKey& described,
+                            FileFactsCache& files, const fs::path& cwd) {
+  auto it = previous_.find(id);
+  if (it == previous_.end()) return false;
+  const JobRecord& prev = it->second;
+  if (prev.deps.empty() || prev.outputs.empty() || prev.dep_stamps.size() != prev.deps.size())
+    return false;
+  if (prev.tools != described.tools || prev.argv != described.argv || prev.env != described.env)
+    return false;
+  for (size_t i = 0; i < prev.deps.size(); ++i)
+    if (!prev.dep_stamps[i].exists || files.stamp(prev.deps[i].path, cwd) != prev.dep_stamps[i])
+      return false;
+  for (const auto& [path, stamp] : prev.outputs)
+    if (!stamp.exists || stat_stamp(path) != stamp) return false;
+  current_[id] = prev;
+  return true;
 }
 
 void BuildState::save() const {
+  if (!dirty_ || file_.empty()) return;  // empty: no state kept (launcher mode)
+  FileTable files;
   nlohmann::json jobs = nlohmann::json::object();
-  for (const auto& [id, rec] : previous_) jobs[id] = to_json(rec);  // jobs not in this build
-  for (const auto& [id, rec] : current_) jobs[id] = to_json(rec);
+  for (const auto& [id, rec] : previous_)
+    if (!current_.count(id)) jobs[id] = to_json(rec, files);  // jobs not in this build
+  for (const auto& [id, rec] : current_) jobs[id] = to_json(rec, files);
   std::error_code ec;
   fs::create_directories(file_.parent_path(), ec);
   const fs::path tmp = file_.string() + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"version", kStateVersion}, {"jobs", jobs}}.dump();
+    out << nlohmann::json{{"version", kStateVersion}, {"files", files.rows()}, {"jobs", jobs}}.dump();
     if (!out) {
       fs::remove(tmp, ec);
       return;
@@ -117,7 +176,7 @@ std::string BuildState::explain_miss(const std::string& id, const Job& job, cons
     else if (now.sha256 != d.sha256) why.push_back("file changed: " + d.path);
     else if (job.inode_sensitive && d.inode != 0 &&
              (static_cast<uint64_t>(now.inode) != d.inode ||
-                                     static_cast<uint64_t>(now.device) != d.device))
+              static_cast<uint64_t>(now.device) != d.device))
       why.push_back("file replaced by a copy (new inode, so new kernel names): " + d.path);
   }
   if (why.empty()) return "not in the cache (evicted, cleared, or another cache directory)";

@@ -4,11 +4,11 @@
 
 #include <fstream>
 #include <iterator>
-#include <map>
 
 #include <fmt/core.h>
 
 #include "offload_build/cache/hash.hpp"
+#include "offload_build/util/file_identity.hpp"
 
 namespace ob::cache {
 
@@ -22,8 +22,35 @@ bool mentions_time_macros(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+Stamp to_stamp(const struct stat& st) {
+  return Stamp{true, static_cast<uint64_t>(st.st_size),
+               int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+               static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+}
+
+fs::path full_path(const fs::path& path, const fs::path& cwd) {
+  return path.is_absolute() ? path.lexically_normal() : (cwd / path).lexically_normal();
+}
+
+}  // namespace
+
+Stamp stat_stamp(const fs::path& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Stamp{};
+  return to_stamp(st);
+}
+
+const Stamp& FileFactsCache::stamp(const fs::path& path, const fs::path& cwd) {
+  const fs::path full = full_path(path, cwd);
+  auto [it, inserted] = stamps_.try_emplace(full.string());
+  if (inserted) it->second = stat_stamp(full);
+  return it->second;
+}
+
 const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) {
-  const fs::path full = path.is_absolute() ? path : (cwd / path).lexically_normal();
+  const fs::path full = full_path(path, cwd);
   auto [it, inserted] = facts_.try_emplace(full.string());
   if (!inserted) return it->second;
   FileFacts& f = it->second;
@@ -37,26 +64,10 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   f.device = st.st_dev;
   f.inode = st.st_ino;
   f.time_macros = mentions_time_macros(text);
+  f.stamp = to_stamp(st);
   return f;
 }
 
-std::string tool_identity(const fs::path& program) {
-  static std::map<std::string, std::string> memo;
-  auto it = memo.find(program.string());
-  if (it != memo.end()) return it->second;
-  std::error_code ec;
-  fs::path resolved = fs::canonical(program, ec);
-  if (ec) resolved = program;
-  struct stat st {};
-  std::string id;
-  if (stat(resolved.c_str(), &st) == 0) {
-    id = fmt::format("{} size={} mtime={}.{:09}", resolved.string(), st.st_size,
-                     st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  } else {
-    id = resolved.string() + " (missing)";
-  }
-  memo.emplace(program.string(), id);
-  return id;
-}
+std::string tool_identity(const fs::path& program) { return util::file_identity(program); }
 
 }  // namespace ob::cache

@@ -46,18 +46,21 @@ nlohmann::json candidates_of(const Lookup& lookup) {
 
 JobCache::JobCache(Storage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      state_(plan.program.parent_path() / ".offload-build" / "state.json") {}
+      state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
+                                      : fs::path()) {}
 
 void JobCache::miss(const Job& job, const std::string& reason, const std::string& detail) {
   ++counters_.misses;
   ++counters_.misses_by_reason[reason];
+  misses_[job.id] = {reason, detail};
   if (options_.explain)
     *options_.explain << "offload-build: explain: " << job_id(job, plan_.cwd) << ": miss: "
                       << detail << '\n';
 }
 
 std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
-                                                     std::string& reason) {
+                                                     std::string& reason,
+                                                     std::vector<Dep>& matched) {
   if (!job.depfile) return result_key(key, {}, job.inode_sensitive);
   Lookup manifest = storage_.get("manifest", key.direct);
   if (manifest.status == LookupStatus::Corrupt) {
@@ -71,7 +74,10 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
       bool all = true;
       for (const auto& d : deps)
         if (!dep_matches(d, files_.get(d.path, plan_.cwd), job.inode_sensitive)) { all = false; break; }
-      if (all) return cand.at("result").get<std::string>();
+      if (all) {
+        matched = std::move(deps);
+        return cand.at("result").get<std::string>();
+      }
     } catch (const nlohmann::json::exception&) {
       // A candidate we cannot read is simply not a match.
     }
@@ -80,15 +86,56 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
   return std::nullopt;
 }
 
-bool JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
+bool JobCache::restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps) {
+  // A kept depfile (Job::keep_depfile) is stored after the outputs; its temporary comes last.
+  const bool kept_depfile = job.keep_depfile && job.depfile;
+  if (entry.files.size() != job.outputs.size() + (kept_depfile ? 1 : 0)) return false;
+  if (kept_depfile) {
+    std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
+    out.write(entry.files.back().data.data(), static_cast<std::streamsize>(entry.files.back().data.size()));
+    if (!out) return false;
+  }
+  auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
+  for (size_t i = 0; i < job.outputs.size(); ++i) {
+    {
+      std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
+      out.write(entry.files[i].data.data(), static_cast<std::streamsize>(entry.files[i].data.size()));
+      if (!out) return false;
+    }
+    if (!meta.is_discarded() && meta.contains("modes") && i < meta["modes"].size()) {
+      std::error_code ec;
+      fs::permissions(temps[i], static_cast<fs::perms>(meta["modes"][i].get<unsigned>()), ec);
+    }
+  }
+  return true;
+}
+
+// Record what the job read and wrote, for --explain and the next up-to-date check.
+// `temps` are the outputs before their rename, which keeps inode and mtime.
+void JobCache::remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
+                        const std::vector<fs::path>& temps, const Job& job) {
+  JobRecord record{key.tools, key.argv, key.env, deps, {}, {}};
+  record.deps.insert(record.deps.end(), key.inputs.begin(), key.inputs.end());
+  for (const auto& d : record.deps) record.dep_stamps.push_back(files_.get(d.path, plan_.cwd).stamp);
+  for (size_t i = 0; i < job.outputs.size(); ++i)
+    record.outputs.emplace_back(job.outputs[i].string(), stat_stamp(temps[i]));
+  state_.record(id, std::move(record));
+}
+
+Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
-  if (!job.cacheable) return false;
-  Pending pending{compute_job_key(plan_, job, files_)};
+  if (!job.cacheable) return Served::No;
   const std::string id = job_id(job, plan_.cwd);
+  Pending pending{describe_job(plan_, job)};
+  if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
+    if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": up to date\n";
+    return Served::UpToDate;
+  }
+  hash_inputs(pending.key, plan_, job, files_);
   if (pending.key.inputs_missing) {
     pending.storable = false;
     pending_[job.id] = std::move(pending);
-    return false;
+    return Served::No;
   }
   for (const auto& in : job.inputs) {
     if (files_.get(in, plan_.cwd).time_macros && !options_.allow_time_macros) {
@@ -96,40 +143,26 @@ bool JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
       miss(job, "time macros", "source uses __DATE__/__TIME__/__TIMESTAMP__; not cached "
                                "(set \"cache_time_macros\": true to allow)");
       pending_[job.id] = std::move(pending);
-      return false;
+      return Served::No;
     }
   }
 
   std::string reason;
-  auto rkey = find_result_key(job, pending.key, reason);
+  std::vector<Dep> deps;
+  auto rkey = find_result_key(job, pending.key, reason, deps);
   if (rkey) {
     Lookup result = storage_.get("result", *rkey);
-    if (result.status == LookupStatus::Hit && result.entry.files.size() == job.outputs.size()) {
-      bool written = true;
-      for (size_t i = 0; i < job.outputs.size() && written; ++i) {
-        std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
-        out.write(result.entry.files[i].data.data(),
-                  static_cast<std::streamsize>(result.entry.files[i].data.size()));
-        written = static_cast<bool>(out);
-      }
-      auto meta = nlohmann::json::parse(result.entry.metadata, nullptr, false);
-      for (size_t i = 0; i < job.outputs.size() && written && !meta.is_discarded(); ++i) {
-        if (!meta.contains("modes") || i >= meta["modes"].size()) break;
-        std::error_code ec;
-        fs::permissions(temps[i], static_cast<fs::perms>(meta["modes"][i].get<unsigned>()), ec);
-      }
-      if (written) {
-        ++counters_.hits;
-        if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": hit\n";
-        state_.record(id, {pending.key.tools, pending.key.argv, pending.key.env, pending.key.inputs});
-        return true;
-      }
-      reason = "unwritable output";
-    } else if (result.status == LookupStatus::Corrupt) {
+    if (result.status == LookupStatus::Hit && restore(job, result.entry, temps)) {
+      ++counters_.hits;
+      if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": hit\n";
+      remember(id, pending.key, deps, temps, job);
+      return Served::FromCache;
+    }
+    if (result.status == LookupStatus::Corrupt) {
       ++counters_.corrupt;
       reason = "corrupt";
     } else {
-      reason = "no entry";
+      reason = result.status == LookupStatus::Hit ? "unwritable output" : "no entry";
     }
   }
   std::string detail = reason == "corrupt"
@@ -137,7 +170,7 @@ bool JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
                            : state_.explain_miss(id, job, pending.key, files_, plan_.cwd);
   miss(job, reason, detail);
   pending_[job.id] = std::move(pending);
-  return false;
+  return Served::No;
 }
 
 std::vector<Dep> JobCache::deps_from_depfile(const Job& job, const fs::path& depfile,
@@ -184,14 +217,14 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     if (!depfile) return;  // the tool wrote no depfile: we cannot know what it read
     deps = deps_from_depfile(job, *depfile, time_macros);
   }
-  JobRecord record{pending.key.tools, pending.key.argv, pending.key.env, deps};
-  record.deps.insert(record.deps.end(), pending.key.inputs.begin(), pending.key.inputs.end());
-  state_.record(id, std::move(record));
-  if (!pending.storable || !storage_.writable()) return;
+  // Time-dependent outputs are neither stored nor remembered: they rebuild every time.
   if (time_macros && !options_.allow_time_macros) {
     ++counters_.misses_by_reason["time macros (in a header)"];
     return;
   }
+  if (!pending.storable) return;
+  remember(id, pending.key, job.depfile ? deps : std::vector<Dep>{}, temps, job);
+  if (!storage_.writable()) return;
 
   Entry entry;
   auto modes = nlohmann::json::array();
@@ -201,6 +234,8 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     auto perms = fs::status(temps[i], ec).permissions();
     modes.push_back(static_cast<unsigned>(perms & fs::perms::mask));
   }
+  if (job.keep_depfile && depfile)
+    entry.files.push_back({job.depfile->filename().string(), read_all(*depfile)});
   entry.metadata = nlohmann::json{{"job", id}, {"modes", modes}}.dump();
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{},
                                       job.inode_sensitive);

@@ -37,7 +37,7 @@ Dep make_dep(const Plan& plan, const std::string& path, const FileFacts& facts) 
   return dep;
 }
 
-JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) {
+JobKey describe_job(const Plan& plan, const Job& job) {
   JobKey key;
   key.tools.push_back(tool_identity(job.argv.front()));
   for (const auto& t : job.tools) key.tools.push_back(tool_identity(t));
@@ -61,7 +61,10 @@ JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) 
     const char* v = std::getenv(name.c_str());
     key.env.push_back(v ? name + "=" + v : name + " unset");
   }
+  return key;
+}
 
+void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files) {
   for (const auto& in : job.inputs) {
     const FileFacts& f = files.get(in, plan.cwd);
     if (!f.exists) key.inputs_missing = true;
@@ -80,6 +83,11 @@ JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) 
       h.field("id", std::to_string(d.device) + ":" + std::to_string(d.inode));
   }
   key.direct = h.hex();
+}
+
+JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) {
+  JobKey key = describe_job(plan, job);
+  hash_inputs(key, plan, job, files);
   return key;
 }
 

@@ -7,8 +7,11 @@
 
 #include "offload_build/cli/cargo_command.hpp"
 #include "offload_build/cli/commands.hpp"
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/report/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "cache_cli.hpp"
+#include "init_command.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -18,9 +21,23 @@ namespace {
 int report_error(const Error& e) {
   // Diagnostics that already say "error:" (file:line:col: error: ...) print as they are.
   const std::string first_line = e.message.substr(0, e.message.find('\n'));
-  if (first_line.find("error:") != std::string::npos) std::cerr << e.message << '\n';
-  else std::cerr << "offload-build: error: " << e.message << '\n';
+  if (first_line.find("error:") != std::string::npos) std::cerr << report::paint_diagnostic(e.message) << '\n';
+  else std::cerr << report::paint_diagnostic("offload-build: error: " + e.message) << '\n';
   return e.code;
+}
+
+// `offload-build [OPTIONS] wrap [--] COMPILER ARGS...`: the index of `wrap`;
+// what follows is the compiler's and CLI11 must not see it. argc when none.
+int wrap_index(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg != "wrap") continue;
+    const CLI::Option* prev = app.get_option_no_throw(argv[i - 1]);
+    if (prev && prev->get_expected_min() > 0) continue;  // an option's value, as in -C wrap
+    return i;
+  }
+  return argc;
 }
 
 int dispatch(int argc, char** argv) {
@@ -48,9 +65,31 @@ int dispatch(int argc, char** argv) {
   cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
   CacheCli cache_cli;
   add_cache_commands(app, cache_cli);
+  InitOptions init_options;
+  auto* init_cmd = app.add_subcommand(
+      "init", "Create a project that builds and runs as is (offload.json, sources, README)");
+  init_cmd->add_option("--lang", init_options.lang, "Language of the project (default: c)")
+      ->option_text("c|cxx|rust")
+      ->check(CLI::IsMember({"c", "cxx", "rust"}));
+  init_cmd->add_option("dir", init_options.dir, "Directory to create the project in")
+      ->required();
+  build_cmd->add_flag("--compdb", global.compdb,
+                      "Also write compile_commands.json (every host and device pass) into the "
+                      "build directory, for clangd");
+  auto* wrap_cmd = app.add_subcommand(
+      "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
+              "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
+  const int wrap_at = wrap_index(app, argc, argv);
+
+  // `offload-build clang++ ARGS...`: how CMake calls a <LANG>_COMPILER_LAUNCHER.
+  std::vector<std::string> subcommands;
+  for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    subcommands.push_back(sub->get_name());
+  if (is_launcher_call(subcommands, argc, argv))
+    return launch(std::vector<std::string>(argv + 1, argv + argc), global);
 
   try {
-    app.parse(argc, argv);
+    app.parse(wrap_at < argc ? wrap_at + 1 : argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -62,8 +101,17 @@ int dispatch(int argc, char** argv) {
               << "Run 'offload-build --help' for the commands and options.\n";
     return exit_code::usage;
   }
+  if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
 
+  report::set_color(report::decide_color(
+      report::parse_color_choice(global.color).value_or(report::ColorChoice::Auto)));
   if (*doctor_cmd) return run_doctor(std::nullopt, std::cout);
+  if (*init_cmd) {
+    // Like every path on the command line, DIR is relative to -C.
+    if (init_options.dir.is_relative()) init_options.dir = (global.directory / init_options.dir).lexically_normal();
+    auto result = init_project(init_options, std::cout);
+    return result ? exit_code::ok : report_error(result.error());
+  }
   if (*cache_cli.command) {
     auto result = run_cache_command(global, cache_cli);
     return result ? *result : report_error(result.error());

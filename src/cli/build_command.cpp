@@ -1,4 +1,6 @@
+#include <chrono>
 #include <iostream>
+#include <map>
 
 #include <fmt/core.h>
 
@@ -6,11 +8,17 @@
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/report/build_report.hpp"
+#include "offload_build/report/progress.hpp"
+#include "offload_build/report/style.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "options.hpp"
 
@@ -24,10 +32,56 @@ fs::path manifest_path(const GlobalOptions& o) {
   return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
 }
 
-void print_summary(const ExecSummary& s) {
-  std::cerr << fmt::format("offload-build: {} jobs: {} from cache, {} run\n", s.jobs_total,
-                           s.jobs_served, s.jobs_run);
+// "offload-build: 13 jobs: 10 from cache, 3 run in 1.42 s" (the prefix colored
+// on a terminal); nothing under --quiet.
+void print_summary(const ExecSummary& s, double seconds, bool quiet) {
+  if (quiet) return;
+  std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
+                                 s.jobs_run);
+  if (s.jobs_up_to_date) line += fmt::format(", {} up to date", s.jobs_up_to_date);
+  std::cerr << report::paint(report::Style::Summary, "offload-build:") << ' ' << line
+            << fmt::format(" in {:.2f} s", seconds) << '\n';
 }
+
+// What build() keeps for the summary line and --report, however the build ends.
+struct BuildSession {
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  report::BuildRecorder recorder;  // also the build's clock
+  std::string project;
+  fs::path manifest;
+  std::optional<Plan> plan;
+  bool cache_enabled = false;
+  std::optional<fs::path> cache_dir;
+  std::map<JobId, cache::JobCache::MissNote> misses;
+  nlohmann::json tools = nlohmann::json::object();
+  std::optional<double> seconds;  // the build's time, taken when its jobs ended
+};
+
+Result<void> write_build_report(const fs::path& file, const BuildSession& s,
+                                const Result<fs::path>& result) {
+  report::ReportData d;
+  d.project = s.project;
+  d.manifest = fs::absolute(s.manifest).lexically_normal();
+  d.started = s.started;
+  d.duration_s = s.seconds.value_or(s.recorder.elapsed());
+  d.result = result ? BuildResult::Ok
+             : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
+                                                             : BuildResult::Failed;
+  if (!result) d.error = result.error().message;
+  d.plan = s.plan ? &*s.plan : nullptr;
+  d.recorder = &s.recorder;
+  d.cache_enabled = s.cache_enabled;
+  d.cache_dir = s.cache_dir;
+  d.miss_reason = [&s](const Job& job) -> std::optional<report::MissReason> {
+    auto it = s.misses.find(job.id);
+    if (it == s.misses.end()) return std::nullopt;
+    return report::MissReason{it->second.reason, it->second.detail};
+  };
+  d.tools = s.tools;
+  return report::write_report(file, report::make_report(d));
+}
+
+Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session);
 
 }  // namespace
 
@@ -38,8 +92,25 @@ fs::path cache_dir_for(const GlobalOptions& o, const std::optional<fs::path>& ma
 }
 
 Result<fs::path> build(const GlobalOptions& o) {
+  BuildSession session;
+  auto result = build_steps(o, session);
+  if (o.report && !o.dry_run) {
+    auto written = write_build_report(fs::absolute(*o.report), session, result);
+    if (!written) {
+      if (result) return written.error();
+      std::cerr << report::paint_diagnostic("offload-build: warning: " + written.error().message)
+                << '\n';
+    }
+  }
+  return result;
+}
+
+namespace {
+
+Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
+  session.manifest = file;
   if (!fs::exists(file)) {
     return Error::usage(fmt::format(
         "no manifest at {}; create an offload.json there (see docs/MANIFEST.md), or pass -C DIR "
@@ -48,21 +119,38 @@ Result<fs::path> build(const GlobalOptions& o) {
   }
   auto manifest = load_manifest(file);
   if (!manifest) return manifest.error();
+  session.project = manifest->name;
   if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));
   auto toolchain = find_toolchain(manifest->toolchain);
   if (!toolchain) return toolchain.error();
-  if (manifest->is_rust()) OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
+  if (manifest->is_rust()) {
+    // The rustc probes are remembered per rustc binary next to the cache.
+    if (!o.no_cache) rust::set_probe_memo_dir(cache_dir_for(o, manifest->cache_dir) / "probes");
+    OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
+  }
 
   const Plan plan = make_plan(*manifest, *toolchain);
+  if (o.compdb) OB_TRY(write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return plan.program;
   }
 
-  auto runner = make_process_runner();
+  // On a terminal a status line that the commands' output must not tear: the
+  // runner buffers their output and the console prints it whole.
+  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.quiet), 0}, &std::cerr);
+  ProgressTee listeners({&console, &session.recorder});
+  auto runner = make_process_runner(console.captures_output());
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
-  exec_options.progress = &std::cerr;
+  // Under make -jN: one token per job beyond the first (exec/jobserver.hpp).
+  auto jobserver = exec::jobserver_from_environment();
+  if (jobserver.serial) exec_options.parallelism = 1;
+  if (jobserver.jobserver) {
+    exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
+    exec_options.release_slot = [&] { jobserver.jobserver->release(); };
+  }
+  exec_options.observer = &listeners;
   exec_options.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
     return check_device_object(job, outs.front(), plan.cwd);
   };
@@ -70,6 +158,8 @@ Result<fs::path> build(const GlobalOptions& o) {
   std::optional<cache::Storage> storage;
   std::optional<cache::JobCache> job_cache;
   if (!o.no_cache) {
+    session.cache_enabled = true;
+    session.cache_dir = cache_dir_for(o, manifest->cache_dir);
     storage.emplace(cache_dir_for(o, manifest->cache_dir),
                     manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
     storage->warn_if_unwritable();
@@ -86,9 +176,21 @@ Result<fs::path> build(const GlobalOptions& o) {
   }
   auto summary = execute(plan, *runner, exec_options);
   if (job_cache) job_cache->finish();
+  session.seconds = session.recorder.elapsed();
+  if (o.report) {
+    session.plan = plan;
+    if (job_cache) session.misses = job_cache->misses();
+    std::map<fs::path, std::string> known;  // versions we already have
+    if (toolchain->rust) known[toolchain->rust->rustc] = toolchain->rust->version_line;
+    // After Ctrl-C, run nothing more: the tools' identities only.
+    const bool interrupted = !summary && summary.error().code == exit_code::interrupted;
+    session.tools = report::describe_tools(plan, known, !interrupted);
+  }
   if (!summary) return summary.error();
-  print_summary(*summary);
+  print_summary(*summary, *session.seconds, o.quiet);
   return plan.program;
 }
+
+}  // namespace
 
 }  // namespace ob::cli

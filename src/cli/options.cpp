@@ -40,6 +40,21 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->group("Cache");
   // Consumed by the subprocess layer.
   app.add_flag("-v,--verbose", o.verbose, "Print each command as it runs")->group("Output");
+  // Consumed by the report stage (src/report: progress, colors, --report).
+  app.add_flag("-q,--quiet", o.quiet,
+               "Print no progress and no summary: only errors (and what compilers print)")
+      ->group("Output");
+  app.add_option("--color", o.color,
+                 "Color the summary and error:/warning: prefixes: auto (a terminal, unless "
+                 "NO_COLOR is set), always, never")
+      ->option_text("WHEN")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group("Output");
+  app.add_option("--report", o.report,
+                 "Write a JSON report of the build to FILE (jobs, commands, times, cache "
+                 "decisions, tools; docs/REPORT.md), also when it fails")
+      ->option_text("FILE")
+      ->group("Output");
 }
 
 size_t effective_jobs(const GlobalOptions& o) {

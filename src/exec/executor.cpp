@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <deque>
+#include <iostream>
+#include <memory>
 #include <optional>
 #include <system_error>
 
 #include <fmt/core.h>
 
 #include "offload_build/exec/interrupt.hpp"
+#include "offload_build/report/progress.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob {
@@ -51,15 +55,41 @@ class Execution {
  public:
   Execution(const Plan& plan, CommandRunner& runner, const ExecOptions& opts)
       : plan_(plan), runner_(runner), opts_(opts), waiting_on_(plan.jobs.size(), 0),
-        dependents_(plan.jobs.size()), temps_(plan.jobs.size()) {
+        dependents_(plan.jobs.size()), temps_(plan.jobs.size()), began_(plan.jobs.size()) {
     for (const auto& job : plan.jobs) {
       waiting_on_[job.id] = job.deps.size();
       for (JobId d : job.deps) dependents_[d].push_back(job.id);
       if (job.deps.empty()) ready_.push_back(job.id);
     }
+    // Without a listener, `progress` gets the plain "[i/N] ..." lines.
+    if (opts.observer) {
+      observer_ = opts.observer;
+    } else if (opts.progress) {
+      own_observer_ = std::make_unique<report::ConsoleProgress>(
+          *opts.progress, report::ConsoleOptions{report::ProgressMode::Plain, 0});
+      observer_ = own_observer_.get();
+    }
   }
 
   Result<ExecSummary> run() {
+    if (observer_) observer_->build_started(plan_);
+    auto result = run_jobs();
+    if (observer_) {
+      observer_->build_finished(result ? BuildResult::Ok
+                                : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
+                                                                                : BuildResult::Failed);
+    }
+    return result;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  double seconds_since(Clock::time_point t) const {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  Result<ExecSummary> run_jobs() {
     for (const auto& dir : plan_.directories) {
       std::error_code ec;
       fs::create_directories(dir, ec);
@@ -67,7 +97,15 @@ class Execution {
     }
     while (done_ < plan_.jobs.size()) {
       if (exec::interrupted()) return abort_interrupted();
-      while (!failure_ && runner_.running() < opts_.parallelism && !ready_.empty()) {
+      while (!failure_ && runner_.running() < opts_.parallelism &&
+             (!needs_slot_.empty() || !ready_.empty())) {
+        if (!needs_slot_.empty()) {
+          if (!take_slot()) break;  // wait for one of our own jobs instead
+          const JobId id = needs_slot_.front();
+          needs_slot_.pop_front();
+          launch(plan_.jobs[id]);
+          continue;
+        }
         JobId id = ready_.front();
         ready_.pop_front();
         start(plan_.jobs[id]);
@@ -75,47 +113,89 @@ class Execution {
       if (runner_.running() == 0) break;
       auto completion = runner_.wait_any();
       if (!completion) continue;
-      finish(plan_.jobs[completion->job], completion->exit_code);
+      finish(plan_.jobs[completion->job], completion->exit_code, completion->output);
+      return_slots();
     }
     if (exec::interrupted()) return abort_interrupted();
     if (failure_) return *failure_;
-    return ExecSummary{plan_.jobs.size(), started_, served_};
+    return ExecSummary{plan_.jobs.size(), started_, served_, up_to_date_};
   }
 
- private:
   void start(const Job& job) {
     auto& temps = temps_[job.id];
     for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
-    ++counted_;
-    if (opts_.serve && opts_.serve(job, temps)) {
+    began_[job.id] = Clock::now();
+    const Served served = opts_.serve ? opts_.serve(job, temps) : Served::No;
+    if (served == Served::FromCache) {
       ++served_;
-      progress(job, " (cached)");
+      if (observer_) observer_->job_served(job, ServedFrom::Cache, seconds_since(began_[job.id]));
       commit(job);
       return;
     }
+    if (served == Served::UpToDate) {
+      ++up_to_date_;
+      if (observer_) observer_->job_served(job, ServedFrom::UpToDate, seconds_since(began_[job.id]));
+      temps.clear();
+      release_dependents(job);
+      return;
+    }
+    if (!take_slot()) {
+      needs_slot_.push_back(job.id);
+      return;
+    }
+    launch(job);
+  }
+
+  // Run a job's command (`serve` said it must run, and it has a slot).
+  void launch(const Job& job) {
+    const auto& temps = temps_[job.id];
     ++started_;
-    progress(job, "");
+    if (observer_) observer_->job_started(job);
+    began_[job.id] = Clock::now();
     auto ok = runner_.start(job.id, job_command(plan_, job, temps));
     if (!ok) {
       remove_temps(job.id);
-      failure_ = ok.error();
+      fail_job(job, -1, ok.error());
+      return_slots();
     }
   }
 
-  void finish(const Job& job, int exit_code) {
+  // A command may start while none of ours runs (on the slot this process was
+  // started with), or with a slot from ExecOptions::try_acquire_slot.
+  bool take_slot() {
+    if (!opts_.try_acquire_slot || runner_.running() == 0) return true;
+    if (!opts_.try_acquire_slot()) return false;
+    ++slots_held_;
+    return true;
+  }
+
+  // Hold one slot per running command beyond the first; give back the rest.
+  void return_slots() {
+    while (slots_held_ > 0 && slots_held_ >= runner_.running()) {
+      --slots_held_;
+      if (opts_.release_slot) opts_.release_slot();
+    }
+  }
+
+  void finish(const Job& job, int exit_code, const std::string& output = {}) {
+    if (!output.empty()) {
+      if (observer_) observer_->job_output(job, output);
+      else std::cerr << output << std::flush;
+    }
     if (exit_code != 0) {
       remove_temps(job.id);
-      fail(Error::failure(fmt::format("{} failed with exit code {}\n  command: {}",
-                                      job.describe(plan_.cwd), exit_code,
-                                      util::shell_join(job.argv))));
+      fail_job(job, exit_code,
+               Error::failure(fmt::format("{} failed with exit code {}\n  command: {}",
+                                          job.describe(plan_.cwd), exit_code,
+                                          util::shell_join(job.argv))));
       return;
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
       const fs::path& t = temps_[job.id][i];
       if (!fs::exists(t)) {
         remove_temps(job.id);
-        fail(Error::failure(fmt::format("{} succeeded but did not write {}",
-                                        job.describe(plan_.cwd), t.string())));
+        fail_job(job, 0, Error::failure(fmt::format("{} succeeded but did not write {}",
+                                                    job.describe(plan_.cwd), t.string())));
         return;
       }
     }
@@ -124,7 +204,7 @@ class Execution {
     if (opts_.check_outputs) {
       if (auto checked = opts_.check_outputs(job, outputs); !checked) {
         remove_temps(job.id);
-        fail(checked.error());
+        fail_job(job, 0, checked.error());
         return;
       }
     }
@@ -133,11 +213,11 @@ class Execution {
       if (job.depfile && fs::exists(temps_[job.id].back())) depfile = temps_[job.id].back();
       opts_.after_run(job, outputs, depfile);
     }
-    commit(job);
+    if (commit(job) && observer_) observer_->job_finished(job, seconds_since(began_[job.id]));
   }
 
   // Rename every temporary into place, then release the job's dependents.
-  void commit(const Job& job) {
+  bool commit(const Job& job) {
     const auto files = written_files(job);
     for (size_t i = 0; i < files.size(); ++i) {
       std::error_code ec;
@@ -148,32 +228,39 @@ class Execution {
       auto st = fs::symlink_status(files[i], ec);
       if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
         remove_temps(job.id);
-        fail(Error::failure(fmt::format("{}: refusing to replace {}, which is not a regular file",
-                                        job.describe(plan_.cwd), files[i].string())));
-        return;
+        fail_job(job, 0,
+                 Error::failure(fmt::format("{}: refusing to replace {}, which is not a regular file",
+                                            job.describe(plan_.cwd), files[i].string())));
+        return false;
       }
       fs::rename(temps_[job.id][i], files[i], ec);
       if (ec) {
         remove_temps(job.id);
-        fail(Error::failure(fmt::format("cannot write {}: {}", files[i].string(), ec.message())));
-        return;
+        fail_job(job, 0, Error::failure(fmt::format("cannot write {}: {}", files[i].string(),
+                                                    ec.message())));
+        return false;
       }
     }
     temps_[job.id].clear();
+    release_dependents(job);
+    return true;
+  }
+
+  void release_dependents(const Job& job) {
     ++done_;
     for (JobId next : dependents_[job.id])
       if (--waiting_on_[next] == 0) ready_.push_back(next);
   }
 
-  void progress(const Job& job, std::string_view note) {
-    if (!opts_.progress) return;
-    *opts_.progress << fmt::format("[{}/{}] {}{}\n", counted_, plan_.jobs.size(),
-                                   job.describe(plan_.cwd), note)
-                    << std::flush;
-  }
-
   void fail(Error e) {
     if (!failure_) failure_ = std::move(e);
+  }
+
+  // A job failed: tell the listener, and remember the build's first failure.
+  // `exit_code`: the command's (0 when its outputs failed a check, -1 when it never started).
+  void fail_job(const Job& job, int exit_code, Error e) {
+    if (observer_) observer_->job_failed(job, exit_code, seconds_since(began_[job.id]), e.message);
+    fail(std::move(e));
   }
 
   void remove_temps(JobId id) {
@@ -186,6 +273,7 @@ class Execution {
 
   Result<ExecSummary> abort_interrupted() {
     runner_.stop_all();
+    return_slots();
     for (const auto& job : plan_.jobs) remove_temps(job.id);
     return Error{"interrupted: stopped the running jobs and removed their partial outputs",
                  exit_code::interrupted};
@@ -198,9 +286,14 @@ class Execution {
   std::vector<std::vector<JobId>> dependents_;
   std::vector<std::vector<fs::path>> temps_;
   std::deque<JobId> ready_;
-  size_t counted_ = 0;  // jobs started or served
+  std::deque<JobId> needs_slot_;  // served No, waiting for a jobserver slot
+  size_t slots_held_ = 0;
+  Progress* observer_ = nullptr;
+  std::unique_ptr<Progress> own_observer_;  // plain lines to ExecOptions::progress
+  std::vector<Clock::time_point> began_;    // per job: when it was served or started
   size_t started_ = 0;
   size_t served_ = 0;
+  size_t up_to_date_ = 0;
   size_t done_ = 0;
   std::optional<Error> failure_;
 };

@@ -1,5 +1,7 @@
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <map>
@@ -14,13 +16,24 @@ namespace {
 
 class ProcessRunner final : public CommandRunner {
  public:
-  ProcessRunner() { exec::install_signal_handlers(); }
+  explicit ProcessRunner(bool buffer_output) : buffer_output_(buffer_output) {
+    exec::install_signal_handlers();
+  }
   ~ProcessRunner() override { stop_all(); }
 
   Result<void> start(JobId job, const Command& cmd) override {
-    auto pid = exec::spawn(cmd);
-    if (!pid) return pid.error();
+    int out = -1;
+    if (buffer_output_) {
+      // stdout and stderr share one memory file, so their order is kept.
+      out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
+    }
+    auto pid = out >= 0 ? exec::spawn(cmd, exec::Stdio{-1, out, out}) : exec::spawn(cmd);
+    if (!pid) {
+      if (out >= 0) close(out);
+      return pid.error();
+    }
     children_[*pid] = job;
+    if (out >= 0) outputs_[*pid] = out;
     return {};
   }
 
@@ -45,6 +58,8 @@ class ProcessRunner final : public CommandRunner {
       else if (errno == ECHILD) break;
     }
     children_.clear();
+    for (const auto& [pid, fd] : outputs_) close(fd);
+    outputs_.clear();
   }
 
   size_t running() const override { return children_.size(); }
@@ -55,7 +70,7 @@ class ProcessRunner final : public CommandRunner {
       int status = 0;
       pid_t pid = waitpid(it->first, &status, flags);
       if (pid == it->first) {
-        Completion c{it->second, exec::status_to_exit_code(status)};
+        Completion c{it->second, exec::status_to_exit_code(status), take_output(pid)};
         children_.erase(it);
         return c;
       }
@@ -63,11 +78,33 @@ class ProcessRunner final : public CommandRunner {
     return std::nullopt;
   }
 
+  // Everything the child wrote to its memory file ("" when not buffering).
+  std::string take_output(pid_t pid) {
+    auto it = outputs_.find(pid);
+    if (it == outputs_.end()) return {};
+    std::string text;
+    char buf[8192];
+    for (off_t at = 0;;) {
+      const ssize_t n = pread(it->second, buf, sizeof buf, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+      at += n;
+    }
+    close(it->second);
+    outputs_.erase(it);
+    return text;
+  }
+
+  bool buffer_output_ = false;
   std::map<pid_t, JobId> children_;
+  std::map<pid_t, int> outputs_;  // buffered output of each running child
 };
 
 }  // namespace
 
-std::unique_ptr<CommandRunner> make_process_runner() { return std::make_unique<ProcessRunner>(); }
+std::unique_ptr<CommandRunner> make_process_runner(bool buffer_output) {
+  return std::make_unique<ProcessRunner>(buffer_output);
+}
 
 }  // namespace ob

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "rustc_probe_memo.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
@@ -138,6 +139,10 @@ void probe_llvm_offload(RustcFacts& f) {
 
 }  // namespace
 
+namespace {
+RustcFacts probe_located(RustcFacts f);
+}  // namespace
+
 RustcSearch RustcSearch::from_environment(const std::optional<fs::path>& hint) {
   RustcSearch s;
   s.hint = hint;
@@ -152,6 +157,15 @@ RustcFacts probe_rustc(const RustcSearch& search) {
   RustcFacts f;
   locate(search, f);
   if (!f.rustc) return f;
+  if (read_probe_memo(f)) return f;
+  f = probe_located(std::move(f));
+  write_probe_memo(f);
+  return f;
+}
+
+namespace {
+
+RustcFacts probe_located(RustcFacts f) {
   const std::string rustc = f.rustc->string();
   if (auto out = run_probe({rustc, "--version"}); out && out->exit_code == 0) {
     f.version_line = first_line(out->out);
@@ -181,6 +195,8 @@ RustcFacts probe_rustc(const RustcSearch& search) {
   else f.llvm_offload_note = "not probed (unfamiliar -Zoffload settings)";
   return f;
 }
+
+}  // namespace
 
 Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint) {
   const RustcSearch search = RustcSearch::from_environment(hint);

@@ -22,7 +22,7 @@ namespace {
 const std::string kProgramOk = "matrix: out[3]=7.0 bad=0 OK\n";
 
 struct Explained {
-  std::set<std::string> hits, misses;
+  std::set<std::string> hits, misses, up_to_date;
   std::map<std::string, std::string> reasons;
 };
 
@@ -34,6 +34,8 @@ Explained parse_explain(const std::string& err) {
     std::string rest = line.substr(tag.size());
     if (util::ends_with(rest, ": hit")) {
       e.hits.insert(rest.substr(0, rest.size() - 5));
+    } else if (util::ends_with(rest, ": up to date")) {
+      e.up_to_date.insert(rest.substr(0, rest.size() - 12));
     } else if (auto pos = rest.find(": miss: "); pos != std::string::npos) {
       e.misses.insert(rest.substr(0, pos));
       e.reasons[rest.substr(0, pos)] = rest.substr(pos + 8);
@@ -104,14 +106,18 @@ const std::set<std::string> kAllJobs = {"device host kern.c", "device host main.
                                         "host kern.c",        "host main.c",
                                         "link build/matrix"};
 
-// Every job of the current plan either hit or missed, and the misses are exactly `expected`.
+// Every job of the current plan missed, hit, or was up to date (its recorded
+// state unchanged), and the misses are exactly `expected`.
 void expect_misses(const Explained& e, const std::set<std::string>& expected,
                    const std::set<std::string>& all = kAllJobs) {
   CHECK(e.misses == expected);
-  std::set<std::string> hits;
+  std::set<std::string> not_rebuilt;
   for (const auto& j : all)
-    if (!expected.count(j)) hits.insert(j);
-  CHECK(e.hits == hits);
+    if (!expected.count(j)) not_rebuilt.insert(j);
+  std::set<std::string> served = e.hits;
+  served.insert(e.up_to_date.begin(), e.up_to_date.end());
+  CHECK(served == not_rebuilt);
+  for (const auto& j : e.hits) CHECK_FALSE(e.up_to_date.count(j));
 }
 
 const std::set<std::string> kCompiles = {"device host kern.c", "device host main.c", "host kern.c",
@@ -258,7 +264,7 @@ TEST_CASE("cache mutation matrix", "[integration][cache]") {
     auto e2 = m.build();
     CHECK(e2.misses.count("device host main.c"));
     CHECK(e2.misses.count("host main.c"));
-    CHECK(e2.hits.count("host kern.c"));
+    CHECK(e2.up_to_date.count("host kern.c"));
     CHECK(m.stats()["misses_by_reason"]["time macros"].get<int>() == 4);
     m.run_program();
     SECTION("15. unless the manifest opts in") {
@@ -325,6 +331,23 @@ TEST_CASE("cache mutation matrix", "[integration][cache]") {
     for (const auto& job : kCompiles) CHECK(e.misses.count(job));
     auto p = run_tool({(copy / "build/matrix").string()}, copy, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
     CHECK(p.out == kProgramOk);
+  }
+  SECTION("25. a no-op build finds every job up to date from recorded state") {
+    auto e = m.build();
+    CHECK(e.up_to_date == kAllJobs);
+    CHECK(e.hits.empty());
+    CHECK(e.misses.empty());
+    CHECK_THAT(m.last_err(), Catch::Contains("7 jobs: 0 from cache, 0 run, 7 up to date"));
+    // Touching a file breaks the shortcut for the jobs that read it: they are
+    // hashed again and served from the cache, which rewrites their outputs, so
+    // the jobs reading those are served too; kern.c's jobs stay up to date.
+    fs::last_write_time(m.dir() / "main.c", fs::file_time_type::clock::now());
+    auto t = m.build();
+    CHECK(t.hits == std::set<std::string>{"device host main.c", "package main.c", "host main.c",
+                                          "link build/matrix"});
+    CHECK(t.up_to_date == std::set<std::string>{"device host kern.c", "package kern.c", "host kern.c"});
+    CHECK(t.misses.empty());
+    m.run_program();
   }
   SECTION("24. the same edit made twice is served the second time") {
     m.edit("include/params.h", "#define SCALE 2.0f", "#define SCALE 2.0f /* v2 */");

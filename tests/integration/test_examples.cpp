@@ -148,3 +148,30 @@ int main(int argc, char** argv) {
   CHECK(r.out == "arg1=hello world\narg2=3\n");
   CHECK(r.exit_code == 3);
 }
+
+TEST_CASE("a second clean build of every example runs no compiler at all",
+          "[integration][examples][cache]") {
+  for (const std::string example : {"saxpy-c", "vector-cxx", "bare-gpu", "rust-saxpy"}) {
+    SECTION(example) {
+      TempDir tmp;
+      fs::path dir = copy_example(example, tmp.path());
+      const std::vector<std::string> args{"-C", dir.string(), "--cache-dir",
+                                          (tmp / "cache").string(), "-v", "build"};
+      auto first = run_ob(args);
+      INFO(first.err);
+      REQUIRE(first.exit_code == 0);
+      CHECK_THAT(first.err, Catch::Contains(" from cache, ") && !Catch::Contains(" 0 run"));
+      fs::remove_all(dir / "build");
+      auto second = run_ob(args);
+      INFO(second.err);
+      REQUIRE(second.exit_code == 0);
+      // Every job served: "N jobs: N from cache, 0 run", and no compile, package or link command.
+      auto pos = second.err.find(" jobs: ");
+      REQUIRE(pos != std::string::npos);
+      const std::string total = second.err.substr(second.err.rfind(' ', pos - 1) + 1, pos - second.err.rfind(' ', pos - 1) - 1);
+      CHECK_THAT(second.err, Catch::Contains(total + " jobs: " + total + " from cache, 0 run"));
+      for (const char* tool : {"bin/clang", "llvm-offload-binary", "--crate-type", "--emit"})
+        CHECK(second.err.find(tool) == std::string::npos);
+    }
+  }
+}

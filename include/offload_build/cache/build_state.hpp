@@ -17,14 +17,24 @@ struct JobRecord {
   std::vector<std::string> tools;
   std::vector<std::string> argv;
   std::vector<std::string> env;
-  std::vector<Dep> deps;  // inputs and depfile entries
+  std::vector<Dep> deps;         // inputs and depfile entries
+  std::vector<Stamp> dep_stamps; // each dep's stat when it was hashed (same order)
+  std::vector<std::pair<std::string, Stamp>> outputs;  // absolute path, stat after writing
 };
 
 class BuildState {
  public:
   explicit BuildState(fs::path file);  // loads it if present and valid
   void record(const std::string& job_id, JobRecord record);
-  void save() const;  // atomic; failures are ignored (it only feeds --explain)
+  // Saved only when something was recorded; atomic; failures are ignored (the
+  // state only feeds --explain and the up-to-date check).
+  void save() const;
+
+  // The job's outputs are current without reading a file: same tools, argv
+  // and environment as last time, every file it read has the stat it had
+  // when hashed, and every output is still the file it wrote. Keeps the record.
+  bool up_to_date(const std::string& job_id, const JobKey& described, FileFactsCache& files,
+                  const fs::path& cwd);
 
   // Why `key` (+ current files) differs from the last record of `job_id`.
   std::string explain_miss(const std::string& job_id, const Job& job, const JobKey& key,
@@ -34,6 +44,7 @@ class BuildState {
   fs::path file_;
   std::map<std::string, JobRecord> previous_;
   std::map<std::string, JobRecord> current_;
+  bool dirty_ = false;
 };
 
 // A stable name for a job across builds: "device sm_90 src/k.c".

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
@@ -11,29 +12,46 @@ namespace ob::cache {
 
 namespace fs = std::filesystem;
 
+// What stat(2) says, without reading: enough to tell that a file is unchanged
+// since it was last hashed (size, nanosecond mtime, device and inode).
+struct Stamp {
+  bool exists = false;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  bool operator==(const Stamp&) const = default;
+};
+
 struct FileFacts {
   bool exists = false;
   std::string sha256;       // of the contents
   dev_t device = 0;         // OpenMP kernel names embed these two
   ino_t inode = 0;
   bool time_macros = false;  // mentions __DATE__, __TIME__ or __TIMESTAMP__
+  Stamp stamp;               // taken when the contents were read
 };
+
+Stamp stat_stamp(const fs::path& path);
 
 class FileFactsCache {
  public:
   // Facts for `path` (absolute, or relative to `cwd`), hashed at most once per build.
   const FileFacts& get(const fs::path& path, const fs::path& cwd);
+  // stat(2) only, memoized like get().
+  const Stamp& stamp(const fs::path& path, const fs::path& cwd);
   // A job is about to (re)write `path`: drop what we knew.
-  void forget(const fs::path& path) { facts_.erase(path.lexically_normal().string()); }
+  void forget(const fs::path& path) {
+    facts_.erase(path.lexically_normal().string());
+    stamps_.erase(path.lexically_normal().string());
+  }
 
  private:
   std::unordered_map<std::string, FileFacts> facts_;
+  std::unordered_map<std::string, Stamp> stamps_;
 };
 
-// Identity of a program for the cache: resolved path, size and modification
-// time (as ccache's "mtime" compiler check); a different binary at the same
-// path differs. Package managers keep file mtimes, so it is stable across
-// machines with the same package version.
+// Identity of a program for the cache (util::file_identity).
 std::string tool_identity(const fs::path& program);
 
 }  // namespace ob::cache

@@ -12,6 +12,7 @@
 #include "offload_build/cache/file_facts.hpp"
 #include "offload_build/cache/job_key.hpp"
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/exec/executor.hpp"
 #include "offload_build/plan/plan.hpp"
 
 namespace ob::cache {
@@ -19,14 +20,19 @@ namespace ob::cache {
 struct JobCacheOptions {
   bool allow_time_macros = false;    // serve sources using __DATE__/__TIME__ anyway
   std::ostream* explain = nullptr;   // --explain: one line per job
+  // false (launcher mode, where many compiles share one directory): keep no
+  // build state, so nothing is "up to date" and --explain has no history.
+  bool keep_build_state = true;
 };
 
 class JobCache {
  public:
   JobCache(Storage& storage, const Plan& plan, JobCacheOptions options);
 
-  // Before a job runs: on a hit, write its outputs to `temps` and return true.
-  bool serve(const Job& job, const std::vector<fs::path>& temps);
+  // Before a job runs: UpToDate when its outputs are current (recorded state
+  // unchanged, nothing read or written); FromCache after writing them to
+  // `temps` on a hit; No when it must run.
+  Served serve(const Job& job, const std::vector<fs::path>& temps);
   // After it ran successfully: store outputs (still at `temps`) and its deps.
   void store(const Job& job, const std::vector<fs::path>& temps,
              const std::optional<fs::path>& depfile);
@@ -36,6 +42,14 @@ class JobCache {
   const Counters& counters() const { return counters_; }
   void finish();
 
+  // Why serve() missed, per job it missed (--report): the reason counted in
+  // the stats ("no entry", "inputs changed", ...) and what --explain says.
+  struct MissNote {
+    std::string reason;
+    std::string detail;
+  };
+  const std::map<JobId, MissNote>& misses() const { return misses_; }
+
  private:
   struct Pending {
     JobKey key;
@@ -44,7 +58,10 @@ class JobCache {
 
   void miss(const Job& job, const std::string& reason, const std::string& detail);
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
-                                             std::string& reason);
+                                             std::string& reason, std::vector<Dep>& deps);
+  bool restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps);
+  void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
+                const std::vector<fs::path>& temps, const Job& job);
   std::vector<Dep> deps_from_depfile(const Job& job, const fs::path& depfile, bool& time_macros);
   void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
 
@@ -55,6 +72,7 @@ class JobCache {
   Counters counters_;
   BuildState state_;
   std::map<JobId, Pending> pending_;
+  std::map<JobId, MissNote> misses_;
 };
 
 }  // namespace ob::cache

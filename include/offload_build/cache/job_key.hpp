@@ -38,6 +38,10 @@ struct JobKey {
 };
 
 JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files);
+// The same in two steps: what needs no file read (tools, argv, env), then the
+// inputs' contents and the direct key.
+JobKey describe_job(const Plan& plan, const Job& job);
+void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files);
 
 // Facts of `path` as a Dep (path written relative to the project when inside it).
 Dep make_dep(const std::string& path, const FileFacts& facts);

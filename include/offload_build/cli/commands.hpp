@@ -24,6 +24,10 @@ struct GlobalOptions {
   std::optional<fs::path> cache_dir;        // --cache-dir (cache)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
+  bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
+  bool quiet = false;                       // -q: no progress, no summary; errors only (report)
+  std::string color = "auto";               // --color auto|always|never (report)
+  std::optional<fs::path> report;           // --report FILE: JSON account of the build (report)
 };
 
 struct RunOptions {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "offload_build/exec/command.hpp"
 #include "offload_build/plan/plan.hpp"
@@ -16,6 +17,7 @@ class CommandRunner {
   struct Completion {
     JobId job = 0;
     int exit_code = 0;  // 128 + signal when the child was killed
+    std::string output;  // what it printed, when the runner buffers output
   };
 
   virtual ~CommandRunner() = default;
@@ -30,6 +32,10 @@ class CommandRunner {
 
 // Real processes, spawned through exec::spawn with inherited stdout/stderr,
 // so compiler diagnostics (and their colors) reach the user unchanged.
-std::unique_ptr<CommandRunner> make_process_runner();
+// With `buffer_output`, each child's stdout and stderr go instead to a memory
+// file returned in Completion::output when it ends (as ninja does), so they
+// cannot tear a terminal status line; the compiler then sees no terminal and
+// prints no colors.
+std::unique_ptr<CommandRunner> make_process_runner(bool buffer_output = false);
 
 }  // namespace ob

@@ -10,29 +10,50 @@
 
 #include "offload_build/exec/command_runner.hpp"
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/report/progress.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob {
 
+// What `serve` did with a ready job.
+enum class Served {
+  No,        // run the command
+  FromCache, // the outputs were written to the temporary paths: commit them
+  UpToDate,  // the outputs in place are current: nothing to run or write
+};
+
 struct ExecOptions {
   size_t parallelism = 1;
-  std::ostream* progress = nullptr;  // "[3/7] device sm_90 src/k.c" lines; nullptr: none
+  // Told what happens to every job (report/progress.hpp: the console's status
+  // or lines, --report). When unset, `progress` gets plain "[3/7] device sm_90
+  // src/k.c" lines (nullptr: nothing). Output a runner buffered (Completion::
+  // output) goes to the listener's job_output, else straight to std::cerr.
+  Progress* observer = nullptr;
+  std::ostream* progress = nullptr;
   // Called when a job's command succeeded, with its outputs still at their
   // temporary paths (same order as Job::outputs). An error fails the job.
   std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
   // Called when a job is ready, before anything runs: may write the job's
-  // outputs to the temporary paths itself (a cache hit) and return true.
-  std::function<bool(const Job&, const std::vector<fs::path>&)> serve;
+  // outputs to the temporary paths itself (a cache hit), or find them current.
+  std::function<Served(const Job&, const std::vector<fs::path>&)> serve;
   // Called after check_outputs passed, before the outputs are committed;
   // `depfile` is the temporary depfile the command wrote, if the job has one.
   std::function<void(const Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile)>
       after_run;
+  // Optional slots shared with other processes (a make jobserver,
+  // exec/jobserver.hpp). While one of our commands runs, another starts only
+  // after try_acquire_slot() returned true; it must not block (the executor
+  // waits for its own commands instead). release_slot() gives one back when
+  // a command ends. The first running command needs none.
+  std::function<bool()> try_acquire_slot;
+  std::function<void()> release_slot;
 };
 
 struct ExecSummary {
   size_t jobs_total = 0;
   size_t jobs_run = 0;     // commands started
   size_t jobs_served = 0;  // outputs produced by `serve` (cache hits)
+  size_t jobs_up_to_date = 0;  // outputs already current (recorded state unchanged)
 };
 
 Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options);

@@ -40,6 +40,9 @@ struct Job {
   // A Make-style depfile the command writes (absolute): every file it read.
   // Its flags are already in argv; the executor gives it a temporary name too.
   std::optional<fs::path> depfile;
+  // The depfile is also a product the caller asked for (launcher mode's -MD):
+  // the cache stores it with the outputs and restores it on a hit.
+  bool keep_depfile = false;
   // Programs besides argv[0] whose identity decides the output (ptxas, nvlink, ld...).
   std::vector<fs::path> tools;
   // Jobs that share kernel names (one translation unit's device, package and

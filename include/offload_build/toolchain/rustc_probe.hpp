@@ -76,8 +76,14 @@ struct RustcSearch {
   static RustcSearch from_environment(const std::optional<fs::path>& hint);
 };
 
-// Run the probes (each a short rustc invocation, ~0.5 s together).
+// Run the probes (each a short rustc invocation, ~0.5 s together), or take
+// their answers from the memo directory when one is set and holds them for
+// this exact rustc binary (path, size, mtime).
 RustcFacts probe_rustc(const RustcSearch& search);
+
+// Where builds remember probe answers (the cache directory's probes/); nullopt
+// (the default, and doctor's choice) probes every time.
+void set_probe_memo_dir(std::optional<fs::path> dir);
 
 // probe_rustc + rust_toolchain_from, remembered per process and rustc.
 Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint);

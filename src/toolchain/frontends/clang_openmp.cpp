@@ -39,17 +39,21 @@ bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
 
 }  // namespace
 
+std::string target_selector(const Target& target) {
+  return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;
+}
+
+std::vector<std::string> embed_package(const fs::path& package) {
+  return {"-Xclang", "-fembed-offload-object=" + package.string()};
+}
+
 std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
                                         const SourceFile& src, const fs::path& src_arg,
                                         const Target& target, const fs::path& out,
                                         const fs::path& depfile) {
-  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp"};
-  if (target.is_gpu()) {
-    argv.push_back("--offload-arch=" + target.arch);
-    if (!tc.has_device_runtime(target)) argv.push_back("-nogpulib");
-  } else {
-    argv.push_back("-fopenmp-targets=" + target.triple);
-  }
+  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
+                                target_selector(target)};
+  if (target.is_gpu() && !tc.has_device_runtime(target)) argv.push_back("-nogpulib");
   argv.push_back("--offload-device-only");
   append_common(argv, m);
   argv.insert(argv.end(), m.device_flags.begin(), m.device_flags.end());
@@ -79,8 +83,8 @@ std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
                                       const fs::path& package, const fs::path& out,
                                       const fs::path& depfile) {
   std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
-                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only",
-                                "-Xclang", "-fembed-offload-object=" + package.string()};
+                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
+  for (auto& a : embed_package(package)) argv.push_back(std::move(a));
   append_common(argv, m);
   argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
   argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});

@@ -18,6 +18,14 @@ struct Image {
   Target target;
 };
 
+// The one option that makes a device pass compile for `target` alone:
+// --offload-arch=ARCH for a GPU, -fopenmp-targets=TRIPLE for the host device.
+// Shared with the launcher (clang_cli), whose passes must match these.
+std::string target_selector(const Target& target);
+
+// What makes a host pass embed a package: -Xclang -fembed-offload-object=PACKAGE.
+std::vector<std::string> embed_package(const fs::path& package);
+
 // Paths passed in are written into argv as given (the planner makes them
 // relative to the project directory, where every command runs). `depfile`:
 // where the command writes the Make-style list of every file it read.

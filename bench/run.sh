@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# offload-build's benchmarks, B1..B6, measured side by side in one run and
+# written to docs/BENCHMARKS.md:
+#   B1 cold build vs one-shot clang under make -j2
+#   B2 clean rebuild with a warm cache vs one-shot clang and vs ccache + clang
+#   B3 Rust host-only edit: time, and how many device passes ran
+#   B4 adding one target to a warm build
+#   B5 no-op build
+#   B6 per-compile cost of a cache hit in launcher mode (offload-build clang ...)
+#
+# Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
+#   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
+#              measurements use 10x as many)
+#   --quick    1 run each and no 50-TU project: a smoke test of the script
+#   --out FILE where to write the report (default docs/BENCHMARKS.md)
+#   --keep     keep the generated projects (their directory is printed)
+# Needs hyperfine, make, ccache (scripts/setup.sh installs them) and LLVM 22;
+# builds offload-build (Release) into build-bench/ unless $OFFLOAD_BUILD names
+# a binary. A nightly rustc is used for B3 when there is one.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPS=3
+QUICK=0
+KEEP=0
+OUT=$ROOT/docs/BENCHMARKS.md
+while [ $# -gt 0 ]; do
+  case $1 in
+    --reps) REPS=$2; shift 2 ;;
+    --quick) QUICK=1; REPS=1; shift ;;
+    --out) OUT=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+FAST_REPS=$((REPS * 10))
+JOBS=2  # the make -j2 of the comparison; offload-build gets the same -j
+
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
+CLANG=$LLVM_BIN/clang
+for tool in hyperfine make ccache "$CLANG"; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool not found; run scripts/setup.sh" >&2; exit 2; }
+done
+
+if [ -n "${OFFLOAD_BUILD:-}" ]; then
+  OB=$OFFLOAD_BUILD
+else
+  echo "bench: building offload-build (Release) in build-bench/"
+  cmake -S "$ROOT" -B "$ROOT/build-bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DOFFLOAD_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$ROOT/build-bench" >/dev/null
+  OB=$ROOT/build-bench/offload-build
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-bench.XXXXXX")
+cleanup() { if [ "$KEEP" = 1 ]; then echo "bench: projects kept in $WORK"; else rm -rf "$WORK"; fi; }
+trap cleanup EXIT
+LOG=$WORK/hyperfine.log
+# shellcheck source=bench/gen.sh
+source "$ROOT/bench/gen.sh"
+
+# Plain progress lines and no colors from every offload-build we time.
+export CI=1 NO_COLOR=1
+unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE MAKEFLAGS || true
+
+declare -A M  # medians in seconds, by key
+declare -A NOTE
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+# hf KEY RUNS [hyperfine args: -n NAME --prepare CMD ... COMMANDS]: time them;
+# M[KEY/NAME] = median seconds for each command NAME.
+hf() {
+  local key=$1 runs=$2; shift 2
+  local csv=$WORK/$key.csv
+  {
+    echo "== $key"
+    hyperfine --style basic --runs "$runs" --export-csv "$csv" "$@"
+  } >>"$LOG" 2>&1 || { say "hyperfine failed for $key; see the log:"; tail -20 "$LOG" >&2; exit 1; }
+  local name median
+  while IFS=, read -r name _ _ median _; do
+    [ "$name" = command ] && continue
+    M[$key/$name]=$median
+  done <"$csv"
+}
+
+ms() { awk -v s="${1:-}" 'BEGIN { if (s == "") print "n/a"; else if (s < 1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
+ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2fx", a / b }'; }
+speedup() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.1fx", a / b }'; }
+le() { awk -v a="${1:-}" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 <= b + 0) }'; }
+verdict() { if "$@"; then echo "met"; else echo "**missed**"; fi; }
+
+# Jobs that ran a command, from plain progress lines on stderr.
+jobs_run() { grep -E '^\[[0-9]+/[0-9]+\] ' | grep -cvE '\((cached|up to date|fresh)\)$' || true; }
+device_jobs_run() { grep -E '^\[[0-9]+/[0-9]+\] device ' | grep -cvE '\((cached|up to date|fresh)\)$' || true; }
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+T0=$SECONDS
+
+# ---------------------------------------------------------------- projects
+# name:TUs:targets
+CONFIGS=("1x3:1:host,sm_90,gfx90a" "10x1:10:host" "10x3:10:host,sm_90,gfx90a" "50x1:50:host")
+[ "$QUICK" = 1 ] && CONFIGS=("1x3:1:host,sm_90,gfx90a" "10x3:10:host,sm_90,gfx90a")
+for cfg in "${CONFIGS[@]}"; do
+  IFS=: read -r name tus targets <<<"$cfg"
+  gen_c "$WORK/p$name" "$tus" "$targets"
+done
+
+# ---------------------------------------------------------------- B1, B2
+for cfg in "${CONFIGS[@]}"; do
+  IFS=: read -r name tus targets <<<"$cfg"
+  p=$WORK/p$name c=$WORK/cache$name cc=$WORK/ccache$name
+  ob="$OB -C $p --cache-dir $c -j$JOBS -q build"
+  mk="make -C $p -f Makefile.oneshot -s -j$JOBS"
+  say "B1 $name: cold build, $REPS run(s) each"
+  hf "B1-$name" "$REPS" \
+    -n oneshot --prepare "$mk clean" "$mk" \
+    -n ob --prepare "rm -rf $p/build $c" "$ob" \
+    -n ob_nocache --prepare "rm -rf $p/build" "$OB -C $p --no-cache -j$JOBS -q build"
+  say "B2 $name: clean rebuild, warm caches"
+  CCACHE_DIR=$cc $mk clean >/dev/null
+  CCACHE_DIR=$cc CCACHE_NOHASHDIR=1 $mk CC="ccache $CLANG" >/dev/null  # warm ccache
+  CCACHE_DIR=$cc ccache -z >/dev/null
+  hf "B2-$name" "$REPS" \
+    -n ccache --prepare "$mk clean" "CCACHE_DIR=$cc CCACHE_NOHASHDIR=1 $mk CC='ccache $CLANG'" \
+    -n ob --prepare "rm -rf $p/build" "$ob"
+  NOTE[ccache-$name]=$(CCACHE_DIR=$cc ccache --print-stats 2>/dev/null |
+    awk -F'\t' -v n="$REPS" '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m+=$2} END{printf "%d hits, %d misses in %d builds", h, m, n}')
+  rm -rf "$p/build"
+  NOTE[ob-warm-run-$name]=$($OB -C "$p" --cache-dir "$c" -j$JOBS build 2>&1 | jobs_run)
+done
+
+# Where the time goes: one cold and one warm build of the last project, with --report.
+last=${CONFIGS[-1]%%:*}
+pl=$WORK/p$last cl=$WORK/breakdown-cache
+rm -rf "$pl/build" "$cl"
+$OB -C "$pl" --cache-dir "$cl" -j$JOBS -q --report "$WORK/cold.json" build
+rm -rf "$pl/build"
+$OB -C "$pl" --cache-dir "$cl" -j$JOBS -q --report "$WORK/warm.json" build
+
+# ---------------------------------------------------------------- B3 (Rust)
+B3_STATUS="not run"
+rs=$WORK/rust rc=$WORK/cache-rust
+gen_rust "$rs"
+say "B3: Rust crate, cold build"
+if cold_out=$($OB -C "$rs" --cache-dir "$rc" -j$JOBS build 2>&1); then
+  B3_STATUS=ok
+  M[B3/cold]=$(awk '/jobs:.* run in / { for (i = 1; i <= NF; i++) if ($i == "in") print $(i + 1) }' <<<"$cold_out" | tail -1)
+  say "B3: host-only edits, $REPS run(s); then a kernel edit for comparison"
+  hf B3 "$REPS" \
+    -n host_edit --prepare "echo '// edit '\$(date +%s%N) >> $rs/src/host.rs" "$OB -C $rs --cache-dir $rc -j$JOBS -q build"
+  echo "// one more edit $(date +%s%N)" >>"$rs/src/host.rs"
+  B3_DEVICE=$($OB -C "$rs" --cache-dir "$rc" -j$JOBS build 2>&1 | device_jobs_run)
+  hf B3k "$REPS" \
+    -n kernel_edit --prepare "sed -i \"s/let _edit: u64 = [0-9]*;/let _edit: u64 = \$(date +%s%N);/\" $rs/src/main.rs" \
+    "$OB -C $rs --cache-dir $rc -j$JOBS -q build"
+else
+  B3_STATUS="not available: $(tail -3 <<<"$cold_out" | tr '\n' ' ')"
+  say "B3 skipped: $B3_STATUS"
+fi
+
+# ---------------------------------------------------------------- B4
+p4=$WORK/p4 c4=$WORK/cache4 cc4=$WORK/ccache4
+gen_c "$p4" 10 host,sm_90
+gen_makefile "$p4" host,sm_90,gfx90a Makefile.three oneshot
+say "B4: 10 TUs built for host,sm_90, then gfx90a added"
+$OB -C "$p4" --cache-dir "$c4" -j$JOBS -q --target host --target sm_90 build
+cp -a "$c4" "$c4.snap"; cp -a "$p4/build" "$p4/build.snap"
+CCACHE_DIR=$cc4 CCACHE_NOHASHDIR=1 make -C "$p4" -f Makefile.oneshot -s -j$JOBS CC="ccache $CLANG" >/dev/null
+cp -a "$cc4" "$cc4.snap"
+add3="$OB -C $p4 --cache-dir $c4 -j$JOBS -q --target host --target sm_90 --target gfx90a build"
+mk3="make -C $p4 -f Makefile.three -s -j$JOBS"
+hf B4 "$REPS" \
+  -n ob --prepare "rm -rf $c4 $p4/build && cp -a $c4.snap $c4 && cp -a $p4/build.snap $p4/build" "$add3" \
+  -n oneshot --prepare "$mk3 clean" "$mk3" \
+  -n ccache --prepare "$mk3 clean && rm -rf $cc4 && cp -a $cc4.snap $cc4" "CCACHE_DIR=$cc4 CCACHE_NOHASHDIR=1 $mk3 CC='ccache $CLANG'"
+rm -rf "$c4" "$p4/build" && cp -a "$c4.snap" "$c4" && cp -a "$p4/build.snap" "$p4/build"
+B4_OUT=$($OB -C "$p4" --cache-dir "$c4" -j$JOBS --target host --target sm_90 --target gfx90a build 2>&1)
+B4_RUN=$(jobs_run <<<"$B4_OUT")
+B4_TOTAL=$(grep -oE '^offload-build: [0-9]+ jobs' <<<"$B4_OUT" | grep -oE '[0-9]+' | head -1)
+
+# ---------------------------------------------------------------- B5
+big=50x1
+[ "$QUICK" = 1 ] && big=10x3
+p5=$WORK/p$big
+say "B5: no-op build of the $big project, $FAST_REPS runs"
+$OB -C "$p5" --cache-dir "$WORK/cache$big" -q build
+make -C "$p5" -f Makefile.oneshot -s -j$JOBS
+hf B5 "$FAST_REPS" --warmup 3 -N \
+  -n ob "$OB -C $p5 --cache-dir $WORK/cache$big -q build" \
+  -n make "make -C $p5 -f Makefile.oneshot -s -j$JOBS"
+B5_JOBS=$($OB -C "$p5" --cache-dir "$WORK/cache$big" build 2>&1 | grep -oE '^offload-build: [0-9]+ jobs.*' |
+  sed -E 's/^offload-build: //; s/ in [0-9.]+ s$//' || true)
+
+# ---------------------------------------------------------------- B6
+p6=$WORK/p10x3
+B6_STATUS=ok
+flags=$(oneshot_flags host,sm_90,gfx90a)
+one="$CLANG $flags -O2 -c $p6/src/tu_0.c -o $WORK/b6.o"
+OFFLOAD_BUILD_CACHE_DIR=$WORK/cache-b6 $OB $one >/dev/null 2>&1 || true
+b6_explain=$(OFFLOAD_BUILD_EXPLAIN=1 OFFLOAD_BUILD_CACHE_DIR=$WORK/cache-b6 $OB $one 2>&1 || true)
+if grep -q ': hit' <<<"$b6_explain"; then
+  say "B6: launcher-mode cache hits, $FAST_REPS runs"
+  CCACHE_DIR=$WORK/ccache-b6 ccache $one
+  OFFLOAD_BUILD_CACHE_DIR=$WORK/cache-b6 CCACHE_DIR=$WORK/ccache-b6 hf B6 "$FAST_REPS" --warmup 3 -N \
+    -n ob "$OB $one" \
+    -n ccache "ccache $one" \
+    -n clang "$one"
+else
+  B6_STATUS="not available: \`offload-build $CLANG ...\` did not serve a cache hit (launcher mode missing?)"
+  say "B6 skipped: $B6_STATUS"
+fi
+
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+ELAPSED=$((SECONDS - T0))
+
+# ---------------------------------------------------------------- report
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+llvm=$($CLANG --version | head -1)
+rustv=$(rustup run nightly rustc --version 2>/dev/null || echo "none")
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted changes"
+
+{
+  echo "# Benchmarks"
+  echo
+  echo "Written by \`bench/run.sh\` (one command; \`--help\` for options) on $STARTED,"
+  echo "in ${ELAPSED} s. Every number is the **median** of the runs given, measured by"
+  echo "[hyperfine](https://github.com/sharkdp/hyperfine) in this one run, side by"
+  echo "side. Ratios are offload-build's time divided by the other's (below 1 is"
+  echo "faster); speedups the other way round."
+  echo
+  echo "## Machine"
+  echo
+  echo "| | |"
+  echo "|---|---|"
+  echo "| CPU | $cpu, $(nproc) cores (\`nproc\`) |"
+  echo "| memory | $mem |"
+  echo "| LLVM | $llvm |"
+  echo "| rustc nightly | $rustv |"
+  echo "| ccache | $(ccache --version | head -1) |"
+  echo "| hyperfine | $(hyperfine --version) |"
+  echo "| offload-build | $($OB --version) ($commit), Release build |"
+  echo "| load average | $LOAD_START at start, $LOAD_END at end |"
+  echo "| runs | $REPS per build measurement, $FAST_REPS for no-op and launcher hits |"
+  echo
+  echo "Projects are generated (\`bench/gen.sh\`): N C translation units, each with one"
+  echo "\`ompx_bare\` kernel (so sm_90 and gfx90a build with Debian's LLVM 22, which has"
+  echo "no OpenMP GPU device runtime) and some host code using libc and libm; \`NxT\` means"
+  echo "N TUs and T targets (1: host; 3: host, sm_90, gfx90a). One-shot clang is a"
+  echo "generated Makefile running \`clang -fopenmp -fopenmp-targets=... -c\` per TU and"
+  echo "one link, under \`make -j$JOBS\`; offload-build runs with \`-j$JOBS\`."
+  echo
+  echo "## B1: cold build (empty cache, no build directory)"
+  echo
+  echo "| project | one-shot clang, make -j$JOBS | offload-build | ratio | target | | offload-build --no-cache (for reference) |"
+  echo "|---|---|---|---|---|---|---|"
+  for cfg in "${CONFIGS[@]}"; do
+    IFS=: read -r name tus targets <<<"$cfg"
+    a=${M[B1-$name/ob]:-} b=${M[B1-$name/oneshot]:-}
+    r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) print a / b }')
+    if [ "$tus" = 1 ]; then tgt="<= 0.7x"; lim=0.7; else tgt="<= 1.0x"; lim=1.0; fi
+    echo "| $name | $(ms "$b") | $(ms "$a") | $(ratio "$a" "$b") | $tgt | $(verdict le "$r" $lim) | $(ms "${M[B1-$name/ob_nocache]:-}") ($(ratio "${M[B1-$name/ob_nocache]:-}" "$b")) |"
+  done
+  echo
+  echo "## B2: clean rebuild with a warm cache (build directory removed)"
+  echo
+  echo "| project | one-shot clang | ccache + clang | offload-build | vs one-shot | vs ccache | target: >= 10x one-shot, faster than ccache | |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for cfg in "${CONFIGS[@]}"; do
+    IFS=: read -r name tus targets <<<"$cfg"
+    a=${M[B2-$name/ob]:-} b=${M[B1-$name/oneshot]:-} cc=${M[B2-$name/ccache]:-}
+    s=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) print b / a }')
+    ok() { awk -v s="$s" -v a="$a" -v c="$cc" 'BEGIN { exit !(s >= 10 && a < c) }'; }
+    echo "| $name | $(ms "$b") | $(ms "$cc") | $(ms "$a") | $(speedup "$b" "$a") | $(speedup "$cc" "$a") | ccache: ${NOTE[ccache-$name]}; offload-build: ${NOTE[ob-warm-run-$name]} commands run | $(verdict ok) |"
+  done
+  echo
+  echo "## B3: Rust, host-only edit"
+  echo
+  if [ "$B3_STATUS" = ok ]; then
+    echo "A crate whose host-only code is a module (\`#[cfg(not(offload_device))] mod host;\`);"
+    echo "each run appends a comment to \`src/host.rs\`. For comparison, an edit inside the kernel."
+    echo
+    echo "| case | time | device passes run | target | |"
+    echo "|---|---|---|---|---|"
+    echo "| cold build | ${M[B3/cold]:-n/a} s | 1 | | |"
+    echo "| host-only edit | $(ms "${M[B3/host_edit]:-}") | $B3_DEVICE | 0 device passes | $(verdict test "$B3_DEVICE" = 0) |"
+    echo "| kernel edit | $(ms "${M[B3k/kernel_edit]:-}") | 1 | | |"
+    echo
+    echo "Most of a Rust rebuild is the host pass, which links with fat LTO of std; the device"
+    echo "pass of this crate is small, so skipping it saves little time here, but no device pass runs."
+  else
+    echo "$B3_STATUS"
+  fi
+  echo
+  echo "## B4: add one target (gfx90a) to a warm 10-TU build for host and sm_90"
+  echo
+  echo "| | time | commands run | ratio offload-build / this |"
+  echo "|---|---|---|---|"
+  echo "| offload-build | $(ms "${M[B4/ob]:-}") | $B4_RUN of $B4_TOTAL jobs | |"
+  echo "| one-shot clang (recompiles every TU for 3 targets) | $(ms "${M[B4/oneshot]:-}") | all | $(ratio "${M[B4/ob]:-}" "${M[B4/oneshot]:-}") |"
+  echo "| ccache + clang (every compile's command line changed: all miss) | $(ms "${M[B4/ccache]:-}") | all | $(ratio "${M[B4/ob]:-}" "${M[B4/ccache]:-}") |"
+  echo
+  echo "## B5: no-op build ($big project)"
+  echo
+  echo "| | time | target | |"
+  echo "|---|---|---|---|"
+  echo "| offload-build ($B5_JOBS) | $(ms "${M[B5/ob]:-}") | < 30 ms | $(verdict le "${M[B5/ob]:-}" 0.030) |"
+  echo "| make -j$JOBS on the one-shot Makefile | $(ms "${M[B5/make]:-}") | | |"
+  echo
+  echo "## B6: a cache hit in launcher mode, per compile"
+  echo
+  if [ "$B6_STATUS" = ok ]; then
+    echo "\`offload-build $CLANG <3-target flags> -O2 -c tu_0.c -o tu_0.o\` with the result"
+    echo "in the cache (what a CMake \`CMAKE_C_COMPILER_LAUNCHER=offload-build\` build pays"
+    echo "per unchanged TU), against a ccache hit and the compile itself."
+    echo
+    echo "| | time | target | |"
+    echo "|---|---|---|---|"
+    echo "| offload-build launcher, cache hit | $(ms "${M[B6/ob]:-}") | < 10 ms | $(verdict le "${M[B6/ob]:-}" 0.010) |"
+    echo "| ccache, cache hit | $(ms "${M[B6/ccache]:-}") | | |"
+    echo "| clang, the compile | $(ms "${M[B6/clang]:-}") | | |"
+  else
+    echo "$B6_STATUS"
+  fi
+  echo
+  echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"
+  echo
+  if command -v python3 >/dev/null; then
+    python3 - "$WORK/cold.json" "$WORK/warm.json" <<'PY'
+import json, sys
+print("| build | wall | device | package | host | link | slowest job |")
+print("|---|---|---|---|---|---|---|")
+for name, path in (("cold", sys.argv[1]), ("warm", sys.argv[2])):
+    r = json.load(open(path))
+    sums = {}
+    for j in r["jobs"]:
+        sums[j["kind"]] = sums.get(j["kind"], 0.0) + (j["duration_s"] or 0.0)
+    slow = max(r["jobs"], key=lambda j: j["duration_s"] or 0.0)
+    cells = " | ".join("%.2f s" % sums.get(k, 0.0) for k in ("device", "package", "host", "link"))
+    print("| %s | %.2f s | %s | %s (%s): %.2f s |" % (name, r["duration_s"], cells, slow["description"],
+                                                   slow["status"], slow["duration_s"] or 0.0))
+print()
+print("Per kind: the sum of the jobs' wall times (jobs overlap under -j%s, so the sum can exceed the wall time);" % "2")
+print("a cached job's time is the cache lookup and restore.")
+PY
+  else
+    echo "(python3 not found: no breakdown)"
+  fi
+  echo
+  echo "## Notes"
+  echo
+  if [ -f "$ROOT/bench/NOTES.md" ]; then cat "$ROOT/bench/NOTES.md"; fi
+} >"$OUT"
+
+say "wrote $OUT (${ELAPSED} s); hyperfine's log: $LOG"
+[ "$KEEP" = 1 ] && cp "$LOG" "$WORK/../ob-bench-hyperfine.log" 2>/dev/null || true

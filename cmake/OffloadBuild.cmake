@@ -1,0 +1,124 @@
+# The offload-build CMake module (included by OffloadBuildConfig.cmake).
+#
+# offload_build_targets(<target> TARGETS <t>... [NOGPULIB] [NO_LAUNCHER])
+#   Builds <target> for the offload targets listed: host (x86_64 as an offload
+#   device), sm_XX (NVIDIA), gfxNNN (AMD). Adds -fopenmp and the target flags
+#   to its compile options and (PUBLIC, so programs linking a library get
+#   them too) its link options, and sets its C and CXX compiler launcher to
+#   offload-build, which splits each offload compile into cached, parallel
+#   device passes. NOGPULIB adds -nogpulib (LLVM 22 from Debian ships no
+#   OpenMP GPU device runtime: only ompx_bare kernels build then).
+#   NO_LAUNCHER: the flags only.
+#
+# offload_build_enable_launcher([LANGUAGES <lang>...])
+#   Sets CMAKE_<LANG>_COMPILER_LAUNCHER (default C and CXX) for every target
+#   defined afterwards; compiles without offload flags run unchanged.
+#
+# OFFLOAD_BUILD_CACHE_DIR (CMake variable, optional): the cache directory the
+# launcher uses; default: $OFFLOAD_BUILD_CACHE_DIR at build time, else
+# ~/.cache/offload-build.
+
+include_guard(GLOBAL)
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.20)  # the functions keep these policies whatever the caller's
+
+function(_offload_build_launcher out_var)
+  if(NOT OffloadBuild_EXECUTABLE)
+    message(FATAL_ERROR "offload_build: OffloadBuild_EXECUTABLE is not set; use find_package(OffloadBuild)")
+  endif()
+  set(launcher "${OffloadBuild_EXECUTABLE}")
+  if(OFFLOAD_BUILD_CACHE_DIR)
+    list(APPEND launcher --cache-dir "${OFFLOAD_BUILD_CACHE_DIR}" wrap --)
+  endif()
+  set(${out_var} "${launcher}" PARENT_SCOPE)
+endfunction()
+
+# The clang flags for a list of offload targets, in ${out_var}.
+function(offload_build_target_flags out_var)
+  set(host_triple x86_64-unknown-linux-gnu)
+  set(with_host OFF)
+  set(nvptx "")
+  set(amdgcn "")
+  foreach(t IN LISTS ARGN)
+    if(t STREQUAL "host" OR t STREQUAL "x86_64")
+      set(with_host ON)
+    elseif(t MATCHES "^sm_[0-9]+[a-z]?$")
+      list(APPEND nvptx ${t})
+    elseif(t MATCHES "^gfx[0-9][0-9a-z]+$")
+      list(APPEND amdgcn ${t})
+    else()
+      message(FATAL_ERROR "offload_build: unknown offload target \"${t}\"; accepted: host, x86_64, sm_NN (e.g. sm_90), gfxNNN (e.g. gfx90a)")
+    endif()
+  endforeach()
+  set(flags -fopenmp)
+  if(NOT with_host)
+    set(archs ${nvptx} ${amdgcn})
+    if(NOT archs)
+      message(FATAL_ERROR "offload_build: no offload targets given (TARGETS host sm_90 gfx90a ...)")
+    endif()
+    list(JOIN archs "," arch_list)
+    list(APPEND flags "--offload-arch=${arch_list}")
+  else()
+    # clang names the host device only by triple; a GPU triple then takes its
+    # one arch from -Xopenmp-target=TRIPLE -march=ARCH.
+    set(triples ${host_triple})
+    foreach(family nvptx amdgcn)
+      list(LENGTH ${family} n)
+      if(n GREATER 1)
+        message(FATAL_ERROR "offload_build: clang cannot build the host device together with several ${family} archs (${${family}}) in one compile; drop host or keep one arch")
+      endif()
+    endforeach()
+    if(nvptx)
+      list(APPEND triples nvptx64-nvidia-cuda)
+    endif()
+    if(amdgcn)
+      list(APPEND triples amdgcn-amd-amdhsa)
+    endif()
+    list(JOIN triples "," triple_list)
+    list(APPEND flags "-fopenmp-targets=${triple_list}")
+    if(nvptx)
+      list(APPEND flags "SHELL:-Xopenmp-target=nvptx64-nvidia-cuda -march=${nvptx}")
+    endif()
+    if(amdgcn)
+      list(APPEND flags "SHELL:-Xopenmp-target=amdgcn-amd-amdhsa -march=${amdgcn}")
+    endif()
+  endif()
+  set(${out_var} "${flags}" PARENT_SCOPE)
+endfunction()
+
+function(offload_build_targets target)
+  cmake_parse_arguments(PARSE_ARGV 1 OB "NOGPULIB;NO_LAUNCHER" "" "TARGETS")
+  if(OB_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "offload_build_targets: unexpected arguments: ${OB_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "offload_build_targets: ${target} is not a target")
+  endif()
+  offload_build_target_flags(flags ${OB_TARGETS})
+  if(OB_NOGPULIB)
+    list(APPEND flags -nogpulib)
+  endif()
+  target_compile_options(${target} PRIVATE ${flags})
+  get_target_property(type ${target} TYPE)
+  if(NOT type STREQUAL "OBJECT_LIBRARY")
+    target_link_options(${target} PUBLIC ${flags})
+  endif()
+  if(NOT OB_NO_LAUNCHER)
+    _offload_build_launcher(launcher)
+    set_target_properties(${target} PROPERTIES C_COMPILER_LAUNCHER "${launcher}"
+                                               CXX_COMPILER_LAUNCHER "${launcher}")
+  endif()
+endfunction()
+
+macro(offload_build_enable_launcher)
+  cmake_parse_arguments(_OB "" "" "LANGUAGES" ${ARGN})
+  if(NOT _OB_LANGUAGES)
+    set(_OB_LANGUAGES C CXX)
+  endif()
+  _offload_build_launcher(_ob_launcher)
+  foreach(_ob_lang IN LISTS _OB_LANGUAGES)
+    set(CMAKE_${_ob_lang}_COMPILER_LAUNCHER "${_ob_launcher}")
+  endforeach()
+endmacro()
+
+cmake_policy(POP)

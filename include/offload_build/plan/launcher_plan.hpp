@@ -1,0 +1,32 @@
+// The plan for one compile seen in launcher mode (`offload-build clang ARGS -c
+// SRC -o OUT`): a device pass per target, the package, the host pass, the
+// same job kinds as a manifest build and served from the same cache.
+#pragma once
+
+#include <filesystem>
+
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob {
+
+// Where the device objects and the package of output `output` (absolute) live
+// while the compile runs: `<output>.offload-build/`, next to it, so every path
+// in the passes' argv is the same from one build directory to another (the
+// cache keys on argv) and never a temporary name.
+fs::path launcher_work_dir(const fs::path& output);
+
+// The depfile the caller asked for (absolute): -MF, else the output with its
+// extension replaced by .d (as clang does). nullopt when none was requested.
+std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, const fs::path& cwd);
+
+// Every target in `req.targets` (natives already resolved) gets a device pass.
+// `cwd` is absolute: the passes run there and name paths relative to it.
+// The host pass writes the caller's object, the device pass of the greatest
+// (triple, arch) the caller's depfile (as clang's last front end does); the
+// work directory holds the rest (Plan::build_dir).
+Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
+                        const fs::path& cwd);
+
+}  // namespace ob

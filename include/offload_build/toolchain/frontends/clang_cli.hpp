@@ -1,0 +1,117 @@
+// The clang command line as a launcher sees it (`offload-build clang++ ARGS`):
+// parse an argv into a typed CompileRequest that offload-build splits into
+// per-target device passes, a package and a host pass, or say why the
+// command must run unchanged (link steps, preprocessing, no offload flags,
+// options offload-build does not know). See docs/LAUNCHER.md.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/manifest/target.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob::clang_cli {
+
+namespace fs = std::filesystem;
+
+// What each argument (one token, or an option and its value) does.
+enum class ArgKind {
+  Common,          // every pass gets it as written (-I, -D, -O2, -fopenmp, -c, -nogpulib, ...)
+  Input,           // the source file
+  Output,          // -o FILE
+  DepMode,         // -MD, -MMD
+  DepFile,         // -MF FILE
+  DepTarget,       // -MT T, -MQ T
+  DepPhony,        // -MP
+  OffloadTargets,  // -fopenmp-targets=, --offload-targets=  (host pass only)
+  OffloadArch,     // --offload-arch=                         (host pass only)
+  XOpenmpTarget,   // -Xopenmp-target[=TRIPLE] ARG            (device pass of TRIPLE)
+  XArch,           // -Xarch_NAME ARG: host, device or an arch (passes it applies to)
+};
+
+struct Arg {
+  ArgKind kind = ArgKind::Common;
+  std::vector<std::string> tokens;  // as written: one token, or option + value
+  std::string value;                // the value: file, list, target name, forwarded arg;
+                                    // XArch: NAME
+  std::string triple;               // XOpenmpTarget: TRIPLE of the `=TRIPLE` form, else empty
+};
+
+// The dependency file the caller asked for (-MD/-MMD [-MF F] [-MT T]... [-MP]).
+struct DepRequest {
+  bool user_headers_only = false;    // -MMD
+  std::optional<std::string> file;   // -MF, as written
+  std::vector<std::string> targets;  // joined spellings, in order: "-MTname", "-MQname"
+  bool phony = false;                // -MP
+};
+
+struct CompileRequest {
+  std::string compiler;               // argv[0] as given
+  std::vector<Arg> args;              // the rest, response files expanded
+  std::string source;                 // as written
+  Language language = Language::C;
+  std::optional<std::string> output;  // -o as written; nullopt: <source stem>.o
+  std::optional<DepRequest> deps;     // nullopt: no depfile requested
+  std::vector<Target> targets;        // offload targets, in command-line order
+  // Targets to detect on this machine, like clang's `native`: "" for any GPU
+  // (--offload-arch=native), or the triple a -fopenmp-targets entry named
+  // without an arch.
+  std::vector<std::string> native;
+  bool debug_info = false;            // some -g option (and no later -g0)
+  bool sets_compilation_dir = false;  // -fdebug-compilation-dir= / -ffile-compilation-dir=
+
+  // The -o path as written, or clang's default (<source stem>.o in the cwd).
+  std::string output_arg() const;
+};
+
+struct Parsed {
+  std::optional<CompileRequest> compile;  // set: split it
+  std::string pass_reason;                // otherwise: why the compiler runs unchanged
+};
+
+// Classify `argv` (argv[0] the compiler, response files already expanded).
+// Pure: reads no file and runs nothing.
+Parsed parse(const std::vector<std::string>& argv);
+
+// Expand @FILE arguments (recursively, GNU quoting as clang does on Linux),
+// relative to `cwd`. nullopt when a response file cannot be read.
+std::optional<std::vector<std::string>> expand_response_files(const std::vector<std::string>& argv,
+                                                              const fs::path& cwd);
+
+// Split a response file's text into arguments (GNU rules: whitespace
+// separates, '' and "" quote, backslash escapes).
+std::vector<std::string> split_response_file(std::string_view text);
+
+// Whether `program` (a path or a name) names clang (clang, clang++, clang-22, ...).
+bool is_clang(const fs::path& program);
+
+// ---- The argv of each pass, from the caller's command line. ----
+// Paths are written into argv as given. `extra` goes into every pass (the
+// launcher adds -fdebug-compilation-dir= there).
+
+// One device pass for `target`: the caller's arguments without the output,
+// dependency and target-selection options, the -Xopenmp-target arguments of
+// this target's triple, then -Xarch_host -w (the host side it compiles too
+// is the host pass's to diagnose), this target's selector, --offload-device-only,
+// the dependency options and -o `out`. With `requested_depfile` the pass
+// writes the caller's depfile to `depfile` (-MD or -MMD, its -MT/-MQ targets
+// or clang's default one, -MP): the compiler alone writes it from its last
+// device compile; else plain -MD -MF `depfile`. -Xarch_ARCH for another GPU arch is left
+// out (clang would warn that it is unused, which the compiler alone does not).
+std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
+                                     const std::vector<std::string>& extra, const std::string& out,
+                                     const std::string& depfile, bool requested_depfile = false);
+
+// The host pass: the caller's command line (target options unchanged), with
+// -o `out`, its dependency options replaced by -MD -MF `depfile`, then
+// --offload-host-only -Xclang -fembed-offload-object=`package`. Arguments for
+// devices only (-Xopenmp-target, -Xarch_device, -Xarch_GPUARCH) are left out.
+std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
+                                   const std::string& package, const std::string& out,
+                                   const std::string& depfile);
+
+}  // namespace ob::clang_cli

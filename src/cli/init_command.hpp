@@ -1,0 +1,36 @@
+// offload-build init [--lang c|cxx|rust] DIR: a new project from templates/init/<lang>/.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::cli {
+
+namespace fs = std::filesystem;
+
+struct InitOptions {
+  std::string lang = "c";  // c, cxx, rust
+  fs::path dir;
+};
+
+// Where the templates are, first found: $OFFLOAD_BUILD_TEMPLATES, then
+// <dir of the binary>/../share/offload-build/templates (an installed
+// offload-build), then the source tree's templates/ (OB_SOURCE_DIR; a build
+// that was not installed). nullopt when none holds init/.
+std::optional<fs::path> find_templates_dir();
+
+// The project name for a directory: its last component, with anything but
+// letters, digits, '-' and '_' replaced by '-'.
+std::string project_name_for(const fs::path& dir);
+
+// Copy templates/init/<lang>/ into options.dir (created when missing),
+// replacing @NAME@ by the project name in every file. Refuses, writing
+// nothing, when any file it would write exists. Says what it wrote on `out`.
+Result<void> init_project(const InitOptions& options, std::ostream& out);
+
+}  // namespace ob::cli

@@ -1,0 +1,119 @@
+// Launcher mode's entry: recognizing `offload-build COMPILER ARGS...`, the
+// environment, and running a command unchanged (pass-through).
+#include "offload_build/cli/launcher.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
+// clang*, gcc, g++, cc, c++ (with a target prefix or version suffix).
+bool looks_like_compiler(const std::string& name) {
+  if (clang_cli::is_clang(name)) return true;
+  for (std::string_view c : {"cc", "c++", "gcc", "g++"}) {
+    if (name == c || util::ends_with(name, "-" + std::string(c)) ||
+        util::starts_with(name, std::string(c) + "-"))
+      return true;
+  }
+  return false;
+}
+
+// Wait for the pass-through compiler and end the way it ended.
+int wait_like(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return exit_code::failure;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return exit_code::failure;
+  const int sig = WTERMSIG(status);
+  // Die of the same signal where that is harmless (no core dump of our own).
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE) {
+    std::signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  return 128 + sig;
+}
+
+int pass_through(const std::vector<std::string>& command, const std::string& reason,
+                 const GlobalOptions& o) {
+  if (o.verbose) std::cerr << "offload-build: running the compiler unchanged: " << reason << '\n';
+  if (o.dry_run) {
+    std::cout << util::shell_join(command) << '\n';
+    return exit_code::ok;
+  }
+  // stdin, stdout and stderr are inherited: the output is the compiler's own.
+  auto pid = exec::spawn(Command{command, {}, {}});
+  if (!pid) {
+    std::cerr << "offload-build: error: " << pid.error().message << '\n';
+    return 127;  // as a shell says for a command it cannot run
+  }
+  return wait_like(*pid);
+}
+
+}  // namespace
+
+bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string first = argv[1];
+  if (first.empty() || first.front() == '-' || first == "help") return false;
+  if (std::find(subcommands.begin(), subcommands.end(), first) != subcommands.end()) return false;
+  if (first.find('/') != std::string::npos) {
+    std::error_code ec;
+    return access(first.c_str(), X_OK) == 0 && !fs::is_directory(first, ec);
+  }
+  if (looks_like_compiler(first)) return true;
+  const char* path = std::getenv("PATH");
+  return path && find_in_path(first, path).has_value();
+}
+
+void apply_launcher_environment(GlobalOptions& o) {
+  o.verbose |= env_flag("OFFLOAD_BUILD_VERBOSE");
+  o.explain |= env_flag("OFFLOAD_BUILD_EXPLAIN");
+  o.no_cache |= env_flag("OFFLOAD_BUILD_NO_CACHE");
+  if (const char* jobs = std::getenv("OFFLOAD_BUILD_JOBS"); jobs && o.jobs == 0) {
+    size_t n = 0;
+    std::string_view s(jobs);
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec == std::errc() && end == s.data() + s.size()) o.jobs = n;
+  }
+}
+
+int launch(const std::vector<std::string>& given, const GlobalOptions& options) {
+  std::vector<std::string> command = given;
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    std::cerr << "offload-build: error: no compiler command; usage: offload-build wrap -- "
+                 "COMPILER ARGS... (or offload-build COMPILER ARGS...)\n";
+    return exit_code::usage;
+  }
+  GlobalOptions o = options;
+  apply_launcher_environment(o);
+  exec::set_echo_policy({o.verbose, nullptr});
+  if (env_flag("OFFLOAD_BUILD_DISABLE")) return pass_through(command, "OFFLOAD_BUILD_DISABLE is set", o);
+  std::string reason;
+  const int code = split_compile(command, o, reason);
+  if (code >= 0) return code;
+  return pass_through(command, reason, o);
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,184 @@
+// Launcher mode: one offload compile split into device passes, package and
+// host pass, run through the executor with the kernel cache and the make
+// jobserver, leaving exactly the object (and depfile) the compiler would.
+#include <iostream>
+#include <map>
+#include <utility>
+#include <optional>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "offload_build/cache/job_cache.hpp"
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
+  if (name.find('/') != std::string::npos) {
+    fs::path p = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
+    std::error_code ec;
+    return fs::exists(p, ec) ? std::optional(p) : std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  return path ? find_in_path(name, path) : std::nullopt;
+}
+
+// The LLVM installation the compiler is part of (/usr/bin/clang++-22 is
+// /usr/lib/llvm-22/bin/clang): its llvm-offload-binary packages the images.
+std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(compiler, ec);
+  if (ec) return std::nullopt;
+  auto tc = toolchain_at(real.parent_path().parent_path());
+  if (!tc) return std::nullopt;
+  return *tc;
+}
+
+// clang's `native`: the GPUs offload-arch finds on this machine.
+bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::string& reason) {
+  if (req.native.empty()) return true;
+  std::vector<Target> found;
+  auto probe = exec::capture(Command{{(tc.root / "bin/offload-arch").string()}, {}, {}});
+  if (probe && probe->exit_code == 0) {
+    for (const auto& line : util::split(probe->out, '\n')) {
+      auto t = resolve_target(util::trim(line));
+      if (t && t->is_gpu()) found.push_back(*t);
+    }
+  }
+  for (const auto& wanted : req.native) {
+    bool any = false;
+    for (const auto& t : found) {
+      if (!wanted.empty() && t.triple != wanted) continue;
+      any = true;
+      if (std::find(req.targets.begin(), req.targets.end(), t) == req.targets.end())
+        req.targets.push_back(t);
+    }
+    if (!any) {
+      reason = "no GPU found for the native offload arch";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Keeps what each pass printed (the runner buffers it) instead of letting the
+// executor print it: shown after success, replaced by the compiler's own
+// diagnostics after a failure.
+class CollectingRunner final : public CommandRunner {
+ public:
+  CollectingRunner() : inner_(make_process_runner(true)) {}
+  Result<void> start(JobId job, const Command& cmd) override { return inner_->start(job, cmd); }
+  std::optional<Completion> wait_any() override {
+    auto c = inner_->wait_any();
+    if (c) output[c->job] = std::exchange(c->output, {});
+    return c;
+  }
+  void stop_all() override { inner_->stop_all(); }
+  size_t running() const override { return inner_->running(); }
+  std::map<JobId, std::string> output;
+
+ private:
+  std::unique_ptr<CommandRunner> inner_;
+};
+
+// Runs the plan; nullopt when a pass failed (the caller then runs the
+// compiler unchanged, which prints exactly its own diagnostics).
+std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o) {
+  CollectingRunner runner;
+  ExecOptions exec_options;
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  exec_options.parallelism = o.jobs > 0 ? o.jobs : cpus;
+  auto jobserver = exec::jobserver_from_environment();
+  if (jobserver.serial) exec_options.parallelism = 1;
+  if (jobserver.jobserver) {
+    exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
+    exec_options.release_slot = [&] { jobserver.jobserver->release(); };
+  }
+
+  std::optional<cache::Storage> storage;
+  std::optional<cache::JobCache> job_cache;
+  if (!o.no_cache) {
+    storage.emplace(o.cache_dir ? fs::absolute(*o.cache_dir) : cache::default_cache_dir());
+    storage->warn_if_unwritable();
+    cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
+    cache_options.keep_build_state = false;  // many compiles share one object directory
+    job_cache.emplace(*storage, plan, cache_options);
+    exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
+      return job_cache->serve(job, temps);
+    };
+    exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
+                                 const std::optional<fs::path>& depfile) {
+      job_cache->store(job, temps, depfile);
+    };
+  }
+  auto summary = execute(plan, runner, exec_options);
+  if (job_cache) job_cache->finish();
+  std::error_code ec;
+  fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
+  if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
+  if (!summary && !o.verbose) return std::nullopt;
+  // The host pass's diagnostics first, then each device pass's: clang's order.
+  const JobId host = plan.jobs.back().id;
+  std::cerr << runner.output[host];
+  for (const auto& [job, text] : runner.output)
+    if (job != host) std::cerr << text;
+  if (!summary) {
+    std::cerr << "offload-build: " << summary.error().message << '\n';
+    return std::nullopt;
+  }
+  return exit_code::ok;
+}
+
+}  // namespace
+
+int split_compile(const std::vector<std::string>& command, const GlobalOptions& o,
+                  std::string& reason) {
+  auto pass = [&](std::string why) {
+    reason = std::move(why);
+    return -1;
+  };
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return pass("no current directory");
+  const auto compiler = resolve_program(command.front(), cwd);
+  if (!compiler) return pass(command.front() + " not found");
+  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
+    return pass(command.front() + " is not clang");
+  const auto expanded = clang_cli::expand_response_files(command, cwd);
+  if (!expanded) return pass("a response file cannot be read");
+  auto parsed = clang_cli::parse(*expanded);
+  if (!parsed.compile) return pass(parsed.pass_reason);
+  auto& req = *parsed.compile;
+  const auto toolchain = toolchain_of(*compiler);
+  if (!toolchain) return pass("no LLVM installation (llvm-offload-binary) next to " + command.front());
+  if (!resolve_natives(req, *toolchain, reason)) return -1;
+  const fs::path output = (cwd / req.output_arg()).lexically_normal();
+  if (!fs::is_directory(output.parent_path(), ec))
+    return pass("the output's directory does not exist");
+  if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
+    return pass("the depfile's directory does not exist");
+
+  const Plan plan = make_launcher_plan(req, *toolchain, cwd);
+  if (o.verbose)
+    std::cerr << fmt::format("offload-build: splitting into {} device passes, package, host pass\n",
+                             req.targets.size());
+  if (o.dry_run) {
+    std::cout << dry_run_script(plan) << std::flush;
+    return exit_code::ok;
+  }
+  if (auto code = run_plan(plan, o)) return *code;
+  return pass("a split pass failed: the compiler shows its own diagnostics");
+}
+
+}  // namespace ob::cli

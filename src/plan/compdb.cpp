@@ -1,0 +1,57 @@
+#include "offload_build/plan/compdb.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <fmt/core.h>
+
+namespace ob {
+
+namespace {
+
+nlohmann::json entry(const Plan& plan, const Job& job) {
+  return {{"directory", plan.cwd.string()},
+          {"arguments", job.argv},
+          {"file", job.source.string()},
+          {"output", job.outputs.front().string()}};
+}
+
+bool is_c_family(const Job& job) {
+  auto lang = language_from_extension(job.source);
+  // A manifest "language" may compile any extension as C or C++; only Rust is not.
+  return !lang || *lang != Language::Rust;
+}
+
+}  // namespace
+
+nlohmann::json compilation_database(const Plan& plan) {
+  auto db = nlohmann::json::array();
+  for (const auto& host : plan.jobs) {
+    if (host.kind != JobKind::HostCompile || !is_c_family(host)) continue;
+    db.push_back(entry(plan, host));
+    for (const auto& dev : plan.jobs)
+      if (dev.kind == JobKind::DeviceCompile && dev.unit == host.unit) db.push_back(entry(plan, dev));
+  }
+  return db;
+}
+
+Result<fs::path> write_compilation_database(const Plan& plan) {
+  const fs::path file = plan.build_dir / "compile_commands.json";
+  const fs::path tmp = plan.build_dir / fmt::format(".compile_commands.json.{}", getpid());
+  std::error_code ec;
+  fs::create_directories(plan.build_dir, ec);
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << compilation_database(plan).dump(2) << '\n';
+    if (!out) return Error::failure(fmt::format("cannot write {}", file.string()));
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Error::failure(fmt::format("cannot write {}: {}", file.string(), ec.message()));
+  }
+  return file;
+}
+
+}  // namespace ob

@@ -1,0 +1,175 @@
+// The device and host passes of a launcher compile, built from the caller's
+// own command line; response files; recognizing clang.
+#include <fstream>
+#include <iterator>
+
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::clang_cli {
+
+namespace {
+
+void append(std::vector<std::string>& argv, const std::vector<std::string>& more) {
+  argv.insert(argv.end(), more.begin(), more.end());
+}
+
+bool is_gpu_arch(const std::string& name) {
+  return util::starts_with(name, "sm_") || util::starts_with(name, "gfx");
+}
+
+// Where and how a pass lists the files it read: as the caller asked for
+// (`requested`: -MD or -MMD, its targets or clang's default one, -MP; joined
+// -MT/-MQ spellings, so a target equal to the output path stays the output's
+// name, not the temporary one the executor writes to), else plain -MD.
+std::vector<std::string> dep_flags(const CompileRequest& req, const std::string& depfile,
+                                   bool requested) {
+  if (!requested || !req.deps) return {"-MD", "-MF", depfile};
+  std::vector<std::string> flags{req.deps->user_headers_only ? "-MMD" : "-MD", "-MF", depfile};
+  if (req.deps->targets.empty()) flags.push_back("-MQ" + req.output_arg());
+  append(flags, req.deps->targets);
+  if (req.deps->phony) flags.push_back("-MP");
+  return flags;
+}
+
+}  // namespace
+
+std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
+                                     const std::vector<std::string>& extra, const std::string& out,
+                                     const std::string& depfile, bool requested_depfile) {
+  std::vector<std::string> argv{req.compiler};
+  for (const auto& a : req.args) {
+    switch (a.kind) {
+      case ArgKind::Common:
+      case ArgKind::Input: append(argv, a.tokens); break;
+      case ArgKind::XOpenmpTarget:
+        // -march= chose the arch, which target_selector now names.
+        if (util::starts_with(a.value, "-march=")) break;
+        if (a.triple.empty() || a.triple == target.triple)
+          append(argv, {"-Xopenmp-target=" + target.triple, a.value});
+        break;
+      case ArgKind::XArch:
+        if (!is_gpu_arch(a.value) || a.value == target.arch) append(argv, a.tokens);
+        break;
+      default: break;  // output, dependency and target options: the pass sets its own
+    }
+  }
+  append(argv, extra);
+  // A device pass also compiles the host side (for the host IR the device
+  // compile reads); its diagnostics are the host pass's, printed there once.
+  append(argv, {"-Xarch_host", "-w"});
+  append(argv, {clang_openmp::target_selector(target), "--offload-device-only"});
+  append(argv, dep_flags(req, depfile, requested_depfile));
+  append(argv, {"-o", out});
+  return argv;
+}
+
+std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
+                                   const std::string& package, const std::string& out,
+                                   const std::string& depfile) {
+  std::vector<std::string> argv{req.compiler};
+  bool wrote_output = false;
+  for (const auto& a : req.args) {
+    switch (a.kind) {
+      case ArgKind::Output:
+        append(argv, {"-o", out});
+        wrote_output = true;
+        break;
+      case ArgKind::DepMode:
+      case ArgKind::DepFile:
+      case ArgKind::DepTarget:
+      case ArgKind::DepPhony: break;  // normalized below
+      case ArgKind::XOpenmpTarget: break;  // for device passes only
+      case ArgKind::XArch:
+        if (a.value != "device" && !is_gpu_arch(a.value)) append(argv, a.tokens);
+        break;
+      default: append(argv, a.tokens); break;
+    }
+  }
+  if (!wrote_output) append(argv, {"-o", out});
+  append(argv, extra);
+  append(argv, dep_flags(req, depfile, false));
+  argv.push_back("--offload-host-only");
+  append(argv, clang_openmp::embed_package(package));
+  return argv;
+}
+
+std::vector<std::string> split_response_file(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_token = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && i + 1 < text.size()) cur += text[++i];  // as LLVM's GNU tokenizer
+      else cur += c;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_token) out.push_back(std::move(cur));
+      cur.clear();
+      in_token = false;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_token = true;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      cur += text[++i];
+      in_token = true;
+    } else {
+      cur += c;
+      in_token = true;
+    }
+  }
+  if (in_token) out.push_back(std::move(cur));
+  return out;
+}
+
+namespace {
+
+bool expand_into(const std::vector<std::string>& args, const fs::path& base, int depth,
+                 std::vector<std::string>& out) {
+  for (const auto& a : args) {
+    if (a.size() < 2 || a.front() != '@') {
+      out.push_back(a);
+      continue;
+    }
+    if (depth > 20) return false;  // a response file including itself
+    fs::path file = a.substr(1);
+    if (file.is_relative()) file = base / file;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return false;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Response files named inside a response file are relative to it (as in clang).
+    if (!expand_into(split_response_file(text), file.parent_path(), depth + 1, out)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> expand_response_files(const std::vector<std::string>& argv,
+                                                              const fs::path& cwd) {
+  std::vector<std::string> out;
+  if (!expand_into(argv, cwd, 0, out)) return std::nullopt;
+  return out;
+}
+
+bool is_clang(const fs::path& program) {
+  // [PREFIX-]clang[++][-VERSION]
+  std::string name = program.filename().string();
+  if (auto dash = name.rfind("clang"); dash != std::string::npos && dash > 0) {
+    if (name[dash - 1] != '-') return false;
+    name = name.substr(dash);
+  }
+  if (!util::starts_with(name, "clang")) return false;
+  std::string rest = name.substr(5);
+  if (util::starts_with(rest, "++")) rest = rest.substr(2);
+  if (rest.empty()) return true;
+  if (rest.front() != '-' || rest.size() == 1) return false;
+  return rest.find_first_not_of("0123456789.", 1) == std::string::npos;
+}
+
+}  // namespace ob::clang_cli

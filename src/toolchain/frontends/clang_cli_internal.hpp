@@ -1,0 +1,33 @@
+// Shared between the clang command-line scan (clang_cli.cpp) and the
+// resolution of what it found (clang_cli_targets.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+
+namespace ob::clang_cli {
+
+// What the scan collected besides the classified arguments.
+struct Scan {
+  CompileRequest req;
+  bool compile_only = false;             // -c
+  bool openmp = false;                   // -fopenmp (last of -fopenmp / -fno-openmp wins)
+  std::vector<std::string> triples;      // -fopenmp-targets= / --offload-targets= entries
+  std::vector<std::string> archs;        // --offload-arch= entries
+  std::optional<std::string> dep_file;   // -MF
+  std::vector<std::string> dep_targets;  // "-MTx" / "-MQx"
+  bool dep_phony = false;                // -MP
+  struct Input {
+    std::string path;
+    std::optional<std::string> lang;  // the -x in effect
+  };
+  std::vector<Input> inputs;
+};
+
+// Decide: a compile to split (targets resolved), or the reason to pass through.
+Parsed finish(Scan scan);
+
+}  // namespace ob::clang_cli

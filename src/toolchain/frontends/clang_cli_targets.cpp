@@ -1,0 +1,149 @@
+// What a scanned clang command line asks for: whether it is an offload
+// compile offload-build splits, and for which targets. The rules follow the
+// clang 22 driver (checked against it, see docs/LAUNCHER.md):
+//   --offload-arch=A,B        one device per arch (sm_* nvptx64, gfx* amdgcn, native)
+//   -fopenmp-targets=T1,T2    one device per triple; a GPU triple takes its arch
+//                             from -Xopenmp-target=T -march=A (last wins), else native
+//   both                      every arch for every triple (all of one GPU family)
+// Anything else clang would reject or that offload-build does not model runs unchanged.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "clang_cli_internal.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::clang_cli {
+
+namespace {
+
+std::optional<TargetFamily> triple_family(std::string_view triple) {
+  if (triple == kHostTriple) return TargetFamily::HostDevice;
+  if (triple == kNvptxTriple) return TargetFamily::Nvptx;
+  if (triple == kAmdgcnTriple) return TargetFamily::Amdgcn;
+  return std::nullopt;
+}
+
+// A GPU arch spelling (sm_90, gfx90a) as a target; nullopt for anything else.
+std::optional<Target> gpu_arch(const std::string& arch) {
+  auto t = resolve_target(arch);
+  if (!t || !t->is_gpu() || t->arch != arch) return std::nullopt;
+  return *t;
+}
+
+struct Resolved {
+  std::vector<Target> targets;
+  std::vector<std::string> native;
+  std::string problem;  // non-empty: pass through
+};
+
+Resolved resolve_targets(const Scan& s) {
+  Resolved r;
+  std::map<std::string, std::string> march;  // triple ("" implicit) -> -march value
+  bool implicit_other = false;
+  for (const auto& a : s.req.args) {
+    if (a.kind != ArgKind::XOpenmpTarget) continue;
+    if (util::starts_with(a.value, "-march=")) march[a.triple] = a.value.substr(7);
+    else if (a.triple.empty()) implicit_other = true;
+  }
+  std::vector<std::string> triples;
+  for (const auto& t : s.triples) {
+    if (!triple_family(t)) {
+      r.problem = "offload triple " + t + " (offload-build splits " + std::string(kHostTriple) +
+                  ", " + std::string(kNvptxTriple) + " and " + std::string(kAmdgcnTriple) + ")";
+      return r;
+    }
+    if (std::find(triples.begin(), triples.end(), t) == triples.end()) triples.push_back(t);
+  }
+  std::vector<Target> arch_targets;
+  bool arch_native = false;
+  for (const auto& a : s.archs) {
+    if (a == "native") { arch_native = true; continue; }
+    auto t = gpu_arch(a);
+    if (!t) { r.problem = "--offload-arch=" + a + " is not an sm_* or gfx* arch"; return r; }
+    arch_targets.push_back(*t);
+  }
+
+  if (!s.archs.empty()) {
+    if (!march.empty()) { r.problem = "-Xopenmp-target -march= together with --offload-arch"; return r; }
+    if (triples.empty()) {
+      r.targets = arch_targets;
+      if (arch_native) r.native.push_back("");
+    } else {
+      for (const auto& triple : triples) {
+        if (triple == kHostTriple) {
+          r.problem = "--offload-arch with the host offload triple";
+          return r;
+        }
+        for (const auto& t : arch_targets) {
+          if (t.triple != triple) { r.problem = "--offload-arch=" + t.arch + " for triple " + triple; return r; }
+          r.targets.push_back(t);
+        }
+        if (arch_native) r.native.push_back(triple);
+      }
+    }
+  } else {
+    if (march.count("") && triples.size() > 1) {
+      r.problem = "-Xopenmp-target without a triple for several triples";
+      return r;
+    }
+    for (const auto& triple : triples) {
+      if (triple == kHostTriple) {
+        if (march.count(triple)) { r.problem = "-march= for the host offload device"; return r; }
+        r.targets.push_back({triple, "generic"});
+        continue;
+      }
+      auto it = march.count(triple) ? march.find(triple) : march.find("");
+      if (it == march.end()) { r.native.push_back(triple); continue; }
+      auto t = gpu_arch(it->second);
+      if (!t || t->triple != triple) { r.problem = "-march=" + it->second + " for " + triple; return r; }
+      r.targets.push_back(*t);
+    }
+  }
+  std::set<std::string> device_triples;
+  for (const auto& t : r.targets) device_triples.insert(t.triple);
+  for (const auto& n : r.native) device_triples.insert(n);
+  if (implicit_other && (device_triples.size() > 1 || device_triples.count(""))) {
+    r.problem = "-Xopenmp-target without a triple for several triples";
+    return r;
+  }
+  // Each target once, in first-seen order.
+  std::vector<Target> unique;
+  for (const auto& t : r.targets)
+    if (std::find(unique.begin(), unique.end(), t) == unique.end()) unique.push_back(t);
+  r.targets = std::move(unique);
+  return r;
+}
+
+}  // namespace
+
+Parsed finish(Scan s) {
+  auto pass = [](std::string why) { return Parsed{std::nullopt, std::move(why)}; };
+  if (!s.compile_only) return pass("not a compile to an object (no -c)");
+  if (s.inputs.empty()) return pass("no source file");
+  if (s.inputs.size() > 1) return pass("several inputs");
+  const auto& in = s.inputs.front();
+  if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang);
+  const auto ext = language_from_extension(in.path);
+  if (in.lang) s.req.language = *in.lang == "c" ? Language::C : Language::Cxx;
+  else if (ext && *ext != Language::Rust) s.req.language = *ext;
+  else return pass("input " + in.path + " is not a C or C++ source");
+  s.req.source = in.path;
+  if (!s.openmp) return pass("no -fopenmp");
+  if (s.triples.empty() && s.archs.empty()) return pass("no offload targets");
+  Resolved r = resolve_targets(s);
+  if (!r.problem.empty()) return pass(r.problem);
+  if (r.targets.empty() && r.native.empty()) return pass("no offload targets");
+  s.req.targets = std::move(r.targets);
+  s.req.native = std::move(r.native);
+  if (s.req.deps) {
+    s.req.deps->file = s.dep_file;
+    s.req.deps->targets = s.dep_targets;
+    s.req.deps->phony = s.dep_phony;
+  } else if (s.dep_file || !s.dep_targets.empty()) {
+    return pass("-MF/-MT without -MD or -MMD");
+  }
+  return Parsed{std::move(s.req), {}};
+}
+
+}  // namespace ob::clang_cli

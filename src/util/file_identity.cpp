@@ -1,0 +1,29 @@
+#include "offload_build/util/file_identity.hpp"
+
+#include <sys/stat.h>
+
+#include <map>
+#include <mutex>
+
+#include <fmt/core.h>
+
+namespace ob::util {
+
+std::string file_identity(const std::filesystem::path& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> memo;  // programs do not change during a build
+  std::lock_guard lock(mutex);
+  if (auto it = memo.find(path.string()); it != memo.end()) return it->second;
+  std::error_code ec;
+  std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+  if (ec) resolved = path;
+  struct stat st {};
+  std::string id = stat(resolved.c_str(), &st) == 0
+                       ? fmt::format("{} size={} mtime={}.{:09}", resolved.string(), st.st_size,
+                                     st.st_mtim.tv_sec, st.st_mtim.tv_nsec)
+                       : resolved.string() + " (missing)";
+  memo.emplace(path.string(), id);
+  return id;
+}
+
+}  // namespace ob::util

@@ -1,0 +1,62 @@
+// @NAME@: y = a*x + y with std::offload. One source, two passes: offload-build
+// compiles this file once per target with --cfg offload_device (the device
+// pass keeps the kernel) and once without (the host pass launches it through
+// the offload runtime). Target "host" is x86_64 as an offload device, so
+// `offload-build run --verify` shows the launch on a machine without a GPU.
+#![feature(rustc_attrs)]
+#![cfg_attr(not(offload_device), feature(core_intrinsics))]
+#![allow(internal_features)]
+#![cfg_attr(offload_device, no_std)]
+
+const N: usize = 1024;
+
+// ---------------- device side ----------------
+#[cfg(offload_device)]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    loop {}
+}
+
+// The runtime passes a launch-environment pointer first; the symbol must not be
+// mangled so the host's launch finds it in the device image.
+#[cfg(offload_device)]
+#[unsafe(no_mangle)]
+#[inline(never)]
+#[rustc_offload_kernel]
+pub extern "C" fn saxpy(_dyn_ptr: *mut u8, a: *const [f32; 1], x: *const [f32; N], y: *mut [f32; N]) {
+    unsafe {
+        let a = (*a)[0];
+        let mut i = 0;
+        while i < N {
+            (*y)[i] = a * (*x)[i] + (*y)[i];
+            i += 1;
+        }
+    }
+}
+
+// ---------------- host side ----------------
+// The kernel as the host sees it: without the launch-environment pointer.
+#[cfg(not(offload_device))]
+unsafe extern "C" {
+    pub fn saxpy(a: *const [f32; 1], x: *const [f32; N], y: *mut [f32; N]);
+}
+
+#[cfg(not(offload_device))]
+#[inline(never)]
+fn launch(a: &[f32; 1], x: &[f32; N], y: &mut [f32; N]) {
+    // One block of one thread: the kernel loops over all N elements.
+    core::intrinsics::offload(saxpy, [1, 1, 1], [1, 1, 1], (a as *const _, x as *const _, y as *mut _))
+}
+
+#[cfg(not(offload_device))]
+fn main() {
+    let a = [2.0f32];
+    let x: [f32; N] = core::array::from_fn(|i| i as f32);
+    let mut y = [1.0f32; N];
+    launch(&a, &x, &mut y);
+    let bad = (0..N).filter(|&i| y[i] != 2.0 * i as f32 + 1.0).count();
+    println!("@NAME@: n={} y[10]={} mismatches={} {}", N, y[10], bad, if bad == 0 { "OK" } else { "FAIL" });
+    if bad != 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,285 @@
+// --report FILE on real builds: the schema's shape, the values (jobs, kinds,
+// commands that match -v, cache hits and misses with reasons), and a report
+// for a failed build.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "offload_build/util/strings.hpp"
+#include "support/ob_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::test;
+using nlohmann::json;
+
+namespace {
+
+struct Project {
+  TempDir tmp{"ob-report"};
+  fs::path dir;
+  std::string cache;
+  fs::path report;
+  Project() : dir(copy_example("saxpy-c", tmp.path())), cache((tmp.path() / "cache").string()),
+              report(tmp.path() / "out" / "report.json") {}
+  exec::Captured build(std::vector<std::string> more = {}) const {
+    std::vector<std::string> a{"-C", dir.string(), "--cache-dir", cache, "--report", report.string()};
+    a.insert(a.end(), more.begin(), more.end());
+    a.push_back("build");
+    return run_ob(a, {}, {{"CI", "1"}});
+  }
+  json read() const { return json::parse(read_file(report)); }
+};
+
+// The structure config/report.schema.json describes, checked field by field.
+void check_shape(const json& r) {
+  REQUIRE(r.is_object());
+  CHECK(r.at("version") == 1);
+  for (const char* key : {"offload_build", "project", "manifest", "cwd", "started", "result"})
+    CHECK(r.at(key).is_string());
+  CHECK(r.at("duration_s").is_number());
+  CHECK(std::regex_match(r.at("started").get<std::string>(),
+                         std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  CHECK(r.at("tools").is_object());
+  CHECK(r.at("outputs").is_array());
+  CHECK(r.at("targets").is_array());
+  for (const char* key : {"jobs", "ran", "from_cache", "up_to_date", "failed", "not_run",
+                          "cache_hits", "cache_misses"})
+    CHECK(r.at("summary").at(key).is_number_integer());
+  REQUIRE(r.at("jobs").is_array());
+  for (const auto& j : r.at("jobs")) {
+    CHECK(j.at("id").is_number_integer());
+    CHECK(j.at("kind").is_string());
+    CHECK(j.at("description").is_string());
+    CHECK(j.at("inputs").is_array());
+    CHECK(j.at("outputs").is_array());
+    CHECK(j.at("deps").is_array());
+    REQUIRE(j.at("command").is_array());
+    for (const auto& a : j.at("command")) CHECK(a.is_string());
+    CHECK(j.at("status").is_string());
+    CHECK((j.at("cache").is_string() || j.at("cache").is_null()));
+    CHECK((j.at("reason").is_string() || j.at("reason").is_null()));
+    CHECK((j.at("exit_code").is_number_integer() || j.at("exit_code").is_null()));
+    CHECK((j.at("duration_s").is_number() || j.at("duration_s").is_null()));
+  }
+}
+
+// The schema file itself, when python3 with jsonschema is there to apply it.
+void validate_with_schema(const fs::path& report) {
+  auto probe = run_tool({"python3", "-c", "import jsonschema"});
+  if (probe.exit_code != 0) {
+    WARN("not validated against config/report.schema.json: no python3 jsonschema module");
+    return;
+  }
+  const std::string schema = std::string(OB_SOURCE_DIR) + "/config/report.schema.json";
+  auto v = run_tool({"python3", "-c",
+                     "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), "
+                     "json.load(open(sys.argv[2])))",
+                     report.string(), schema});
+  INFO(v.err);
+  CHECK(v.exit_code == 0);
+}
+
+// -v prints each command with its outputs at their temporary names
+// (dir/.name.ob-tmp-PID-JOB); map them back to the final names.
+std::string without_temp_names(const std::string& text) {
+  static const std::regex temp(R"((^|/|\s|=)\.([^/\s]+)\.ob-tmp-\d+-\d+)");
+  return std::regex_replace(text, temp, "$1$2");
+}
+
+}  // namespace
+
+TEST_CASE("--report describes a real build: jobs, commands, times, cache decisions, tools",
+          "[report]") {
+  Project p;
+  auto first = p.build({"-v", "-j1"});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(fs::exists(p.report));
+  const json r = p.read();
+  check_shape(r);
+  validate_with_schema(p.report);
+
+  CHECK(r["result"] == "ok");
+  CHECK(r["error"].is_null());
+  CHECK(r["project"] == "saxpy");
+  CHECK(r["manifest"] == (p.dir / "offload.json").string());
+  CHECK(r["cwd"] == p.dir.string());
+  CHECK(r["cache_dir"] == p.cache);
+  CHECK(r["targets"] == json::array({"host"}));
+  CHECK(r["duration_s"].get<double>() > 0);
+
+  // One device compile, package, host compile and link, in plan order.
+  const json& jobs = r["jobs"];
+  REQUIRE(jobs.size() == 4);
+  std::vector<std::string> kinds;
+  for (const auto& j : jobs) kinds.push_back(j["kind"]);
+  CHECK(kinds == std::vector<std::string>{"device", "package", "host", "link"});
+  CHECK(jobs[0]["target"] == "host");
+  CHECK(jobs[0]["triple"] == "x86_64-unknown-linux-gnu");
+  CHECK(jobs[3]["target"].is_null());
+  CHECK(jobs[0]["inputs"] == json::array({(p.dir / "saxpy.c").string()}));
+  CHECK(jobs[3]["outputs"] == json::array({(p.dir / "build/saxpy").string()}));
+  CHECK(jobs[1]["deps"] == json::array({0}));
+  for (const auto& j : jobs) {
+    CHECK(j["status"] == "ran");
+    CHECK(j["exit_code"] == 0);
+    CHECK(j["duration_s"].get<double>() > 0);
+    CHECK(j["started_s"].get<double>() >= 0);
+    CHECK(j["cache"] == "miss");
+    CHECK_FALSE(j["reason"].get<std::string>().empty());
+  }
+  CHECK(r["summary"]["jobs"] == 4);
+  CHECK(r["summary"]["ran"] == 4);
+  CHECK(r["summary"]["cache_misses"] == 4);
+  CHECK(r["summary"]["cache_hits"] == 0);
+
+  // Each command is the argv -v printed (there with temporary output names).
+  const std::string echoed = without_temp_names(first.err);
+  for (const auto& j : jobs) {
+    const std::string line = util::shell_join(j["command"].get<std::vector<std::string>>());
+    INFO(line);
+    CHECK(count_occurrences(echoed, line + "\n") == 1);
+  }
+  CHECK(jobs[0]["command"][0] == std::string(kLlvmBin) + "/clang");
+
+  // Tools: versions of the programs run, identity of the others.
+  CHECK_THAT(r["tools"]["clang"]["version"].get<std::string>(), Catch::Contains("clang version 22"));
+  CHECK(r["tools"]["clang"]["path"] == std::string(kLlvmBin) + "/clang");
+  CHECK(r["tools"]["clang"]["size"].get<uint64_t>() > 0);
+  CHECK(r["tools"].contains("llvm-offload-binary"));
+  CHECK(r["tools"]["offload-build"]["version"] == std::string("offload-build ") + OB_VERSION);
+
+  // The program, as built.
+  REQUIRE(r["outputs"].size() == 1);
+  CHECK(r["outputs"][0]["path"] == (p.dir / "build/saxpy").string());
+  CHECK(r["outputs"][0]["size"] == fs::file_size(p.dir / "build/saxpy"));
+
+  SECTION("a clean rebuild: every job a cache hit") {
+    fs::remove_all(p.dir / "build");
+    auto second = p.build();
+    REQUIRE(second.exit_code == 0);
+    const json r2 = p.read();
+    check_shape(r2);
+    for (const auto& j : r2["jobs"]) {
+      CHECK(j["cache"] == "hit");
+      CHECK(j["status"] == "cached");
+      CHECK(j["exit_code"].is_null());
+      CHECK(j["reason"].is_null());
+    }
+    CHECK(r2["summary"]["cache_hits"] == 4);
+    CHECK(r2["summary"]["ran"] == 0);
+  }
+
+  SECTION("an edited source: its compiles miss and say why") {
+    std::string src = read_file(p.dir / "saxpy.c");
+    write_file(p.dir / "saxpy.c", src + "\n/* edited */\n");
+    auto second = p.build();
+    REQUIRE(second.exit_code == 0);
+    const json r2 = p.read();
+    CHECK(r2["jobs"][0]["cache"] == "miss");
+    CHECK_THAT(r2["jobs"][0]["reason"].get<std::string>(), Catch::Contains("saxpy.c"));
+    CHECK(r2["jobs"][0]["reason_code"].is_string());
+    CHECK(r2["jobs"][2]["cache"] == "miss");
+  }
+
+  SECTION("with --no-cache the cache column says off") {
+    fs::remove_all(p.dir / "build");
+    auto second = p.build({"--no-cache"});
+    REQUIRE(second.exit_code == 0);
+    const json r2 = p.read();
+    CHECK(r2["cache_dir"].is_null());
+    for (const auto& j : r2["jobs"]) CHECK(j["cache"] == "off");
+  }
+}
+
+TEST_CASE("--report is written for a failed build, with the failed job marked", "[report]") {
+  Project p;
+  write_file(p.dir / "saxpy.c", "int main(void) { return 0 }\n");
+  auto r = p.build({"-j1"});
+  CHECK(r.exit_code == 1);
+  REQUIRE(fs::exists(p.report));
+  const json rep = p.read();
+  check_shape(rep);
+  validate_with_schema(p.report);
+  CHECK(rep["result"] == "failed");
+  CHECK_THAT(rep["error"].get<std::string>(), Catch::Contains("device host saxpy.c failed with exit code 1"));
+  const json& jobs = rep["jobs"];
+  REQUIRE(jobs.size() == 4);
+  CHECK(jobs[0]["status"] == "failed");
+  CHECK(jobs[0]["exit_code"] == 1);
+  CHECK(jobs[0]["cache"] == "miss");
+  CHECK_THAT(jobs[0]["error"].get<std::string>(), Catch::Contains("failed with exit code 1"));
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    CHECK(jobs[i]["status"] == "not-run");
+    CHECK(jobs[i]["cache"].is_null());
+    CHECK(jobs[i]["duration_s"].is_null());
+  }
+  CHECK(rep["summary"]["failed"] == 1);
+  CHECK(rep["summary"]["not_run"] == 3);
+  CHECK(rep["outputs"][0]["exists"] == false);
+  CHECK(temp_outputs(p.report.parent_path()).empty());
+
+  SECTION("and for a build that fails before planning (bad manifest)") {
+    write_file(p.dir / "offload.json", "{\"name\": \"saxpy\", \"sources\": [\"saxpy.c\"]}");
+    auto bad = p.build();
+    CHECK(bad.exit_code == 2);
+    const json rep2 = p.read();
+    check_shape(rep2);
+    CHECK(rep2["result"] == "failed");
+    CHECK(rep2["jobs"].empty());
+    CHECK_THAT(rep2["error"].get<std::string>(), Catch::Contains("targets"));
+  }
+}
+
+// Interrupted while two compiles run: the report says so, and names them.
+TEST_CASE("--report after an interrupt marks the stopped jobs", "[report]") {
+  TempDir tmp{"ob-report"};
+  const fs::path llvm = tmp / "llvm";
+  const std::string hanging = "#!/bin/sh\n"
+                              "out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                              "[ -n \"$out\" ] && echo partial > \"$out\"\nexec sleep 30\n";
+  for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper"}) {
+    write_file(llvm / "bin" / tool, hanging);
+    fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
+  }
+  const fs::path dir = tmp / "proj";
+  write_file(dir / "a.c", "int a;\n");
+  write_file(dir / "b.c", "int b;\n");
+  write_file(dir / "offload.json", R"({"name": "p", "sources": ["*.c"], "targets": ["host"], "toolchain": ")" +
+                                       llvm.string() + "\"}");
+  const fs::path report = tmp / "report.json";
+  Command cmd{{OB_BINARY, "-C", dir.string(), "-j", "2", "--no-cache", "--report", report.string(), "build"},
+              {},
+              {{"CI", "1"}}};
+  const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  auto pid = exec::spawn(cmd, exec::Stdio{-1, -1, devnull});
+  close(devnull);
+  REQUIRE(pid.ok());
+  for (int i = 0; i < 100 && temp_outputs(dir / "build").size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(temp_outputs(dir / "build").size() == 2);
+  const auto started = std::chrono::steady_clock::now();
+  kill(*pid, SIGINT);
+  CHECK(exec::wait_exit_code(*pid) == 130);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));  // no tool was asked its version
+  REQUIRE(fs::exists(report));
+  const json r = json::parse(read_file(report));
+  check_shape(r);
+  CHECK(r["result"] == "interrupted");
+  CHECK_THAT(r["error"].get<std::string>(), Catch::Contains("interrupted"));
+  REQUIRE(r["jobs"].size() == 7);
+  for (const auto& j : r["jobs"]) {
+    INFO(j["description"]);
+    CHECK(j["status"] == (j["kind"] == "device" ? "interrupted" : "not-run"));
+  }
+  CHECK_FALSE(r["tools"]["clang"].contains("version"));
+}
