@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -56,6 +57,18 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   FileFacts& f = it->second;
   struct stat st {};
   if (stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return f;
+  const bool own = own_dirs_.empty() || std::any_of(own_dirs_.begin(), own_dirs_.end(), [&](const fs::path& d) {
+    const fs::path rel = full.lexically_relative(d);
+    return !rel.empty() && *rel.begin() != "..";
+  });
+  if (!own) {
+    f.exists = true;
+    f.sha256 = sha256_hex("system file " + util::file_identity(full));
+    f.device = st.st_dev;
+    f.inode = st.st_ino;
+    f.stamp = to_stamp(st);
+    return f;
+  }
   std::ifstream in(full, std::ios::binary);
   if (!in) return f;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,40 +1,13 @@
 #include <algorithm>
 
 #include "offload_build/plan/plan.hpp"
+#include "plan_paths.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 
 namespace ob {
 
-namespace {
-
-// build/obj/<source relative to the project, ".." made safe>
-fs::path object_stem(const Manifest& m, const fs::path& source) {
-  fs::path rel = source.lexically_relative(m.project_dir);
-  fs::path safe;
-  for (const auto& part : rel) safe /= (part == ".." ? fs::path("__") : part);
-  if (rel.empty()) safe = source.filename();
-  return m.build_dir / "obj" / safe;
-}
-
-fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
-  return stem.parent_path() / (stem.filename().string() + suffix);
-}
-
-// Programs the link runs besides clang: the linker wrapper, the host linker,
-// and each GPU family's device linker.
-std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc) {
-  std::vector<fs::path> tools{tc.linker_wrapper, "/usr/bin/ld"};
-  bool nvptx = false, amdgcn = false;
-  for (const auto& t : m.targets) {
-    nvptx |= t.family() == TargetFamily::Nvptx;
-    amdgcn |= t.family() == TargetFamily::Amdgcn;
-  }
-  if (nvptx && tc.cuda_path) tools.push_back(*tc.cuda_path / "bin/nvlink");
-  if (amdgcn) tools.push_back(tc.root / "bin/ld.lld");
-  return tools;
-}
-
-}  // namespace
+using plan_paths::object_stem;
+using plan_paths::with_suffix;
 
 fs::path arg_path(const fs::path& p, const fs::path& cwd) {
   fs::path rel = p.lexically_relative(cwd);
@@ -125,7 +98,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc) {
   link.outputs = {plan.program};
   link.depfile = link_dep;
   plan.directories.push_back(link_dep.parent_path());
-  link.tools = link_tools(m, tc);
+  link.tools = plan_paths::link_tools(m, tc, /*with_ptxas=*/false);
   link.deps = host_jobs;
   add(std::move(link));
   plan.directories.push_back(plan.program.parent_path());

@@ -5,42 +5,11 @@
 #include <algorithm>
 
 #include "offload_build/plan/plan.hpp"
+#include "plan_paths.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 
 namespace ob {
-
-namespace {
-
-// build/obj/<crate root relative to the project, ".." made safe>
-fs::path crate_stem(const Manifest& m, const fs::path& root) {
-  fs::path rel = root.lexically_relative(m.project_dir), safe;
-  for (const auto& part : rel) safe /= (part == ".." ? fs::path("__") : part);
-  if (rel.empty()) safe = root.filename();
-  return m.build_dir / "obj" / safe;
-}
-
-fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
-  return stem.parent_path() / (stem.filename().string() + suffix);
-}
-
-// What the host pass's link runs besides rustc: clang and its linker wrapper, the
-// system linker, and each GPU family's device linker.
-std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc) {
-  std::vector<fs::path> tools{tc.clang, tc.linker_wrapper, "/usr/bin/ld"};
-  for (const auto& t : m.targets) {
-    if (t.family() == TargetFamily::Nvptx && tc.cuda_path) {
-      tools.push_back(*tc.cuda_path / "bin/ptxas");
-      tools.push_back(*tc.cuda_path / "bin/nvlink");
-    }
-    if (t.family() == TargetFamily::Amdgcn) tools.push_back(tc.root / "bin/ld.lld");
-  }
-  std::sort(tools.begin(), tools.end());
-  tools.erase(std::unique(tools.begin(), tools.end()), tools.end());
-  return tools;
-}
-
-}  // namespace
 
 Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   Plan plan;
@@ -55,7 +24,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     return plan.jobs.back().id;
   };
   const fs::path root = m.sources.front().path;
-  const fs::path stem = crate_stem(m, root);
+  const fs::path stem = plan_paths::object_stem(m, root);
   const bool native = tc.rust->flavour == rust::Flavour::Native;
   plan.directories = {stem.parent_path(), plan.program.parent_path()};
 
@@ -63,8 +32,8 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   std::vector<clang_openmp::Image> images;
   for (const auto& target : m.targets) {
     const std::string tag = "." + target.short_name();
-    const fs::path out = with_suffix(stem, tag + rustc::device_image_suffix(target));
-    const fs::path dep = with_suffix(stem, tag + ".d");
+    const fs::path out = plan_paths::with_suffix(stem, tag + rustc::device_image_suffix(target));
+    const fs::path dep = plan_paths::with_suffix(stem, tag + ".d");
     Job job;
     job.kind = JobKind::DeviceCompile;
     job.target = target;
@@ -78,7 +47,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   }
 
   // The native flavour's -Zoffload=Host= wants the package as <absolute dir>/host.out.
-  const fs::path pkg = native ? stem.parent_path() / "host.out" : with_suffix(stem, ".offload");
+  const fs::path pkg = native ? stem.parent_path() / "host.out" : plan_paths::with_suffix(stem, ".offload");
   Job pack;
   pack.kind = JobKind::Package;
   pack.source = root;
@@ -99,7 +68,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     plan.directories.push_back(stub.parent_path());
     JobId stub_id = add(std::move(empty));
 
-    embedded = with_suffix(stem, ".devimg.o");
+    embedded = plan_paths::with_suffix(stem, ".devimg.o");
     Job embed;
     embed.kind = JobKind::HostCompile;
     embed.source = root;
@@ -110,7 +79,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     last = add(std::move(embed));
   }
 
-  const fs::path host_dep = with_suffix(stem, ".host.d");
+  const fs::path host_dep = plan_paths::with_suffix(stem, ".host.d");
   Job link;
   link.kind = JobKind::Link;
   link.source = root;
@@ -120,7 +89,9 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   link.inputs = {root, embedded.value_or(pkg)};
   link.outputs = {plan.program};
   link.depfile = host_dep;
-  link.tools = link_tools(m, tc);
+  link.tools = plan_paths::link_tools(m, tc, /*with_ptxas=*/true);
+  link.tools.push_back(tc.clang);  // rustc links through clang
+  std::sort(link.tools.begin(), link.tools.end());
   link.deps = {last};
   add(std::move(link));
 

@@ -12,6 +12,7 @@
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
+#include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -19,25 +20,13 @@ namespace ob::doctor {
 
 namespace {
 
-bool is_executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
+using probe::is_executable;
 
-std::optional<exec::Captured> run_probe(std::vector<std::string> argv, const fs::path& cwd = {},
-                                        decltype(Command::env) env = {}) {
-  Command cmd;
-  cmd.argv = std::move(argv);
-  cmd.cwd = cwd;
-  cmd.env = std::move(env);
-  auto r = exec::capture(cmd);
-  if (!r) return std::nullopt;
-  return std::move(r).value();
-}
+
 
 // `tool --version` parsed to a version number ("" when it cannot be read).
 std::string tool_version(const fs::path& tool) {
-  auto out = run_probe({tool.string(), "--version"});
+  auto out = probe::run({tool.string(), "--version"});
   if (!out) return "";
   std::string v = parse_version(out->out);
   return v.empty() ? parse_version(out->err) : v;
@@ -57,19 +46,19 @@ GpuFacts probe_gpus(const std::optional<fs::path>& root) {
   if (!root) return g;
   const fs::path bin = *root / "bin";
   if (is_executable(bin / "nvptx-arch")) {
-    if (auto out = run_probe({(bin / "nvptx-arch").string()})) {
+    if (auto out = probe::run({(bin / "nvptx-arch").string()})) {
       g.nvptx_arch_ran = true;
       g.nvptx_archs = parse_arch_list(out->out);
     }
   }
   if (is_executable(bin / "amdgpu-arch")) {
-    if (auto out = run_probe({(bin / "amdgpu-arch").string()})) {
+    if (auto out = probe::run({(bin / "amdgpu-arch").string()})) {
       g.amdgpu_arch_ran = true;
       g.amdgpu_archs = parse_arch_list(out->out);
     }
   }
   if (is_executable(bin / "llvm-offload-device-info")) {
-    if (auto out = run_probe({(bin / "llvm-offload-device-info").string()})) {
+    if (auto out = probe::run({(bin / "llvm-offload-device-info").string()})) {
       g.device_info_ran = out->exit_code == 0;
       g.offload_devices = parse_device_info(out->out);
     }

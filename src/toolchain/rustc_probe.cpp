@@ -14,6 +14,7 @@
 #include "offload_build/exec/subprocess.hpp"
 #include "rustc_probe_memo.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
+#include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -21,18 +22,9 @@ namespace ob::rust {
 
 namespace {
 
-bool is_executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
+using probe::is_executable;
 
-std::optional<exec::Captured> run_probe(std::vector<std::string> argv, const fs::path& cwd = {},
-                                        decltype(Command::env) env = {}) {
-  Command cmd{std::move(argv), cwd, std::move(env)};
-  auto r = exec::capture(cmd);
-  if (!r) return std::nullopt;
-  return std::move(r).value();
-}
+
 
 std::string first_line(std::string_view text) { return util::trim(text.substr(0, text.find('\n'))); }
 
@@ -88,7 +80,7 @@ void locate(const RustcSearch& s, RustcFacts& f) {
     return;
   }
   if (find_in_path("rustup", s.path_env)) {
-    auto out = run_probe({"rustup", "which", "--toolchain", "nightly", "rustc"}, {},
+    auto out = probe::run({"rustup", "which", "--toolchain", "nightly", "rustc"}, {},
                          {{"RUSTUP_AUTO_INSTALL", "0"}});
     if (out && out->exit_code == 0 && is_executable(first_line(out->out))) {
       f.rustc = fs::path(first_line(out->out));
@@ -119,7 +111,7 @@ void probe_llvm_offload(RustcFacts& f) {
   }
   std::ofstream(tmp.path / "probe.rs").flush();
   std::ofstream(tmp.path / "host.out").flush();
-  auto out = run_probe({f.rustc->string(), "-Zunstable-options",
+  auto out = probe::run({f.rustc->string(), "-Zunstable-options",
                         "-Zoffload=Host=" + (tmp.path / "host.out").string(), "-Clto=fat",
                         "--crate-type", "lib", "--emit=obj", "-o", (tmp.path / "probe.o").string(),
                         (tmp.path / "probe.rs").string()},
@@ -167,7 +159,7 @@ namespace {
 
 RustcFacts probe_located(RustcFacts f) {
   const std::string rustc = f.rustc->string();
-  if (auto out = run_probe({rustc, "--version"}); out && out->exit_code == 0) {
+  if (auto out = probe::run({rustc, "--version"}); out && out->exit_code == 0) {
     f.version_line = first_line(out->out);
     f.version = doctor::parse_version(f.version_line);
   }
@@ -177,7 +169,7 @@ RustcFacts probe_located(RustcFacts f) {
 
   // A deliberately bad value: rustc answers "unknown unstable option" when it has no
   // -Zoffload, else "incorrect value ... `Host=<Absolute-Path>`, `Device`, `Test` was expected".
-  if (auto out = run_probe({rustc, "-Zunstable-options", "-Zoffload=?", "--print", "sysroot"})) {
+  if (auto out = probe::run({rustc, "-Zunstable-options", "-Zoffload=?", "--print", "sysroot"})) {
     if (out->err.find("option `offload`") != std::string::npos || out->exit_code == 0) {
       f.accepts_offload = true;
       f.offload_settings = doctor::parse_offload_settings(out->err);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace ob::cache {
 
@@ -36,6 +37,13 @@ Stamp stat_stamp(const fs::path& path);
 
 class FileFactsCache {
  public:
+  FileFactsCache() = default;
+  // Files outside `own_dirs` (the project and build directories) are system
+  // files — headers, libraries such as libLLVM.so that every link reads — and
+  // are identified by path, size and mtime instead of being read and hashed,
+  // as programs are (util::file_identity). Files inside are always hashed.
+  explicit FileFactsCache(std::vector<fs::path> own_dirs) : own_dirs_(std::move(own_dirs)) {}
+
   // Facts for `path` (absolute, or relative to `cwd`), hashed at most once per build.
   const FileFacts& get(const fs::path& path, const fs::path& cwd);
   // stat(2) only, memoized like get().
@@ -49,6 +57,7 @@ class FileFactsCache {
  private:
   std::unordered_map<std::string, FileFacts> facts_;
   std::unordered_map<std::string, Stamp> stamps_;
+  std::vector<fs::path> own_dirs_;  // empty: hash everything
 };
 
 // Identity of a program for the cache (util::file_identity).

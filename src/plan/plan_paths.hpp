@@ -1,0 +1,26 @@
+// Paths and tool lists shared by the planners (C/C++ and Rust).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob::plan_paths {
+
+namespace fs = std::filesystem;
+
+// build/obj/<source relative to the project, ".." made safe>
+fs::path object_stem(const Manifest& m, const fs::path& source);
+
+// stem + suffix as one file name: "a.c" + ".host.o" -> "a.c.host.o".
+fs::path with_suffix(const fs::path& stem, const std::string& suffix);
+
+// Programs the final link runs besides the compiler driver: the linker
+// wrapper, the host linker, and each target GPU family's device linker
+// (with ptxas for nvptx when `with_ptxas`). Sorted, without duplicates.
+std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas);
+
+}  // namespace ob::plan_paths
