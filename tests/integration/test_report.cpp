@@ -97,7 +97,7 @@ std::string without_temp_names(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("--report describes a real build: jobs, commands, times, cache decisions, tools",
+TEST_CASE("report option describes a real build: jobs, commands, times, cache decisions, tools",
           "[report]") {
   Project p;
   auto first = p.build({"-v", "-j1"});
@@ -201,7 +201,7 @@ TEST_CASE("--report describes a real build: jobs, commands, times, cache decisio
   }
 }
 
-TEST_CASE("--report is written for a failed build, with the failed job marked", "[report]") {
+TEST_CASE("report option: written for a failed build, with the failed job marked", "[report]") {
   Project p;
   write_file(p.dir / "saxpy.c", "int main(void) { return 0 }\n");
   auto r = p.build({"-j1"});
@@ -241,7 +241,7 @@ TEST_CASE("--report is written for a failed build, with the failed job marked", 
 }
 
 // Interrupted while two compiles run: the report says so, and names them.
-TEST_CASE("--report after an interrupt marks the stopped jobs", "[report]") {
+TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]") {
   TempDir tmp{"ob-report"};
   const fs::path llvm = tmp / "llvm";
   const std::string hanging = "#!/bin/sh\n"

@@ -66,7 +66,7 @@ TEST_CASE("on a terminal the progress is one status line rewritten in place", "[
   }
 }
 
-TEST_CASE("NO_COLOR and --color=never turn colors off; the status line stays", "[ux]") {
+TEST_CASE("NO_COLOR and --color=never turn colors off and the status line stays", "[ux]") {
   if (!have_script()) {
     WARN("skipped: util-linux `script` is not installed");
     return;
@@ -155,7 +155,7 @@ TEST_CASE("plain lines when the output is not a terminal, or CI is set, or TERM 
   }
 }
 
-TEST_CASE("--quiet prints no progress and no summary, only errors", "[ux]") {
+TEST_CASE("quiet option prints no progress and no summary, only errors", "[ux]") {
   Project p;
   auto r = run_ob(p.args({"--quiet", "build"}), {}, kNoCi);
   CHECK(r.exit_code == 0);

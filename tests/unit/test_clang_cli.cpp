@@ -66,7 +66,7 @@ TEST_CASE("a CMake offload compile is classified argument by argument", "[launch
   CHECK(r.args[6].tokens == Argv{"-MT", "CMakeFiles/a.dir/k.cpp.o"});
 }
 
-TEST_CASE("--offload-arch takes comma lists, repeats and native", "[launcher][clang_cli]") {
+TEST_CASE("offload-arch option takes comma lists, repeats and native", "[launcher][clang_cli]") {
   auto r = compile({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "--offload-arch=sm_80",
                     "--offload-arch=sm_90", "-nogpulib", "-c", "k.c"});
   CHECK(r.targets == std::vector<Target>{kSm90, kGfx90a, kSm80});
@@ -79,7 +79,7 @@ TEST_CASE("--offload-arch takes comma lists, repeats and native", "[launcher][cl
              Catch::Contains("--offload-arch=x86_64"));
 }
 
-TEST_CASE("-fopenmp-targets and --offload-targets name triples", "[launcher][clang_cli]") {
+TEST_CASE("fopenmp-targets and offload-targets options name triples", "[launcher][clang_cli]") {
   auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                     "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_80",
                     "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-c", "k.c"});
@@ -149,7 +149,7 @@ TEST_CASE("commands that are not a split offload compile pass through, with the 
   CHECK(with({"-c", "k.c", "-o"}) == "option -o without a value");
 }
 
-TEST_CASE("-x, -Xarch_*, -nogpulib and joined forms are understood", "[launcher][clang_cli]") {
+TEST_CASE("x, Xarch_*, nogpulib and joined forms are understood", "[launcher][clang_cli]") {
   auto r = compile({"clang", "-xc++", "-fopenmp", "--offload-arch=gfx90a", "-nogpulib",
                     "-Xarch_device", "-O3", "-Xarch_host", "-DHOST", "-Xclang", "-fno-rtti",
                     "-ok.o", "-MMD", "-MFk.d", "-MQ", "k$.o", "-MP", "-c", "k.c"});

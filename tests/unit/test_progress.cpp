@@ -74,7 +74,7 @@ TEST_CASE("quiet mode prints nothing but what the commands printed", "[ux]") {
   CHECK(out.str() == "src/kernels.cpp:1:1: error: x\n");
 }
 
-TEST_CASE("status mode: one line redrawn in place; other writers erase it first", "[ux]") {
+TEST_CASE("status mode: one line redrawn in place and other writers erase it first", "[ux]") {
   const Plan plan = two_job_plan();
   std::ostringstream out;
   std::ostringstream other;  // stands for std::cerr seen by the rest of the program
@@ -120,7 +120,7 @@ TEST_CASE("status mode: the guarded stream is restored, and a partial line is ne
   CHECK(out.str() == "no newline yet\n\r[1/2] device sm_90 src/kernels.cpp\x1b[K\r\x1b[K");
 }
 
-TEST_CASE("colors: only when enabled; error: and warning: prefixes painted", "[ux]") {
+TEST_CASE("colors only when enabled and error/warning prefixes painted", "[ux]") {
   set_color(false);
   CHECK(paint(Style::Error, "error:") == "error:");
   CHECK(paint_diagnostic("offload-build: error: x") == "offload-build: error: x");
