@@ -1,4 +1,5 @@
 #include "offload_build/plan/launcher_plan.hpp"
+#include "plan_paths.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -28,10 +29,8 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   plan.directories = {work};
   auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
   auto add = [&](Job job) {
-    job.id = plan.jobs.size();
     job.unit = 1;  // one translation unit
-    plan.jobs.push_back(std::move(job));
-    return plan.jobs.back().id;
+    return plan.add(std::move(job));
   };
   const fs::path source = (cwd / req.source).lexically_normal();
 
@@ -75,14 +74,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   }
 
   const fs::path pkg = work / "images.offload";
-  Job pack;
-  pack.kind = JobKind::Package;
-  pack.source = source;
-  pack.argv = clang_openmp::package(tc, images, rel(pkg));
-  for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
-  pack.outputs = {pkg};
-  pack.deps = device_jobs;
-  const JobId pack_id = add(std::move(pack));
+  const JobId pack_id = add(plan_paths::package_job(plan, tc, images, pkg, source, device_jobs));
 
   Job host;
   host.kind = JobKind::HostCompile;

@@ -30,4 +30,17 @@ std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool wi
   return tools;
 }
 
+Job package_job(const Plan& plan, const Toolchain& tc,
+                const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
+                const fs::path& source, const std::vector<JobId>& device_jobs) {
+  Job pack;
+  pack.kind = JobKind::Package;
+  pack.source = source;
+  pack.argv = clang_openmp::package(tc, images, arg_path(pkg, plan.cwd));
+  for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
+  pack.outputs = {pkg};
+  pack.deps = device_jobs;
+  return pack;
+}
+
 }  // namespace ob::plan_paths

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::plan_paths {
@@ -22,5 +24,10 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix);
 // wrapper, the host linker, and each target GPU family's device linker
 // (with ptxas for nvptx when `with_ptxas`). Sorted, without duplicates.
 std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas);
+
+// The job packaging `device_jobs`' images (one per target) of `source` into `pkg`.
+Job package_job(const Plan& plan, const Toolchain& tc,
+                const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
+                const fs::path& source, const std::vector<JobId>& device_jobs);
 
 }  // namespace ob::plan_paths

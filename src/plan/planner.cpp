@@ -22,11 +22,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc) {
   plan.program = m.program_path();
   plan.build_dir = m.build_dir;
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
-  auto add = [&](Job job) {
-    job.id = plan.jobs.size();
-    plan.jobs.push_back(std::move(job));
-    return plan.jobs.back().id;
-  };
+  auto add = [&](Job job) { return plan.add(std::move(job)); };
 
   std::vector<JobId> host_jobs;
   std::vector<fs::path> host_objects;
@@ -61,13 +57,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc) {
     }
 
     fs::path pkg = with_suffix(stem, ".offload");
-    Job pack;
-    pack.kind = JobKind::Package;
-    pack.source = src.path;
-    pack.argv = clang_openmp::package(tc, images, rel(pkg));
-    for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
-    pack.outputs = {pkg};
-    pack.deps = device_jobs;
+    Job pack = plan_paths::package_job(plan, tc, images, pkg, src.path, device_jobs);
     pack.unit = unit;
     JobId pack_id = add(std::move(pack));
 

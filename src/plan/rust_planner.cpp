@@ -18,10 +18,8 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   plan.build_dir = m.build_dir;
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
   auto add = [&](Job job) {
-    job.id = plan.jobs.size();
     job.unit = 1;  // one crate: the device, package and host jobs share kernel names
-    plan.jobs.push_back(std::move(job));
-    return plan.jobs.back().id;
+    return plan.add(std::move(job));
   };
   const fs::path root = m.sources.front().path;
   const fs::path stem = plan_paths::object_stem(m, root);
@@ -48,14 +46,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
 
   // The native flavour's -Zoffload=Host= wants the package as <absolute dir>/host.out.
   const fs::path pkg = native ? stem.parent_path() / "host.out" : plan_paths::with_suffix(stem, ".offload");
-  Job pack;
-  pack.kind = JobKind::Package;
-  pack.source = root;
-  pack.argv = clang_openmp::package(tc, images, rel(pkg));
-  for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
-  pack.outputs = {pkg};
-  pack.deps = device_jobs;
-  JobId last = add(std::move(pack));
+  JobId last = add(plan_paths::package_job(plan, tc, images, pkg, root, device_jobs));
 
   std::optional<fs::path> embedded;
   if (!native) {

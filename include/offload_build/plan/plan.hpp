@@ -62,6 +62,13 @@ struct Plan {
   fs::path program;                 // absolute path of the linked program
   fs::path build_dir;               // absolute: everything the jobs write is under it
   std::vector<fs::path> directories;  // output directories to create
+
+  // Append `job`, giving it the next id.
+  JobId add(Job job) {
+    job.id = jobs.size();
+    jobs.push_back(std::move(job));
+    return jobs.back().id;
+  }
 };
 
 // Derive the whole plan for a manifest: per TU x target device compile,
