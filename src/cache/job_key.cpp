@@ -16,9 +16,11 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
                                                 "GCC_EXEC_PREFIX", "CCC_OVERRIDE_OPTIONS"};
   static const std::vector<std::string> none;
   switch (kind) {
+    case JobKind::HostIr:
     case JobKind::DeviceCompile:
     case JobKind::HostCompile: return compile;
     case JobKind::Link: return link;
+    case JobKind::Assemble:
     case JobKind::Package: return none;
   }
   return none;

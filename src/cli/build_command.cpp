@@ -8,6 +8,7 @@
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/interrupt.hpp"
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/manifest/manifest.hpp"
@@ -17,6 +18,7 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/report/style.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
+#include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -129,7 +131,18 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
   }
 
-  const Plan plan = make_plan(*manifest, *toolchain);
+  // The driver's own commands, to split device passes (remembered next to the cache).
+  std::vector<fs::path> listing_tools;
+  if (toolchain->cuda_path) listing_tools.push_back(*toolchain->cuda_path / "bin/ptxas");
+  auto driver_probe = make_driver_probe(
+      o.no_cache ? std::nullopt : std::optional(cache_dir_for(o, manifest->cache_dir) / "probes"),
+      listing_tools);
+  PlanOptions plan_options{driver_probe.get(), o.two_parse, nullptr};
+  if (o.verbose)
+    plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
+  exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
+  const Plan plan = make_plan(*manifest, *toolchain, plan_options);
+  if (exec::interrupted()) return Error{"interrupted", exit_code::interrupted};
   if (o.compdb) OB_TRY(write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;

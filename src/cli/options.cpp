@@ -20,6 +20,12 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->option_text("T")
       ->allow_extra_args(false)
       ->group("Project");
+  // Consumed by the planner.
+  app.add_flag("--two-parse", o.two_parse,
+               "Compile C/C++ device passes with the driver's own --offload-device-only, each "
+               "parsing the source for the host again, instead of sharing one host parse per "
+               "source (the default where it gives the same bytes)")
+      ->group("Project");
   // Consumed by the executor.
   app.add_option("-j,--jobs", o.jobs, "Run up to N jobs at once (default: number of CPUs)")
       ->option_text("N")

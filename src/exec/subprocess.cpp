@@ -1,5 +1,7 @@
 #include "offload_build/exec/subprocess.hpp"
 
+#include <signal.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -13,6 +15,8 @@
 #include <mutex>
 
 #include <fmt/core.h>
+
+#include "offload_build/exec/interrupt.hpp"
 
 extern char** environ;
 
@@ -122,7 +126,7 @@ int wait_exit_code(pid_t pid, bool interruptible) {
   return status_to_exit_code(status);
 }
 
-Result<Captured> capture(const Command& cmd) {
+Result<Captured> capture(const Command& cmd, int timeout_ms) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe");
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -145,8 +149,20 @@ Result<Captured> capture(const Command& cmd) {
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buf[65536];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto stop = [&](std::string why, int code) -> Result<Captured> {
+    kill(*pid, SIGKILL);
+    wait_exit_code(*pid);
+    for (auto& fd : fds)
+      if (fd.fd >= 0) close(fd.fd);
+    return Error{fmt::format("{}: {}", cmd.argv.front(), why), code};
+  };
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    if (interrupted()) return stop("interrupted", exit_code::interrupted);
+    if (timeout_ms >= 0 && std::chrono::steady_clock::now() > deadline)
+      return stop(fmt::format("still running after {} s: stopped", timeout_ms / 1000),
+                  exit_code::failure);
+    if (poll(fds, 2, 100) < 0) {
       if (errno == EINTR) continue;
       break;
     }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/core.h>
@@ -11,10 +12,14 @@ namespace ob {
 namespace {
 
 nlohmann::json entry(const Plan& plan, const Job& job) {
+  const auto& argv = job.driver_argv.empty() ? job.argv : job.driver_argv;
+  fs::path output = job.outputs.front();
+  if (auto o = std::find(argv.begin(), argv.end(), "-o"); o != argv.end() && o + 1 != argv.end())
+    output = plan.cwd / *(o + 1);
   return {{"directory", plan.cwd.string()},
-          {"arguments", job.argv},
+          {"arguments", argv},
           {"file", job.source.string()},
-          {"output", job.outputs.front().string()}};
+          {"output", output.lexically_normal().string()}};
 }
 
 bool is_c_family(const Job& job) {

@@ -6,7 +6,9 @@ namespace ob {
 
 std::string_view job_kind_name(JobKind kind) {
   switch (kind) {
+    case JobKind::HostIr: return "host-ir";
     case JobKind::DeviceCompile: return "device";
+    case JobKind::Assemble: return "assemble";
     case JobKind::Package: return "package";
     case JobKind::HostCompile: return "host";
     case JobKind::Link: return "link";

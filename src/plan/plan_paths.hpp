@@ -25,6 +25,20 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix);
 // (with ptxas for nvptx when `with_ptxas`). Sorted, without duplicates.
 std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas);
 
+// One TU's device pass for one target in the clang driver's form.
+struct DeviceStep {
+  Target target;
+  fs::path out;                   // absolute: the device object
+  fs::path dep;                   // absolute: its depfile
+  std::vector<std::string> argv;  // the driver command (--offload-device-only)
+};
+
+// What a TU's jobs give the link.
+struct UnitJobs {
+  JobId host_job;
+  fs::path host_object;
+};
+
 // The job packaging `device_jobs`' images (one per target) of `source` into `pkg`.
 Job package_job(const Plan& plan, const Toolchain& tc,
                 const std::vector<clang_openmp::Image>& images, const fs::path& pkg,

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <thread>
 
 #include "support/ob_process.hpp"
@@ -25,7 +26,8 @@ TEST_CASE("a compile error shows the compiler's diagnostic and fails the build",
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("src/reduce.cpp:") &&
                         Catch::Contains("error: use of undeclared identifier 'undeclared_name_xyz'"));
-  CHECK_THAT(r.err, Catch::Contains("offload-build: error: device host src/reduce.cpp failed"));
+  // The first step that parses the source: the single-parse host-IR job.
+  CHECK_THAT(r.err, Catch::Contains("offload-build: error: host-ir src/reduce.cpp failed"));
   CHECK_FALSE(fs::exists(dir / "build/vector"));
   CHECK(temp_outputs(dir / "build").empty());
 }
@@ -39,8 +41,8 @@ TEST_CASE("dry-run prints a script that bash runs into a working program",
   REQUIRE(r.exit_code == 0);
   CHECK_FALSE(fs::exists(dir / "build"));  // nothing ran
   CHECK(r.out.rfind("cd ", 0) == 0);
-  // 3 TUs x (device + package + host) + link, plus cd and mkdir.
-  CHECK(count_occurrences(r.out, "\n") == 3 * 3 + 1 + 2);
+  // 3 TUs x (host-ir + device + package + host) + link, plus cd and mkdir.
+  CHECK(count_occurrences(r.out, "\n") == 3 * 4 + 1 + 2);
   write_file(tmp / "script.sh", r.out);
   auto sh = run_tool({"bash", "-e", (tmp / "script.sh").string()});
   INFO(sh.err);
@@ -55,9 +57,32 @@ TEST_CASE("verbose mode (-v) prints each command before it runs", "[integration]
   fs::path dir = copy_example("saxpy-c", tmp.path());
   auto r = run_ob({"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "-v", "build"});
   REQUIRE(r.exit_code == 0);
-  CHECK(count_occurrences(r.err, "/usr/lib/llvm-22/bin/clang -fopenmp") == 3);
+  // The driver is asked once how it would compile the device pass...
+  CHECK(count_occurrences(r.err, "--offload-device-only -O2 -MD -MF build/obj/saxpy.c.dev.host.d "
+                                 "-c saxpy.c -o build/obj/saxpy.c.dev.host.o '-###'") == 1);
+  CHECK_THAT(r.err, Catch::Contains("offload-build: single-parse C/C++ pipeline for 1 of 1 "
+                                    "translation units (1 driver probe)"));
+  // ...then the host parse runs once and both the device cc1 and the host codegen read it.
+  CHECK(count_occurrences(r.err, "--offload-host-only -emit-llvm -Xclang -disable-llvm-passes") == 1);
+  CHECK(count_occurrences(r.err, "/usr/lib/llvm-22/bin/clang -cc1 -triple x86_64-unknown-linux-gnu") == 1);
+  CHECK(count_occurrences(r.err, "-fopenmp-is-target-device -fopenmp-host-ir-file-path "
+                                 "build/obj/saxpy.c.host.bc") == 1);
+  CHECK(count_occurrences(r.err, "-c -x ir build/obj/saxpy.c.host.bc -o build/obj/.saxpy.c.host.o") == 1);
   CHECK(count_occurrences(r.err, "/usr/lib/llvm-22/bin/llvm-offload-binary -o") == 1);
-  CHECK_THAT(r.err, Catch::Contains("--offload-device-only"));
+
+  // The driver's answer is remembered next to the cache: a rebuild does not ask again.
+  fs::remove_all(dir / "build");
+  auto again = run_ob({"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "-v", "build"});
+  REQUIRE(again.exit_code == 0);
+  CHECK(count_occurrences(again.err, "'-###'") == 0);
+  CHECK_THAT(again.err, Catch::Contains("(1 driver probe)"));
+
+  auto two = run_ob({"-C", dir.string(), "--no-cache", "--two-parse", "-v", "build"});
+  REQUIRE(two.exit_code == 0);
+  CHECK(count_occurrences(two.err, "'-###'") == 0);
+  CHECK_THAT(two.err, Catch::Contains("two-parse C/C++ pipeline for every translation unit: --two-parse"));
+  CHECK(count_occurrences(two.err, "/usr/lib/llvm-22/bin/clang -fopenmp") == 3);
+  CHECK(count_occurrences(two.err, "-cc1") == 0);
 }
 
 TEST_CASE("full OpenMP target regions for a GPU without device runtime fail plainly",
@@ -109,48 +134,87 @@ TEST_CASE("a bad manifest is a usage error and builds nothing", "[integration][p
   CHECK_THAT(bad_option.err, Catch::Contains("--frobnicate"));
 }
 
+namespace {
+
+// A toolchain of shell scripts and a project of `sources` ("int a;") using it.
+fs::path fake_toolchain_project(const fs::path& tmp, const std::string& script,
+                                const std::vector<std::string>& sources) {
+  const fs::path llvm = tmp / "llvm";
+  for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper"}) {
+    write_file(llvm / "bin" / tool, script);
+    fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
+  }
+  const fs::path dir = tmp / "proj";
+  for (const auto& src : sources) write_file(dir / src, "int " + src.substr(0, 1) + ";\n");
+  write_file(dir / "offload.json",
+             R"({"name": "p", "sources": ["*.c"], "targets": ["host"], "toolchain": ")" +
+                 llvm.string() + "\"}");
+  return dir;
+}
+
+struct Stopped {
+  int exit_code;
+  std::string err;
+  std::chrono::steady_clock::duration waited;  // from the signal to the exit
+};
+
+// Start `args`, wait until `ready` says so (or 5 s), send `sig`, wait for the exit.
+Stopped stop_with(int sig, std::vector<std::string> args, const std::function<bool()>& ready) {
+  int err_pipe[2];
+  REQUIRE(pipe(err_pipe) == 0);
+  args.insert(args.begin(), OB_BINARY);
+  auto pid = exec::spawn(Command{args, {}, {}}, exec::Stdio{-1, -1, err_pipe[1]});
+  close(err_pipe[1]);
+  REQUIRE(pid.ok());
+  for (int i = 0; i < 100 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto started = std::chrono::steady_clock::now();
+  kill(*pid, sig);
+  Stopped s{exec::wait_exit_code(*pid), {}, {}};
+  s.waited = std::chrono::steady_clock::now() - started;
+  char buf[4096];
+  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) s.err.append(buf, n);
+  close(err_pipe[0]);
+  return s;
+}
+
+}  // namespace
+
 // A toolchain whose compiler writes part of its output, then hangs: the build
 // is interrupted while jobs run, and must leave nothing behind.
 TEST_CASE("SIGINT and SIGTERM stop the children and remove partial outputs",
           "[integration][pipeline]") {
   for (int sig : {SIGTERM, SIGINT}) {
     TempDir tmp;
-    fs::path llvm = tmp / "llvm";
-    const std::string hanging = "#!/bin/sh\n"
-                                "out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-                                "echo partial > \"$out\"\nexec sleep 30\n";
-    for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper"}) {
-      write_file(llvm / "bin" / tool, hanging);
-      fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
-    }
-    fs::path dir = tmp / "proj";
-    write_file(dir / "a.c", "int a;\n");
-    write_file(dir / "b.c", "int b;\n");
-    write_file(dir / "offload.json",
-               R"({"name": "p", "sources": ["*.c"], "targets": ["host"], "toolchain": ")" +
-                   llvm.string() + "\"}");
-    int err_pipe[2];
-    REQUIRE(pipe(err_pipe) == 0);
-    Command cmd{{OB_BINARY, "-C", dir.string(), "-j", "2", "build"}, {}, {}};
-    auto pid = exec::spawn(cmd, exec::Stdio{-1, -1, err_pipe[1]});
-    close(err_pipe[1]);
-    REQUIRE(pid.ok());
-    // Wait until both compilers have written their partial outputs.
-    for (int i = 0; i < 100 && temp_outputs(dir / "build").size() < 2; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    CHECK(temp_outputs(dir / "build").size() == 2);
-    auto started = std::chrono::steady_clock::now();
-    kill(*pid, sig);
-    int code = exec::wait_exit_code(*pid);
-    auto waited = std::chrono::steady_clock::now() - started;
-    std::string err;
-    char buf[4096];
-    for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, n);
-    close(err_pipe[0]);
-    CHECK(code == 130);
-    CHECK_THAT(err, Catch::Contains("interrupted"));
+    // Not clang: it refuses -### (so the build keeps the two-parse form).
+    const fs::path dir = fake_toolchain_project(
+        tmp.path(),
+        "#!/bin/sh\n"
+        "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"
+        "out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+        "echo partial > \"$out\"\nexec sleep 30\n",
+        {"a.c", "b.c"});
+    // Once both compilers have written their partial outputs.
+    auto s = stop_with(sig, {"-C", dir.string(), "-j", "2", "build"},
+                       [&] { return temp_outputs(dir / "build").size() >= 2; });
+    CHECK(s.exit_code == 130);
+    CHECK_THAT(s.err, Catch::Contains("interrupted"));
     CHECK(temp_outputs(dir / "build").empty());
     CHECK_FALSE(fs::exists(dir / "build/obj/a.c.host.o"));
-    CHECK(waited < std::chrono::seconds(10));  // children were stopped, not waited out
+    CHECK(s.waited < std::chrono::seconds(10));  // children were stopped, not waited out
   }
+}
+
+// The driver is asked how it would compile (clang -###) before any job runs:
+// a compiler that hangs there must not make Ctrl-C wait.
+TEST_CASE("SIGINT while the driver is probed stops the build at once", "[integration][pipeline]") {
+  TempDir tmp;
+  const fs::path dir = fake_toolchain_project(tmp.path(), "#!/bin/sh\nexec sleep 30\n", {"a.c"});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto s = stop_with(SIGINT, {"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "build"},
+                     [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(700); });
+  CHECK(s.exit_code == 130);
+  CHECK_THAT(s.err, Catch::Contains("interrupted"));
+  CHECK(s.waited < std::chrono::seconds(5));
+  CHECK_FALSE(fs::exists(dir / "build/p"));
+  CHECK_FALSE(fs::exists(tmp / "cache/probes"));  // nothing remembered from a stopped probe
 }

@@ -117,18 +117,22 @@ TEST_CASE("report option describes a real build: jobs, commands, times, cache de
   CHECK(r["targets"] == json::array({"host"}));
   CHECK(r["duration_s"].get<double>() > 0);
 
-  // One device compile, package, host compile and link, in plan order.
+  // The host parse, one device compile, package, host codegen and link, in plan order.
   const json& jobs = r["jobs"];
-  REQUIRE(jobs.size() == 4);
+  REQUIRE(jobs.size() == 5);
   std::vector<std::string> kinds;
   for (const auto& j : jobs) kinds.push_back(j["kind"]);
-  CHECK(kinds == std::vector<std::string>{"device", "package", "host", "link"});
-  CHECK(jobs[0]["target"] == "host");
-  CHECK(jobs[0]["triple"] == "x86_64-unknown-linux-gnu");
-  CHECK(jobs[3]["target"].is_null());
+  CHECK(kinds == std::vector<std::string>{"host-ir", "device", "package", "host", "link"});
+  CHECK(jobs[0]["target"].is_null());
+  CHECK(jobs[1]["target"] == "host");
+  CHECK(jobs[1]["triple"] == "x86_64-unknown-linux-gnu");
+  CHECK(jobs[4]["target"].is_null());
   CHECK(jobs[0]["inputs"] == json::array({(p.dir / "saxpy.c").string()}));
-  CHECK(jobs[3]["outputs"] == json::array({(p.dir / "build/saxpy").string()}));
+  CHECK(jobs[1]["inputs"] == json::array({(p.dir / "saxpy.c").string(),
+                                          (p.dir / "build/obj/saxpy.c.host.bc").string()}));
+  CHECK(jobs[4]["outputs"] == json::array({(p.dir / "build/saxpy").string()}));
   CHECK(jobs[1]["deps"] == json::array({0}));
+  CHECK(jobs[3]["deps"] == json::array({0, 2}));
   for (const auto& j : jobs) {
     CHECK(j["status"] == "ran");
     CHECK(j["exit_code"] == 0);
@@ -137,9 +141,9 @@ TEST_CASE("report option describes a real build: jobs, commands, times, cache de
     CHECK(j["cache"] == "miss");
     CHECK_FALSE(j["reason"].get<std::string>().empty());
   }
-  CHECK(r["summary"]["jobs"] == 4);
-  CHECK(r["summary"]["ran"] == 4);
-  CHECK(r["summary"]["cache_misses"] == 4);
+  CHECK(r["summary"]["jobs"] == 5);
+  CHECK(r["summary"]["ran"] == 5);
+  CHECK(r["summary"]["cache_misses"] == 5);
   CHECK(r["summary"]["cache_hits"] == 0);
 
   // Each command is the argv -v printed (there with temporary output names).
@@ -175,7 +179,7 @@ TEST_CASE("report option describes a real build: jobs, commands, times, cache de
       CHECK(j["exit_code"].is_null());
       CHECK(j["reason"].is_null());
     }
-    CHECK(r2["summary"]["cache_hits"] == 4);
+    CHECK(r2["summary"]["cache_hits"] == 5);
     CHECK(r2["summary"]["ran"] == 0);
   }
 
@@ -188,7 +192,10 @@ TEST_CASE("report option describes a real build: jobs, commands, times, cache de
     CHECK(r2["jobs"][0]["cache"] == "miss");
     CHECK_THAT(r2["jobs"][0]["reason"].get<std::string>(), Catch::Contains("saxpy.c"));
     CHECK(r2["jobs"][0]["reason_code"].is_string());
-    CHECK(r2["jobs"][2]["cache"] == "miss");
+    CHECK(r2["jobs"][1]["cache"] == "miss");
+    // A comment changes neither the host IR nor the device image: the host
+    // codegen reading them is served.
+    CHECK(r2["jobs"][3]["cache"] == "hit");
   }
 
   SECTION("with --no-cache the cache column says off") {
@@ -211,9 +218,9 @@ TEST_CASE("report option: written for a failed build, with the failed job marked
   check_shape(rep);
   validate_with_schema(p.report);
   CHECK(rep["result"] == "failed");
-  CHECK_THAT(rep["error"].get<std::string>(), Catch::Contains("device host saxpy.c failed with exit code 1"));
+  CHECK_THAT(rep["error"].get<std::string>(), Catch::Contains("host-ir saxpy.c failed with exit code 1"));
   const json& jobs = rep["jobs"];
-  REQUIRE(jobs.size() == 4);
+  REQUIRE(jobs.size() == 5);
   CHECK(jobs[0]["status"] == "failed");
   CHECK(jobs[0]["exit_code"] == 1);
   CHECK(jobs[0]["cache"] == "miss");
@@ -224,7 +231,7 @@ TEST_CASE("report option: written for a failed build, with the failed job marked
     CHECK(jobs[i]["duration_s"].is_null());
   }
   CHECK(rep["summary"]["failed"] == 1);
-  CHECK(rep["summary"]["not_run"] == 3);
+  CHECK(rep["summary"]["not_run"] == 4);
   CHECK(rep["outputs"][0]["exists"] == false);
   CHECK(temp_outputs(p.report.parent_path()).empty());
 
@@ -245,6 +252,7 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
   TempDir tmp{"ob-report"};
   const fs::path llvm = tmp / "llvm";
   const std::string hanging = "#!/bin/sh\n"
+                              "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"  // not clang
                               "out=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
                               "[ -n \"$out\" ] && echo partial > \"$out\"\nexec sleep 30\n";
   for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper"}) {

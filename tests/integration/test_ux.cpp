@@ -46,23 +46,23 @@ TEST_CASE("on a terminal the progress is one status line rewritten in place", "[
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   // Every status is drawn from column 0 and clears the rest of the line; none ends with a newline.
-  CHECK_THAT(r.out, Catch::Contains("\r[1/4] device host saxpy.c\x1b[K"));
-  CHECK_THAT(r.out, Catch::Contains("\r[2/4] package saxpy.c\x1b[K\r[3/4] host saxpy.c\x1b[K"));
-  CHECK_THAT(r.out, Catch::Contains("\r[4/4] link build/saxpy\x1b[K"));
-  CHECK_FALSE(Catch::Contains("[1/4] device host saxpy.c\r\n").match(r.out));
+  CHECK_THAT(r.out, Catch::Contains("\r[2/5] device host saxpy.c\x1b[K"));
+  CHECK_THAT(r.out, Catch::Contains("\r[3/5] package saxpy.c\x1b[K\r[4/5] host saxpy.c\x1b[K"));
+  CHECK_THAT(r.out, Catch::Contains("\r[5/5] link build/saxpy\x1b[K"));
+  CHECK_FALSE(Catch::Contains("[2/5] device host saxpy.c\r\n").match(r.out));
   // What stays on the screen: the last status, then the summary (prefix in color).
   const auto screen = render_terminal(r.out);
   REQUIRE(screen.size() == 2);
-  CHECK(screen[0] == "[4/4] link build/saxpy");
-  CHECK_THAT(screen[1], Catch::StartsWith("offload-build: 4 jobs: 0 from cache, 4 run in ") &&
+  CHECK(screen[0] == "[5/5] link build/saxpy");
+  CHECK_THAT(screen[1], Catch::StartsWith("offload-build: 5 jobs: 0 from cache, 5 run in ") &&
                             Catch::EndsWith(" s"));
-  CHECK_THAT(r.out, Catch::Contains("\x1b[1;32moffload-build:\x1b[0m 4 jobs"));
+  CHECK_THAT(r.out, Catch::Contains("\x1b[1;32moffload-build:\x1b[0m 5 jobs"));
 
   SECTION("a long status line is cut in the middle to the terminal's width") {
     fs::remove_all(p.dir / "build");
     auto narrow = run_ob_on_terminal(p.args({"--no-cache", "build"}), {}, 20);
     REQUIRE(narrow.exit_code == 0);
-    CHECK_THAT(narrow.out, Catch::Contains("\r[1/4] de... saxpy.c\x1b[K"));
+    CHECK_THAT(narrow.out, Catch::Contains("\r[1/5] ho... saxpy.c\x1b[K"));
   }
 }
 
@@ -74,9 +74,9 @@ TEST_CASE("NO_COLOR and --color=never turn colors off and the status line stays"
   Project p;
   auto r = run_ob_on_terminal(p.args({"build"}), {{"NO_COLOR", "1"}});
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("\r[1/4] device host saxpy.c\x1b[K"));
+  CHECK_THAT(r.out, Catch::Contains("\r[2/5] device host saxpy.c\x1b[K"));
   CHECK_FALSE(Catch::Contains("\x1b[1;").match(r.out));
-  CHECK_THAT(r.out, Catch::Contains("\noffload-build: 4 jobs: 0 from cache, 4 run in "));
+  CHECK_THAT(r.out, Catch::Contains("\noffload-build: 5 jobs: 0 from cache, 5 run in "));
 
   fs::remove_all(p.dir / "build");
   auto never = run_ob_on_terminal(p.args({"--color=never", "build"}));
@@ -86,7 +86,7 @@ TEST_CASE("NO_COLOR and --color=never turn colors off and the status line stays"
   fs::remove_all(p.dir / "build");
   auto always = run_ob(p.args({"--color=always", "build"}));
   REQUIRE(always.exit_code == 0);
-  CHECK_THAT(always.err, Catch::Contains("\x1b[1;32moffload-build:\x1b[0m 4 jobs"));
+  CHECK_THAT(always.err, Catch::Contains("\x1b[1;32moffload-build:\x1b[0m 5 jobs"));
   CHECK_FALSE(Catch::Contains("\x1b[K").match(always.err));
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("compiler warnings and errors on a terminal are printed whole, never i
   CHECK(any_line_starts_with(screen, "more.c:1:22: warning: unused variable 'unused_here'"));
   for (const auto& line : screen)
     if (line.find("warning:") != std::string::npos) CHECK(line.rfind("more.c:", 0) == 0);
-  CHECK(any_line_starts_with(screen, "offload-build: 7 jobs: 0 from cache, 7 run in "));
+  CHECK(any_line_starts_with(screen, "offload-build: 9 jobs: 0 from cache, 9 run in "));
 
   SECTION("a failing compile: its errors, then offload-build's, each from column 0") {
     write_file(p.dir / "more.c", "int more(void) { return 1 }\n");
@@ -120,20 +120,20 @@ TEST_CASE("compiler warnings and errors on a terminal are printed whole, never i
     auto lines = render_terminal(bad.out);
     INFO(joined(lines));
     CHECK(any_line_starts_with(lines, "more.c:1:26: error: expected ';' after return statement"));
-    CHECK(any_line_starts_with(lines, "offload-build: error: device host more.c failed with exit code 1"));
-    CHECK_THAT(bad.out, Catch::Contains("\x1b[1;31merror:\x1b[0m device host more.c failed"));
+    CHECK(any_line_starts_with(lines, "offload-build: error: host-ir more.c failed with exit code 1"));
+    CHECK_THAT(bad.out, Catch::Contains("\x1b[1;31merror:\x1b[0m host-ir more.c failed"));
     for (const auto& line : lines) CHECK(line.rfind("[", 0) != 0);  // no status line left behind
   }
 }
 
 TEST_CASE("plain lines when the output is not a terminal, or CI is set, or TERM is dumb", "[ux]") {
   Project p;
-  const std::string expected = "[1/4] device host saxpy.c\n[2/4] package saxpy.c\n[3/4] host saxpy.c\n"
-                               "[4/4] link build/saxpy\n";
+  const std::string expected = "[1/5] host-ir saxpy.c\n[2/5] device host saxpy.c\n[3/5] package saxpy.c\n"
+                               "[4/5] host saxpy.c\n[5/5] link build/saxpy\n";
   SECTION("a pipe") {
     auto r = run_ob(p.args({"-j1", "build"}), {}, kNoCi);
     REQUIRE(r.exit_code == 0);
-    CHECK_THAT(r.err, Catch::StartsWith(expected + "offload-build: 4 jobs: 0 from cache, 4 run in "));
+    CHECK_THAT(r.err, Catch::StartsWith(expected + "offload-build: 5 jobs: 0 from cache, 5 run in "));
     CHECK_FALSE(Catch::Contains("\r").match(r.err));
     CHECK_FALSE(Catch::Contains("\x1b").match(r.err));
   }
@@ -144,13 +144,13 @@ TEST_CASE("plain lines when the output is not a terminal, or CI is set, or TERM 
   SECTION("a terminal with CI=1") {
     auto r = run_ob_on_terminal(p.args({"-j1", "build"}), {{"CI", "1"}});
     REQUIRE(r.exit_code == 0);
-    CHECK_THAT(r.out, Catch::StartsWith("[1/4] device host saxpy.c\r\n[2/4] package saxpy.c\r\n"));
+    CHECK_THAT(r.out, Catch::StartsWith("[1/5] host-ir saxpy.c\r\n[2/5] device host saxpy.c\r\n"));
     CHECK_FALSE(Catch::Contains("\x1b[K").match(r.out));
   }
   SECTION("a terminal with TERM=dumb") {
     auto r = run_ob_on_terminal(p.args({"-j1", "build"}), {{"TERM", "dumb"}});
     REQUIRE(r.exit_code == 0);
-    CHECK_THAT(r.out, Catch::StartsWith("[1/4] device host saxpy.c\r\n"));
+    CHECK_THAT(r.out, Catch::StartsWith("[1/5] host-ir saxpy.c\r\n"));
     CHECK_FALSE(Catch::Contains("\x1b").match(r.out));  // dumb: no colors either
   }
 }
@@ -171,6 +171,6 @@ TEST_CASE("quiet option prints no progress and no summary, only errors", "[ux]")
   auto bad = run_ob(p.args({"-q", "build"}), {}, kNoCi);
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.err, Catch::Contains("error: expected ';'"));
-  CHECK_THAT(bad.err, Catch::Contains("offload-build: error: device host saxpy.c failed"));
+  CHECK_THAT(bad.err, Catch::Contains("offload-build: error: host-ir saxpy.c failed"));
   CHECK_FALSE(Catch::Contains("[1/").match(bad.err));
 }

@@ -2,22 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include "offload_build/plan/plan.hpp"
+#include "support/fake_toolchain.hpp"
 
 using namespace ob;
 
 namespace {
 
-Toolchain fake_toolchain() {
-  Toolchain tc;
-  tc.root = "/nonexistent/llvm";  // no device runtimes there: GPU targets get -nogpulib
-  tc.clang = tc.root / "bin/clang";
-  tc.clangxx = tc.root / "bin/clang++";
-  tc.offload_binary = tc.root / "bin/llvm-offload-binary";
-  tc.linker_wrapper = tc.root / "bin/clang-linker-wrapper";
-  tc.objdump = tc.root / "bin/llvm-objdump";
-  tc.lib_dir = tc.root / "lib";
-  return tc;
-}
+// No device runtimes there: GPU targets get -nogpulib.
+Toolchain fake_toolchain() { return test::fake_toolchain_at("/nonexistent/llvm"); }
 
 Manifest fake_manifest(std::vector<std::string> sources, std::vector<Target> targets) {
   Manifest m;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "offload_build/plan/plan.hpp"
+#include "support/fake_toolchain.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 
 using namespace ob;
@@ -16,13 +17,7 @@ const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
 
 Toolchain fake_toolchain(rust::Flavour flavour = rust::Flavour::Test) {
-  Toolchain tc;
-  tc.root = "/llvm";
-  tc.clang = "/llvm/bin/clang";
-  tc.clangxx = "/llvm/bin/clang++";
-  tc.offload_binary = "/llvm/bin/llvm-offload-binary";
-  tc.linker_wrapper = "/llvm/bin/clang-linker-wrapper";
-  tc.lib_dir = "/llvm/lib";
+  Toolchain tc = test::fake_toolchain_at("/llvm");
   tc.cuda_path = "/cuda";
   rust::RustToolchain r;
   r.rustc = "/rust/bin/rustc";

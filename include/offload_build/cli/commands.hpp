@@ -25,6 +25,7 @@ struct GlobalOptions {
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
   bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
+  bool two_parse = false;                   // --two-parse: keep the driver's device passes (plan)
   bool quiet = false;                       // -q: no progress, no summary; errors only (report)
   std::string color = "auto";               // --color auto|always|never (report)
   std::optional<fs::path> report;           // --report FILE: JSON account of the build (report)

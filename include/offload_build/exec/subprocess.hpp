@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <ostream>
 #include <string>
 
@@ -48,6 +49,9 @@ struct Captured {
 };
 
 // Run `cmd` to completion with stdout and stderr captured (probes, doctor).
-Result<Captured> capture(const Command& cmd);
+// With a `timeout_ms`, a child still running then is killed and an error
+// returned; so is one running when SIGINT/SIGTERM arrives (interrupt.hpp,
+// when its handlers are installed), with exit code 130.
+Result<Captured> capture(const Command& cmd, int timeout_ms = -1);
 
 }  // namespace ob::exec

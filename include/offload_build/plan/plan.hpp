@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,12 @@ namespace ob {
 
 namespace fs = std::filesystem;
 
-enum class JobKind { DeviceCompile, Package, HostCompile, Link };
+// HostIr and Assemble exist in the single-parse C/C++ form only: the host IR
+// parsed once per TU, and ptxas on a device cc1's PTX (nvptx).
+enum class JobKind { HostIr, DeviceCompile, Assemble, Package, HostCompile, Link };
 
-std::string_view job_kind_name(JobKind kind);  // "device", "package", "host", "link"
+// "host-ir", "device", "assemble", "package", "host", "link"
+std::string_view job_kind_name(JobKind kind);
 
 using JobId = size_t;
 
@@ -30,6 +34,9 @@ struct Job {
   std::vector<fs::path> inputs;     // absolute: files this job reads
   std::vector<fs::path> outputs;    // absolute: final paths this job produces
   std::vector<JobId> deps;          // jobs that must finish first
+  // When argv is a step split out of a driver command (a cc1 line), that
+  // driver command: what compile_commands.json lists for editors and tools.
+  std::vector<std::string> driver_argv;
   // After a GPU device compile with no device runtime installed: the object
   // must not call into the OpenMP device runtime (only ompx_bare kernels link).
   bool forbid_device_runtime_calls = false;
@@ -71,9 +78,24 @@ struct Plan {
   }
 };
 
+class DriverProbe;
+
+// How make_plan lays out C/C++ translation units.
+struct PlanOptions {
+  // Asked for the clang driver's own commands, to run each TU's host parse
+  // once (single parse, src/plan/single_parse_planner.cpp). nullptr: every TU
+  // keeps the two-parse driver form (each device pass parses the host side too).
+  DriverProbe* probe = nullptr;
+  bool two_parse = false;  // --two-parse: never split
+  // Told which form the TUs got and why (the CLI prints it under -v).
+  std::function<void(const std::string&)> note;
+};
+
 // Derive the whole plan for a manifest: per TU x target device compile,
-// per TU package and host compile, one link.
-Plan make_plan(const Manifest& manifest, const Toolchain& toolchain);
+// per TU package and host compile, one link (and in the single-parse form a
+// host-IR job per TU and a ptxas job per nvptx device compile).
+Plan make_plan(const Manifest& manifest, const Toolchain& toolchain,
+               const PlanOptions& options = {});
 
 // The plan for a Rust crate (manifest.is_rust(); toolchain.rust set by
 // rustc::prepare): per target a device pass, then package, embed, and the host

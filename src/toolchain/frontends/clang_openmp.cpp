@@ -37,6 +37,21 @@ bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
   return false;
 }
 
+// Options that only matter while preprocessing: <flag> <value> or <flag><value>.
+bool is_preprocessor_option(const std::string& a, bool& takes_next) {
+  static const char* const kWithValue[] = {"-I", "-D", "-U", "-include", "-imacros", "-isystem",
+                                           "-iquote", "-idirafter", "-iprefix", "-iwithprefix"};
+  for (const char* flag : kWithValue) {
+    if (a == flag) {
+      takes_next = true;
+      return true;
+    }
+    const std::string_view f(flag);
+    if (f.size() == 2 && a.compare(0, 2, f) == 0) return true;  // -Idir, -DX=1
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string target_selector(const Target& target) {
@@ -78,17 +93,55 @@ std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& 
   return argv;
 }
 
-std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
-                                      const SourceFile& src, const fs::path& src_arg,
-                                      const fs::path& package, const fs::path& out,
-                                      const fs::path& depfile) {
+namespace {
+
+// A host pass of `src`; `what` says what it makes (embed a package, or IR).
+std::vector<std::string> host_pass(const Toolchain& tc, const Manifest& m, const SourceFile& src,
+                                   std::vector<std::string> what, const fs::path& src_arg,
+                                   const fs::path& out, const fs::path& depfile) {
   std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
                                 "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
-  for (auto& a : embed_package(package)) argv.push_back(std::move(a));
+  for (auto& a : what) argv.push_back(std::move(a));
   append_common(argv, m);
   argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
   argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
   argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
+  return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
+                                      const SourceFile& src, const fs::path& src_arg,
+                                      const fs::path& package, const fs::path& out,
+                                      const fs::path& depfile) {
+  return host_pass(tc, m, src, embed_package(package), src_arg, out, depfile);
+}
+
+std::vector<std::string> host_ir(const Toolchain& tc, const Manifest& m, const SourceFile& src,
+                                 const fs::path& src_arg, const fs::path& out,
+                                 const fs::path& depfile) {
+  return host_pass(tc, m, src, {"-emit-llvm", "-Xclang", "-disable-llvm-passes"}, src_arg, out,
+                   depfile);
+}
+
+std::vector<std::string> host_codegen(const Toolchain& tc, const Manifest& m,
+                                      const SourceFile& src, const fs::path& host_ir,
+                                      const fs::path& package, const fs::path& out) {
+  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
+                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
+  for (auto& a : embed_package(package)) argv.push_back(std::move(a));
+  std::vector<std::string> flags = m.flags;
+  flags.insert(flags.end(), m.host_flags.begin(), m.host_flags.end());
+  for (size_t i = 0; i < flags.size(); ++i) {
+    bool takes_next = false;
+    if (is_preprocessor_option(flags[i], takes_next)) {
+      i += takes_next;
+      continue;
+    }
+    argv.push_back(flags[i]);
+  }
+  argv.insert(argv.end(), {"-c", "-x", "ir", host_ir.string(), "-o", out.string()});
   return argv;
 }
 

@@ -42,6 +42,21 @@ std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
                                       const fs::path& package, const fs::path& out,
                                       const fs::path& depfile);
 
+// The single-parse host-IR step: the host pass's parse of `src`, written as
+// unoptimized bitcode (what the one-shot driver feeds its device passes and
+// its host codegen).
+std::vector<std::string> host_ir(const Toolchain& tc, const Manifest& m, const SourceFile& src,
+                                 const fs::path& src_arg, const fs::path& out,
+                                 const fs::path& depfile);
+
+// The single-parse host pass: codegen from the TU's host IR (`host_ir`,
+// unoptimized bitcode from the host-IR step), embedding `package`. The
+// user's preprocessor options (-I -D -U -include ...) are left out: they would
+// only be reported unused on an IR input.
+std::vector<std::string> host_codegen(const Toolchain& tc, const Manifest& m,
+                                      const SourceFile& src, const fs::path& host_ir,
+                                      const fs::path& package, const fs::path& out);
+
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile);

@@ -1,0 +1,34 @@
+// Asking the clang driver which commands it would run (`clang -### ...`).
+// The planner splits device passes with the answer (single_parse.hpp). An
+// interface, so plan tests can answer with canned listings.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "offload_build/toolchain/frontends/driver_listing.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob {
+
+namespace fs = std::filesystem;
+
+class DriverProbe {
+ public:
+  virtual ~DriverProbe() = default;
+  // The commands `argv` (a clang driver command) would run in `cwd`.
+  // Must be safe to call from several threads at once.
+  virtual Result<std::vector<driver_listing::Argv>> list(const driver_listing::Argv& argv,
+                                                         const fs::path& cwd) = 0;
+};
+
+// Runs `argv -###`. With a `memo_dir`, answers are remembered there across
+// processes (a probe costs ~40 ms), keyed by the driver binary's identity, the
+// argv, the directory, the environment the driver reads and the identity of
+// each of `tools` (e.g. ptxas, whose path the driver writes into the listing).
+std::unique_ptr<DriverProbe> make_driver_probe(std::optional<fs::path> memo_dir,
+                                               std::vector<fs::path> tools);
+
+}  // namespace ob

@@ -1,0 +1,20 @@
+// Reading what `clang -###` prints: the commands the driver would run, one per
+// line, each argument in double quotes with \ " and $ escaped by a backslash.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::driver_listing {
+
+using Argv = std::vector<std::string>;
+
+// Every command line of a `-###` listing (lines starting with ` "`); the
+// version banner, "Target:", "InstalledDir:" and other lines are skipped.
+// An unterminated quote is an error naming the line.
+Result<std::vector<Argv>> parse(std::string_view listing);
+
+}  // namespace ob::driver_listing

@@ -1,0 +1,169 @@
+#include "single_parse_planner.hpp"
+
+#include <fmt/core.h>
+
+#include <future>
+#include <map>
+
+#include "offload_build/toolchain/driver_probe.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+
+namespace ob::single_parse_plan {
+
+using plan_paths::DeviceStep;
+using plan_paths::with_suffix;
+using single_parse::UnitPaths;
+
+namespace {
+
+UnitPaths probed_paths(const SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
+  return {arg_path(src.path, cwd).string(), arg_path(step.out, cwd).string(),
+          arg_path(step.dep, cwd).string(), {}, {}};
+}
+
+// What decides a device pass's listing besides the TU's paths.
+std::string template_key(const SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
+  const UnitPaths p = probed_paths(src, step, cwd);
+  std::string key = src.path.extension().string();
+  for (const auto& arg : step.argv)
+    key += '\0' + (arg == p.source ? "<src>" : arg == p.output ? "<out>" : arg == p.depfile ? "<dep>" : arg);
+  return key;
+}
+
+std::vector<std::optional<Passes>> none(size_t n, const PlanOptions& o, const std::string& why) {
+  if (o.note && n > 0) o.note("two-parse C/C++ pipeline for every translation unit: " + why);
+  return std::vector<std::optional<Passes>>(n);
+}
+
+}  // namespace
+
+std::vector<std::optional<Passes>> split(const Manifest& m,
+                                         const std::vector<std::vector<DeviceStep>>& steps,
+                                         const fs::path& cwd, const PlanOptions& o) {
+  const size_t n = m.sources.size();
+  if (!o.probe) return none(n, o, "no driver probe");
+  if (o.two_parse) return none(n, o, "--two-parse");
+  if (!m.host_flags.empty() || !m.device_flags.empty())
+    return none(n, o, "host_flags or device_flags are set, so a device pass's own host parse "
+                      "differs from the host pass's");
+
+  // One probe per distinct template, on the first TU that has it.
+  std::map<std::string, std::shared_future<Result<single_parse::DevicePass>>> probes;
+  std::vector<std::vector<std::string>> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& step : steps[i]) {
+      keys[i].push_back(template_key(m.sources[i], step, cwd));
+      if (probes.count(keys[i].back())) continue;
+      probes[keys[i].back()] = std::async(std::launch::async, [&, i, argv = step.argv,
+                                                                paths = probed_paths(m.sources[i], step, cwd)]()
+                                                                   -> Result<single_parse::DevicePass> {
+        auto listing = o.probe->list(argv, cwd);
+        if (!listing) return listing.error();
+        return single_parse::templatize(*listing, paths);
+      }).share();
+    }
+  }
+
+  std::vector<std::optional<Passes>> out(n);
+  size_t single = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Passes passes;
+    std::string why;
+    for (const auto& key : keys[i]) {
+      const auto& pass = probes.at(key).get();
+      if (!pass) {
+        why = pass.error().message;
+        break;
+      }
+      passes.push_back(*pass);
+    }
+    if (why.empty()) {
+      out[i] = std::move(passes);
+      ++single;
+    } else if (o.note) {
+      o.note(fmt::format("two-parse pipeline for {}: {}", arg_path(m.sources[i].path, cwd).string(), why));
+    }
+  }
+  if (o.note)
+    o.note(fmt::format("single-parse C/C++ pipeline for {} of {} translation units ({} driver "
+                       "probe{})",
+                       single, n, probes.size(), probes.size() == 1 ? "" : "s"));
+  return out;
+}
+
+plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc,
+                              const SourceFile& src, size_t unit,
+                              const std::vector<DeviceStep>& steps, const Passes& passes) {
+  auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd).string(); };
+  const fs::path stem = plan_paths::object_stem(m, src.path);
+  const fs::path host_ir = with_suffix(stem, ".host.bc");
+
+  Job parse;
+  parse.kind = JobKind::HostIr;
+  parse.source = src.path;
+  parse.outputs = {host_ir};
+  parse.depfile = with_suffix(stem, ".host-ir.d");
+  parse.argv = clang_openmp::host_ir(tc, m, src, rel(src.path), rel(host_ir), rel(*parse.depfile));
+  parse.inputs = {src.path};
+  parse.unit = unit;
+  parse.inode_sensitive = true;  // kernel names embed the source's device and inode
+  const JobId parse_id = plan.add(std::move(parse));
+
+  std::vector<JobId> image_jobs;
+  std::vector<clang_openmp::Image> images;
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const DeviceStep& step = steps[t];
+    const single_parse::DevicePass& pass = passes[t];
+    const fs::path assembly = with_suffix(stem, ".dev." + step.target.short_name() + ".s");
+    const UnitPaths paths{rel(src.path), rel(step.out), rel(step.dep), rel(host_ir), rel(assembly)};
+    Job dev;
+    dev.kind = JobKind::DeviceCompile;
+    dev.target = step.target;
+    dev.source = src.path;
+    dev.argv = single_parse::instantiate(pass.device, paths);
+    dev.driver_argv = step.argv;
+    dev.inputs = {src.path, host_ir};
+    dev.outputs = {pass.assemble.empty() ? step.out : assembly};
+    dev.depfile = step.dep;
+    dev.deps = {parse_id};
+    dev.unit = unit;
+    dev.inode_sensitive = true;
+    dev.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
+    JobId last = plan.add(std::move(dev));
+    if (!pass.assemble.empty()) {
+      Job as;
+      as.kind = JobKind::Assemble;
+      as.target = step.target;
+      as.source = src.path;
+      as.argv = single_parse::instantiate(pass.assemble, paths);
+      as.inputs = {assembly};
+      as.outputs = {step.out};
+      as.deps = {last};
+      as.unit = unit;
+      last = plan.add(std::move(as));
+    }
+    image_jobs.push_back(last);
+    images.push_back({rel(step.out), step.target});
+  }
+
+  const fs::path pkg = with_suffix(stem, ".offload");
+  Job pack = plan_paths::package_job(plan, tc, images, pkg, src.path, image_jobs);
+  pack.unit = unit;
+  const JobId pack_id = plan.add(std::move(pack));
+
+  Job host;
+  host.kind = JobKind::HostCompile;
+  host.source = src.path;
+  host.outputs = {with_suffix(stem, ".host.o")};
+  host.argv = clang_openmp::host_codegen(tc, m, src, rel(host_ir), rel(pkg), rel(host.outputs.front()));
+  host.driver_argv = clang_openmp::host_compile(tc, m, src, rel(src.path), rel(pkg),
+                                                rel(host.outputs.front()),
+                                                rel(with_suffix(stem, ".host.d")));
+  host.inputs = {host_ir, pkg};
+  host.unit = unit;
+  host.deps = {parse_id, pack_id};
+  const fs::path host_obj = host.outputs.front();
+  return {plan.add(std::move(host)), host_obj};
+}
+
+}  // namespace ob::single_parse_plan

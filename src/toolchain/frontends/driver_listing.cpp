@@ -1,0 +1,59 @@
+#include "offload_build/toolchain/frontends/driver_listing.hpp"
+
+#include <fmt/core.h>
+
+namespace ob::driver_listing {
+
+namespace {
+
+// One command line: `"arg" "arg" ...` after the leading space.
+Result<Argv> parse_line(std::string_view line, size_t number) {
+  Argv argv;
+  size_t i = 0;
+  while (i < line.size()) {
+    if (line[i] == ' ') {
+      ++i;
+      continue;
+    }
+    if (line[i] != '"')
+      return Error::failure(fmt::format("clang -### line {}: expected a quoted argument", number));
+    std::string arg;
+    bool closed = false;
+    for (++i; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        arg += line[++i];
+      } else if (line[i] == '"') {
+        closed = true;
+        ++i;
+        break;
+      } else {
+        arg += line[i];
+      }
+    }
+    if (!closed)
+      return Error::failure(fmt::format("clang -### line {}: unterminated quote", number));
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
+
+}  // namespace
+
+Result<std::vector<Argv>> parse(std::string_view listing) {
+  std::vector<Argv> commands;
+  size_t number = 0;
+  while (!listing.empty()) {
+    ++number;
+    size_t eol = listing.find('\n');
+    std::string_view line = listing.substr(0, eol);
+    listing = eol == std::string_view::npos ? std::string_view{} : listing.substr(eol + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() < 2 || line[0] != ' ' || line[1] != '"') continue;
+    auto argv = parse_line(line.substr(1), number);
+    if (!argv) return argv.error();
+    commands.push_back(std::move(*argv));
+  }
+  return commands;
+}
+
+}  // namespace ob::driver_listing

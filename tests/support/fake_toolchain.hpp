@@ -1,0 +1,20 @@
+// A Toolchain of made-up paths under `root`, for planner tests that never run it.
+#pragma once
+
+#include "offload_build/toolchain/toolchain.hpp"
+
+namespace ob::test {
+
+inline Toolchain fake_toolchain_at(const std::filesystem::path& root) {
+  Toolchain tc;
+  tc.root = root;
+  tc.clang = root / "bin/clang";
+  tc.clangxx = root / "bin/clang++";
+  tc.offload_binary = root / "bin/llvm-offload-binary";
+  tc.linker_wrapper = root / "bin/clang-linker-wrapper";
+  tc.objdump = root / "bin/llvm-objdump";
+  tc.lib_dir = root / "lib";
+  return tc;
+}
+
+}  // namespace ob::test
