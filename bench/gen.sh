@@ -152,9 +152,10 @@ CC = $LLVM_BIN/clang
 OFFLOAD = $(oneshot_flags "$targets")
 SRCS = \$(wildcard src/*.c)
 OBJS = \$(SRCS:src/%.c=$out/%.o)
+LINKER ?=
 
 $out/bench: \$(OBJS)
-	\$(CC) \$(OFFLOAD) \$^ -o \$@ -lm
+	\$(CC) \$(OFFLOAD) \$^ -o \$@ -lm \$(LINKER)
 $out/%.o: src/%.c | $out/
 	\$(CC) \$(OFFLOAD) -O2 -c \$< -o \$@
 $out/:

@@ -117,6 +117,7 @@ for cfg in "${CONFIGS[@]}"; do
   say "B1 $name: cold build, $REPS run(s) each"
   hf "B1-$name" "$REPS" \
     -n oneshot --prepare "$mk clean" "$mk" \
+    -n oneshot_lld --prepare "$mk clean" "$mk LINKER=-fuse-ld=lld" \
     -n ob --prepare "rm -rf $p/build $c" "$ob" \
     -n ob_nocache --prepare "rm -rf $p/build" "$OB -C $p --no-cache -j$JOBS -q build"
   say "B2 $name: clean rebuild, warm caches"
@@ -256,14 +257,18 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   echo
   echo "## B1: cold build (empty cache, no build directory)"
   echo
-  echo "| project | one-shot clang, make -j$JOBS | offload-build | ratio | target | | offload-build --no-cache (for reference) |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "offload-build links with \`ld.lld\` by default (\"linker\": \"lld\"); plain clang links"
+  echo "with GNU ld. The last column compares with one-shot clang given \`-fuse-ld=lld\` too."
+  echo
+  echo "| project | one-shot clang, make -j$JOBS | offload-build | ratio | target | | offload-build --no-cache (for reference) | one-shot clang -fuse-ld=lld: time, ratio |"
+  echo "|---|---|---|---|---|---|---|---|"
   for cfg in "${CONFIGS[@]}"; do
     IFS=: read -r name tus targets <<<"$cfg"
     a=${M[B1-$name/ob]:-} b=${M[B1-$name/oneshot]:-}
     r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) print a / b }')
     if [ "$tus" = 1 ]; then tgt="<= 0.7x"; lim=0.7; else tgt="<= 1.0x"; lim=1.0; fi
-    echo "| $name | $(ms "$b") | $(ms "$a") | $(ratio "$a" "$b") | $tgt | $(verdict le "$r" $lim) | $(ms "${M[B1-$name/ob_nocache]:-}") ($(ratio "${M[B1-$name/ob_nocache]:-}" "$b")) |"
+    l=${M[B1-$name/oneshot_lld]:-}
+    echo "| $name | $(ms "$b") | $(ms "$a") | $(ratio "$a" "$b") | $tgt | $(verdict le "$r" $lim) | $(ms "${M[B1-$name/ob_nocache]:-}") ($(ratio "${M[B1-$name/ob_nocache]:-}" "$b")) | $(ms "$l"), $(ratio "$a" "$l") |"
   done
   echo
   echo "## B2: clean rebuild with a warm cache (build directory removed)"

@@ -91,6 +91,15 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
   auto time_macros = r.optional_bool("cache_time_macros");
   OB_TRY(time_macros);
   m.cache_time_macros = time_macros->value_or(false);
+  auto linker = r.optional_string("linker");
+  OB_TRY(linker);
+  if (*linker) {
+    if (**linker == "system") m.linker = Manifest::Linker::System;
+    else if (**linker != "lld")
+      return r.error_at("/linker", "unknown linker \"" + **linker +
+                                       "\"; use \"lld\" (LLVM's, the default) or \"system\" "
+                                       "(the compiler's default, e.g. GNU ld)");
+  }
 
   return manifest_detail::read_toolchain(r, m);
 }

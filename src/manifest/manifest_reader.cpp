@@ -9,7 +9,7 @@ const std::vector<std::string> kManifestKeys = {
     "$schema",    "description",  "name",       "output", "build_dir", "sources",
     "language",   "targets",      "include_dirs", "defines", "flags",   "host_flags",
     "device_flags", "link_flags", "libs",       "toolchain", "device_cfg", "cache_dir", "cache_max_size",
-    "cache_time_macros"};
+    "cache_time_macros", "linker"};
 
 std::string example_for(std::string_view key) {
   static const std::vector<std::pair<std::string_view, std::string_view>> examples = {
@@ -32,7 +32,8 @@ std::string example_for(std::string_view key) {
       {"device_cfg", R"("device_cfg": "offload_device")"},
       {"cache_dir", R"("cache_dir": ".offload-cache")"},
       {"cache_max_size", R"("cache_max_size": "5G")"},
-      {"cache_time_macros", R"("cache_time_macros": false)"}};
+      {"cache_time_macros", R"("cache_time_macros": false)"},
+      {"linker", R"("linker": "lld")"}};
   for (const auto& [k, example] : examples)
     if (k == key) return std::string(example);
   return {};

@@ -17,7 +17,9 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
 }
 
 std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas) {
-  std::vector<fs::path> tools{tc.linker_wrapper, "/usr/bin/ld"};
+  std::vector<fs::path> tools{tc.linker_wrapper};
+  const bool lld = m.linker == Manifest::Linker::Lld && tc.lld && !m.is_rust();  // as clang_openmp::link
+  tools.push_back(lld ? *tc.lld : fs::path("/usr/bin/ld"));
   for (const auto& t : m.targets) {
     if (t.family() == TargetFamily::Nvptx && tc.cuda_path) {
       if (with_ptxas) tools.push_back(*tc.cuda_path / "bin/ptxas");

@@ -1,4 +1,5 @@
 #include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/toolchain/probe.hpp"
 
 #include <unistd.h>
 
@@ -192,6 +193,7 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   }
   const char* path_env = std::getenv("PATH");
   tc.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
+  if (probe::is_executable(bin / "ld.lld")) tc.lld = bin / "ld.lld";
   return tc;
 }
 

@@ -1,6 +1,8 @@
 // Build every example with the real LLVM 22 tools and run it on the host device.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -91,15 +93,30 @@ TEST_CASE("single-TU examples equal a one-shot clang build byte for byte",
         "oneshot"}},
   };
   for (const auto& c : cases) {
-    SECTION(c.example) {
-      TempDir tmp;
-      fs::path dir = build_example(c.example, tmp);
-      auto one = run_tool(c.oneshot, dir);
-      INFO(one.err);
-      REQUIRE(one.exit_code == 0);
-      const std::string ours = read_file(dir / c.program);
-      REQUIRE(ours.size() > 1000);
-      CHECK(ours == read_file(dir / "oneshot"));
+    // offload-build links with lld by default ("linker": "lld"); with
+    // "linker": "system" it links as plain clang does (GNU ld).
+    for (const bool lld : {true, false}) {
+      DYNAMIC_SECTION(c.example << (lld ? " (linker lld)" : " (linker system)")) {
+        TempDir tmp;
+        const fs::path dir = copy_example(c.example, tmp.path());
+        std::vector<std::string> oneshot = c.oneshot;
+        if (lld) {
+          oneshot.push_back("-fuse-ld=lld");
+        } else {
+          auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
+          m["linker"] = "system";
+          write_file(dir / "offload.json", m.dump());
+        }
+        auto r = run_ob({"-C", dir.string(), "--no-cache", "build"});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        auto one = run_tool(oneshot, dir);
+        INFO(one.err);
+        REQUIRE(one.exit_code == 0);
+        const std::string ours = read_file(dir / c.program);
+        REQUIRE(ours.size() > 1000);
+        CHECK(ours == read_file(dir / "oneshot"));
+      }
     }
   }
 }

@@ -263,6 +263,10 @@ TEST_CASE("structural errors are located at the key or value", "[manifest]") {
     require_error(p, p.load(head.substr(0, 2) + "  \"name\": \"a/b\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"]\n}"),
                   2, 11, "\"name\" \"a/b\" cannot be the program file name; set \"output\" to a file name");
   }
+  SECTION("an unknown linker") {
+    require_error(p, p.load(head + "  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"],\n  \"linker\": \"gold\"\n}"),
+                  5, 13, "unknown linker \"gold\"; use \"lld\" (LLVM's, the default) or \"system\"");
+  }
   SECTION("output must be a file name") {
     require_error(p, p.load(head + "  \"output\": \"bin/app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"]\n}"),
                   3, 13, "\"output\" must be a file name, not \"bin/app\"");

@@ -1,6 +1,8 @@
 // The plan for N TUs x M targets, and the exact argv of every job kind (golden).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "offload_build/plan/plan.hpp"
 #include "support/fake_toolchain.hpp"
 
@@ -136,6 +138,24 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
              "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib",
              "build/obj/bare.cpp.host.o", "-o", "build/demo",
              "-Wl,--dependency-file=build/obj/demo.link.d"});
+}
+
+TEST_CASE("the link uses the toolchain's lld unless the manifest says system", "[plan]") {
+  auto m = fake_manifest({"a.c"}, {kHost});
+  Toolchain tc = fake_toolchain();
+  auto link_of = [&] { return make_plan(m, tc).jobs.back(); };
+  auto has = [](const Job& j, const std::string& a) {
+    return std::find(j.argv.begin(), j.argv.end(), a) != j.argv.end();
+  };
+  CHECK_FALSE(has(link_of(), "-fuse-ld=lld"));  // no ld.lld installed
+  tc.lld = tc.root / "bin/ld.lld";
+  const Job lld = link_of();
+  CHECK(has(lld, "-fuse-ld=lld"));
+  CHECK(std::count(lld.tools.begin(), lld.tools.end(), tc.root / "bin/ld.lld") == 1);
+  m.linker = Manifest::Linker::System;
+  const Job system = link_of();
+  CHECK_FALSE(has(system, "-fuse-ld=lld"));
+  CHECK(std::count(system.tools.begin(), system.tools.end(), fs::path("/usr/bin/ld")) == 1);
 }
 
 TEST_CASE("sources outside the project get safe object paths", "[plan]") {

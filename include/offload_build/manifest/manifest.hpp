@@ -44,6 +44,10 @@ struct Manifest {
   std::string device_cfg = "offload_device";  // Rust: the cfg only the device pass sets
   std::optional<fs::path> cache_dir;      // absolute; else the default cache location
   std::optional<uint64_t> cache_max_size; // bytes
+  // The program's link: "lld" (LLVM's, when the toolchain has it: the
+  // default) or "system" (the compiler's default, GNU ld on Debian).
+  enum class Linker { Lld, System };
+  Linker linker = Linker::Lld;
   bool cache_time_macros = false;         // cache sources that use __DATE__/__TIME__
 
   fs::path program_path() const { return build_dir / output; }

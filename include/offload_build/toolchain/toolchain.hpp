@@ -24,6 +24,7 @@ struct Toolchain {
   fs::path objdump;          // root/bin/llvm-objdump
   fs::path lib_dir;          // root/lib (libomptarget.so)
   std::optional<fs::path> cuda_path;  // holds bin/ptxas and bin/nvlink
+  std::optional<fs::path> lld;        // root/bin/ld.lld when installed (lld-22)
   // Rust projects only: the nightly rustc and its -Zoffload flavour, set by
   // rustc::prepare (toolchain/frontends/rustc.hpp) before planning.
   std::optional<rust::RustToolchain> rust;

@@ -157,6 +157,8 @@ std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
     argv.insert(argv.end(), {"-Xopenmp-target=" + t.triple, "-march=" + t.arch});
   }
   if (needs_nogpulib(tc, m)) argv.push_back("-nogpulib");
+  // lld links a small offload program in about half the time of GNU ld.
+  if (m.linker == Manifest::Linker::Lld && tc.lld) argv.push_back("-fuse-ld=lld");
   for (const auto& obj : objects) argv.push_back(obj.string());
   argv.insert(argv.end(), {"-o", out.string()});
   // Every file the linker read (libraries included), for the cache.
