@@ -63,7 +63,10 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   });
   if (!own) {
     f.exists = true;
-    f.sha256 = sha256_hex("system file " + util::file_identity(full));
+    // Path, size and mtime (ccache's "mtime" check), from the stat above: a
+    // compile reads dozens of system headers and this is hashed for each.
+    f.sha256 = sha256_hex(fmt::format("system file {} size={} mtime={}.{:09}", full.string(),
+                                      st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
     f.device = st.st_dev;
     f.inode = st.st_ino;
     f.stamp = to_stamp(st);
