@@ -337,15 +337,16 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   if command -v python3 >/dev/null; then
     python3 - "$WORK/cold.json" "$WORK/warm.json" <<'PY'
 import json, sys
-print("| build | wall | device | package | host | link | slowest job |")
-print("|---|---|---|---|---|---|---|")
+kinds = ("host-ir", "device", "assemble", "package", "host", "link")
+print("| build | wall | " + " | ".join(kinds) + " | slowest job |")
+print("|---|---|" + "---|" * len(kinds) + "---|")
 for name, path in (("cold", sys.argv[1]), ("warm", sys.argv[2])):
     r = json.load(open(path))
     sums = {}
     for j in r["jobs"]:
         sums[j["kind"]] = sums.get(j["kind"], 0.0) + (j["duration_s"] or 0.0)
     slow = max(r["jobs"], key=lambda j: j["duration_s"] or 0.0)
-    cells = " | ".join("%.2f s" % sums.get(k, 0.0) for k in ("device", "package", "host", "link"))
+    cells = " | ".join("%.2f s" % sums.get(k, 0.0) for k in kinds)
     print("| %s | %.2f s | %s | %s (%s): %.2f s |" % (name, r["duration_s"], cells, slow["description"],
                                                    slow["status"], slow["duration_s"] or 0.0))
 print()
