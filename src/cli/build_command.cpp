@@ -110,6 +110,9 @@ Result<fs::path> build(const GlobalOptions& o) {
 namespace {
 
 Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
+  // First, before any descriptor of ours is open: make's closed jobserver
+  // descriptors must not be mistaken for ours (the signal self-pipe's).
+  auto jobserver = exec::jobserver_from_environment();
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
@@ -157,7 +160,6 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
   // Under make -jN: one token per job beyond the first (exec/jobserver.hpp).
-  auto jobserver = exec::jobserver_from_environment();
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };

@@ -90,6 +90,7 @@ void apply_launcher_environment(GlobalOptions& o) {
   o.verbose |= env_flag("OFFLOAD_BUILD_VERBOSE");
   o.explain |= env_flag("OFFLOAD_BUILD_EXPLAIN");
   o.no_cache |= env_flag("OFFLOAD_BUILD_NO_CACHE");
+  o.two_parse |= env_flag("OFFLOAD_BUILD_TWO_PARSE");
   if (const char* jobs = std::getenv("OFFLOAD_BUILD_JOBS"); jobs && o.jobs == 0) {
     size_t n = 0;
     std::string_view s(jobs);

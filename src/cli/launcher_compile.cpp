@@ -13,9 +13,11 @@
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/interrupt.hpp"
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
@@ -94,12 +96,12 @@ class CollectingRunner final : public CommandRunner {
 
 // Runs the plan; nullopt when a pass failed (the caller then runs the
 // compiler unchanged, which prints exactly its own diagnostics).
-std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o) {
+std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
+                            exec::JobserverSetup& jobserver) {
   CollectingRunner runner;
   ExecOptions exec_options;
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   exec_options.parallelism = o.jobs > 0 ? o.jobs : cpus;
-  auto jobserver = exec::jobserver_from_environment();
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
@@ -128,8 +130,10 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o) {
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
   if (!summary && !o.verbose) return std::nullopt;
-  // The host pass's diagnostics first, then each device pass's: clang's order.
-  const JobId host = plan.jobs.back().id;
+  // The host parse's diagnostics first, then each device pass's: clang's
+  // order (two parse: the host pass, the last job, parses the host side).
+  const JobId host = plan.jobs.front().kind == JobKind::HostIr ? plan.jobs.front().id
+                                                                 : plan.jobs.back().id;
   std::cerr << runner.output[host];
   for (const auto& [job, text] : runner.output)
     if (job != host) std::cerr << text;
@@ -169,15 +173,31 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
     return pass("the depfile's directory does not exist");
 
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd);
+  // The driver's own device commands (single parse), remembered next to the cache.
+  std::unique_ptr<DriverProbe> probe;
+  if (!o.two_parse) {
+    std::vector<fs::path> tools;
+    if (toolchain->cuda_path) tools.push_back(*toolchain->cuda_path / "bin/ptxas");
+    std::optional<fs::path> memo;
+    if (!o.no_cache) memo = (o.cache_dir ? fs::absolute(*o.cache_dir) : cache::default_cache_dir()) / "probes";
+    probe = make_driver_probe(memo, tools);
+  }
+  // Before any descriptor of ours is open: make's closed jobserver
+  // descriptors must not be mistaken for the signal self-pipe's.
+  auto jobserver = exec::jobserver_from_environment();
+  exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
+  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get());
+  if (exec::interrupted()) return exit_code::interrupted;
+  const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)
-    std::cerr << fmt::format("offload-build: splitting into {} device passes, package, host pass\n",
-                             req.targets.size());
+    std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
+                             single ? "one host parse, " : "", req.targets.size(),
+                             single ? "codegen" : "pass");
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
-  if (auto code = run_plan(plan, o)) return *code;
+  if (auto code = run_plan(plan, o, jobserver)) return *code;
   return pass("a split pass failed: the compiler shows its own diagnostics");
 }
 

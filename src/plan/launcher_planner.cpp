@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/single_parse.hpp"
 
 namespace ob {
 
@@ -20,7 +22,7 @@ std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, 
 }
 
 Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd) {
+                        const fs::path& cwd, DriverProbe* probe) {
   Plan plan;
   plan.cwd = cwd;
   plan.program = (cwd / req.output_arg()).lexically_normal();
@@ -50,18 +52,62 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
         return std::tie(a.triple, a.arch) < std::tie(b.triple, b.arch);
       });
 
+  // Each target's device pass in the driver's form, and (single parse) the
+  // commands the driver lists for it.
+  struct Step {
+    Target target;
+    fs::path out, dep;
+    bool writes_user_dep;
+    std::vector<std::string> argv;
+  };
+  std::vector<Step> steps;
+  for (auto it = req.targets.begin(); it != req.targets.end(); ++it) {
+    Step s{*it, work / ("dev." + it->short_name() + ".o"), {}, user_dep && it == last_device, {}};
+    s.dep = s.writes_user_dep ? *user_dep : work / ("dev." + it->short_name() + ".d");
+    s.argv = clang_cli::device_argv(req, s.target, extra, rel(s.out), rel(s.dep), s.writes_user_dep);
+    steps.push_back(std::move(s));
+  }
+  std::optional<std::vector<single_parse::DevicePass>> passes;
+  if (probe) {
+    passes.emplace();
+    for (const auto& s : steps) {
+      auto listing = probe->list(s.argv, cwd);
+      auto pass = listing ? single_parse::templatize(*listing, {req.source, rel(s.out), rel(s.dep), {}, {}},
+                                                     /*shared=*/false)
+                          : Result<single_parse::DevicePass>(listing.error());
+      if (!pass) {
+        passes.reset();  // the two-parse form, as the driver lays it out
+        break;
+      }
+      passes->push_back(std::move(*pass));
+    }
+  }
+  const fs::path host_ir = work / "host.bc";
+  std::optional<JobId> parse_id;
+  if (passes) {
+    Job parse;
+    parse.kind = JobKind::HostIr;
+    parse.source = source;
+    parse.outputs = {host_ir};
+    parse.depfile = work / "host-ir.d";
+    parse.argv = clang_cli::host_ir_argv(req, extra, rel(host_ir), rel(*parse.depfile));
+    parse.inputs = {source};
+    parse.inode_sensitive = true;
+    parse_id = add(std::move(parse));
+  }
+
   std::vector<JobId> device_jobs;
   std::vector<clang_openmp::Image> images;
-  for (auto it = req.targets.begin(); it != req.targets.end(); ++it) {
-    const Target& target = *it;
-    const fs::path out = work / ("dev." + target.short_name() + ".o");
-    const bool writes_user_dep = user_dep && it == last_device;
-    const fs::path dep = writes_user_dep ? *user_dep : work / ("dev." + target.short_name() + ".d");
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const Target& target = steps[t].target;
+    const fs::path& out = steps[t].out;
+    const fs::path& dep = steps[t].dep;
+    const bool writes_user_dep = steps[t].writes_user_dep;
     Job job;
     job.kind = JobKind::DeviceCompile;
     job.target = target;
     job.source = source;
-    job.argv = clang_cli::device_argv(req, target, extra, rel(out), rel(dep), writes_user_dep);
+    job.argv = steps[t].argv;
     job.inputs = {source};
     job.outputs = {out};
     job.depfile = dep;
@@ -69,7 +115,35 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     job.inode_sensitive = true;  // kernel names embed the source's device and inode
     if (target.family() == TargetFamily::Nvptx && tc.cuda_path)
       job.tools = {*tc.cuda_path / "bin/ptxas"};
-    device_jobs.push_back(add(std::move(job)));
+    if (!passes) {
+      device_jobs.push_back(add(std::move(job)));
+      images.push_back({rel(out), target});
+      continue;
+    }
+    // Single parse: the driver's device cc1 reading the shared host IR, then
+    // ptxas for nvptx.
+    const auto& pass = (*passes)[t];
+    const fs::path assembly = work / ("dev." + target.short_name() + ".s");
+    const single_parse::UnitPaths paths{req.source, rel(out), rel(dep), rel(host_ir), rel(assembly)};
+    job.driver_argv = std::move(job.argv);
+    job.argv = single_parse::instantiate(pass.device, paths);
+    job.tools.clear();
+    job.inputs.push_back(host_ir);
+    job.deps = {*parse_id};
+    if (!pass.assemble.empty()) job.outputs = {assembly};
+    JobId last = add(std::move(job));
+    if (!pass.assemble.empty()) {
+      Job as;
+      as.kind = JobKind::Assemble;
+      as.target = target;
+      as.source = source;
+      as.argv = single_parse::instantiate(pass.assemble, paths);
+      as.inputs = {assembly};
+      as.outputs = {out};
+      as.deps = {last};
+      last = add(std::move(as));
+    }
+    device_jobs.push_back(last);
     images.push_back({rel(out), target});
   }
 
@@ -79,12 +153,18 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   Job host;
   host.kind = JobKind::HostCompile;
   host.source = source;
-  host.depfile = work / "host.d";
-  host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile));
-  host.inputs = {source, pkg};
   host.outputs = {plan.program};
-  host.inode_sensitive = true;
   host.deps = {pack_id};
+  if (passes) {
+    host.argv = clang_cli::host_codegen_argv(req, extra, rel(host_ir), rel(pkg), rel(plan.program));
+    host.inputs = {host_ir, pkg};
+    host.deps.insert(host.deps.begin(), *parse_id);
+  } else {
+    host.depfile = work / "host.d";
+    host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile));
+    host.inputs = {source, pkg};
+    host.inode_sensitive = true;
+  }
   add(std::move(host));
   return plan;
 }

@@ -16,7 +16,8 @@ using namespace ob::test;
 
 namespace {
 
-constexpr int kOffloadJobs = 4 * 3;  // 4 offload TUs x (host device pass, package, host pass)
+// 4 offload TUs x (host parse, host device pass, package, host codegen)
+constexpr int kOffloadJobs = 4 * 4;
 
 struct CmakeProject {
   TempDir tmp{"ob-cmake"};

@@ -102,7 +102,7 @@ TEST_CASE("launcher objects link and run, and the second compile is served from 
   auto first = l.ob(compile, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
-  CHECK(count_occurrences(first.err, ": miss: ") == 3);  // device, package, host
+  CHECK(count_occurrences(first.err, ": miss: ") == 4);  // host-ir, device, package, host
   const std::string object = read_file(l.tmp / "saxpy.o");
   const std::string depfile = read_file(l.tmp / "saxpy.o.d");
   fs::remove(l.tmp / "saxpy.o");
@@ -112,9 +112,9 @@ TEST_CASE("launcher objects link and run, and the second compile is served from 
   auto second = l.ob(compile, {{"OFFLOAD_BUILD_EXPLAIN", "1"}, {"OFFLOAD_BUILD_VERBOSE", "1"}});
   INFO(second.err);
   REQUIRE(second.exit_code == 0);
-  CHECK(count_occurrences(second.err, ": hit") == 3);
+  CHECK(count_occurrences(second.err, ": hit") == 4);
   CHECK(second.err.find("-fembed-offload-object") == std::string::npos);  // no compiler ran
-  CHECK(l.stats()["hits"].get<int>() - before["hits"].get<int>() == 3);
+  CHECK(l.stats()["hits"].get<int>() - before["hits"].get<int>() == 4);
   CHECK(read_file(l.tmp / "saxpy.o") == object);
   CHECK(read_file(l.tmp / "saxpy.o.d") == depfile);  // the depfile comes back with the object
 
@@ -180,8 +180,21 @@ TEST_CASE("wrap --, global options and response files", "[launcher][integration]
                  "-c", "saxpy.c", "-o", "w.o"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.err, Catch::Contains("splitting into 1 device passes"));
-  CHECK_THAT(r.err, Catch::Contains("--offload-device-only"));  // -v shows every pass
+  CHECK_THAT(r.err, Catch::Contains("splitting into one host parse, 1 device passes, package, host codegen"));
+  // -v shows every command: the driver asked for its device pass, the host
+  // parse, the device cc1 reading its IR, the host codegen.
+  CHECK_THAT(r.err, Catch::Contains("--offload-device-only -MD -MF w.o.offload-build/dev.host.d -o "
+                                    "w.o.offload-build/dev.host.o '-###'"));
+  CHECK_THAT(r.err, Catch::Contains("--offload-host-only -emit-llvm -Xclang -disable-llvm-passes"));
+  CHECK_THAT(r.err, Catch::Contains("-fopenmp-host-ir-file-path w.o.offload-build/host.bc"));
+  CHECK_THAT(r.err, Catch::Contains("-x ir w.o.offload-build/host.bc"));
+  // OFFLOAD_BUILD_TWO_PARSE=1: the driver's own device passes, the same object.
+  auto two = l.ob({"--cache-dir", other_cache.string(), "-v", "wrap", "--", kClang, "@flags.rsp",
+                   "-c", "saxpy.c", "-o", "w2.o"}, {{"OFFLOAD_BUILD_TWO_PARSE", "1"}});
+  REQUIRE(two.exit_code == 0);
+  CHECK_THAT(two.err, Catch::Contains("splitting into 1 device passes, package, host pass"));
+  CHECK(two.err.find("-###") == std::string::npos);
+  CHECK(read_file(l.tmp / "w2.o") == read_file(l.tmp / "ref.o"));
   CHECK(read_file(l.tmp / "w.o") == read_file(l.tmp / "ref.o"));
   CHECK(fs::exists(other_cache / "stats.json"));
   // --dry-run prints the passes and runs nothing.

@@ -70,7 +70,9 @@ TEST_CASE("pass-through: exit code, stdout and stderr are the compiler's", "[lau
 
 TEST_CASE("make -jN: the jobserver bounds the compilers running at once", "[launcher][integration]") {
   // Every pass of the fake compiler records how many passes run right now.
+  // It answers no -### listing (so the compiles keep the two-parse form).
   FakeLlvm llvm(
+      "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"
       "d=\"$(dirname \"$0\")/../../runs\"\n"
       "touch \"$d/running/$$\"\n"
       "ls \"$d/running\" | wc -l >> \"$d/concurrency.log\"\n"

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
@@ -202,4 +203,30 @@ TEST_CASE("plan: the two-parse form where a single parse could differ", "[single
                                                   "package a.c", "host a.c", "link build/demo"});
     CHECK(notes.at(0) == "two-parse pipeline for a.c: clang -### failed: error: unknown argument");
   }
+}
+
+TEST_CASE("launcher plan: one compile split around one host parse", "[single-parse][launcher]") {
+  auto parsed = clang_cli::parse({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-O2",
+                                  "-Iinc", "-MD", "-MF", "a.o.d", "-c", "a.c", "-o", "a.o"});
+  REQUIRE(parsed.compile);
+  FakeProbe probe;
+  const Plan plan = make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe);
+  CHECK(probe.calls == 1);
+  CHECK(kinds(plan) == std::vector<std::string>{"host-ir a.c", "device sm_90 a.c",
+                                                "assemble sm_90 a.c", "package a.c", "host a.c"});
+  // The device cc1 writes the caller's depfile (as clang's last front end does) and keeps it.
+  const Job& dev = plan.jobs[1];
+  CHECK(after(dev.argv, "-dependency-file") == "a.o.d");
+  CHECK(dev.keep_depfile);
+  CHECK(after(dev.argv, "-fopenmp-host-ir-file-path") == "a.o.offload-build/host.bc");
+  // The codegen takes no source and no preprocessor option.
+  const Job& host = plan.jobs[4];
+  CHECK(std::find(host.argv.begin(), host.argv.end(), "-Iinc") == host.argv.end());
+  CHECK(std::find(host.argv.begin(), host.argv.end(), "a.c") == host.argv.end());
+  CHECK(after(host.argv, "ir") == "a.o.offload-build/host.bc");
+  CHECK(host.outputs == std::vector<fs::path>{"/w/a.o"});
+
+  probe.fail = true;  // no listing: the driver's own two-parse passes
+  CHECK(kinds(make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe)) ==
+        std::vector<std::string>{"device sm_90 a.c", "package a.c", "host a.c"});
 }

@@ -26,7 +26,10 @@ std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, 
 // The host pass writes the caller's object, the device pass of the greatest
 // (triple, arch) the caller's depfile (as clang's last front end does); the
 // work directory holds the rest (Plan::build_dir).
+// With a `probe`, the single-parse layout (one host-IR job read by every
+// device cc1 and the host codegen) when the driver's listings have the
+// expected shape; else, or without one, the two-parse driver passes.
 Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd);
+                        const fs::path& cwd, DriverProbe* probe = nullptr);
 
 }  // namespace ob

@@ -65,12 +65,20 @@ std::vector<std::string> device_argv(const CompileRequest& req, const Target& ta
   return argv;
 }
 
-std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
-                                   const std::string& package, const std::string& out,
-                                   const std::string& depfile) {
+namespace {
+
+// The host pass's options. Its source and the preprocessor options are
+// left out unless `with_source`.
+std::vector<std::string> host_options(const CompileRequest& req, const std::string& out,
+                                      bool with_source) {
   std::vector<std::string> argv{req.compiler};
   bool wrote_output = false;
   for (const auto& a : req.args) {
+    bool takes_next = false;
+    if (!with_source &&
+        (a.kind == ArgKind::Input ||
+         (a.kind == ArgKind::Common && clang_openmp::is_preprocessor_option(a.tokens.front(), takes_next))))
+      continue;
     switch (a.kind) {
       case ArgKind::Output:
         append(argv, {"-o", out});
@@ -88,10 +96,40 @@ std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<
     }
   }
   if (!wrote_output) append(argv, {"-o", out});
+  return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
+                                   const std::string& package, const std::string& out,
+                                   const std::string& depfile) {
+  std::vector<std::string> argv = host_options(req, out, true);
   append(argv, extra);
   append(argv, dep_flags(req, depfile, false));
   argv.push_back("--offload-host-only");
   append(argv, clang_openmp::embed_package(package));
+  return argv;
+}
+
+std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vector<std::string>& extra,
+                                      const std::string& out, const std::string& depfile) {
+  std::vector<std::string> argv = host_options(req, out, true);
+  append(argv, extra);
+  append(argv, dep_flags(req, depfile, false));
+  append(argv, {"--offload-host-only", "-emit-llvm", "-Xclang", "-disable-llvm-passes"});
+  return argv;
+}
+
+std::vector<std::string> host_codegen_argv(const CompileRequest& req,
+                                           const std::vector<std::string>& extra,
+                                           const std::string& host_ir, const std::string& package,
+                                           const std::string& out) {
+  std::vector<std::string> argv = host_options(req, out, false);
+  append(argv, extra);
+  argv.push_back("--offload-host-only");
+  append(argv, clang_openmp::embed_package(package));
+  append(argv, {"-x", "ir", host_ir});
   return argv;
 }
 

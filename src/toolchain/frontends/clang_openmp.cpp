@@ -37,7 +37,8 @@ bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
   return false;
 }
 
-// Options that only matter while preprocessing: <flag> <value> or <flag><value>.
+}  // namespace
+
 bool is_preprocessor_option(const std::string& a, bool& takes_next) {
   static const char* const kWithValue[] = {"-I", "-D", "-U", "-include", "-imacros", "-isystem",
                                            "-iquote", "-idirafter", "-iprefix", "-iwithprefix"};
@@ -51,8 +52,6 @@ bool is_preprocessor_option(const std::string& a, bool& takes_next) {
   }
   return false;
 }
-
-}  // namespace
 
 std::string target_selector(const Target& target) {
   return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;

@@ -34,18 +34,38 @@ std::string base_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
+bool any_starts_with(const Argv& argv, std::string_view prefix) {
+  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.rfind(prefix, 0) == 0; });
+}
+
+// The driver names the working directory for debug info and coverage even
+// when neither is on; cc1 defaults to it anyway. Left out then, the command
+// (the cache key) is the same from any build directory.
+Argv without_unused_compilation_dirs(Argv argv) {
+  const bool debug = any_starts_with(argv, "-debug-info-kind=");
+  const bool coverage = any_starts_with(argv, "-fcoverage-mapping") ||
+                        any_starts_with(argv, "-fprofile-instrument");
+  std::erase_if(argv, [&](const std::string& a) {
+    return (!debug && a.rfind("-fdebug-compilation-dir=", 0) == 0) ||
+           (!coverage && a.rfind("-fcoverage-compilation-dir=", 0) == 0);
+  });
+  return argv;
+}
+
 Error shape(const std::string& what) {
   return Error::failure("the driver's device pass has an unexpected shape: " + what);
 }
 
 }  // namespace
 
-Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed) {
+Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed,
+                              bool shared) {
   if (listing.size() != 2 && listing.size() != 3)
     return shape(fmt::format("{} commands (expected the host-IR cc1, the device cc1 and, for "
                              "nvptx, ptxas)",
                              listing.size()));
-  DevicePass pass{listing[0], listing[1], listing.size() == 3 ? listing[2] : Argv{}};
+  DevicePass pass{listing[0], without_unused_compilation_dirs(listing[1]),
+                  listing.size() == 3 ? listing[2] : Argv{}};
   if (!is_cc1(pass.host_ir) || !has(pass.host_ir, "-emit-llvm-bc") ||
       !has(pass.host_ir, "-disable-llvm-passes") || !has(pass.host_ir, "-dependency-file"))
     return shape("the first command is not a host cc1 writing unoptimized bitcode and a depfile");
@@ -74,7 +94,7 @@ Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths&
         arg = kMain;
       } else if (auto it = names.find(arg); it != names.end()) {
         arg = it->second;
-      } else {
+      } else if (shared) {
         // A path of this TU anywhere else (a -split-dwarf-file, a -fprofile
         // path...) would leak into other TUs' commands: not safe to share.
         for (const auto& [path, placeholder] : names)

@@ -114,4 +114,18 @@ std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<
                                    const std::string& package, const std::string& out,
                                    const std::string& depfile);
 
+// Single parse (see single_parse.hpp): the host pass's parse alone, writing
+// unoptimized bitcode to `out` (-emit-llvm -Xclang -disable-llvm-passes
+// instead of embedding a package).
+std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vector<std::string>& extra,
+                                      const std::string& out, const std::string& depfile);
+
+// Single parse: the host codegen from `host_ir`, embedding `package`: the
+// host pass's options without the source, dependency and preprocessor ones,
+// then -x ir `host_ir`.
+std::vector<std::string> host_codegen_argv(const CompileRequest& req,
+                                           const std::vector<std::string>& extra,
+                                           const std::string& host_ir, const std::string& package,
+                                           const std::string& out);
+
 }  // namespace ob::clang_cli

@@ -42,6 +42,10 @@ std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
                                       const fs::path& package, const fs::path& out,
                                       const fs::path& depfile);
 
+// Whether `arg` only matters while preprocessing (-I -D -U -include -isystem
+// ...); `takes_next`: its value is the next argument.
+bool is_preprocessor_option(const std::string& arg, bool& takes_next);
+
 // The single-parse host-IR step: the host pass's parse of `src`, written as
 // unoptimized bitcode (what the one-shot driver feeds its device passes and
 // its host codegen).

@@ -40,7 +40,11 @@ struct DevicePass {
 // From the `-###` listing of the device pass of a TU with paths `probed`.
 // An error says why the listing has another shape (extra steps from flags such
 // as -save-temps, a driver that already differs...): keep the two-parse form.
-Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed);
+// `shared`: the pass will serve other TUs, so no argument may embed one of
+// the probed TU's paths (e.g. -split-dwarf-file); launcher mode splits one
+// compile and passes false.
+Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed,
+                              bool shared = true);
 
 // `argv` of a templatized pass with `unit`'s paths.
 Argv instantiate(const Argv& argv, const UnitPaths& unit);
