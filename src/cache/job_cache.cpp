@@ -87,16 +87,22 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
   return std::nullopt;
 }
 
-bool JobCache::restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps) {
-  // A kept depfile (Job::keep_depfile) is stored after the outputs; its temporary comes last.
+bool JobCache::restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
+                       std::string& diagnostics) {
+  // After the outputs: a kept depfile (Job::keep_depfile; its temporary comes
+  // last), then what the command printed when the metadata says so.
+  auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
   const bool kept_depfile = job.keep_depfile && job.depfile;
-  if (entry.files.size() != job.outputs.size() + (kept_depfile ? 1 : 0)) return false;
+  const bool printed = !meta.is_discarded() && meta.value("diagnostics", false);
+  if (entry.files.size() != job.outputs.size() + (kept_depfile ? 1 : 0) + (printed ? 1 : 0))
+    return false;
   if (kept_depfile) {
+    const auto& dep = entry.files[job.outputs.size()];
     std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
-    out.write(entry.files.back().data.data(), static_cast<std::streamsize>(entry.files.back().data.size()));
+    out.write(dep.data.data(), static_cast<std::streamsize>(dep.data.size()));
     if (!out) return false;
   }
-  auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
+  if (printed) diagnostics = entry.files.back().data;
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     {
       std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
@@ -153,9 +159,11 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   auto rkey = find_result_key(job, pending.key, reason, deps);
   if (rkey) {
     Lookup result = storage_.get("result", *rkey);
-    if (result.status == LookupStatus::Hit && restore(job, result.entry, temps)) {
+    std::string diagnostics;
+    if (result.status == LookupStatus::Hit && restore(job, result.entry, temps, diagnostics)) {
       ++counters_.hits;
       if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": hit\n";
+      if (!diagnostics.empty() && options_.replay) options_.replay(job, diagnostics);
       remember(id, pending.key, deps, temps, job);
       return Served::FromCache;
     }
@@ -205,7 +213,7 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
 }
 
 void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
-                     const std::optional<fs::path>& depfile) {
+                     const std::optional<fs::path>& depfile, std::string_view diagnostics) {
   auto it = pending_.find(job.id);
   if (it == pending_.end()) return;
   Pending pending = std::move(it->second);
@@ -237,7 +245,12 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   }
   if (job.keep_depfile && depfile)
     entry.files.push_back({job.depfile->filename().string(), read_all(*depfile)});
-  entry.metadata = nlohmann::json{{"job", id}, {"modes", modes}}.dump();
+  nlohmann::json meta{{"job", id}, {"modes", modes}};
+  if (!diagnostics.empty()) {
+    meta["diagnostics"] = true;
+    entry.files.push_back({"diagnostics", std::string(diagnostics)});
+  }
+  entry.metadata = meta.dump();
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{},
                                       job.inode_sensitive);
   if (!storage_.put("result", rkey, entry)) {

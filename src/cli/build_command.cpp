@@ -156,7 +156,9 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // runner buffers their output and the console prints it whole.
   report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.quiet), 0}, &std::cerr);
   ProgressTee listeners({&console, &session.recorder});
-  auto runner = make_process_runner(console.captures_output());
+  // Output is always buffered (as ninja does): printed whole when a job ends,
+  // and stored with its outputs so that a cache hit prints its warnings again.
+  auto runner = make_process_runner(true);
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
   // Under make -jN: one token per job beyond the first (exec/jobserver.hpp).
@@ -180,13 +182,16 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     storage->warn_if_unwritable();
     job_cache.emplace(*storage, plan,
                       cache::JobCacheOptions{manifest->cache_time_macros,
-                                             o.explain ? &std::cerr : nullptr});
+                                             o.explain ? &std::cerr : nullptr, true,
+                                             [&](const Job& job, std::string_view text) {
+                                               listeners.job_output(job, text);
+                                             }});
     exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
       return job_cache->serve(job, temps);
     };
     exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile) {
-      job_cache->store(job, temps, depfile);
+                                 const std::optional<fs::path>& depfile, std::string_view output) {
+      job_cache->store(job, temps, depfile, output);
     };
   }
   auto summary = execute(plan, *runner, exec_options);

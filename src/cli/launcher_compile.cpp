@@ -17,6 +17,7 @@
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -83,7 +84,7 @@ class CollectingRunner final : public CommandRunner {
   Result<void> start(JobId job, const Command& cmd) override { return inner_->start(job, cmd); }
   std::optional<Completion> wait_any() override {
     auto c = inner_->wait_any();
-    if (c) output[c->job] = std::exchange(c->output, {});
+    if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
     return c;
   }
   void stop_all() override { inner_->stop_all(); }
@@ -102,6 +103,8 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   ExecOptions exec_options;
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   exec_options.parallelism = o.jobs > 0 ? o.jobs : cpus;
+  Progress silent;  // the passes' output is printed below, in clang's order
+  exec_options.observer = &silent;
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
@@ -115,13 +118,17 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
     storage->warn_if_unwritable();
     cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
     cache_options.keep_build_state = false;  // many compiles share one object directory
+    // A hit prints the warnings its pass printed when it ran, in their place.
+    cache_options.replay = [&](const Job& job, std::string_view text) {
+      runner.output[job.id] = std::string(text);
+    };
     job_cache.emplace(*storage, plan, cache_options);
     exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
       return job_cache->serve(job, temps);
     };
     exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile) {
-      job_cache->store(job, temps, depfile);
+                                 const std::optional<fs::path>& depfile, std::string_view output) {
+      job_cache->store(job, temps, depfile, output);
     };
   }
   auto summary = execute(plan, runner, exec_options);

@@ -211,7 +211,7 @@ class Execution {
     if (opts_.after_run) {
       std::optional<fs::path> depfile;
       if (job.depfile && fs::exists(temps_[job.id].back())) depfile = temps_[job.id].back();
-      opts_.after_run(job, outputs, depfile);
+      opts_.after_run(job, outputs, depfile, output);
     }
     if (commit(job) && observer_) observer_->job_finished(job, seconds_since(began_[job.id]));
   }

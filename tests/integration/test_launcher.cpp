@@ -222,3 +222,18 @@ TEST_CASE("build --compdb writes an entry per host and device pass", "[launcher]
   CHECK(db[0]["output"] == (dir / "build/obj/bare.c.host.o").string());
   CHECK_THAT(db[1]["arguments"].dump(), Catch::Contains("--offload-device-only"));
 }
+
+TEST_CASE("a cache hit prints the warnings the compile printed", "[launcher][integration]") {
+  Launcher l;
+  write_file(l.tmp / "w.c", "int f(void) {\n  int unused_here;\n  int r = 0;\n#pragma omp target map(tofrom: r)\n  r = 1;\n  return r;\n}\n");
+  const Argv compile{kClang, "-fopenmp", kHostTargets, "-Wall", "-c", "w.c", "-o", "w.o"};
+  auto first = l.ob(compile);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::Contains("w.c:2:7: warning: unused variable 'unused_here'"));
+  fs::remove(l.tmp / "w.o");
+  auto before = l.stats();
+  auto hit = l.ob(compile);
+  REQUIRE(hit.exit_code == 0);
+  CHECK(l.stats()["misses"].get<int>() == before["misses"].get<int>());  // every pass served
+  CHECK(hit.err == first.err);  // the same diagnostics, in the same order
+}

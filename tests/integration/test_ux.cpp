@@ -174,3 +174,24 @@ TEST_CASE("quiet option prints no progress and no summary, only errors", "[ux]")
   CHECK_THAT(bad.err, Catch::Contains("offload-build: error: host-ir saxpy.c failed"));
   CHECK_FALSE(Catch::Contains("[1/").match(bad.err));
 }
+
+TEST_CASE("a build served from the cache prints the warnings its compiles printed", "[ux]") {
+  Project p;
+  write_file(p.dir / "offload.json",
+             R"({"name": "saxpy", "output": "saxpy", "sources": ["saxpy.c", "more.c"],
+                 "targets": ["host"], "flags": ["-O2", "-Wall"], "libs": ["m"]})");
+  write_file(p.dir / "more.c", "int more(void) { int unused_here; return 1; }\n");
+  const std::string warning = "more.c:1:22: warning: unused variable 'unused_here'";
+  auto first = run_ob(p.args({"-j1", "build"}), {}, {{"CI", "1"}});
+  REQUIRE(first.exit_code == 0);
+  const size_t printed = count_occurrences(first.err, warning);
+  CHECK(printed >= 1);
+  fs::remove_all(p.dir / "build");
+  auto again = run_ob(p.args({"-j1", "build"}), {}, {{"CI", "1"}});
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.err, Catch::Contains("9 jobs: 9 from cache, 0 run"));
+  CHECK(count_occurrences(again.err, warning) == printed);
+  // Up to date: nothing ran and nothing was served, so nothing is printed again.
+  auto noop = run_ob(p.args({"-j1", "build"}), {}, {{"CI", "1"}});
+  CHECK(count_occurrences(noop.err, warning) == 0);
+}

@@ -2,6 +2,7 @@
 // them after it ran; count hits and misses; explain every decision.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -23,6 +24,9 @@ struct JobCacheOptions {
   // false (launcher mode, where many compiles share one directory): keep no
   // build state, so nothing is "up to date" and --explain has no history.
   bool keep_build_state = true;
+  // Given the diagnostics a job printed when it ran (warnings), stored with
+  // its outputs, when a hit restores them: print them again, as ccache does.
+  std::function<void(const Job&, std::string_view)> replay;
 };
 
 class JobCache {
@@ -34,8 +38,9 @@ class JobCache {
   // `temps` on a hit; No when it must run.
   Served serve(const Job& job, const std::vector<fs::path>& temps);
   // After it ran successfully: store outputs (still at `temps`) and its deps.
+  // `diagnostics`: what the command printed, replayed on later hits.
   void store(const Job& job, const std::vector<fs::path>& temps,
-             const std::optional<fs::path>& depfile);
+             const std::optional<fs::path>& depfile, std::string_view diagnostics = {});
 
   // This build's counters; add them to the shared ones and save the build
   // state for the next --explain.
@@ -59,7 +64,8 @@ class JobCache {
   void miss(const Job& job, const std::string& reason, const std::string& detail);
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
                                              std::string& reason, std::vector<Dep>& deps);
-  bool restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps);
+  bool restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
+               std::string& diagnostics);
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                 const std::vector<fs::path>& temps, const Job& job);
   std::vector<Dep> deps_from_depfile(const Job& job, const fs::path& depfile, bool& time_macros);

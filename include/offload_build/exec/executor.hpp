@@ -37,8 +37,10 @@ struct ExecOptions {
   // outputs to the temporary paths itself (a cache hit), or find them current.
   std::function<Served(const Job&, const std::vector<fs::path>&)> serve;
   // Called after check_outputs passed, before the outputs are committed;
-  // `depfile` is the temporary depfile the command wrote, if the job has one.
-  std::function<void(const Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile)>
+  // `depfile` is the temporary depfile the command wrote, if the job has one;
+  // `output` what it printed, when the runner buffers output (else empty).
+  std::function<void(const Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile,
+                     std::string_view output)>
       after_run;
   // Optional slots shared with other processes (a make jobserver,
   // exec/jobserver.hpp). While one of our commands runs, another starts only
