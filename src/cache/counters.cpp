@@ -75,9 +75,10 @@ Counters read_counters(const fs::path& file) {
   return c;
 }
 
-std::string counters_json(const Counters& c) {
-  nlohmann::json j = {
-      {"version", 1},
+}  // namespace
+
+nlohmann::json counters_to_json(const Counters& c) {
+  return {
       {"hits", c.hits},
       {"misses", c.misses},
       {"misses_by_reason", c.misses_by_reason},
@@ -87,6 +88,13 @@ std::string counters_json(const Counters& c) {
       {"evictions", c.evictions},
       {"bytes_stored", c.bytes_stored},
   };
+}
+
+namespace {
+
+std::string counters_json(const Counters& c) {
+  nlohmann::json j = counters_to_json(c);
+  j["version"] = 1;
   return j.dump(2) + "\n";
 }
 

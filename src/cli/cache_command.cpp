@@ -50,19 +50,12 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     u = storage.usage();
   }
   if (json) {
-    nlohmann::json j = {
-        {"dir", shown.string()},
-        {"entries", u.entries},
-        {"bytes", u.bytes},
-        {"max_size", max_size},
-        {"hits", c.hits},
-        {"misses", c.misses},
-        {"misses_by_reason", c.misses_by_reason},
-        {"corrupt", c.corrupt},
-        {"stores", c.stores},
-        {"store_failures", c.store_failures},
-        {"evictions", c.evictions},
-    };
+    nlohmann::json j = cache::counters_to_json(c);
+    j.erase("bytes_stored");  // eviction's own tally since the last prune; "bytes" is the size
+    j["dir"] = shown.string();
+    j["entries"] = u.entries;
+    j["bytes"] = u.bytes;
+    j["max_size"] = max_size;
     out << j.dump() << "\n";
     return exit_code::ok;
   }

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +58,10 @@ struct Counters {
 
   Counters& operator+=(const Counters& other);
 };
+
+// The counters as JSON: stats.json's fields (without its version) and
+// `cache stats --json`'s (with the directory's size added there).
+nlohmann::json counters_to_json(const Counters& c);
 
 struct Usage {
   uint64_t entries = 0;
