@@ -67,8 +67,10 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     s.argv = clang_cli::device_argv(req, s.target, extra, rel(s.out), rel(s.dep), s.writes_user_dep);
     steps.push_back(std::move(s));
   }
+  std::vector<std::string> host_options;
+  for (const auto& a : req.args) host_options.insert(host_options.end(), a.tokens.begin(), a.tokens.end());
   std::optional<std::vector<single_parse::DevicePass>> passes;
-  if (probe) {
+  if (probe && !single_parse::host_uses_lto(host_options)) {
     passes.emplace();
     for (const auto& s : steps) {
       auto listing = probe->list(s.argv, cwd);

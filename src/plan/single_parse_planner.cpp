@@ -46,6 +46,8 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
   if (!m.host_flags.empty() || !m.device_flags.empty())
     return none(n, o, "host_flags or device_flags are set, so a device pass's own host parse "
                       "differs from the host pass's");
+  if (single_parse::host_uses_lto(m.flags))
+    return none(n, o, "-flto: the host codegen from IR would not write the same LTO object");
 
   // One probe per distinct template, on the first TU that has it.
   std::map<std::string, std::shared_future<Result<single_parse::DevicePass>>> probes;

@@ -54,6 +54,7 @@ TEST_CASE("single-parse output equals two-parse output, byte for byte", "[pipeli
       {"bare-gpu", "bare", {}, 1},                                 // host, sm_90 (ptxas), gfx90a
       {"bare-gpu", "bare", {"-O2", "-g"}, 1},                      // debug info names the source
       {"vector-cxx", "vector", {"-O1", "-std=c++17", "-g", "-Wall"}, 3},
+      {"bare-gpu", "bare", {"-O3", "-ffast-math", "-march=x86-64-v3", "-fPIC", "-DUNUSED=1"}, 1},
   };
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.example << (c.flags.empty() ? "" : " with other flags")) {
@@ -99,4 +100,22 @@ TEST_CASE("a single-parse build runs its kernels on the host device", "[pipeline
                       {{"OMP_TARGET_OFFLOAD", "MANDATORY"}, {"LIBOMPTARGET_INFO", "-1"}});
   CHECK(run.exit_code == 0);
   CHECK_THAT(run.err, Catch::Contains("Launching kernel __omp_offloading_"));
+}
+
+// Found by comparing: with -flto the host codegen from IR writes another LTO
+// object than the driver's one-step host pass, so -flto keeps two parses.
+TEST_CASE("-flto keeps the two-parse layout, and its program runs", "[pipeline][single-parse]") {
+  TempDir tmp;
+  const fs::path dir = copy_example("saxpy-c", tmp.path());
+  auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
+  m["flags"] = {"-O2", "-flto"};
+  write_file(dir / "offload.json", m.dump());
+  auto r = run_ob({"-C", dir.string(), "--no-cache", "-v", "build"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("two-parse C/C++ pipeline for every translation unit: -flto"));
+  CHECK(r.err.find("-emit-llvm -Xclang -disable-llvm-passes") == std::string::npos);
+  auto run = run_tool({(dir / "build/saxpy").string()}, dir, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("OK"));
 }

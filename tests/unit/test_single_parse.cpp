@@ -226,6 +226,14 @@ TEST_CASE("launcher plan: one compile split around one host parse", "[single-par
   CHECK(after(host.argv, "ir") == "a.o.offload-build/host.bc");
   CHECK(host.outputs == std::vector<fs::path>{"/w/a.o"});
 
+  auto lto = clang_cli::parse({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-flto", "-c",
+                               "a.c", "-o", "a.o"});
+  REQUIRE(lto.compile);
+  CHECK(kinds(make_launcher_plan(*lto.compile, fake_toolchain(), "/w", &probe)).front() ==
+        "device sm_90 a.c");
+  CHECK(single_parse::host_uses_lto({"-flto=thin"}));
+  CHECK_FALSE(single_parse::host_uses_lto({"-flto", "-fno-lto"}));
+
   probe.fail = true;  // no listing: the driver's own two-parse passes
   CHECK(kinds(make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe)) ==
         std::vector<std::string>{"device sm_90 a.c", "package a.c", "host a.c"});

@@ -106,6 +106,15 @@ Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths&
   return pass;
 }
 
+bool host_uses_lto(const std::vector<std::string>& options) {
+  bool lto = false;
+  for (const auto& a : options) {
+    if (a == "-flto" || a.rfind("-flto=", 0) == 0) lto = true;
+    else if (a == "-fno-lto") lto = false;
+  }
+  return lto;
+}
+
 Argv instantiate(const Argv& argv, const UnitPaths& unit) {
   const std::map<std::string_view, std::string> values{
       {kSource, unit.source},   {kMain, base_name(unit.source)}, {kOutput, unit.output},

@@ -46,6 +46,11 @@ struct DevicePass {
 Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed,
                               bool shared = true);
 
+// Whether host compiles with these options write LTO bitcode (-flto... not
+// undone by a later -fno-lto): the host codegen from IR then writes other
+// bytes than the driver's one-step host pass, so such TUs keep two parses.
+bool host_uses_lto(const std::vector<std::string>& options);
+
 // `argv` of a templatized pass with `unit`'s paths.
 Argv instantiate(const Argv& argv, const UnitPaths& unit);
 
