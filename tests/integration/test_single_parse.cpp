@@ -104,7 +104,7 @@ TEST_CASE("a single-parse build runs its kernels on the host device", "[pipeline
 
 // Found by comparing: with -flto the host codegen from IR writes another LTO
 // object than the driver's one-step host pass, so -flto keeps two parses.
-TEST_CASE("-flto keeps the two-parse layout, and its program runs", "[pipeline][single-parse]") {
+TEST_CASE("with -flto a TU keeps the two-parse layout, and its program runs", "[pipeline][single-parse]") {
   TempDir tmp;
   const fs::path dir = copy_example("saxpy-c", tmp.path());
   auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
