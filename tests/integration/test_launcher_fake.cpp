@@ -125,3 +125,42 @@ TEST_CASE("make -jN: the jobserver bounds the compilers running at once", "[laun
     CHECK(make("MAKEFLAGS=") > 3);
   }
 }
+
+// `offload-build build` in a make recipe: the same bounds as the launcher.
+TEST_CASE("make -jN: a build in a recipe shares make's job slots", "[launcher][jobserver][integration]") {
+  FakeLlvm llvm(
+      "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"  // not clang: two parses
+      "d=\"$(dirname \"$0\")/../../runs\"\n"
+      "touch \"$d/running/$$\"\n"
+      "ls \"$d/running\" | wc -l >> \"$d/concurrency.log\"\n"
+      "sleep 0.2\n"
+      "out=; prev=\n"
+      "for a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n"
+      "[ -n \"$out\" ] && printf 'fake\\n' > \"$out\"\n"
+      "rm -f \"$d/running/$$\"\n");
+  for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper"}) {
+    fs::remove(llvm.bin / tool);
+    fs::copy_file(llvm.clang, llvm.bin / tool);
+  }
+  const fs::path proj = llvm.tmp / "proj";
+  for (int i = 1; i <= 4; ++i) write_file(proj / ("s" + std::to_string(i) + ".c"), "int x;\n");
+  write_file(proj / "offload.json", R"({"name": "p", "sources": ["*.c"], "targets": ["host"], "toolchain": ")" +
+                                        (llvm.tmp / "llvm").string() + "\"}");
+  const fs::path runs = llvm.tmp / "runs";
+  auto most_at_once = [&](const std::string& recipe_prefix) {
+    fs::remove_all(runs);
+    fs::remove_all(proj / "build");
+    fs::create_directories(runs / "running");
+    write_file(llvm.tmp / "Makefile", "all:\n\t" + recipe_prefix + " " + util::shell_quote(OB_BINARY) +
+                                          " -C proj --no-cache -j8 build\n");
+    auto r = run_tool({"make", "-j2", "-s"}, llvm.tmp.path(), llvm.env());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    int most = 0;
+    for (const auto& line : util::split(read_file(runs / "concurrency.log"), '\n'))
+      if (!util::trim(line).empty()) most = std::max(most, std::stoi(util::trim(line)));
+    return most;
+  };
+  SECTION("with the jobserver's descriptors ('+'): make's 2 slots") { CHECK(most_at_once("+") == 2); }
+  SECTION("without them: one job at a time") { CHECK(most_at_once("") == 1); }
+}
