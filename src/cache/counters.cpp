@@ -167,6 +167,7 @@ void Storage::clear() {
   for (const auto& f : files) fs::remove(f, ec);
   fs::remove_all(v1, ec);
   fs::create_directories(v1, ec);
+  fs::remove_all(dir_ / "probes", ec);  // remembered compiler answers (driver listings, rustc)
   StatsLock lock(dir_);
   fs::remove(dir_ / "stats.json", ec);
 }

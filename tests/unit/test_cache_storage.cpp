@@ -503,14 +503,17 @@ TEST_CASE("record evicts automatically so the cache stays within its limit", "[c
   CHECK(s.get("result", last).status == LookupStatus::Hit);
 }
 
-TEST_CASE("clear removes every entry and the counters", "[cache]") {
+TEST_CASE("clear removes every entry, the counters and the remembered probes", "[cache]") {
   TempDir tmp("ob-cache");
   Storage s(tmp / "c");
   for (int i = 0; i < 3; ++i) REQUIRE(s.put("result", key_of(std::to_string(i)), entry_with("x")));
   Counters c;
   c.hits = 7;
   s.record(c);
+  fs::create_directories(tmp / "c/probes");
+  spit(tmp / "c/probes/clang-listing-0123.json", "{}");
   s.clear();
+  CHECK_FALSE(fs::exists(tmp / "c/probes"));
   CHECK(s.usage().entries == 0);
   CHECK(s.counters().hits == 0);
   CHECK(s.get("result", key_of("0")).status == LookupStatus::Missing);
