@@ -47,6 +47,7 @@ TEST_CASE("single-parse output equals two-parse output, byte for byte", "[pipeli
     const char* program;
     std::vector<std::string> flags;  // replaces the manifest's "flags" when set
     size_t units;
+    std::vector<std::string> targets = {};  // replaces the manifest's "targets" when set
   };
   const Case cases[] = {
       {"saxpy-c", "saxpy", {}, 1},
@@ -55,16 +56,18 @@ TEST_CASE("single-parse output equals two-parse output, byte for byte", "[pipeli
       {"bare-gpu", "bare", {"-O2", "-g"}, 1},                      // debug info names the source
       {"vector-cxx", "vector", {"-O1", "-std=c++17", "-g", "-Wall"}, 3},
       {"bare-gpu", "bare", {"-O3", "-ffast-math", "-march=x86-64-v3", "-fPIC", "-DUNUSED=1"}, 1},
+      // two archs of one triple each: one probe per target, five images
+      {"bare-gpu", "bare", {}, 1, {"host", "sm_80", "sm_90", "gfx90a", "gfx942"}},
   };
   for (const auto& c : cases) {
-    DYNAMIC_SECTION(c.example << (c.flags.empty() ? "" : " with other flags")) {
+    DYNAMIC_SECTION(c.example << (c.flags.empty() ? "" : " with other flags")
+                              << (c.targets.empty() ? "" : " for five targets")) {
       TempDir tmp;
       const fs::path dir = copy_example(c.example, tmp.path());
-      if (!c.flags.empty()) {
-        auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
-        m["flags"] = c.flags;
-        write_file(dir / "offload.json", m.dump());
-      }
+      auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
+      if (!c.flags.empty()) m["flags"] = c.flags;
+      if (!c.targets.empty()) m["targets"] = c.targets;
+      write_file(dir / "offload.json", m.dump());
       const std::string n = std::to_string(c.units);
       const auto single = build(dir, {}, "single-parse C/C++ pipeline for " + n + " of " + n);
       const auto two = build(dir, {"--two-parse"}, "two-parse C/C++ pipeline for every translation unit");
