@@ -140,7 +140,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   auto driver_probe = make_driver_probe(
       o.no_cache ? std::nullopt : std::optional(cache_dir_for(o, manifest->cache_dir) / "probes"),
       listing_tools);
-  PlanOptions plan_options{driver_probe.get(), o.two_parse, nullptr};
+  PlanOptions plan_options{driver_probe.get(), o.two_parse,
+                           jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(o), nullptr};
   if (o.verbose)
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly

@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <future>
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
@@ -50,21 +52,36 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
     return none(n, o, "-flto: the host codegen from IR would not write the same LTO object");
 
   // One probe per distinct template, on the first TU that has it.
-  std::map<std::string, std::shared_future<Result<single_parse::DevicePass>>> probes;
+  struct Probe {
+    const DeviceStep* step;
+    UnitPaths paths;
+    std::optional<Result<single_parse::DevicePass>> pass;
+  };
+  std::map<std::string, Probe> probes;
   std::vector<std::vector<std::string>> keys(n);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& step : steps[i]) {
       keys[i].push_back(template_key(m.sources[i], step, cwd));
-      if (probes.count(keys[i].back())) continue;
-      probes[keys[i].back()] = std::async(std::launch::async, [&, i, argv = step.argv,
-                                                                paths = probed_paths(m.sources[i], step, cwd)]()
-                                                                   -> Result<single_parse::DevicePass> {
-        auto listing = o.probe->list(argv, cwd);
-        if (!listing) return listing.error();
-        return single_parse::templatize(*listing, paths);
-      }).share();
+      probes.try_emplace(keys[i].back(), Probe{&step, probed_paths(m.sources[i], step, cwd), {}});
     }
   }
+  // At most o.parallel_probes at once (they are compiler processes too).
+  std::vector<Probe*> todo;
+  for (auto& [key, p] : probes) todo.push_back(&p);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next++) < todo.size();) {
+      Probe& p = *todo[k];
+      auto listing = o.probe->list(p.step->argv, cwd);
+      p.pass = listing ? single_parse::templatize(*listing, p.paths)
+                       : Result<single_parse::DevicePass>(listing.error());
+    }
+  };
+  std::vector<std::thread> workers;
+  const size_t threads = std::clamp<size_t>(o.parallel_probes, 1, todo.size() ? todo.size() : 1);
+  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
 
   std::vector<std::optional<Passes>> out(n);
   size_t single = 0;
@@ -72,7 +89,7 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
     Passes passes;
     std::string why;
     for (const auto& key : keys[i]) {
-      const auto& pass = probes.at(key).get();
+      const auto& pass = *probes.at(key).pass;
       if (!pass) {
         why = pass.error().message;
         break;

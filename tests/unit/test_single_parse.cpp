@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 
 #include "offload_build/plan/launcher_plan.hpp"
@@ -45,10 +47,14 @@ std::vector<Argv> fake_listing(const Argv& driver) {
 
 class FakeProbe final : public DriverProbe {
  public:
-  std::atomic<int> calls{0};
+  std::atomic<int> calls{0}, running{0}, most{0};
   bool fail = false;
   Result<std::vector<Argv>> list(const Argv& argv, const fs::path&) override {
     ++calls;
+    const int now = ++running;
+    for (int m = most; now > m && !most.compare_exchange_weak(m, now);) {}
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    --running;
     if (fail) return Error::failure("clang -### failed: error: unknown argument");
     return fake_listing(argv);
   }
@@ -141,7 +147,7 @@ TEST_CASE("single parse: listings of another shape are refused with the reason",
 TEST_CASE("plan: one host-IR job per TU, shared by its device passes", "[single-parse][plan]") {
   FakeProbe probe;
   std::vector<std::string> notes;
-  PlanOptions o{&probe, false, [&](const std::string& s) { notes.push_back(s); }};
+  PlanOptions o{&probe, false, 4, [&](const std::string& s) { notes.push_back(s); }};
   const Plan plan = make_plan(fake_manifest({"src/a.c", "src/b.c", "c.c"}), fake_toolchain(), o);
 
   CHECK(probe.calls == 2);  // one per target, not per TU x target
@@ -182,7 +188,7 @@ TEST_CASE("plan: one host-IR job per TU, shared by its device passes", "[single-
 TEST_CASE("plan: the two-parse form where a single parse could differ", "[single-parse][plan]") {
   FakeProbe probe;
   std::vector<std::string> notes;
-  PlanOptions o{&probe, false, [&](const std::string& s) { notes.push_back(s); }};
+  PlanOptions o{&probe, false, 4, [&](const std::string& s) { notes.push_back(s); }};
   Manifest m = fake_manifest({"a.c"});
 
   SECTION("host_flags: the host pass parses with flags the device passes do not see") {
@@ -237,4 +243,16 @@ TEST_CASE("launcher plan: one compile split around one host parse", "[single-par
   probe.fail = true;  // no listing: the driver's own two-parse passes
   CHECK(kinds(make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe)) ==
         std::vector<std::string>{"device sm_90 a.c", "package a.c", "host a.c"});
+}
+
+TEST_CASE("plan: probes run at most parallel_probes at once", "[single-parse][plan]") {
+  Manifest m = fake_manifest({"a.c"});
+  m.targets = {Target{"x86_64-unknown-linux-gnu", "generic"}, Target{"nvptx64-nvidia-cuda", "sm_80"},
+               Target{"nvptx64-nvidia-cuda", "sm_90"}, Target{"amdgcn-amd-amdhsa", "gfx90a"}};
+  for (size_t limit : {1, 2}) {
+    FakeProbe probe;
+    make_plan(m, fake_toolchain(), PlanOptions{&probe, false, limit, nullptr});
+    CHECK(probe.calls == 4);
+    CHECK(probe.most == int(limit));
+  }
 }

@@ -87,6 +87,9 @@ struct PlanOptions {
   // keeps the two-parse driver form (each device pass parses the host side too).
   DriverProbe* probe = nullptr;
   bool two_parse = false;  // --two-parse: never split
+  // Probes run at once at most (each is a compiler process): -j, or 1 under
+  // a make jobserver (they run in the slot make started us with).
+  size_t parallel_probes = 1;
   // Told which form the TUs got and why (the CLI prints it under -v).
   std::function<void(const std::string&)> note;
 };
