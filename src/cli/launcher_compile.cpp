@@ -193,7 +193,9 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get());
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  const size_t parallel = jobserver.serial || jobserver.jobserver ? 1 : o.jobs > 0 ? o.jobs : cpus;
+  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), parallel);
   if (exec::interrupted()) return exit_code::interrupted;
   const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)

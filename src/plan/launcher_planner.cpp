@@ -22,7 +22,7 @@ std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, 
 }
 
 Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd, DriverProbe* probe) {
+                        const fs::path& cwd, DriverProbe* probe, size_t parallel_probes) {
   Plan plan;
   plan.cwd = cwd;
   plan.program = (cwd / req.output_arg()).lexically_normal();
@@ -71,12 +71,16 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   for (const auto& a : req.args) host_options.insert(host_options.end(), a.tokens.begin(), a.tokens.end());
   std::optional<std::vector<single_parse::DevicePass>> passes;
   if (probe && !single_parse::host_uses_lto(host_options)) {
+    std::vector<std::vector<std::string>> commands;
+    for (const auto& s : steps) commands.push_back(s.argv);
+    auto listings = list_all(*probe, commands, cwd, parallel_probes);
     passes.emplace();
-    for (const auto& s : steps) {
-      auto listing = probe->list(s.argv, cwd);
-      auto pass = listing ? single_parse::templatize(*listing, {req.source, rel(s.out), rel(s.dep), {}, {}},
-                                                     /*shared=*/false)
-                          : Result<single_parse::DevicePass>(listing.error());
+    for (size_t t = 0; t < steps.size(); ++t) {
+      const Step& s = steps[t];
+      auto pass = listings[t] ? single_parse::templatize(*listings[t],
+                                                         {req.source, rel(s.out), rel(s.dep), {}, {}},
+                                                         /*shared=*/false)
+                              : Result<single_parse::DevicePass>(listings[t].error());
       if (!pass) {
         passes.reset();  // the two-parse form, as the driver lays it out
         break;

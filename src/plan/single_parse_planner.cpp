@@ -2,10 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <atomic>
 #include <map>
-#include <thread>
 
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
@@ -65,23 +62,16 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
       probes.try_emplace(keys[i].back(), Probe{&step, probed_paths(m.sources[i], step, cwd), {}});
     }
   }
-  // At most o.parallel_probes at once (they are compiler processes too).
   std::vector<Probe*> todo;
-  for (auto& [key, p] : probes) todo.push_back(&p);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k; (k = next++) < todo.size();) {
-      Probe& p = *todo[k];
-      auto listing = o.probe->list(p.step->argv, cwd);
-      p.pass = listing ? single_parse::templatize(*listing, p.paths)
-                       : Result<single_parse::DevicePass>(listing.error());
-    }
-  };
-  std::vector<std::thread> workers;
-  const size_t threads = std::clamp<size_t>(o.parallel_probes, 1, todo.size() ? todo.size() : 1);
-  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
-  work();
-  for (auto& w : workers) w.join();
+  std::vector<single_parse::Argv> commands;
+  for (auto& [key, p] : probes) {
+    todo.push_back(&p);
+    commands.push_back(p.step->argv);
+  }
+  auto listings = list_all(*o.probe, commands, cwd, o.parallel_probes);
+  for (size_t k = 0; k < todo.size(); ++k)
+    todo[k]->pass = listings[k] ? single_parse::templatize(*listings[k], todo[k]->paths)
+                                : Result<single_parse::DevicePass>(listings[k].error());
 
   std::vector<std::optional<Passes>> out(n);
   size_t single = 0;

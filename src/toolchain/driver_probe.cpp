@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include <fmt/core.h>
@@ -101,6 +103,23 @@ class ClangListingProbe final : public DriverProbe {
 };
 
 }  // namespace
+
+std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
+    DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
+    size_t parallel) {
+  std::vector<std::optional<Result<std::vector<driver_listing::Argv>>>> slots(commands.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next++) < commands.size();) slots[k] = probe.list(commands[k], cwd);
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < std::min(parallel, commands.size()); ++t) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+  std::vector<Result<std::vector<driver_listing::Argv>>> out;
+  for (auto& s : slots) out.push_back(std::move(*s));
+  return out;
+}
 
 std::unique_ptr<DriverProbe> make_driver_probe(std::optional<fs::path> memo_dir,
                                                std::vector<fs::path> tools) {

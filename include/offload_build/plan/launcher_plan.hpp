@@ -28,8 +28,10 @@ std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, 
 // work directory holds the rest (Plan::build_dir).
 // With a `probe`, the single-parse layout (one host-IR job read by every
 // device cc1 and the host codegen) when the driver's listings have the
-// expected shape; else, or without one, the two-parse driver passes.
+// expected shape; else, or without one, the two-parse driver passes. At most
+// `parallel_probes` probes run at once.
 Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd, DriverProbe* probe = nullptr);
+                        const fs::path& cwd, DriverProbe* probe = nullptr,
+                        size_t parallel_probes = 1);
 
 }  // namespace ob

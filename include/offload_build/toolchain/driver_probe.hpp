@@ -24,6 +24,12 @@ class DriverProbe {
                                                          const fs::path& cwd) = 0;
 };
 
+// The listings of several driver commands, in order, at most `parallel`
+// probes at once (they are compiler processes too).
+std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
+    DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
+    size_t parallel);
+
 // Runs `argv -###`. With a `memo_dir`, answers are remembered there across
 // processes (a probe costs ~40 ms), keyed by the driver binary's identity, the
 // argv, the directory, the environment the driver reads and the identity of
