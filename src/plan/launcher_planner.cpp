@@ -131,25 +131,9 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     const auto& pass = (*passes)[t];
     const fs::path assembly = work / ("dev." + target.short_name() + ".s");
     const single_parse::UnitPaths paths{req.source, rel(out), rel(dep), rel(host_ir), rel(assembly)};
-    job.driver_argv = std::move(job.argv);
-    job.argv = single_parse::instantiate(pass.device, paths);
-    job.tools.clear();
-    job.inputs.push_back(host_ir);
-    job.deps = {*parse_id};
-    if (!pass.assemble.empty()) job.outputs = {assembly};
-    JobId last = add(std::move(job));
-    if (!pass.assemble.empty()) {
-      Job as;
-      as.kind = JobKind::Assemble;
-      as.target = target;
-      as.source = source;
-      as.argv = single_parse::instantiate(pass.assemble, paths);
-      as.inputs = {assembly};
-      as.outputs = {out};
-      as.deps = {last};
-      last = add(std::move(as));
-    }
-    device_jobs.push_back(last);
+    job.unit = 1;
+    device_jobs.push_back(
+        plan_paths::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse_id));
     images.push_back({rel(out), target});
   }
 

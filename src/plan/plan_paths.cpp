@@ -32,6 +32,46 @@ std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool wi
   return tools;
 }
 
+Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc) {
+  Job job;
+  job.kind = JobKind::DeviceCompile;
+  job.target = step.target;
+  job.source = source;
+  job.argv = step.argv;
+  job.inputs = {source};
+  job.outputs = {step.out};
+  job.depfile = step.dep;
+  job.unit = unit;
+  job.inode_sensitive = true;  // kernel names embed the source's device and inode
+  if (step.target.family() == TargetFamily::Nvptx && tc.cuda_path)
+    job.tools = {*tc.cuda_path / "bin/ptxas"};
+  job.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
+  return job;
+}
+
+JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass,
+                       const single_parse::UnitPaths& paths, const fs::path& host_ir,
+                       const fs::path& assembly, JobId parse) {
+  const fs::path object = dev.outputs.front();
+  dev.driver_argv = std::move(dev.argv);  // what compile_commands.json lists
+  dev.argv = single_parse::instantiate(pass.device, paths);
+  dev.tools.clear();  // argv[0] is the compiler itself; ptxas is its own job
+  dev.inputs.push_back(host_ir);
+  dev.deps = {parse};
+  if (pass.assemble.empty()) return plan.add(std::move(dev));
+  dev.outputs = {assembly};  // checked for OpenMP runtime calls, before ptxas
+  Job as;
+  as.kind = JobKind::Assemble;
+  as.target = dev.target;
+  as.source = dev.source;
+  as.unit = dev.unit;
+  as.argv = single_parse::instantiate(pass.assemble, paths);
+  as.inputs = {assembly};
+  as.outputs = {object};
+  as.deps = {plan.add(std::move(dev))};
+  return plan.add(std::move(as));
+}
+
 Job package_job(const Plan& plan, const Toolchain& tc,
                 const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs) {

@@ -8,6 +8,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::plan_paths {
@@ -38,6 +39,17 @@ struct UnitJobs {
   JobId host_job;
   fs::path host_object;
 };
+
+// A TU's device pass for one target as one driver command (the two-parse form).
+Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc);
+
+// Single parse: add `dev` (a device pass in the driver's form, from
+// device_job or launcher mode) as the driver's device cc1 reading `host_ir`
+// (written by job `parse`), then for nvptx a ptxas job from `paths.assembly`
+// to the object. Returns the job that writes the object.
+JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass,
+                       const single_parse::UnitPaths& paths, const fs::path& host_ir,
+                       const fs::path& assembly, JobId parse);
 
 // The job packaging `device_jobs`' images (one per target) of `source` into `pkg`.
 Job package_job(const Plan& plan, const Toolchain& tc,

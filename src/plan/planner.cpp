@@ -46,20 +46,7 @@ UnitJobs add_two_parse_unit(Plan& plan, const Manifest& m, const Toolchain& tc,
   std::vector<JobId> device_jobs;
   std::vector<clang_openmp::Image> images;
   for (const auto& step : steps) {
-    Job job;
-    job.kind = JobKind::DeviceCompile;
-    job.target = step.target;
-    job.source = src.path;
-    job.argv = step.argv;
-    job.inputs = {src.path};
-    job.outputs = {step.out};
-    job.depfile = step.dep;
-    job.unit = unit;
-    job.inode_sensitive = true;  // kernel names embed the source's device and inode
-    if (step.target.family() == TargetFamily::Nvptx && tc.cuda_path)
-      job.tools = {*tc.cuda_path / "bin/ptxas"};
-    job.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
-    device_jobs.push_back(plan.add(std::move(job)));
+    device_jobs.push_back(plan.add(plan_paths::device_job(step, src.path, unit, tc)));
     images.push_back({rel(step.out), step.target});
   }
 

@@ -125,33 +125,8 @@ plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc
     const single_parse::DevicePass& pass = passes[t];
     const fs::path assembly = with_suffix(stem, ".dev." + step.target.short_name() + ".s");
     const UnitPaths paths{rel(src.path), rel(step.out), rel(step.dep), rel(host_ir), rel(assembly)};
-    Job dev;
-    dev.kind = JobKind::DeviceCompile;
-    dev.target = step.target;
-    dev.source = src.path;
-    dev.argv = single_parse::instantiate(pass.device, paths);
-    dev.driver_argv = step.argv;
-    dev.inputs = {src.path, host_ir};
-    dev.outputs = {pass.assemble.empty() ? step.out : assembly};
-    dev.depfile = step.dep;
-    dev.deps = {parse_id};
-    dev.unit = unit;
-    dev.inode_sensitive = true;
-    dev.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
-    JobId last = plan.add(std::move(dev));
-    if (!pass.assemble.empty()) {
-      Job as;
-      as.kind = JobKind::Assemble;
-      as.target = step.target;
-      as.source = src.path;
-      as.argv = single_parse::instantiate(pass.assemble, paths);
-      as.inputs = {assembly};
-      as.outputs = {step.out};
-      as.deps = {last};
-      as.unit = unit;
-      last = plan.add(std::move(as));
-    }
-    image_jobs.push_back(last);
+    image_jobs.push_back(plan_paths::add_split_device(
+        plan, plan_paths::device_job(step, src.path, unit, tc), pass, paths, host_ir, assembly, parse_id));
     images.push_back({rel(step.out), step.target});
   }
 
