@@ -29,6 +29,8 @@ struct UnitPaths {
 // One device pass as the commands the driver runs, with the probed TU's paths
 // replaced by placeholders so that one probe serves every TU with the same flags:
 //   host_ir:  cc1 parsing the source for the host, writing bitcode to host_ir
+//             (checked, not run: the planners run the host pass's own parse,
+//             `--offload-host-only -emit-llvm`, which names every target)
 //   device:   cc1 for the target reading host_ir, writing output (or assembly)
 //   assemble: ptxas, assembly -> output (nvptx only; empty otherwise)
 struct DevicePass {
