@@ -133,12 +133,13 @@ Counters& Counters::operator+=(const Counters& other) {
   return *this;
 }
 
+bool Counters::any() const {
+  return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored;
+}
+
 void Storage::record(const Counters& delta) {
   if (!writable_) return;
-  const bool nothing = delta.hits == 0 && delta.misses == 0 && delta.corrupt == 0 &&
-                       delta.stores == 0 && delta.store_failures == 0 && delta.evictions == 0 &&
-                       delta.bytes_stored == 0;
-  if (nothing) return;  // a no-op build: no lock, no rewrite
+  if (!delta.any()) return;  // a no-op build: no lock, no rewrite
   StatsLock lock(dir_);
   if (!lock.locked()) return;
   Counters merged = read_counters(dir_ / "stats.json");

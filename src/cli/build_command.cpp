@@ -128,20 +128,18 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));
   auto toolchain = find_toolchain(manifest->toolchain);
   if (!toolchain) return toolchain.error();
+  const fs::path cache_dir = cache_dir_for(o, manifest->cache_dir);
+  // Compilers' answers about themselves are remembered next to the cache.
+  std::optional<fs::path> probe_memo;
+  if (!o.no_cache) probe_memo = cache_dir / "probes";
   if (manifest->is_rust()) {
-    // The rustc probes are remembered per rustc binary next to the cache.
-    if (!o.no_cache) rust::set_probe_memo_dir(cache_dir_for(o, manifest->cache_dir) / "probes");
+    rust::set_probe_memo_dir(probe_memo);  // per rustc binary
     OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
   }
 
-  // The driver's own commands, to split device passes (remembered next to the cache).
-  std::vector<fs::path> listing_tools;
-  if (toolchain->cuda_path) listing_tools.push_back(*toolchain->cuda_path / "bin/ptxas");
-  auto driver_probe = make_driver_probe(
-      o.no_cache ? std::nullopt : std::optional(cache_dir_for(o, manifest->cache_dir) / "probes"),
-      listing_tools);
-  PlanOptions plan_options{driver_probe.get(), o.two_parse,
-                           jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(o), nullptr};
+  // The driver's own commands, to split device passes.
+  auto driver_probe = make_driver_probe(*toolchain, probe_memo);
+  PlanOptions plan_options{driver_probe.get(), o.two_parse, probe_jobs(o, jobserver), nullptr};
   if (o.verbose)
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
@@ -177,8 +175,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   std::optional<cache::JobCache> job_cache;
   if (!o.no_cache) {
     session.cache_enabled = true;
-    session.cache_dir = cache_dir_for(o, manifest->cache_dir);
-    storage.emplace(cache_dir_for(o, manifest->cache_dir),
+    session.cache_dir = cache_dir;
+    storage.emplace(cache_dir,
                     manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
     storage->warn_if_unwritable();
     job_cache.emplace(*storage, plan,

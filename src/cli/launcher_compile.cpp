@@ -3,9 +3,8 @@
 // jobserver, leaving exactly the object (and depfile) the compiler would.
 #include <iostream>
 #include <map>
-#include <utility>
 #include <optional>
-#include <thread>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -22,6 +21,7 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
+#include "options.hpp"
 
 namespace ob::cli {
 
@@ -101,8 +101,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
                             exec::JobserverSetup& jobserver) {
   CollectingRunner runner;
   ExecOptions exec_options;
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  exec_options.parallelism = o.jobs > 0 ? o.jobs : cpus;
+  exec_options.parallelism = effective_jobs(o);
   Progress silent;  // the passes' output is printed below, in clang's order
   exec_options.observer = &silent;
   if (jobserver.serial) exec_options.parallelism = 1;
@@ -114,7 +113,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   std::optional<cache::Storage> storage;
   std::optional<cache::JobCache> job_cache;
   if (!o.no_cache) {
-    storage.emplace(o.cache_dir ? fs::absolute(*o.cache_dir) : cache::default_cache_dir());
+    storage.emplace(cache_dir_for(o, std::nullopt));
     storage->warn_if_unwritable();
     cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
     cache_options.keep_build_state = false;  // many compiles share one object directory
@@ -183,19 +182,15 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) {
-    std::vector<fs::path> tools;
-    if (toolchain->cuda_path) tools.push_back(*toolchain->cuda_path / "bin/ptxas");
     std::optional<fs::path> memo;
-    if (!o.no_cache) memo = (o.cache_dir ? fs::absolute(*o.cache_dir) : cache::default_cache_dir()) / "probes";
-    probe = make_driver_probe(memo, tools);
+    if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+    probe = make_driver_probe(*toolchain, memo);
   }
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parallel = jobserver.serial || jobserver.jobserver ? 1 : o.jobs > 0 ? o.jobs : cpus;
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), parallel);
+  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
   if (exec::interrupted()) return exit_code::interrupted;
   const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)

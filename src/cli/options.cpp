@@ -69,4 +69,8 @@ size_t effective_jobs(const GlobalOptions& o) {
   return n > 0 ? n : 1;
 }
 
+size_t probe_jobs(const GlobalOptions& o, const exec::JobserverSetup& jobserver) {
+  return jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(o);
+}
+
 }  // namespace ob::cli

@@ -1,14 +1,14 @@
 #include "offload_build/exec/subprocess.hpp"
 
-#include <signal.h>
-
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <map>

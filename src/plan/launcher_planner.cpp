@@ -54,17 +54,14 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
 
   // Each target's device pass in the driver's form, and (single parse) the
   // commands the driver lists for it.
-  struct Step {
-    Target target;
-    fs::path out, dep;
-    bool writes_user_dep;
-    std::vector<std::string> argv;
-  };
-  std::vector<Step> steps;
+  std::vector<plan_paths::DeviceStep> steps;
+  size_t user_dep_step = req.targets.size();  // the step writing the caller's depfile, if any
   for (auto it = req.targets.begin(); it != req.targets.end(); ++it) {
-    Step s{*it, work / ("dev." + it->short_name() + ".o"), {}, user_dep && it == last_device, {}};
-    s.dep = s.writes_user_dep ? *user_dep : work / ("dev." + it->short_name() + ".d");
-    s.argv = clang_cli::device_argv(req, s.target, extra, rel(s.out), rel(s.dep), s.writes_user_dep);
+    plan_paths::DeviceStep s{*it, work / ("dev." + it->short_name() + ".o"), {}, {}};
+    const bool writes_user_dep = user_dep && it == last_device;
+    if (writes_user_dep) user_dep_step = steps.size();
+    s.dep = writes_user_dep ? *user_dep : work / ("dev." + it->short_name() + ".d");
+    s.argv = clang_cli::device_argv(req, s.target, extra, rel(s.out), rel(s.dep), writes_user_dep);
     steps.push_back(std::move(s));
   }
   std::vector<std::string> host_options;
@@ -76,7 +73,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     auto listings = list_all(*probe, commands, cwd, parallel_probes);
     passes.emplace();
     for (size_t t = 0; t < steps.size(); ++t) {
-      const Step& s = steps[t];
+      const auto& s = steps[t];
       auto pass = listings[t] ? single_parse::templatize(*listings[t],
                                                          {req.source, rel(s.out), rel(s.dep), {}, {}},
                                                          /*shared=*/false)
@@ -91,70 +88,53 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   const fs::path host_ir = work / "host.bc";
   std::optional<JobId> parse_id;
   if (passes) {
-    Job parse;
-    parse.kind = JobKind::HostIr;
-    parse.source = source;
-    parse.outputs = {host_ir};
-    parse.depfile = work / "host-ir.d";
-    parse.argv = clang_cli::host_ir_argv(req, extra, rel(host_ir), rel(*parse.depfile));
-    parse.inputs = {source};
-    parse.inode_sensitive = true;
-    parse_id = add(std::move(parse));
+    const fs::path parse_dep = work / "host-ir.d";
+    parse_id = add(plan_paths::host_ir_job(
+        source, host_ir, parse_dep, clang_cli::host_ir_argv(req, extra, rel(host_ir), rel(parse_dep)), 1));
   }
 
   std::vector<JobId> device_jobs;
   std::vector<clang_openmp::Image> images;
   for (size_t t = 0; t < steps.size(); ++t) {
-    const Target& target = steps[t].target;
-    const fs::path& out = steps[t].out;
-    const fs::path& dep = steps[t].dep;
-    const bool writes_user_dep = steps[t].writes_user_dep;
-    Job job;
-    job.kind = JobKind::DeviceCompile;
-    job.target = target;
-    job.source = source;
-    job.argv = steps[t].argv;
-    job.inputs = {source};
-    job.outputs = {out};
-    job.depfile = dep;
-    job.keep_depfile = writes_user_dep;  // cached and restored with the object
-    job.inode_sensitive = true;  // kernel names embed the source's device and inode
-    if (target.family() == TargetFamily::Nvptx && tc.cuda_path)
-      job.tools = {*tc.cuda_path / "bin/ptxas"};
-    if (!passes) {
+    const plan_paths::DeviceStep& step = steps[t];
+    Job job = plan_paths::device_job(step, source, 1, tc);
+    job.keep_depfile = t == user_dep_step;  // cached and restored with the object
+    // Like the compiler alone, write the object; a missing device runtime is
+    // the link's to report (no output check runs in launcher mode).
+    job.forbid_device_runtime_calls = false;
+    if (passes) {
+      // Single parse: the driver's device cc1 reading the shared host IR,
+      // then ptxas for nvptx.
+      const fs::path assembly = work / ("dev." + step.target.short_name() + ".s");
+      const single_parse::UnitPaths paths{req.source, rel(step.out), rel(step.dep), rel(host_ir),
+                                          rel(assembly)};
+      device_jobs.push_back(
+          plan_paths::add_split_device(plan, std::move(job), (*passes)[t], paths, host_ir, assembly, *parse_id));
+    } else {
       device_jobs.push_back(add(std::move(job)));
-      images.push_back({rel(out), target});
-      continue;
     }
-    // Single parse: the driver's device cc1 reading the shared host IR, then
-    // ptxas for nvptx.
-    const auto& pass = (*passes)[t];
-    const fs::path assembly = work / ("dev." + target.short_name() + ".s");
-    const single_parse::UnitPaths paths{req.source, rel(out), rel(dep), rel(host_ir), rel(assembly)};
-    job.unit = 1;
-    device_jobs.push_back(
-        plan_paths::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse_id));
-    images.push_back({rel(out), target});
+    images.push_back({rel(step.out), step.target});
   }
 
   const fs::path pkg = work / "images.offload";
   const JobId pack_id = add(plan_paths::package_job(plan, tc, images, pkg, source, device_jobs));
 
+  if (passes) {
+    add(plan_paths::host_codegen_job(
+        source, host_ir, pkg, plan.program,
+        clang_cli::host_codegen_argv(req, extra, rel(host_ir), rel(pkg), rel(plan.program)),
+        *parse_id, pack_id, 1));
+    return plan;
+  }
   Job host;
   host.kind = JobKind::HostCompile;
   host.source = source;
   host.outputs = {plan.program};
   host.deps = {pack_id};
-  if (passes) {
-    host.argv = clang_cli::host_codegen_argv(req, extra, rel(host_ir), rel(pkg), rel(plan.program));
-    host.inputs = {host_ir, pkg};
-    host.deps.insert(host.deps.begin(), *parse_id);
-  } else {
-    host.depfile = work / "host.d";
-    host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile));
-    host.inputs = {source, pkg};
-    host.inode_sensitive = true;
-  }
+  host.depfile = work / "host.d";
+  host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile));
+  host.inputs = {source, pkg};
+  host.inode_sensitive = true;
   add(std::move(host));
   return plan;
 }

@@ -32,6 +32,34 @@ std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool wi
   return tools;
 }
 
+Job host_ir_job(const fs::path& source, const fs::path& host_ir, const fs::path& depfile,
+                std::vector<std::string> argv, size_t unit) {
+  Job parse;
+  parse.kind = JobKind::HostIr;
+  parse.source = source;
+  parse.argv = std::move(argv);
+  parse.inputs = {source};
+  parse.outputs = {host_ir};
+  parse.depfile = depfile;
+  parse.unit = unit;
+  parse.inode_sensitive = true;  // kernel names embed the source's device and inode
+  return parse;
+}
+
+Job host_codegen_job(const fs::path& source, const fs::path& host_ir, const fs::path& pkg,
+                     const fs::path& object, std::vector<std::string> argv, JobId parse,
+                     JobId pack, size_t unit) {
+  Job host;
+  host.kind = JobKind::HostCompile;
+  host.source = source;
+  host.argv = std::move(argv);
+  host.inputs = {host_ir, pkg};  // reads no source: only the bytes of these decide
+  host.outputs = {object};
+  host.deps = {parse, pack};
+  host.unit = unit;
+  return host;
+}
+
 Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc) {
   Job job;
   job.kind = JobKind::DeviceCompile;

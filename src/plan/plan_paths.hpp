@@ -40,6 +40,17 @@ struct UnitJobs {
   fs::path host_object;
 };
 
+// Single parse: the job parsing `source` once for the host (`argv`, writing
+// `host_ir` and `depfile`).
+Job host_ir_job(const fs::path& source, const fs::path& host_ir, const fs::path& depfile,
+                std::vector<std::string> argv, size_t unit);
+
+// Single parse: the host codegen `argv` from `host_ir` with package `pkg`
+// into `object`, after jobs `parse` and `pack`.
+Job host_codegen_job(const fs::path& source, const fs::path& host_ir, const fs::path& pkg,
+                     const fs::path& object, std::vector<std::string> argv, JobId parse,
+                     JobId pack, size_t unit);
+
 // A TU's device pass for one target as one driver command (the two-parse form).
 Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc);
 

@@ -48,38 +48,35 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
   if (single_parse::host_uses_lto(m.flags))
     return none(n, o, "-flto: the host codegen from IR would not write the same LTO object");
 
-  // One probe per distinct template, on the first TU that has it.
-  struct Probe {
-    const DeviceStep* step;
-    UnitPaths paths;
-    std::optional<Result<single_parse::DevicePass>> pass;
-  };
-  std::map<std::string, Probe> probes;
-  std::vector<std::vector<std::string>> keys(n);
+  // One probe per distinct template, on the first TU that has it: probe k
+  // lists commands[k] for the TU paths probed[k]; uses[i] are TU i's probes.
+  std::map<std::string, size_t> by_template;
+  std::vector<single_parse::Argv> commands;
+  std::vector<UnitPaths> probed;
+  std::vector<std::vector<size_t>> uses(n);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& step : steps[i]) {
-      keys[i].push_back(template_key(m.sources[i], step, cwd));
-      probes.try_emplace(keys[i].back(), Probe{&step, probed_paths(m.sources[i], step, cwd), {}});
+      auto [it, fresh] = by_template.try_emplace(template_key(m.sources[i], step, cwd), commands.size());
+      if (fresh) {
+        commands.push_back(step.argv);
+        probed.push_back(probed_paths(m.sources[i], step, cwd));
+      }
+      uses[i].push_back(it->second);
     }
   }
-  std::vector<Probe*> todo;
-  std::vector<single_parse::Argv> commands;
-  for (auto& [key, p] : probes) {
-    todo.push_back(&p);
-    commands.push_back(p.step->argv);
-  }
   auto listings = list_all(*o.probe, commands, cwd, o.parallel_probes);
-  for (size_t k = 0; k < todo.size(); ++k)
-    todo[k]->pass = listings[k] ? single_parse::templatize(*listings[k], todo[k]->paths)
-                                : Result<single_parse::DevicePass>(listings[k].error());
+  std::vector<Result<single_parse::DevicePass>> results;
+  for (size_t k = 0; k < commands.size(); ++k)
+    results.push_back(listings[k] ? single_parse::templatize(*listings[k], probed[k])
+                                  : Result<single_parse::DevicePass>(listings[k].error()));
 
   std::vector<std::optional<Passes>> out(n);
   size_t single = 0;
   for (size_t i = 0; i < n; ++i) {
     Passes passes;
     std::string why;
-    for (const auto& key : keys[i]) {
-      const auto& pass = *probes.at(key).pass;
+    for (size_t k : uses[i]) {
+      const auto& pass = results[k];
       if (!pass) {
         why = pass.error().message;
         break;
@@ -96,7 +93,7 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
   if (o.note)
     o.note(fmt::format("single-parse C/C++ pipeline for {} of {} translation units ({} driver "
                        "probe{})",
-                       single, n, probes.size(), probes.size() == 1 ? "" : "s"));
+                       single, n, commands.size(), commands.size() == 1 ? "" : "s"));
   return out;
 }
 
@@ -107,16 +104,10 @@ plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc
   const fs::path stem = plan_paths::object_stem(m, src.path);
   const fs::path host_ir = with_suffix(stem, ".host.bc");
 
-  Job parse;
-  parse.kind = JobKind::HostIr;
-  parse.source = src.path;
-  parse.outputs = {host_ir};
-  parse.depfile = with_suffix(stem, ".host-ir.d");
-  parse.argv = clang_openmp::host_ir(tc, m, src, rel(src.path), rel(host_ir), rel(*parse.depfile));
-  parse.inputs = {src.path};
-  parse.unit = unit;
-  parse.inode_sensitive = true;  // kernel names embed the source's device and inode
-  const JobId parse_id = plan.add(std::move(parse));
+  const fs::path parse_dep = with_suffix(stem, ".host-ir.d");
+  const JobId parse_id = plan.add(plan_paths::host_ir_job(
+      src.path, host_ir, parse_dep,
+      clang_openmp::host_ir(tc, m, src, rel(src.path), rel(host_ir), rel(parse_dep)), unit));
 
   std::vector<JobId> image_jobs;
   std::vector<clang_openmp::Image> images;
@@ -135,18 +126,13 @@ plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc
   pack.unit = unit;
   const JobId pack_id = plan.add(std::move(pack));
 
-  Job host;
-  host.kind = JobKind::HostCompile;
-  host.source = src.path;
-  host.outputs = {with_suffix(stem, ".host.o")};
-  host.argv = clang_openmp::host_codegen(tc, m, src, rel(host_ir), rel(pkg), rel(host.outputs.front()));
-  host.driver_argv = clang_openmp::host_compile(tc, m, src, rel(src.path), rel(pkg),
-                                                rel(host.outputs.front()),
+  const fs::path host_obj = with_suffix(stem, ".host.o");
+  Job host = plan_paths::host_codegen_job(
+      src.path, host_ir, pkg, host_obj,
+      clang_openmp::host_codegen(tc, m, src, rel(host_ir), rel(pkg), rel(host_obj)), parse_id,
+      pack_id, unit);
+  host.driver_argv = clang_openmp::host_compile(tc, m, src, rel(src.path), rel(pkg), rel(host_obj),
                                                 rel(with_suffix(stem, ".host.d")));
-  host.inputs = {host_ir, pkg};
-  host.unit = unit;
-  host.deps = {parse_id, pack_id};
-  const fs::path host_obj = host.outputs.front();
   return {plan.add(std::move(host)), host_obj};
 }
 

@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <algorithm>
-#include <atomic>
 #include <thread>
 
 #include <fmt/core.h>
@@ -121,8 +121,9 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
   return out;
 }
 
-std::unique_ptr<DriverProbe> make_driver_probe(std::optional<fs::path> memo_dir,
-                                               std::vector<fs::path> tools) {
+std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir) {
+  std::vector<fs::path> tools;
+  if (tc.cuda_path) tools.push_back(*tc.cuda_path / "bin/ptxas");
   return std::make_unique<ClangListingProbe>(std::move(memo_dir), std::move(tools));
 }
 

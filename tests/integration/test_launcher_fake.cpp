@@ -40,6 +40,22 @@ struct FakeLlvm {
   }
 };
 
+// The fake compilers' concurrency.log in `runs`: one line per pass, how many
+// passes ran when it started.
+struct Concurrency {
+  int most = 0;
+  size_t passes = 0;
+};
+Concurrency read_concurrency(const fs::path& runs) {
+  Concurrency c;
+  for (const auto& line : util::split(read_file(runs / "concurrency.log"), '\n')) {
+    if (util::trim(line).empty()) continue;
+    c.most = std::max(c.most, std::stoi(util::trim(line)));
+    ++c.passes;
+  }
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("pass-through: exit code, stdout and stderr are the compiler's", "[launcher][integration]") {
@@ -103,15 +119,9 @@ TEST_CASE("make -jN: the jobserver bounds the compilers running at once", "[laun
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     for (int i = 1; i <= 4; ++i) CHECK(read_file(llvm.tmp / ("o" + std::to_string(i) + ".o")) == "fake object\n");
-    int most = 0;
-    size_t passes = 0;
-    for (const auto& line : util::split(read_file(runs / "concurrency.log"), '\n')) {
-      if (util::trim(line).empty()) continue;
-      most = std::max(most, std::stoi(util::trim(line)));
-      ++passes;
-    }
-    CHECK(passes == 20);
-    return most;
+    const Concurrency c = read_concurrency(runs);
+    CHECK(c.passes == 20);
+    return c.most;
   };
   SECTION("recipes make passes the jobserver to ('+'): tokens for extra passes") {
     int most = make("+");
@@ -156,10 +166,7 @@ TEST_CASE("make -jN: a build in a recipe shares make's job slots", "[launcher][j
     auto r = run_tool({"make", "-j2", "-s"}, llvm.tmp.path(), llvm.env());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    int most = 0;
-    for (const auto& line : util::split(read_file(runs / "concurrency.log"), '\n'))
-      if (!util::trim(line).empty()) most = std::max(most, std::stoi(util::trim(line)));
-    return most;
+    return read_concurrency(runs).most;
   };
   SECTION("with the jobserver's descriptors ('+'): make's 2 slots") { CHECK(most_at_once("+") == 2); }
   SECTION("without them: one job at a time") { CHECK(most_at_once("") == 1); }

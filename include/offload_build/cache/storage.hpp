@@ -9,10 +9,10 @@
 #include <map>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "offload_build/util/result.hpp"
 
@@ -57,6 +57,7 @@ struct Counters {
   uint64_t bytes_stored = 0;  // since the last prune; drives automatic eviction
 
   Counters& operator+=(const Counters& other);
+  bool any() const;  // anything counted (misses_by_reason only splits misses)
 };
 
 // The counters as JSON: stats.json's fields (without its version) and

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob {
@@ -33,8 +34,7 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
 // Runs `argv -###`. With a `memo_dir`, answers are remembered there across
 // processes (a probe costs ~40 ms), keyed by the driver binary's identity, the
 // argv, the directory, the environment the driver reads and the identity of
-// each of `tools` (e.g. ptxas, whose path the driver writes into the listing).
-std::unique_ptr<DriverProbe> make_driver_probe(std::optional<fs::path> memo_dir,
-                                               std::vector<fs::path> tools);
+// `tc`'s ptxas (whose path the driver writes into an nvptx listing).
+std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir);
 
 }  // namespace ob

@@ -94,13 +94,21 @@ std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& 
 
 namespace {
 
-// A host pass of `src`; `what` says what it makes (embed a package, or IR).
-std::vector<std::string> host_pass(const Toolchain& tc, const Manifest& m, const SourceFile& src,
-                                   std::vector<std::string> what, const fs::path& src_arg,
-                                   const fs::path& out, const fs::path& depfile) {
+// The start of every host pass of `src`, then `what` it makes (embed a
+// package, or IR).
+std::vector<std::string> host_head(const Toolchain& tc, const Manifest& m, const SourceFile& src,
+                                   std::vector<std::string> what) {
   std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
                                 "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
   for (auto& a : what) argv.push_back(std::move(a));
+  return argv;
+}
+
+// A host pass parsing `src`.
+std::vector<std::string> host_pass(const Toolchain& tc, const Manifest& m, const SourceFile& src,
+                                   std::vector<std::string> what, const fs::path& src_arg,
+                                   const fs::path& out, const fs::path& depfile) {
+  std::vector<std::string> argv = host_head(tc, m, src, std::move(what));
   append_common(argv, m);
   argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
   argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
@@ -127,9 +135,7 @@ std::vector<std::string> host_ir(const Toolchain& tc, const Manifest& m, const S
 std::vector<std::string> host_codegen(const Toolchain& tc, const Manifest& m,
                                       const SourceFile& src, const fs::path& host_ir,
                                       const fs::path& package, const fs::path& out) {
-  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
-                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
-  for (auto& a : embed_package(package)) argv.push_back(std::move(a));
+  std::vector<std::string> argv = host_head(tc, m, src, embed_package(package));
   std::vector<std::string> flags = m.flags;
   flags.insert(flags.end(), m.host_flags.begin(), m.host_flags.end());
   for (size_t i = 0; i < flags.size(); ++i) {

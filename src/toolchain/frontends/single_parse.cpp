@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/util/strings.hpp"
 
 namespace ob::single_parse {
 
@@ -35,7 +36,8 @@ std::string base_name(const std::string& path) {
 }
 
 bool any_starts_with(const Argv& argv, std::string_view prefix) {
-  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.rfind(prefix, 0) == 0; });
+  return std::any_of(argv.begin(), argv.end(),
+                     [&](const std::string& a) { return util::starts_with(a, prefix); });
 }
 
 // The driver names the working directory for debug info and coverage even
@@ -46,8 +48,8 @@ Argv without_unused_compilation_dirs(Argv argv) {
   const bool coverage = any_starts_with(argv, "-fcoverage-mapping") ||
                         any_starts_with(argv, "-fprofile-instrument");
   std::erase_if(argv, [&](const std::string& a) {
-    return (!debug && a.rfind("-fdebug-compilation-dir=", 0) == 0) ||
-           (!coverage && a.rfind("-fcoverage-compilation-dir=", 0) == 0);
+    return (!debug && util::starts_with(a, "-fdebug-compilation-dir=")) ||
+           (!coverage && util::starts_with(a, "-fcoverage-compilation-dir="));
   });
   return argv;
 }
@@ -87,10 +89,11 @@ Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths&
                                            {probed.depfile, kDepfile},
                                            {host_ir, kHostIr}};
   if (!assembly.empty()) names.emplace(assembly, kAssembly);
+  const std::string main_file = base_name(probed.source);
   for (Argv* argv : {&pass.host_ir, &pass.device, &pass.assemble}) {
     for (size_t i = 0; i < argv->size(); ++i) {
       std::string& arg = (*argv)[i];
-      if (i > 0 && (*argv)[i - 1] == "-main-file-name" && arg == base_name(probed.source)) {
+      if (i > 0 && (*argv)[i - 1] == "-main-file-name" && arg == main_file) {
         arg = kMain;
       } else if (auto it = names.find(arg); it != names.end()) {
         arg = it->second;
@@ -109,7 +112,7 @@ Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths&
 bool host_uses_lto(const std::vector<std::string>& options) {
   bool lto = false;
   for (const auto& a : options) {
-    if (a == "-flto" || a.rfind("-flto=", 0) == 0) lto = true;
+    if (a == "-flto" || util::starts_with(a, "-flto=")) lto = true;
     else if (a == "-fno-lto") lto = false;
   }
   return lto;
