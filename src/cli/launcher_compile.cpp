@@ -19,6 +19,7 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "options.hpp"
@@ -150,6 +151,26 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   return exit_code::ok;
 }
 
+// Kernel names from each file's place (relative to the base directory, if
+// any) under the salt of this compile's namespace and shared options.
+void use_stable_kernel_names(Plan& plan, const clang_cli::CompileRequest& req,
+                             const fs::path& compiler, const fs::path& base, const GlobalOptions& o) {
+  plan.base_dir = base;
+  std::optional<fs::path> memo;
+  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+  auto names = stable_names_for(compiler, base, memo);
+  if (!names) return;
+  std::string ns = o.kernel_namespace.value_or("");
+  if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
+    ns = env;
+  std::vector<std::string> options{"namespace=" + ns};
+  for (const auto& a : req.args)
+    if (a.kind == clang_cli::ArgKind::Common) options.insert(options.end(), a.tokens.begin(), a.tokens.end());
+  const std::string salt = kernel_salt(options);
+  use_stable_names(plan, *names, [&](const Job&) { return salt; });
+  if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+}
+
 }  // namespace
 
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o,
@@ -167,7 +188,8 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     return pass(command.front() + " is not clang");
   const auto expanded = clang_cli::expand_response_files(command, cwd);
   if (!expanded) return pass("a response file cannot be read");
-  auto parsed = clang_cli::parse(*expanded);
+  const fs::path base = base_dir_for(o, std::nullopt);
+  auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
   if (!parsed.compile) return pass(parsed.pass_reason);
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(*compiler);
@@ -190,8 +212,9 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+  Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
   if (exec::interrupted()) return exit_code::interrupted;
+  use_stable_kernel_names(plan, req, *compiler, base, o);
   const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)
     std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
