@@ -114,7 +114,10 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   std::string reason;
   const int code = split_compile(command, o, reason);
   if (code >= 0) return code;
-  return pass_through(command, reason, o);
+  std::string link_reason;
+  const int linked = cached_link(command, o, link_reason);
+  if (linked >= 0) return linked;
+  return pass_through(command, reason + "; " + link_reason, o);
 }
 
 }  // namespace ob::cli

@@ -26,8 +26,6 @@
 
 namespace ob::cli {
 
-namespace {
-
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
   if (name.find('/') != std::string::npos) {
     fs::path p = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
@@ -48,6 +46,8 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
   if (!tc) return std::nullopt;
   return *tc;
 }
+
+namespace {
 
 // clang's `native`: the GPUs offload-arch finds on this machine.
 bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::string& reason) {
@@ -96,8 +96,8 @@ class CollectingRunner final : public CommandRunner {
   std::unique_ptr<CommandRunner> inner_;
 };
 
-// Runs the plan; nullopt when a pass failed (the caller then runs the
-// compiler unchanged, which prints exactly its own diagnostics).
+}  // namespace
+
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
                             exec::JobserverSetup& jobserver) {
   CollectingRunner runner;
@@ -150,6 +150,8 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   }
   return exit_code::ok;
 }
+
+namespace {
 
 // Kernel names from each file's place (relative to the base directory, if
 // any) under the salt of this compile's namespace and shared options.
