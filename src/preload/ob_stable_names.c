@@ -88,9 +88,10 @@ static void memo_add(const struct stat* st, unsigned long long id) {
 
 /* The id of the file whose real path is `real`. */
 static unsigned long long compute_id(const char* real) {
-  const char* forced = getenv(OB_STABLE_ENV_TEST_ID);
-  if (forced && *forced) return strtoull(forced, NULL, 16);
-  return ob_stable_id(getenv(OB_STABLE_ENV_SALT), ob_stable_name(real, getenv(OB_STABLE_ENV_BASE)));
+  const char* name = ob_stable_name(real, getenv(OB_STABLE_ENV_BASE));
+  const char* test = getenv(OB_STABLE_ENV_TEST_BASENAME);
+  if (test && *test && strrchr(name, '/')) name = strrchr(name, '/') + 1;
+  return ob_stable_id(getenv(OB_STABLE_ENV_SALT), name);
 }
 
 static void apply(struct stat* st, unsigned long long id) {

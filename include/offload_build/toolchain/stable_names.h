@@ -37,8 +37,9 @@
 /* Environment of the compiler process. */
 #define OB_STABLE_ENV_BASE "OFFLOAD_BUILD_STABLE_BASE" /* real path of the base directory */
 #define OB_STABLE_ENV_SALT "OFFLOAD_BUILD_STABLE_SALT" /* per translation unit: its flags */
-/* Tests only: every file gets this id (hex), to force collisions. */
-#define OB_STABLE_ENV_TEST_ID "OFFLOAD_BUILD_STABLE_TEST_ID"
+/* Tests only: ids from the file's base name alone, so that a/x.h and b/x.h
+ * collide. */
+#define OB_STABLE_ENV_TEST_BASENAME "OFFLOAD_BUILD_STABLE_TEST_BASENAME"
 
 /* Identity version: changing the formula below must change this too (the
  * cache keys name it). */
