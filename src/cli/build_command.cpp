@@ -123,8 +123,8 @@ Result<fs::path> build(const GlobalOptions& o) {
 namespace {
 
 // C/C++ compiles name kernels from each file's place under the base
-// directory (default: the project) and content (docs/CACHE.md); a TU's
-// salt is the manifest's compile options, the same for every TU.
+// directory (default: the project) and the project's namespace, its name
+// (docs/CACHE.md).
 void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc, const fs::path& base,
                              const std::optional<fs::path>& probe_memo, bool verbose) {
   std::error_code ec;
@@ -133,12 +133,8 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
   if (m.is_rust()) return;
   auto names = stable_names_for(tc.clang, plan.base_dir, probe_memo);
   if (!names) return;
-  std::vector<std::string> options{"namespace=" + m.name};
-  for (const auto& d : m.defines) options.push_back("-D" + d);
-  for (const auto& i : m.include_dirs) options.push_back("-I" + i);
-  options.insert(options.end(), m.flags.begin(), m.flags.end());
-  const std::string salt = kernel_salt(options);
-  use_stable_names(plan, *names, [&](const Job&) { return salt; });
+  const std::string salt = kernel_salt(m.name);
+  use_stable_names(plan, *names, salt);
   if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
 }
 

@@ -154,9 +154,9 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
 namespace {
 
 // Kernel names from each file's place (relative to the base directory, if
-// any) under the salt of this compile's namespace and shared options.
-void use_stable_kernel_names(Plan& plan, const clang_cli::CompileRequest& req,
-                             const fs::path& compiler, const fs::path& base, const GlobalOptions& o) {
+// any) and the project's namespace (--kernel-namespace).
+void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
+                             const GlobalOptions& o) {
   plan.base_dir = base;
   std::optional<fs::path> memo;
   if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
@@ -165,11 +165,8 @@ void use_stable_kernel_names(Plan& plan, const clang_cli::CompileRequest& req,
   std::string ns = o.kernel_namespace.value_or("");
   if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
     ns = env;
-  std::vector<std::string> options{"namespace=" + ns};
-  for (const auto& a : req.args)
-    if (a.kind == clang_cli::ArgKind::Common) options.insert(options.end(), a.tokens.begin(), a.tokens.end());
-  const std::string salt = kernel_salt(options);
-  use_stable_names(plan, *names, [&](const Job&) { return salt; });
+  const std::string salt = kernel_salt(ns);
+  use_stable_names(plan, *names, salt);
   if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
 }
 
@@ -216,7 +213,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
   if (exec::interrupted()) return exit_code::interrupted;
-  use_stable_kernel_names(plan, req, *compiler, base, o);
+  use_stable_kernel_names(plan, *compiler, base, o);
   const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)
     std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",

@@ -24,8 +24,7 @@ std::string Job::describe(const fs::path& cwd) const {
   return what + " " + arg_path(subject, cwd).string();
 }
 
-void use_stable_names(Plan& plan, const StableNames& names,
-                      const std::function<std::string(const Job&)>& salt_of) {
+void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt) {
   if (!names.keyed) {
     plan.kernel_names_fallback = names.fallback;
     return;
@@ -33,7 +32,7 @@ void use_stable_names(Plan& plan, const StableNames& names,
   for (auto& job : plan.jobs) {
     if (!job.inode_sensitive) continue;
     job.stable_names = true;
-    auto env = names.env(salt_of(job));
+    auto env = names.env(salt);
     job.env.insert(job.env.end(), env.begin(), env.end());
   }
 }

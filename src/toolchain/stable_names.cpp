@@ -78,11 +78,8 @@ bool stable_names_disabled() {
                std::string_view(v) == "no" || std::string_view(v) == "false");
 }
 
-std::string kernel_salt(const std::vector<std::string>& options) {
-  XXH3_state_t st;
-  XXH3_64bits_reset(&st);
-  for (const auto& o : options) XXH3_64bits_update(&st, o.c_str(), o.size() + 1);
-  return fmt::format("{:016x}", XXH3_64bits_digest(&st));
+std::string kernel_salt(const std::string& kernel_namespace) {
+  return fmt::format("{:016x}", XXH3_64bits(kernel_namespace.data(), kernel_namespace.size()));
 }
 
 std::string stable_name_path(const fs::path& real, const fs::path& base) {

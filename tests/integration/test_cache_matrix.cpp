@@ -407,8 +407,13 @@ TEST_CASE("cache mutation matrix", "[integration][cache]") {
     git(m.dir(), {"commit", "-qm", "matrix"});
     const fs::path clone = m.tmp("clone");
     git(m.tmp(""), {"clone", "-q", m.dir().string(), clone.string()});
+    // As CI does (templates/github-actions.yml): the cache directory restored
+    // into another place, a fresh clone built with it.
+    const fs::path restored = m.tmp("restored-cache");
+    fs::copy(m.cache(), restored, fs::copy_options::recursive);
     std::vector<std::string> args = m.args({"--explain", "build"});
     args[1] = clone.string();
+    args[3] = restored.string();
     auto r = run_ob(args);
     REQUIRE(r.exit_code == 0);
     auto e = parse_explain(r.err);

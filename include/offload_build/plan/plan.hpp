@@ -121,11 +121,10 @@ Plan make_rust_plan(const Manifest& manifest, const Toolchain& toolchain);
 struct StableNames;
 
 // Give every inode-sensitive job (the compiles that name kernels) the
-// stable-names library: its environment with the salt `salt_of(job)`, and
-// keys without inodes. When the compiler does not honour the library, only
+// stable-names library: its environment with `salt` (kernel_salt), and keys
+// without inodes. When the compiler does not honour the library, only
 // records why (Plan::kernel_names_fallback).
-void use_stable_names(Plan& plan, const StableNames& names,
-                      const std::function<std::string(const Job&)>& salt_of);
+void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt);
 
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);

@@ -6,8 +6,8 @@
  * LD_PRELOAD, reports for every regular file an identity made of
  *     id = ob_stable_id(salt, name)
  * where `name` is the file's real path relative to the base directory (or the
- * absolute real path outside it) and `salt` is the translation unit's (a hash
- * of its namespace and shared compile options):
+ * absolute real path outside it) and `salt` is the project's (a hash of its
+ * namespace: the manifest's name, --kernel-namespace):
  *     st_dev = OB_STABLE_DEV_MARK | (id >> 44)   (the marker plus 20 bits)
  *     st_ino = id
  * so a file at the same place in any checkout, before and after any edit,

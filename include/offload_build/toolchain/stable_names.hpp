@@ -40,12 +40,12 @@ std::optional<fs::path> find_stable_names_library();
 // inodes, as plain clang names them).
 bool stable_names_disabled();
 
-// A translation unit's salt: a hash of its project's namespace (the manifest's
-// name, --kernel-namespace) and the options all its passes share (defines,
-// include directories, flags; no outputs, no targets), so one file compiled
-// with two flag sets, or two projects' files at the same relative path,
-// linked into one program get different names.
-std::string kernel_salt(const std::vector<std::string>& options);
+// The salt of a project's compiles: a hash of its namespace (the manifest's
+// name, --kernel-namespace), so two projects' files at the same relative
+// path, linked into one program, get different names. Not the flags: a -D
+// or -O change must not rename kernels (it would rerun every package, host
+// codegen and link).
+std::string kernel_salt(const std::string& kernel_namespace);
 
 // Set up stable names for compiles by `compiler`: nullopt when they are off
 // or the library is missing. Whether the compiler honours the library is
