@@ -100,6 +100,10 @@ class CollectingRunner final : public CommandRunner {
 
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
                             exec::JobserverSetup& jobserver) {
+  if (o.dry_run) {
+    std::cout << dry_run_script(plan) << std::flush;
+    return exit_code::ok;
+  }
   CollectingRunner runner;
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
@@ -219,10 +223,6 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
                              single ? "one host parse, " : "", req.targets.size(),
                              single ? "codegen" : "pass");
-  if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
-    return exit_code::ok;
-  }
   if (auto code = run_plan(plan, o, jobserver)) return *code;
   return pass("a split pass failed: the compiler shows its own diagnostics");
 }

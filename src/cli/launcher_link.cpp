@@ -82,10 +82,6 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();
   if (o.verbose) std::cerr << "offload-build: offload link, cached as one job\n";
-  if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
-    return exit_code::ok;
-  }
   if (auto code = run_plan(plan, o, jobserver)) return *code;
   return pass("the link failed: the compiler shows its own diagnostics");
 }

@@ -56,9 +56,10 @@ std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env
     const std::string& salt) const {
   std::string preload = library.string();
   if (const char* user = std::getenv("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
-  return {{"LD_PRELOAD", preload},
-          {OB_STABLE_ENV_BASE, base.string()},
-          {OB_STABLE_ENV_SALT, salt}};
+  std::vector<std::pair<std::string, std::optional<std::string>>> env{{"LD_PRELOAD", preload}};
+  if (!base.empty()) env.emplace_back(OB_STABLE_ENV_BASE, base.string());
+  env.emplace_back(OB_STABLE_ENV_SALT, salt);
+  return env;
 }
 
 std::optional<fs::path> find_stable_names_library() {

@@ -172,3 +172,47 @@ TEST_CASE("launcher: a second checkout at another path hits every compile and th
   CHECK(depfiles[0] == depfiles[1]);
   CHECK_THAT(depfiles[1], Catch::StartsWith("saxpy.o: ../saxpy.c"));
 }
+
+TEST_CASE("launcher: every project file is keyed by content, wherever it lies",
+          "[integration][stable-names][launcher]") {
+  TempDir tmp{"ob-stable"};
+  const fs::path src = tmp / "src", build = tmp / "build";
+  // An out-of-source build: the header lies outside the build directory, and
+  // a generated header inside it.
+  write_file(src / "include/msg.h", "#define MSG \"old\"\n");
+  write_file(build / "gen/config.h", "#define SCALE 2\n");
+  write_file(src / "main.c",
+             "#include <stdio.h>\n#include \"msg.h\"\n#include \"config.h\"\n"
+             "int main(void) {\n  int v = 1;\n#pragma omp target map(tofrom: v)\n  v *= SCALE;\n"
+             "  printf(\"%s %d\\n\", MSG, v);\n  return 0;\n}\n");
+  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()}, {"OFFLOAD_BUILD_EXPLAIN", "1"}};
+  auto compile_and_run = [&] {
+    auto c = checked(run_ob({kClang, "-fopenmp", kHost, "-I" + (src / "include").string(), "-Igen", "-c",
+                             (src / "main.c").string(), "-o", "main.o"},
+                            build, env));
+    checked(run_ob({kClang, "-fopenmp", kHost, "main.o", "-o", "prog"}, build, env));
+    auto p = run_tool({(build / "prog").string()}, build, kMandatory);
+    INFO(p.err);
+    CHECK(p.exit_code == 0);
+    return std::pair{c.err, p.out};
+  };
+  CHECK(compile_and_run().second == "old 2\n");
+
+  SECTION("a header rewritten in place with the same size and mtime is not served stale") {
+    const auto mtime = fs::last_write_time(src / "include/msg.h");
+    write_file(src / "include/msg.h", "#define MSG \"new\"\n");
+    fs::last_write_time(src / "include/msg.h", mtime);
+    auto [err, out] = compile_and_run();
+    CHECK_THAT(err, Catch::Contains("host-ir ") && Catch::Contains(": miss: "));
+    CHECK(out == "new 2\n");
+  }
+  SECTION("a touch, or a generated header regenerated with the same bytes, is served") {
+    fs::last_write_time(src / "include/msg.h", fs::file_time_type::clock::now());
+    write_file(build / "gen/config.h.tmp", "#define SCALE 2\n");
+    fs::rename(build / "gen/config.h.tmp", build / "gen/config.h");
+    auto [err, out] = compile_and_run();
+    CHECK(count_occurrences(err, ": miss") == 0);
+    CHECK(count_occurrences(err, ": hit") == 4);  // host-ir, device, package, host
+    CHECK(out == "old 2\n");
+  }
+}

@@ -35,7 +35,8 @@ std::optional<fs::path> resolve_program(const std::string& name, const fs::path&
 // The LLVM installation `compiler` is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang).
 std::optional<Toolchain> toolchain_of(const fs::path& compiler);
-// Runs a launcher plan with the cache and the jobserver; nullopt when a job
+// Runs a launcher plan with the cache and the jobserver (under --dry-run,
+// prints it and runs nothing); nullopt when a job
 // failed (the caller then runs the compiler unchanged, which prints exactly
 // its own diagnostics).
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver);
