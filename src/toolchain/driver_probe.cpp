@@ -26,6 +26,29 @@ constexpr const char* kEnvironment[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUD
 
 constexpr int kTimeoutMs = 20'000;
 
+// The working directory in a remembered listing: the driver names it only
+// in -fdebug-compilation-dir= and -fcoverage-compilation-dir= (and in paths
+// the caller gave absolute), so a memo made in one checkout serves another.
+constexpr std::string_view kCwd = "<cwd>";
+
+// `from` replaced by `to` where it is a whole path or a path's leading part:
+// the whole argument, its start, or after '='.
+driver_listing::Argv replace_dir(driver_listing::Argv argv, const std::string& from,
+                                 std::string_view to) {
+  auto ends_path = [&](const std::string& a, size_t end) { return end == a.size() || a[end] == '/'; };
+  for (auto& a : argv) {
+    if (a.compare(0, from.size(), from) == 0 && ends_path(a, from.size())) {
+      a = std::string(to) + a.substr(from.size());
+      continue;
+    }
+    const size_t eq = a.find('=');
+    if (eq != std::string::npos && a.compare(eq + 1, from.size(), from) == 0 &&
+        ends_path(a, eq + 1 + from.size()))
+      a = a.substr(0, eq + 1) + std::string(to) + a.substr(eq + 1 + from.size());
+  }
+  return argv;
+}
+
 class ClangListingProbe final : public DriverProbe {
  public:
   ClangListingProbe(std::optional<fs::path> memo_dir, std::vector<fs::path> tools)
@@ -33,8 +56,11 @@ class ClangListingProbe final : public DriverProbe {
 
   Result<std::vector<driver_listing::Argv>> list(const driver_listing::Argv& argv,
                                                  const fs::path& cwd) override {
-    const std::string key = identity(argv, cwd);
-    if (auto memo = recall(key)) return std::move(*memo);
+    const std::string key = identity(argv);
+    if (auto memo = recall(key)) {
+      for (auto& c : *memo) c = replace_dir(std::move(c), std::string(kCwd), cwd.string());
+      return std::move(*memo);
+    }
     driver_listing::Argv cmd = argv;
     cmd.push_back("-###");
     // clang answers in ~40 ms; a wrapper that hangs must not hang the build.
@@ -44,15 +70,15 @@ class ClangListingProbe final : public DriverProbe {
       return Error::failure(fmt::format("{} -### failed: {}", argv.front(), r->err));
     auto commands = driver_listing::parse(r->err);  // the driver lists on stderr
     if (!commands) return commands.error();
-    remember(key, *commands);
+    std::vector<driver_listing::Argv> abstract;
+    for (const auto& c : *commands) abstract.push_back(replace_dir(c, cwd.string(), kCwd));
+    remember(key, abstract);
     return commands;
   }
 
  private:
-  std::string identity(const driver_listing::Argv& argv, const fs::path& cwd) const {
-    nlohmann::json j{{"driver", util::file_identity(argv.front())},
-                     {"argv", argv},
-                     {"cwd", cwd.string()}};
+  std::string identity(const driver_listing::Argv& argv) const {
+    nlohmann::json j{{"driver", util::file_identity(argv.front())}, {"argv", argv}, {"cwd", kCwd}};
     for (const char* name : kEnvironment) {
       const char* v = std::getenv(name);
       j["env"][name] = v ? v : "";

@@ -383,10 +383,12 @@ TEST_CASE("cache mutation matrix", "[integration][cache]") {
     fs::path copy = m.tmp("copy");
     fs::copy(m.dir(), copy, fs::copy_options::recursive);
     fs::remove_all(copy / "build");
-    std::vector<std::string> args = m.args({"--explain", "build"});
+    std::vector<std::string> args = m.args({"--explain", "-v", "build"});
     args[1] = copy.string();
     auto r = run_ob(args);
     REQUIRE(r.exit_code == 0);
+    // The driver's listings made in the original directory serve the copy too.
+    CHECK(r.err.find("-###") == std::string::npos);
     auto e = parse_explain(r.err);
     CHECK(e.misses.empty());
     CHECK(e.hits == kAllJobs);

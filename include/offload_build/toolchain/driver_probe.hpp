@@ -33,8 +33,9 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
 
 // Runs `argv -###`. With a `memo_dir`, answers are remembered there across
 // processes (a probe costs ~40 ms), keyed by the driver binary's identity, the
-// argv, the directory, the environment the driver reads and the identity of
-// `tc`'s ptxas (whose path the driver writes into an nvptx listing).
+// argv, the environment the driver reads and the identity of `tc`'s ptxas
+// (whose path the driver writes into an nvptx listing); the working directory
+// is remembered as a placeholder, so a checkout elsewhere is served too.
 std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir);
 
 }  // namespace ob
