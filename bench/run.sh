@@ -7,6 +7,8 @@
 #   B4 adding one target to a warm build
 #   B5 no-op build
 #   B6 per-compile cost of a cache hit in launcher mode (offload-build clang ...)
+#   B9 a fresh clone with an empty local cache and a warm Redis / HTTP remote
+#      (bench/b9.sh, which also runs alone; needs redis-server and nginx)
 #
 # Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
 #   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; REPS=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -218,6 +220,12 @@ else
   say "B6 skipped: $B6_STATUS"
 fi
 
+# ---------------------------------------------------------------- B9
+say "B9: remote storage (bench/b9.sh)"
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b9.sh" --reps "$REPS" --section "$WORK/b9.md" >>"$LOG" 2>&1; then
+  printf '## B9: remote storage\n\nnot run: bench/b9.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b9.md"
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - T0))
 
@@ -344,6 +352,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   else
     echo "$B6_STATUS"
   fi
+  echo
+  cat "$WORK/b9.md"
   echo
   echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"
   echo

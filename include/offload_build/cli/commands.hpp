@@ -23,6 +23,7 @@ struct GlobalOptions {
   bool verbose = false;                     // -v: echo each command (subprocess)
   std::optional<fs::path> cache_dir;        // --cache-dir (cache)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
+  std::vector<std::string> remote_storage;  // --remote-storage URL, repeatable (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
   bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
   bool two_parse = false;                   // --two-parse: keep the driver's device passes (plan)

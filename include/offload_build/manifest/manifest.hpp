@@ -44,6 +44,7 @@ struct Manifest {
   std::string device_cfg = "offload_device";  // Rust: the cfg only the device pass sets
   std::optional<fs::path> cache_dir;      // absolute; else the default cache location
   std::optional<uint64_t> cache_max_size; // bytes
+  std::vector<std::string> remote_storage; // remote storage URLs (docs/CACHE.md), as written
   // The program's link: "lld" (LLVM's, when the toolchain has it: the
   // default) or "system" (the compiler's default, GNU ld on Debian).
   enum class Linker { Lld, System };
