@@ -97,19 +97,9 @@ REDIS=redis://127.0.0.1:$RPORT
 HTTP=http://127.0.0.1:$HPORT/ob
 declare -A M
 
-hf() {
-  local key=$1 runs=$2; shift 2
-  local csv=$WORK/$key.csv
-  hyperfine --style basic --runs "$runs" --export-csv "$csv" "$@" >>"$WORK/hyperfine.log" 2>&1 ||
-    { say "hyperfine failed for $key:"; tail -20 "$WORK/hyperfine.log" >&2; exit 1; }
-  local name median
-  while IFS=, read -r name _ _ median _; do
-    [ "$name" = command ] && continue
-    M[$key/$name]=$median
-  done <"$csv"
-}
-ms() { awk -v s="${1:-}" 'BEGIN { if (s == "") print "n/a"; else if (s < 1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
-speedup() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.1fx", a / b }'; }
+LOG=$WORK/hyperfine.log
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 
 CONFIGS=("10x3:10:host,sm_90,gfx90a" "50x1:50:host")
 declare -A RUN
