@@ -154,9 +154,15 @@ TEST_CASE("Redis: a warm remote fills empty local caches; read-only clients; wro
 
   // A wrong password: one warning, naming no password; the build goes on.
   fs::remove_all(two / "build");
-  auto wrong = build(two, tmp / "cache3", {"redis://:not-it@127.0.0.1:" + port}, {}, secret);
+  const std::string report = (tmp / "report.json").string();
+  auto wrong = build(two, tmp / "cache3", {"redis://:not-it@127.0.0.1:" + port},
+                     {"-v", "--report", report}, secret);
   INFO(wrong.err);
   REQUIRE(wrong.exit_code == 0);
+  CHECK_THAT(read_file(report), !Catch::Contains("not-it"));
+  auto dry = build(two, tmp / "cache3", {"redis://:not-it@127.0.0.1:" + port}, {"--dry-run"});
+  CHECK(dry.exit_code == 0);
+  CHECK_THAT(dry.out + dry.err, !Catch::Contains("not-it"));
   CHECK(count_occurrences(wrong.err, "warning: remote storage") == 1);
   CHECK_THAT(wrong.err, Catch::Contains("remote storage redis://:***@127.0.0.1:" + port));
   CHECK_THAT(wrong.err, !Catch::Contains("not-it"));
@@ -204,9 +210,34 @@ TEST_CASE("Redis over a unix socket: concurrent builds share one remote",
 TEST_CASE("HTTP (nginx WebDAV): writer and read-only reader; corrupt and foreign entries",
           "[remote][http][integration]") {
   TempDir tmp{"ob-http"};
+  fs::path dir = copy_example("saxpy-c", tmp / "p");
+
+  SECTION("basic auth: the right password stores, a wrong one is one warning") {
+    write_file(tmp / "htpasswd", "ci:{PLAIN}" + kPassword + "\n");
+    NginxServer server(tmp / "nginx", "auth_basic cache; auth_basic_user_file " +
+                                          (tmp / "htpasswd").string() + ";");
+    const std::string hostport = "127.0.0.1:" + std::to_string(server.port());
+    auto writer = build(dir, tmp / "cache1", {"http://ci:${OB_TEST_HTTP_PW}@" + hostport + "/ob"},
+                        {}, {{"OB_TEST_HTTP_PW", kPassword}});
+    INFO(writer.err);
+    REQUIRE(writer.exit_code == 0);
+    CHECK_THAT(writer.err, !Catch::Contains("warning"));
+    CHECK(files_under(server.root() / "ob/v1").size() >= 5);
+    CHECK(count_of(remote_stats(tmp / "cache1", "http://ci:***@" + hostport + "/ob"), "uploads") >= 5);
+
+    fs::remove_all(dir / "build");
+    auto wrong = build(dir, tmp / "cache2", {"http://ci:wrong-pw@" + hostport + "/ob"});
+    INFO(wrong.err);
+    REQUIRE(wrong.exit_code == 0);
+    CHECK(count_occurrences(wrong.err, "warning: remote storage http://ci:***@" + hostport + "/ob") == 1);
+    CHECK_THAT(wrong.err, Catch::Contains("HTTP status 401"));
+    CHECK_THAT(wrong.err, !Catch::Contains("wrong-pw"));
+    CHECK_THAT(wrong.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
+    check_runs(dir);
+  }
+
   NginxServer server(tmp / "nginx");
   const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
-  fs::path dir = copy_example("saxpy-c", tmp / "p");
 
   SECTION("bazel layout: ac/<sha256>, served to an empty cache") {
     const std::string url = base + "/team|layout=bazel";
