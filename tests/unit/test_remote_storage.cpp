@@ -242,6 +242,7 @@ TEST_CASE("layered storage: corrupt or foreign remote values never reach the loc
     std::string w = warnings.read();
     CHECK(count(w, "warning: remote storage redis://:***@h:") == 1);
     CHECK_THAT(w, Catch::Contains("not a valid entry"));
+    CHECK(server->values.count(redis_key("result", kKey)) == 0);  // a writer removes it
     CHECK_THAT(w, !Catch::Contains("pw@"));
   }
 }

@@ -49,10 +49,7 @@ LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes
   for (auto& config : remotes) {
     auto r = std::make_unique<Remote>();
     r->config = std::move(config);
-    if (!r->config.unusable.empty()) {
-      fail(*r, {RemoteFailure::Kind::Error, r->config.unusable});
-      r->counters.errors = 0;  // not the server's doing: configuration
-    }
+    if (!r->config.unusable.empty()) disable(*r, r->config.unusable);  // not counted: no server asked
     remotes_.push_back(std::move(r));
   }
 }
@@ -66,21 +63,24 @@ bool LayeredStorage::writable() const {
   return false;
 }
 
-void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
-  {
-    std::lock_guard lock(remote.mu);
-    ++(failure.kind == RemoteFailure::Kind::Timeout ? remote.counters.timeouts
-                                                     : remote.counters.errors);
-  }
+void LayeredStorage::disable(Remote& remote, const std::string& why) {
   remote.disabled = true;
   remote.space.notify_all();
   if (remote.warned.exchange(true) || options_.warning_fd < 0) return;
   std::string line = fmt::format(
-      "offload-build: warning: remote storage {}: {}{}; not used for the rest of this build\n",
-      remote.config.display, failure.message,
-      failure.kind == RemoteFailure::Kind::Timeout ? " (timed out)" : "");
+      "offload-build: warning: remote storage {}: {}; not used for the rest of this build\n",
+      remote.config.display, why);
   ssize_t ignored = ::write(options_.warning_fd, line.data(), line.size());  // one write: whole
   (void)ignored;
+}
+
+void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
+  const bool timeout = failure.kind == RemoteFailure::Kind::Timeout;
+  {
+    std::lock_guard lock(remote.mu);
+    ++(timeout ? remote.counters.timeouts : remote.counters.errors);
+  }
+  disable(remote, failure.message + (timeout ? " (timed out)" : ""));
 }
 
 void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_view key,
@@ -89,9 +89,16 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
     std::lock_guard lock(remote.mu);
     ++remote.counters.rejected;
   }
+  // A writer removes the bad value, so that the next build that misses can
+  // store a good one (left there, it would turn every client away for good).
+  std::string removed;
+  if (!remote.config.read_only) {
+    auto gone = remote.lookup->remove(kind, key);
+    if (gone && *gone) removed = "; removed";
+  }
   fail(remote, {RemoteFailure::Kind::Error,
-                fmt::format("the value for {} {} is not a valid entry ({}); ignored", kind,
-                            key.substr(0, 16), why)});
+                fmt::format("the value for {} {} is not a valid entry ({}){}", kind,
+                            key.substr(0, 16), why, removed)});
 }
 
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {

@@ -1,8 +1,9 @@
 // The cache's storage as the job cache sees it: the local directory first,
 // then each remote in order. The one place that knows there are layers:
 // a remote value is verified before use and written back to the local cache;
-// a remote that fails (error, timeout, or a value that is not a valid entry)
-// is warned about once and not used again in this process; a stored entry is
+// a remote that fails (error, timeout, or a value that is not a valid entry,
+// which a writable remote then loses) is warned about once and not used again
+// in this process; a stored entry is
 // sent to every writable remote by one upload thread per remote, in parallel
 // with the build, through a bounded queue that finish() drains.
 #pragma once
@@ -57,7 +58,8 @@ class LayeredStorage {
 
  private:
   struct Remote;
-  void fail(Remote& remote, const RemoteFailure& failure);
+  void disable(Remote& remote, const std::string& why);  // and warn, once
+  void fail(Remote& remote, const RemoteFailure& failure);  // count, disable, warn
   void reject(Remote& remote, std::string_view kind, std::string_view key, const std::string& why);
   void upload_loop(Remote& remote);
 
