@@ -109,7 +109,7 @@ std::vector<fs::path> files_under(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("Redis: a warm remote fills empty local caches; read-only clients; wrong password",
+TEST_CASE("Redis: a warm remote fills empty local caches, read-only clients, a wrong password",
           "[remote][redis][integration]") {
   TempDir tmp{"ob-redis"};
   RedisServer server(tmp / "redis", {false, kPassword});
@@ -207,7 +207,7 @@ TEST_CASE("Redis over a unix socket: concurrent builds share one remote",
   CHECK(count_of(remote_stats(tmp / "cache-c", url), "hits") >= 5);
 }
 
-TEST_CASE("HTTP (nginx WebDAV): writer and read-only reader; corrupt and foreign entries",
+TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign entries",
           "[remote][http][integration]") {
   TempDir tmp{"ob-http"};
   fs::path dir = copy_example("saxpy-c", tmp / "p");
@@ -284,7 +284,7 @@ TEST_CASE("HTTP (nginx WebDAV): writer and read-only reader; corrupt and foreign
   }
 }
 
-TEST_CASE("unreachable remotes: refused, never answering; each warned once, the build goes on",
+TEST_CASE("unreachable remotes: refused or never answering, each warned once, the build goes on",
           "[remote][integration]") {
   TempDir tmp{"ob-remote-dead"};
   BlackHole http_hole, redis_hole;
