@@ -6,7 +6,8 @@
 # Then the cost of an unreachable remote (refused; a listener that never
 # answers) on a clean rebuild whose local cache is warm.
 #
-# Usage: bench/b9.sh [--reps N] [--ob BINARY] [--out FILE] [--section FILE]
+# Usage: bench/b9.sh [--reps N] [--quick] [--ob BINARY] [--out FILE] [--section FILE]
+#   --quick         1 run each, a 1x3 project only: a smoke test of the script
 #   --out FILE      replace (or add) the "## B9" section of FILE (default
 #                   docs/BENCHMARKS.md)
 #   --section FILE  write only the section to FILE (bench/run.sh uses this)
@@ -18,13 +19,15 @@ REPS=3
 OB=${OFFLOAD_BUILD:-$ROOT/build/offload-build}
 OUT=$ROOT/docs/BENCHMARKS.md
 SECTION=""
+QUICK=0
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) REPS=$2; shift 2 ;;
+    --quick) QUICK=1; REPS=1; shift ;;
     --ob) OB=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --section) SECTION=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "b9: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -102,7 +105,8 @@ LOG=$WORK/hyperfine.log
 source "$ROOT/bench/common.sh"
 
 CONFIGS=("10x3:10:host,sm_90,gfx90a" "50x1:50:host")
-declare -A RUN
+[ "$QUICK" = 1 ] && CONFIGS=("1x3:1:host,sm_90,gfx90a")
+declare -A RUN CC_NOTE
 for cfg in "${CONFIGS[@]}"; do
   IFS=: read -r name tus targets <<<"$cfg"
   p=$WORK/p$name
@@ -136,10 +140,17 @@ for cfg in "${CONFIGS[@]}"; do
     "CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$REDIS $mk CC='ccache $CLANG'" \
     -n ccache_http --prepare "$mk clean && rm -rf $ccr" \
     "CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=http://127.0.0.1:$HPORT/ccache $mk CC='ccache $CLANG'"
+  # What ccache got from Redis in one more such build.
+  rm -rf "$ccr"
+  $mk clean >/dev/null
+  CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$REDIS $mk CC="ccache $CLANG" >/dev/null
+  CC_NOTE[$name]=$(CCACHE_DIR=$ccr ccache --print-stats | awk -F'\t' '$1=="remote_storage_hit"{h=$2} $1=="cache_miss"{m=$2} END{printf "%d remote hits, %d misses", h, m}')
+  $mk clean >/dev/null
 done
 
 # Unreachable remotes on a clean rebuild with a warm local cache (10x3).
-p=$WORK/p10x3 c=$WORK/warm-local
+dead=${CONFIGS[0]%%:*}
+p=$WORK/p$dead c=$WORK/warm-local
 $OB -C "$p" -j$JOBS -q --cache-dir "$c" build
 say "B9: unreachable remotes on a warm local cache, $REPS run(s) each"
 hf "B9-dead" "$((REPS * 3))" \
@@ -173,7 +184,14 @@ section() {
   echo
   echo "Target: >= 5x faster than one-shot clang and faster than ccache on the same server."
   echo
-  echo "The cost of an unreachable remote (10x3): \`redis://\` on a port nothing listens on"
+  echo "ccache caches compiles, not links: each of its builds runs the offload link"
+  echo "(clang-linker-wrapper) again, while offload-build serves the link from the cache too."
+  for cfg in "${CONFIGS[@]}"; do
+    IFS=: read -r name _ _ <<<"$cfg"
+    echo "ccache in one more $name build from Redis: ${CC_NOTE[$name]:-n/a}."
+  done
+  echo
+  echo "The cost of an unreachable remote ($dead): \`redis://\` on a port nothing listens on"
   echo "(connection refused), and \`http://\` to a listener that accepts and never answers"
   echo "(default timeouts: connect 100 ms, operation 2 s)."
   echo
