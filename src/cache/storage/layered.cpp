@@ -103,7 +103,11 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
 
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
   Lookup local = local_.get(kind, key);
-  if (local.status == LookupStatus::Hit) return local;
+  if (local.status == LookupStatus::Hit || remotes_.empty()) return local;
+  // Asked already in this process, and no remote had it (storing a miss reads
+  // its manifest entry again): no second round trip.
+  std::string id = fmt::format("{}/{}", kind, key);
+  if (remote_misses_.count(id)) return local;
   for (auto& rp : remotes_) {
     Remote& r = *rp;
     if (r.disabled) continue;
@@ -138,6 +142,7 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
     hit.entry = std::move(*entry);
     return hit;
   }
+  remote_misses_.insert(std::move(id));
   return local;
 }
 

@@ -10,6 +10,8 @@
 
 #include <functional>
 #include <memory>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,6 +68,7 @@ class LayeredStorage {
   Storage& local_;
   LayeredOptions options_;
   std::vector<std::unique_ptr<Remote>> remotes_;
+  std::set<std::string> remote_misses_;  // "kind/key" no remote had, this process
 };
 
 // The one check a remote value passes before anything uses it: the entry
