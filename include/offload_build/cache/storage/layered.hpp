@@ -3,9 +3,9 @@
 // a remote value is verified before use and written back to the local cache;
 // a remote that fails (error, timeout, or a value that is not a valid entry,
 // which a writable remote then loses) is warned about once and not used again
-// in this process; a stored entry is
-// sent to every writable remote by one upload thread per remote, in parallel
-// with the build, through a bounded queue that finish() drains.
+// in this process; a stored entry is sent to every writable remote by one
+// upload thread per remote, in parallel with the build, through a bounded
+// queue that finish_uploads() drains.
 #pragma once
 
 #include <functional>
