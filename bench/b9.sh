@@ -8,6 +8,7 @@
 #
 # Usage: bench/b9.sh [--reps N] [--quick] [--ob BINARY] [--out FILE] [--section FILE]
 #   --quick         1 run each, a 1x3 project only: a smoke test of the script
+#   --projects "10x3 50x1"  which projects (default both)
 #   --out FILE      replace (or add) the "## B9" section of FILE (default
 #                   docs/BENCHMARKS.md)
 #   --section FILE  write only the section to FILE (bench/run.sh uses this)
@@ -20,14 +21,16 @@ OB=${OFFLOAD_BUILD:-$ROOT/build/offload-build}
 OUT=$ROOT/docs/BENCHMARKS.md
 SECTION=""
 QUICK=0
+PROJECTS="10x3 50x1"
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) REPS=$2; shift 2 ;;
     --quick) QUICK=1; REPS=1; shift ;;
+    --projects) PROJECTS=$2; shift 2 ;;
     --ob) OB=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --section) SECTION=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "b9: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -104,7 +107,10 @@ LOG=$WORK/hyperfine.log
 # shellcheck source=bench/common.sh
 source "$ROOT/bench/common.sh"
 
-CONFIGS=("10x3:10:host,sm_90,gfx90a" "50x1:50:host")
+CONFIGS=()
+for cfg in "10x3:10:host,sm_90,gfx90a" "50x1:50:host"; do
+  [[ " $PROJECTS " == *" ${cfg%%:*} "* ]] && CONFIGS+=("$cfg")
+done
 [ "$QUICK" = 1 ] && CONFIGS=("1x3:1:host,sm_90,gfx90a")
 declare -A RUN CC_NOTE
 for cfg in "${CONFIGS[@]}"; do
