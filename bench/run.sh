@@ -11,6 +11,8 @@
 #      clang and ccache (with base_dir)
 #   B8 the same for a CMake build through the launcher (fresh clone, fresh build
 #      directory, links included), vs ccache as the compiler launcher
+#   B9 a fresh clone with an empty local cache and a warm Redis / HTTP remote
+#      (bench/b9.sh, which also runs alone; needs redis-server and nginx)
 #
 # Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
 #   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; REPS=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,25 +75,8 @@ declare -A NOTE
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 
-# hf KEY RUNS [hyperfine args: -n NAME --prepare CMD ... COMMANDS]: time them;
-# M[KEY/NAME] = median seconds for each command NAME.
-hf() {
-  local key=$1 runs=$2; shift 2
-  local csv=$WORK/$key.csv
-  {
-    echo "== $key"
-    hyperfine --style basic --runs "$runs" --export-csv "$csv" "$@"
-  } >>"$LOG" 2>&1 || { say "hyperfine failed for $key; see the log:"; tail -20 "$LOG" >&2; exit 1; }
-  local name median
-  while IFS=, read -r name _ _ median _; do
-    [ "$name" = command ] && continue
-    M[$key/$name]=$median
-  done <"$csv"
-}
-
-ms() { awk -v s="${1:-}" 'BEGIN { if (s == "") print "n/a"; else if (s < 1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
-ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2fx", a / b }'; }
-speedup() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.1fx", a / b }'; }
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
 le() { awk -v a="${1:-}" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 <= b + 0) }'; }
 verdict() { if "$@"; then echo "met"; else echo "**missed**"; fi; }
 
@@ -280,6 +265,12 @@ else
   say "B8 skipped: $B8_STATUS"
 fi
 
+# ---------------------------------------------------------------- B9
+say "B9: remote storage (bench/b9.sh)"
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b9.sh" --reps "$REPS" --section "$WORK/b9.md" >>"$LOG" 2>&1; then
+  printf '## B9: remote storage\n\nnot run: bench/b9.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b9.md"
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - T0))
 
@@ -443,6 +434,7 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   else
     echo "$B8_STATUS"
   fi
+  cat "$WORK/b9.md"
   echo
   echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"
   echo

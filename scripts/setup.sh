@@ -9,6 +9,7 @@ packages=(
   libssl-dev libxxhash-dev libzstd-dev
   clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 liboffload-22-dev
   ccache hyperfine
+  libhiredis-dev libcurl4-openssl-dev redis-server nginx
 )
 
 missing=()

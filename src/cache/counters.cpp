@@ -48,6 +48,14 @@ class StatsLock {
   int fd_ = -1;
 };
 
+// RemoteCounters' fields by their JSON names: reading, writing, adding.
+constexpr std::pair<const char*, uint64_t RemoteCounters::*> kRemoteFields[] = {
+    {"hits", &RemoteCounters::hits},         {"misses", &RemoteCounters::misses},
+    {"errors", &RemoteCounters::errors},     {"timeouts", &RemoteCounters::timeouts},
+    {"rejected", &RemoteCounters::rejected}, {"uploads", &RemoteCounters::uploads},
+    {"bytes_read", &RemoteCounters::bytes_read}, {"bytes_written", &RemoteCounters::bytes_written},
+};
+
 uint64_t get_count(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
@@ -72,13 +80,24 @@ Counters read_counters(const fs::path& file) {
     for (const auto& [reason, n] : it->items())
       if (n.is_number_unsigned()) c.misses_by_reason[reason] = n.get<uint64_t>();
   }
+  if (auto it = j.find("remotes"); it != j.end() && it->is_object()) {
+    for (const auto& [url, r] : it->items()) {
+      if (!r.is_object()) continue;
+      RemoteCounters& rc = c.remotes[url];
+      for (const auto& [name, field] : kRemoteFields) rc.*field = get_count(r, name);
+    }
+  }
   return c;
 }
 
 }  // namespace
 
 nlohmann::json counters_to_json(const Counters& c) {
+  auto remotes = nlohmann::json::object();
+  for (const auto& [url, r] : c.remotes)
+    for (const auto& [name, field] : kRemoteFields) remotes[url][name] = r.*field;
   return {
+      {"remotes", remotes},
       {"hits", c.hits},
       {"misses", c.misses},
       {"misses_by_reason", c.misses_by_reason},
@@ -130,11 +149,26 @@ Counters& Counters::operator+=(const Counters& other) {
   store_failures += other.store_failures;
   evictions += other.evictions;
   bytes_stored += other.bytes_stored;
+  for (const auto& [url, r] : other.remotes) remotes[url] += r;
   return *this;
 }
 
 bool Counters::any() const {
-  return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored;
+  bool remote = false;
+  for (const auto& [url, r] : remotes) remote |= r.any();
+  return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored ||
+         remote;
+}
+
+RemoteCounters& RemoteCounters::operator+=(const RemoteCounters& o) {
+  for (const auto& [name, field] : kRemoteFields) this->*field += o.*field;
+  return *this;
+}
+
+bool RemoteCounters::any() const {
+  for (const auto& [name, field] : kRemoteFields)
+    if (this->*field) return true;
+  return false;
 }
 
 void Storage::record(const Counters& delta) {

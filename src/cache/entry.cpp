@@ -145,7 +145,7 @@ Result<std::string> decompress(std::string_view stored, uint64_t expected) {
 
 }  // namespace
 
-std::string encode_entry(const Entry& entry) {
+std::string encode_entry(const Entry& entry, bool compress) {
   std::string raw;
   size_t total = 16 + entry.metadata.size();
   for (const auto& f : entry.files) total += 16 + f.name.size() + f.data.size();
@@ -159,7 +159,7 @@ std::string encode_entry(const Entry& entry) {
 
   uint32_t flags = 0;
   std::string compressed;
-  if (!raw.empty()) {
+  if (compress && !raw.empty()) {
     compressed.resize(ZSTD_compressBound(raw.size()));
     size_t n =
         ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), kZstdLevel);

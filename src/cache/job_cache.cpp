@@ -60,7 +60,7 @@ nlohmann::json candidates_of(const Lookup& lookup) {
 
 }  // namespace
 
-JobCache::JobCache(Storage& storage, const Plan& plan, JobCacheOptions options)
+JobCache::JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
       files_({plan.cwd, plan.build_dir, plan.base_dir}, system_dirs(), plan.base_dir),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"

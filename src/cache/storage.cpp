@@ -201,11 +201,16 @@ bool Storage::put(std::string_view kind, std::string_view key, const Entry& entr
     warn_unwritable_once(dir_, unwritable_reason_);
     return false;
   }
-  uint64_t raw_size = 16 + entry.metadata.size();
-  for (const auto& f : entry.files) raw_size += 16 + f.name.size() + f.data.size();
-  if (raw_size > kMaxPayloadSize) return false;  // too big to cache; the cache itself is fine
+  if (payload_size(entry) > kMaxPayloadSize) return false;  // too big to cache; the cache is fine
+  return put_encoded(kind, key, encode_entry(entry));
+}
 
-  std::string bytes = encode_entry(entry);
+bool Storage::put_encoded(std::string_view kind, std::string_view key, std::string_view bytes) {
+  if (!valid_name(kind, 1) || !valid_name(key, 3)) return false;
+  if (!writable_) {
+    warn_unwritable_once(dir_, unwritable_reason_);
+    return false;
+  }
   fs::path target = entry_path(kind, key);
   int err = 0;
   // Twice: `cache clear` in another process may remove the directory between
@@ -225,6 +230,12 @@ bool Storage::put(std::string_view kind, std::string_view key, const Entry& entr
   mark_unwritable(std::strerror(err));
   warn_unwritable_once(dir_, unwritable_reason_);
   return false;
+}
+
+uint64_t payload_size(const Entry& entry) {
+  uint64_t size = 16 + entry.metadata.size();
+  for (const auto& f : entry.files) size += 16 + f.name.size() + f.data.size();
+  return size;
 }
 
 fs::path default_cache_dir() {

@@ -105,7 +105,11 @@ int dispatch(int argc, char** argv) {
 
   report::set_color(report::decide_color(
       report::parse_color_choice(global.color).value_or(report::ColorChoice::Auto)));
-  if (*doctor_cmd) return run_doctor(std::nullopt, std::cout);
+  if (*doctor_cmd) {
+    const int code = run_doctor(std::nullopt, std::cout);
+    doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code
+    return code;
+  }
   if (*init_cmd) {
     // Like every path on the command line, DIR is relative to -C.
     if (init_options.dir.is_relative()) init_options.dir = (global.directory / init_options.dir).lexically_normal();

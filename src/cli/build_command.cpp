@@ -161,6 +161,10 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // Compilers' answers about themselves are remembered next to the cache.
   std::optional<fs::path> probe_memo;
   if (!o.no_cache) probe_memo = cache_dir / "probes";
+  auto remotes = cache::configured_remotes(o.remote_storage, manifest->remote_storage);
+  if (!remotes) return remotes.error();
+  if (o.verbose && !o.no_cache)
+    for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
   if (manifest->is_rust()) {
     rust::set_probe_memo_dir(probe_memo);  // per rustc binary
     OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
@@ -203,6 +207,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   };
 
   std::optional<cache::Storage> storage;
+  std::optional<cache::LayeredStorage> layers;
   std::optional<cache::JobCache> job_cache;
   if (!o.no_cache) {
     session.cache_enabled = true;
@@ -210,7 +215,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     storage.emplace(cache_dir,
                     manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
     storage->warn_if_unwritable();
-    job_cache.emplace(*storage, plan,
+    layers.emplace(*storage, std::move(*remotes));
+    job_cache.emplace(*layers, plan,
                       cache::JobCacheOptions{manifest->cache_time_macros,
                                              o.explain ? &std::cerr : nullptr, true,
                                              [&](const Job& job, std::string_view text) {

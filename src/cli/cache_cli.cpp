@@ -4,6 +4,7 @@
 
 #include "cache_cli.hpp"
 #include "offload_build/cli/cache_command.hpp"
+#include "offload_build/cache/storage/layered.hpp"
 #include "offload_build/manifest/manifest.hpp"
 
 namespace ob::cli {
@@ -23,17 +24,44 @@ void add_cache_commands(CLI::App& app, CacheCli& c) {
   for (auto* sub : {c.stats, c.clear, c.prune, c.verify}) sub->fallthrough();
 }
 
-Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
-  // A manifest in -C DIR may name the cache directory and its size.
-  std::optional<fs::path> manifest_dir;
-  std::optional<uint64_t> manifest_size;
+namespace {
+
+// The manifest in -C DIR, when there is one: it may name the cache directory,
+// its size and remote storage.
+Result<std::optional<Manifest>> manifest_in(const GlobalOptions& o) {
   const fs::path file = o.manifest ? (o.manifest->is_absolute() ? *o.manifest : o.directory / *o.manifest)
                                    : o.directory / "offload.json";
-  if (fs::exists(file)) {
-    auto m = load_manifest(file);
-    if (!m) return m.error();
-    manifest_dir = m->cache_dir;
-    manifest_size = m->cache_max_size;
+  if (!fs::exists(file)) return std::optional<Manifest>();
+  auto m = load_manifest(file);
+  if (!m) return m.error();
+  return std::optional<Manifest>(std::move(*m));
+}
+
+}  // namespace
+
+void doctor_remotes(const GlobalOptions& o, std::ostream& out) {
+  auto m = manifest_in(o);
+  std::vector<std::string> from_manifest;
+  if (m && *m) from_manifest = (*m)->remote_storage;
+  auto remotes = cache::configured_remotes(o.remote_storage, from_manifest);
+  if (!remotes) {
+    out << "\nremote storage\n  error: " << remotes.error().message << '\n';
+    return;
+  }
+  if (remotes->empty()) return;
+  out << "\nremote storage\n";
+  for (const auto& r : *remotes) out << "  " << r.display << ": " << cache::probe_remote(r) << '\n';
+  out << std::flush;
+}
+
+Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
+  std::optional<fs::path> manifest_dir;
+  std::optional<uint64_t> manifest_size;
+  auto m = manifest_in(o);
+  if (!m) return m.error();
+  if (*m) {
+    manifest_dir = (*m)->cache_dir;
+    manifest_size = (*m)->cache_max_size;
   }
   const fs::path dir = cache_dir_for(o, manifest_dir);
   if (*c.stats) return cache_stats(dir, c.json, std::cout, manifest_size.value_or(cache::kDefaultMaxSize));

@@ -72,6 +72,16 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   row(out, "stores", std::to_string(c.stores));
   row(out, "store failures", std::to_string(c.store_failures));
   row(out, "evictions", std::to_string(c.evictions));
+  for (const auto& [url, r] : c.remotes) {
+    out << "remote storage " << url << '\n';
+    row(out, "  hits", std::to_string(r.hits));
+    row(out, "  misses", std::to_string(r.misses));
+    row(out, "  errors", fmt::format("{} ({} invalid entries)", r.errors, r.rejected));
+    row(out, "  timeouts", std::to_string(r.timeouts));
+    row(out, "  uploads", std::to_string(r.uploads));
+    row(out, "  bytes read", cache::format_size(r.bytes_read));
+    row(out, "  bytes written", cache::format_size(r.bytes_written));
+  }
   return exit_code::ok;
 }
 

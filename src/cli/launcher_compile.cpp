@@ -116,17 +116,24 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   }
 
   std::optional<cache::Storage> storage;
+  std::optional<cache::LayeredStorage> layers;
   std::optional<cache::JobCache> job_cache;
   if (!o.no_cache) {
     storage.emplace(cache_dir_for(o, std::nullopt));
     storage->warn_if_unwritable();
+    // A bad remote URL does not stop a compile: it is said, and not used.
+    auto remotes = cache::configured_remotes(o.remote_storage, {});
+    if (!remotes)
+      std::cerr << "offload-build: warning: " << remotes.error().message
+                << "; compiling without remote storage\n";
+    layers.emplace(*storage, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{});
     cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
     cache_options.keep_build_state = false;  // many compiles share one object directory
     // A hit prints the warnings its pass printed when it ran, in their place.
     cache_options.replay = [&](const Job& job, std::string_view text) {
       runner.output[job.id] = std::string(text);
     };
-    job_cache.emplace(*storage, plan, cache_options);
+    job_cache.emplace(*layers, plan, cache_options);
     exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
       return job_cache->serve(job, temps);
     };

@@ -53,6 +53,13 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  "$OFFLOAD_BUILD_KERNEL_NAMESPACE; a manifest build uses its \"name\")")
       ->option_text("NAME")
       ->group("Cache");
+  app.add_option("--remote-storage", o.remote_storage,
+                 "Remote storage after the local cache, repeatable, in order: redis://..., "
+                 "redis+unix://..., http(s)://... with |attribute=value suffixes (docs/CACHE.md); "
+                 "replaces $OFFLOAD_BUILD_REMOTE_STORAGE and the manifest's remote_storage")
+      ->option_text("URL")
+      ->allow_extra_args(false)
+      ->group("Cache");
   app.add_flag("--no-cache", o.no_cache, "Neither use nor fill the cache")->group("Cache");
   app.add_flag("--explain", o.explain,
                "Say for each job whether the cache served it, and for a miss which input changed")

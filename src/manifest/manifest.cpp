@@ -12,6 +12,7 @@
 #include "manifest_reader.hpp"
 #include "rust_manifest.hpp"
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/cache/storage/remote.hpp"
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -90,6 +91,23 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
     auto bytes = cache::parse_size(**max_size);
     if (!bytes) return r.error_at("/cache_max_size", bytes.error().message);
     m.cache_max_size = *bytes;
+  }
+  if (auto it = r.root().find("remote_storage"); it != r.root().end() && it->is_string()) {
+    auto one = r.optional_string("remote_storage");
+    OB_TRY(one);
+    m.remote_storage = {**one};
+  } else {
+    auto list = r.string_list("remote_storage");
+    OB_TRY(list);
+    m.remote_storage = std::move(*list);
+  }
+  for (size_t i = 0; i < m.remote_storage.size(); ++i) {
+    auto parsed = cache::parse_remote_url(m.remote_storage[i]);
+    if (!parsed)
+      return r.error_at(r.root()["remote_storage"].is_string()
+                            ? std::string("/remote_storage")
+                            : "/remote_storage/" + std::to_string(i),
+                        parsed.error().message);
   }
   auto time_macros = r.optional_bool("cache_time_macros");
   OB_TRY(time_macros);

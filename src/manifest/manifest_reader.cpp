@@ -9,7 +9,7 @@ const std::vector<std::string> kManifestKeys = {
     "$schema",    "description",  "name",       "output", "build_dir", "sources",
     "language",   "targets",      "include_dirs", "defines", "flags",   "host_flags",
     "device_flags", "link_flags", "libs",       "toolchain", "device_cfg", "cache_dir", "base_dir", "cache_max_size",
-    "cache_time_macros", "linker"};
+    "cache_time_macros", "linker", "remote_storage"};
 
 std::string example_for(std::string_view key) {
   static const std::vector<std::pair<std::string_view, std::string_view>> examples = {
@@ -34,7 +34,8 @@ std::string example_for(std::string_view key) {
       {"base_dir", R"("base_dir": "..")"},
       {"cache_max_size", R"("cache_max_size": "5G")"},
       {"cache_time_macros", R"("cache_time_macros": false)"},
-      {"linker", R"("linker": "lld")"}};
+      {"linker", R"("linker": "lld")"},
+      {"remote_storage", R"("remote_storage": "http://cache.example:8080/ob|read-only")"}};
   for (const auto& [k, example] : examples)
     if (k == key) return std::string(example);
   return {};

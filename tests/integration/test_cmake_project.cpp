@@ -9,6 +9,7 @@
 
 #include "offload_build/util/strings.hpp"
 #include "support/ob_process.hpp"
+#include "support/servers.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -74,7 +75,7 @@ struct CmakeProject {
 
 }  // namespace
 
-TEST_CASE("CMake project: installed package, launcher, cache across build directories",
+TEST_CASE("CMake project: installed package, launcher, cache across build directories and machines",
           "[launcher][cmake][integration]") {
   CmakeProject p;
   const fs::path ob_build_dir = fs::path(OB_BINARY).parent_path();
@@ -88,8 +89,12 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
                            "lib/offload-build/libob-stable-names.so"})
     CHECK(fs::exists(p.prefix / file));
   p.src = copy_example("cmake-project", p.tmp.path());
+  // Remote storage through the launcher: a private Redis that step 1 fills.
+  RedisServer redis(p.tmp / "redis", {false, ""});
+  const std::string remote = "redis://127.0.0.1:" + std::to_string(redis.port());
+  p.env.push_back({"OFFLOAD_BUILD_REMOTE_STORAGE", remote});
 
-  // 1. Cold cache: every offload job runs (and is stored).
+  // 1. Cold cache: every offload job runs (and is stored, locally and in Redis).
   const fs::path b1 = p.tmp / "build-ninja";
   p.configure(b1, "Ninja");
   auto cold = p.build({"cmake", "--build", b1.string()});
@@ -100,11 +105,15 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
   // 4 compiles and the program's link.
   CHECK(count_occurrences(commands.out, (p.prefix / "bin/offload-build").string() + " ") == 5);
 
-  // 2. A fresh build directory: every offload compile and the link are served
-  // from the cache: no compiler and no linker runs.
+  // 2. A fresh build directory on another machine (an empty local cache):
+  // every offload compile and the link are served from Redis, and kept
+  // locally: no compiler and no linker runs.
+  p.cache = p.tmp / "cache-2";
+  p.env.front() = {"OFFLOAD_BUILD_CACHE_DIR", p.cache.string()};
   const fs::path b2 = p.tmp / "build-ninja-2";
   p.configure(b2, "Ninja");
   CHECK(p.build({"cmake", "--build", b2.string()}) == std::pair{kOffloadJobs, 0});
+  CHECK(p.stats()["remotes"][remote]["hits"].get<int>() >= kOffloadJobs);
   p.run_program(b2);
   p.no_work_dirs_left(b2);
   const std::string obj = "CMakeFiles/vecops.dir/src/saxpy.cpp.o";

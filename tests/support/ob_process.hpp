@@ -26,6 +26,7 @@ inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cw
   env.insert(env.begin(), {{"LIBOMPTARGET_INFO", std::nullopt},
                            {"OMP_TARGET_OFFLOAD", std::nullopt},
                            {"OMP_NUM_THREADS", std::nullopt},
+                           {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
                            {"OFFLOAD_BUILD_CACHE_DIR", cache_dir}});
   Command cmd{std::move(argv), cwd, std::move(env)};
   auto r = exec::capture(cmd);

@@ -622,7 +622,8 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     std::sort(keys.begin(), keys.end());
     CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "entries", "evictions",
                                            "hits", "max_size", "misses", "misses_by_reason",
-                                           "store_failures", "stores"});
+                                           "remotes", "store_failures", "stores"});
+    CHECK(j["remotes"] == nlohmann::json::object());  // none used
     CHECK(j["dir"] == s.dir().string());
     CHECK(j["entries"] == 4);
     CHECK(j["bytes"] == u.bytes);

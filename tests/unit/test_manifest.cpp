@@ -419,3 +419,22 @@ TEST_CASE("config/offload.schema.json agrees with the manifest reader", "[manife
     CHECK(std::regex_match(spelling, target_pattern) == resolve_target(spelling).ok());
   }
 }
+
+TEST_CASE("remote_storage: one URL or a list, checked where it is written", "[manifest][remote]") {
+  TempProject p;
+  p.touch("main.c");
+  auto one = p.load(R"({"name": "a", "sources": ["main.c"], "targets": ["host"], "remote_storage": "redis://h|read-only"})");
+  INFO((one ? std::string() : one.error().message));
+  REQUIRE(one.ok());
+  CHECK(one->remote_storage == std::vector<std::string>{"redis://h|read-only"});
+  auto two = p.load(R"({"name": "a", "sources": ["main.c"], "targets": ["host"],
+    "remote_storage": ["redis://h", "http://c/ob"]})");
+  REQUIRE(two.ok());
+  CHECK(two->remote_storage.size() == 2);
+  auto bad = p.load(R"({"name": "a", "sources": ["main.c"], "targets": ["host"],
+    "remote_storage": ["redis://h", "http://u:hunter2@c/ob|layot=flat"]})");
+  require_error(p, bad, 2, 37, "unknown attribute \"layot\"");
+  CHECK_THAT(bad.error().message, !Contains("hunter2"));
+  auto type = p.load(R"({"name": "a", "sources": ["main.c"], "targets": ["host"], "remote_storage": 5})");
+  REQUIRE_FALSE(type.ok());
+}

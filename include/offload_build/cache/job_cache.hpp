@@ -12,7 +12,7 @@
 #include "offload_build/cache/build_state.hpp"
 #include "offload_build/cache/file_facts.hpp"
 #include "offload_build/cache/job_key.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/cache/storage/layered.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/plan/plan.hpp"
 
@@ -31,7 +31,7 @@ struct JobCacheOptions {
 
 class JobCache {
  public:
-  JobCache(Storage& storage, const Plan& plan, JobCacheOptions options);
+  JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options);
 
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
@@ -71,7 +71,7 @@ class JobCache {
   std::vector<Dep> deps_from_depfile(const Job& job, const fs::path& depfile, bool& time_macros);
   void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
 
-  Storage& storage_;
+  LayeredStorage& storage_;
   const Plan& plan_;
   JobCacheOptions options_;
   FileFactsCache files_;

@@ -42,8 +42,26 @@ struct Entry {
 // Serialization, exposed for tests. decode_entry fails (never throws, never
 // crashes) on truncated, foreign-magic, other-version or checksum-bad input,
 // saying which in the error message.
-std::string encode_entry(const Entry& entry);
+// `compress` false stores the payload as is (remote storage's compress=false).
+std::string encode_entry(const Entry& entry, bool compress = true);
+// The uncompressed payload's size, checked against kMaxPayloadSize.
+uint64_t payload_size(const Entry& entry);
 Result<Entry> decode_entry(std::string_view bytes);
+
+// One remote storage's counters (keyed by its redacted URL in Counters).
+struct RemoteCounters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t errors = 0;       // failures other than timeouts, and values that failed verification
+  uint64_t timeouts = 0;
+  uint64_t rejected = 0;     // of the errors: values that were not a valid entry for the key
+  uint64_t uploads = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+
+  RemoteCounters& operator+=(const RemoteCounters& other);
+  bool any() const;
+};
 
 // Counters kept in the cache directory and shown by `cache stats`.
 struct Counters {
@@ -55,6 +73,7 @@ struct Counters {
   uint64_t store_failures = 0;
   uint64_t evictions = 0;
   uint64_t bytes_stored = 0;  // since the last prune; drives automatic eviction
+  std::map<std::string, RemoteCounters> remotes;  // by redacted URL
 
   Counters& operator+=(const Counters& other);
   bool any() const;  // anything counted (misses_by_reason only splits misses)
@@ -99,6 +118,9 @@ class Storage {
   // Store atomically (temp file in the same directory + rename). Returns false
   // and warns once per process (stderr) when the cache cannot be written.
   bool put(std::string_view kind, std::string_view key, const Entry& entry);
+  // The same with the entry already encoded (remote storage: one encoding for
+  // every layer; a verified remote value written back as received).
+  bool put_encoded(std::string_view kind, std::string_view key, std::string_view bytes);
 
   // Add this process's counters to the shared ones (under a file lock), then
   // evict if the cache grew past its limit.

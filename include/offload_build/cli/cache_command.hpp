@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 // Directory, entries, size / max, hits, misses (by reason), hit rate, corrupt,
 // stores, store failures, evictions. With `json`, one object:
 // {"dir","entries","bytes","max_size","hits","misses","misses_by_reason",
-//  "corrupt","stores","store_failures","evictions"}. Does not create `dir`.
+//  "corrupt","stores","store_failures","evictions","remotes"}; "remotes" maps
+// each remote storage's redacted URL to {"hits","misses","errors","timeouts",
+// "rejected","uploads","bytes_read","bytes_written"}. Does not create `dir`.
 int cache_stats(const fs::path& dir, bool json, std::ostream& out,
                 uint64_t max_size = cache::kDefaultMaxSize);
 

@@ -25,6 +25,7 @@ struct GlobalOptions {
   std::optional<fs::path> base_dir;         // --base-dir (cache keys, kernel names)
   std::optional<std::string> kernel_namespace;  // --kernel-namespace (launcher's kernel names)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
+  std::vector<std::string> remote_storage;  // --remote-storage URL, repeatable (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
   bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
   bool two_parse = false;                   // --two-parse: keep the driver's device passes (plan)

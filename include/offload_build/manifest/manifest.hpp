@@ -45,6 +45,7 @@ struct Manifest {
   std::optional<fs::path> cache_dir;      // absolute; else the default cache location
   std::optional<fs::path> base_dir;       // absolute: "base_dir" (cache keys, kernel names)
   std::optional<uint64_t> cache_max_size; // bytes
+  std::vector<std::string> remote_storage; // remote storage URLs (docs/CACHE.md), as written
   // The program's link: "lld" (LLVM's, when the toolchain has it: the
   // default) or "system" (the compiler's default, GNU ld on Debian).
   enum class Linker { Lld, System };

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# B9: remote storage. A fresh clone (no build directory) with an EMPTY local
+# cache and a warm remote (Redis, then HTTP via nginx WebDAV, both private on
+# 127.0.0.1), against a cold build, one-shot clang under make -j2, and ccache
+# with the same server as its remote storage (also with an empty local cache).
+# Then the cost of an unreachable remote (refused; a listener that never
+# answers) on a clean rebuild whose local cache is warm.
+#
+# Usage: bench/b9.sh [--reps N] [--quick] [--ob BINARY] [--out FILE] [--section FILE]
+#   --quick         1 run each, a 1x3 project only: a smoke test of the script
+#   --projects "10x3 50x1"  which projects (default both)
+#   --out FILE      replace (or add) the "## B9" section of FILE (default
+#                   docs/BENCHMARKS.md)
+#   --section FILE  write only the section to FILE (bench/run.sh uses this)
+# Needs redis-server, nginx, hyperfine, ccache (scripts/setup.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPS=3
+OB=${OFFLOAD_BUILD:-$ROOT/build/offload-build}
+OUT=$ROOT/docs/BENCHMARKS.md
+SECTION=""
+QUICK=0
+PROJECTS="10x3 50x1"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --reps) REPS=$2; shift 2 ;;
+    --quick) QUICK=1; REPS=1; shift ;;
+    --projects) PROJECTS=$2; shift 2 ;;
+    --ob) OB=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --section) SECTION=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "b9: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+JOBS=2
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
+CLANG=$LLVM_BIN/clang
+for tool in hyperfine make ccache redis-server redis-cli nginx python3 "$CLANG" "$OB"; do
+  command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "b9: $tool not found; run scripts/setup.sh" >&2; exit 2; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-b9.XXXXXX")
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+# shellcheck source=bench/gen.sh
+source "$ROOT/bench/gen.sh"
+export CI=1 NO_COLOR=1
+unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE OFFLOAD_BUILD_REMOTE_STORAGE MAKEFLAGS \
+  CCACHE_REMOTE_STORAGE || true
+say() { printf 'b9: %s\n' "$*" >&2; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 500); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.01; done; return 1; }
+
+# ---------------------------------------------------------------- servers
+RPORT=$(free_port)
+mkdir -p "$WORK/redis"
+redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" \
+  >"$WORK/redis/log" 2>&1 &
+PIDS+=($!)
+HPORT=$(free_port)
+mkdir -p "$WORK/nginx/root" "$WORK/nginx/tmp" "$WORK/nginx/logs"
+{
+  [ "$(id -u)" = 0 ] && echo "user root;"
+  cat <<EOF
+daemon off;
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/tmp/body;
+  proxy_temp_path $WORK/nginx/tmp/proxy;
+  fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
+  uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
+  scgi_temp_path $WORK/nginx/tmp/scgi;
+  client_max_body_size 0;
+  server {
+    listen 127.0.0.1:$HPORT;
+    root $WORK/nginx/root;
+    location / { dav_methods PUT DELETE; create_full_put_path on; }
+  }
+}
+EOF
+} >"$WORK/nginx/nginx.conf"
+nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx/logs/stderr" 2>&1 &
+PIDS+=($!)
+# A listener that accepts and never answers.
+BPORT=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$BPORT)); s.listen(64); time.sleep(86400)" &
+PIDS+=($!)
+wait_port "$RPORT" && wait_port "$HPORT" && wait_port "$BPORT" || { say "a server did not start"; exit 1; }
+REFUSED=$(free_port)
+
+REDIS=redis://127.0.0.1:$RPORT
+HTTP=http://127.0.0.1:$HPORT/ob
+declare -A M
+
+LOG=$WORK/hyperfine.log
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
+
+CONFIGS=()
+for cfg in "10x3:10:host,sm_90,gfx90a" "50x1:50:host"; do
+  [[ " $PROJECTS " == *" ${cfg%%:*} "* ]] && CONFIGS+=("$cfg")
+done
+[ "$QUICK" = 1 ] && CONFIGS=("1x3:1:host,sm_90,gfx90a")
+declare -A RUN CC_NOTE
+for cfg in "${CONFIGS[@]}"; do
+  IFS=: read -r name tus targets <<<"$cfg"
+  p=$WORK/p$name
+  gen_c "$p" "$tus" "$targets"
+  ob="$OB -C $p -j$JOBS -q"
+  mk="make -C $p -f Makefile.oneshot -s -j$JOBS"
+  ccr="$WORK/ccache-remote-$name"
+  say "B9 $name: warming Redis and HTTP (one cold build each), and ccache's remotes"
+  $ob --cache-dir "$WORK/w1-$name" --remote-storage "$REDIS" --remote-storage "$HTTP" build
+  rm -rf "$p/build"
+  for remote in "$REDIS" "http://127.0.0.1:$HPORT/ccache"; do
+    rm -rf "$ccr"
+    $mk clean >/dev/null
+    CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$remote $mk CC="ccache $CLANG" >/dev/null
+  done
+  $mk clean >/dev/null
+  # What a fresh clone with an empty local cache runs (commands) from each remote.
+  RUN[$name-redis]=$($OB -C "$p" -j$JOBS --cache-dir "$WORK/probe-r-$name" --remote-storage "$REDIS" build 2>&1 |
+    grep -oE '[0-9]+ run in' | grep -oE '^[0-9]+')
+  rm -rf "$p/build"
+  RUN[$name-http]=$($OB -C "$p" -j$JOBS --cache-dir "$WORK/probe-h-$name" --remote-storage "$HTTP" build 2>&1 |
+    grep -oE '[0-9]+ run in' | grep -oE '^[0-9]+')
+  rm -rf "$p/build"
+  say "B9 $name: $REPS run(s) each"
+  hf "B9-$name" "$REPS" \
+    -n oneshot --prepare "$mk clean" "$mk" \
+    -n cold --prepare "rm -rf $p/build $WORK/c-$name" "$ob --cache-dir $WORK/c-$name build" \
+    -n ob_redis --prepare "rm -rf $p/build $WORK/c-$name" "$ob --cache-dir $WORK/c-$name --remote-storage $REDIS build" \
+    -n ob_http --prepare "rm -rf $p/build $WORK/c-$name" "$ob --cache-dir $WORK/c-$name --remote-storage $HTTP build" \
+    -n ccache_redis --prepare "$mk clean && rm -rf $ccr" \
+    "CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$REDIS $mk CC='ccache $CLANG'" \
+    -n ccache_http --prepare "$mk clean && rm -rf $ccr" \
+    "CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=http://127.0.0.1:$HPORT/ccache $mk CC='ccache $CLANG'"
+  # What ccache got from Redis in one more such build.
+  rm -rf "$ccr"
+  $mk clean >/dev/null
+  CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$REDIS $mk CC="ccache $CLANG" >/dev/null
+  CC_NOTE[$name]=$(CCACHE_DIR=$ccr ccache --print-stats | awk -F'\t' '$1=="remote_storage_hit"{h=$2} $1=="cache_miss"{m=$2} END{printf "%d remote hits, %d misses", h, m}')
+  $mk clean >/dev/null
+done
+
+# Unreachable remotes on a clean rebuild with a warm local cache (10x3).
+dead=${CONFIGS[0]%%:*}
+p=$WORK/p$dead c=$WORK/warm-local
+$OB -C "$p" -j$JOBS -q --cache-dir "$c" build
+say "B9: unreachable remotes on a warm local cache, $REPS run(s) each"
+hf "B9-dead" "$((REPS * 3))" \
+  -n none --prepare "rm -rf $p/build" "$OB -C $p -j$JOBS -q --cache-dir $c build" \
+  -n refused --prepare "rm -rf $p/build" "$OB -C $p -j$JOBS -q --cache-dir $c --remote-storage redis://127.0.0.1:$REFUSED build" \
+  -n blackhole --prepare "rm -rf $p/build" "$OB -C $p -j$JOBS -q --cache-dir $c --remote-storage http://127.0.0.1:$BPORT/x build"
+# And with an empty local cache: every lookup would go to the remote.
+hf "B9-deadcold" "$REPS" \
+  -n none --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e build" \
+  -n refused --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e --remote-storage redis://127.0.0.1:$REFUSED build" \
+  -n blackhole --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e --remote-storage http://127.0.0.1:$BPORT/x build"
+
+section() {
+  echo "## B9: remote storage: a fresh clone with an empty local cache and a warm remote"
+  echo
+  echo "Written by \`bench/b9.sh\` ($REPS runs each; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end)."
+  echo "A private redis-server $(redis-server --version | grep -oE 'v=[0-9.]+' | cut -c3-) and nginx $(nginx -v 2>&1 | grep -oE '[0-9.]+$')"
+  echo "(WebDAV) on 127.0.0.1, filled by one cold build. Each timed offload-build run starts with"
+  echo "no build directory and an empty local cache (\`--remote-storage\` names the server), so every"
+  echo "job is looked up remotely, verified, written to the local cache and restored. ccache"
+  echo "$(ccache --version | head -1 | grep -oE '[0-9.]+$') gets the same: an empty local cache, \`remote_storage\` on the same server"
+  echo "(its own keys), warmed once; one-shot clang and the cold build are the reference."
+  echo
+  echo "| project | one-shot clang | cold build | offload-build + Redis | + HTTP | ccache + Redis | ccache + HTTP | Redis vs one-shot | Redis vs ccache | HTTP vs one-shot | HTTP vs ccache | commands run (Redis, HTTP) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for cfg in "${CONFIGS[@]}"; do
+    IFS=: read -r name _ _ <<<"$cfg"
+    k=B9-$name
+    echo "| $name | $(ms "${M[$k/oneshot]:-}") | $(ms "${M[$k/cold]:-}") | $(ms "${M[$k/ob_redis]:-}") | $(ms "${M[$k/ob_http]:-}") | $(ms "${M[$k/ccache_redis]:-}") | $(ms "${M[$k/ccache_http]:-}") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/ccache_redis]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_http]:-}") | $(speedup "${M[$k/ccache_http]:-}" "${M[$k/ob_http]:-}") | ${RUN[$name-redis]:-?}, ${RUN[$name-http]:-?} |"
+  done
+  echo
+  echo "Target: >= 5x faster than one-shot clang and faster than ccache on the same server."
+  echo
+  echo "ccache caches compiles, not links: each of its builds runs the offload link"
+  echo "(clang-linker-wrapper) again, while offload-build serves the link from the cache too."
+  for cfg in "${CONFIGS[@]}"; do
+    IFS=: read -r name _ _ <<<"$cfg"
+    echo "ccache in one more $name build from Redis: ${CC_NOTE[$name]:-n/a}."
+  done
+  echo
+  echo "The cost of an unreachable remote ($dead): \`redis://\` on a port nothing listens on"
+  echo "(connection refused), and \`http://\` to a listener that accepts and never answers"
+  echo "(default timeouts: connect 100 ms, operation 2 s)."
+  echo
+  echo "| local cache | no remote | refused | never answers |"
+  echo "|---|---|---|---|"
+  echo "| warm (clean rebuild: every job a local hit) | $(ms "${M[B9-dead/none]:-}") | $(ms "${M[B9-dead/refused]:-}") | $(ms "${M[B9-dead/blackhole]:-}") |"
+  echo "| empty (every job looked up, then built) | $(ms "${M[B9-deadcold/none]:-}") | $(ms "${M[B9-deadcold/refused]:-}") | $(ms "${M[B9-deadcold/blackhole]:-}") |"
+  echo
+  echo "A warm local cache never contacts the remote (it is only asked after a local miss, and"
+  echo "connected on first use). With misses, a refused connection costs one failed connect, a"
+  echo "silent server one operation timeout; then the remote is off for the rest of the build."
+}
+
+if [ -n "$SECTION" ]; then
+  section >"$SECTION"
+else
+  section >"$WORK/b9.md"
+  python3 - "$OUT" "$WORK/b9.md" <<'PY'
+import re, sys
+out, sec = sys.argv[1], open(sys.argv[2]).read()
+text = open(out).read() if __import__("os").path.exists(out) else "# Benchmarks\n"
+m = re.search(r"^## B9:.*?(?=^## |\Z)", text, flags=re.S | re.M)
+if m:
+    text = text[:m.start()] + sec + "\n" + text[m.end():]
+else:
+    n = re.search(r"^## Where the time goes", text, flags=re.M)
+    pos = n.start() if n else len(text)
+    text = text[:pos] + sec + "\n" + text[pos:]
+open(out, "w").write(text)
+PY
+  say "wrote the B9 section of $OUT"
+fi

@@ -1,0 +1,90 @@
+// The cache's storage as the job cache sees it: the local directory first,
+// then each remote in order. The one place that knows there are layers:
+// a remote value is verified before use and written back to the local cache;
+// a remote that fails (error, timeout, or a value that is not a valid entry,
+// which a writable remote then loses) is warned about once and not used again
+// in this process; a stored entry is sent to every writable remote by one
+// upload thread per remote, in parallel with the build, through a bounded
+// queue that finish_uploads() drains.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/cache/storage/remote.hpp"
+
+namespace ob::cache {
+
+using BackendFactory = std::function<std::unique_ptr<RemoteBackend>(const RemoteConfig&)>;
+
+struct LayeredOptions {
+  BackendFactory factory = make_remote_backend;  // tests give fakes
+  // Upload queue bound per remote: past it, put() waits for the upload thread.
+  size_t max_queued_bytes = 64u << 20;
+  // Where the once-per-remote warnings go (one write(2) each); -1: nowhere.
+  int warning_fd = 2;
+};
+
+class LayeredStorage {
+ public:
+  LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes = {},
+                 LayeredOptions options = {});
+  ~LayeredStorage();  // finishes the uploads
+  LayeredStorage(const LayeredStorage&) = delete;
+  LayeredStorage& operator=(const LayeredStorage&) = delete;
+
+  Storage& local() { return local_; }
+  // Whether a put() can store anywhere: the local cache or a writable remote.
+  bool writable() const;
+  void warn_if_unwritable() const { local_.warn_if_unwritable(); }
+
+  // Local first, then each usable remote in order. A remote value is returned
+  // only after it decoded as the entry for (kind, key), and is then stored
+  // locally. A corrupt local entry that no remote replaces stays Corrupt.
+  Lookup get(std::string_view kind, std::string_view key);
+  // Store locally and queue the upload to every writable remote.
+  bool put(std::string_view kind, std::string_view key, const Entry& entry);
+
+  // Wait for the queued uploads (bounded by each remote's timeouts).
+  void finish_uploads();
+  // finish_uploads(), then add `delta` and the remotes' counters to the
+  // local cache's shared counters.
+  void record(const Counters& delta);
+  // This process's per-remote counters so far (by redacted URL).
+  std::map<std::string, RemoteCounters> remote_counters() const;
+
+ private:
+  struct Remote;
+  void disable(Remote& remote, const std::string& why);  // and warn, once
+  void fail(Remote& remote, const RemoteFailure& failure);  // count, disable, warn
+  void reject(Remote& remote, std::string_view kind, std::string_view key, const std::string& why);
+  void upload_loop(Remote& remote);
+
+  Storage& local_;
+  LayeredOptions options_;
+  std::vector<std::unique_ptr<Remote>> remotes_;
+  std::set<std::string> remote_misses_;  // "kind/key" no remote had, this process
+};
+
+// The one check a remote value passes before anything uses it: the entry
+// format (magic, version, checksum, payload). `kind` and `key` are what the
+// value was asked for (entries bound to their key are checked here too).
+Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
+                                  std::string_view bytes);
+
+// `doctor`: read one probe key from the remote and say what happened:
+// "reachable (1.2 ms; read-write)", or the failure, error or timeout.
+std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory = make_remote_backend);
+
+// The remotes configured for a build: `cli` (--remote-storage) when given,
+// else $OFFLOAD_BUILD_REMOTE_STORAGE when set (empty: none), else `manifest`.
+// An unparsable URL is an error naming where it came from.
+Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::string>& cli,
+                                                     const std::vector<std::string>& manifest);
+
+}  // namespace ob::cache

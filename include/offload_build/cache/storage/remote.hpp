@@ -1,0 +1,100 @@
+// Remote storage, as in ccache: a backend is one class with get / put /
+// remove of encoded entries (the same bytes as the local cache's files), each
+// failing with a reason, error or timeout. Backends: Redis (redis_storage.cpp)
+// and HTTP (http_storage.cpp). They know nothing of entries, jobs or other
+// backends; the layering (local first, remotes in order, verify, back-fill,
+// disable after a failure, uploads) is in layered.cpp alone.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::cache {
+
+// One configured remote: `URL|attribute=value|...` (docs/CACHE.md).
+struct RemoteConfig {
+  enum class Scheme { Redis, RedisUnix, Http, Https };
+  enum class Layout { Subdirs, Flat, Bazel };  // HTTP only
+  Scheme scheme = Scheme::Redis;
+  std::string host;               // redis, http(s); brackets removed from IPv6
+  int port = 0;                   // 0: the scheme's default
+  std::string path;               // redis+unix: the socket; http(s): the prefix, "" or "/x/y"
+  int db = 0;                     // redis
+  std::string user;               // from the URL (after ${VAR} expansion)
+  std::string password;
+  std::string bearer_token;       // http(s): bearer-token attribute
+  bool has_password = false;      // for redaction: the URL carried one
+  bool read_only = false;
+  int connect_timeout_ms = 100;
+  int operation_timeout_ms = 2000;
+  bool compress = true;           // send zstd-compressed entries (as stored locally)
+  Layout layout = Layout::Subdirs;
+  std::string display;            // the URL with every credential replaced by ***
+  // Why this remote cannot be used although it parsed (a credential's
+  // environment variable is unset): it is skipped with this warning.
+  std::string unusable;
+};
+
+// Parse one URL. Errors name no credential (they quote the redacted text).
+Result<RemoteConfig> parse_remote_url(std::string_view text);
+// `text` with the password of its URL and any bearer-token value replaced by
+// ***, also when it does not parse: for messages about it.
+std::string redact_remote_url(std::string_view text);
+// OFFLOAD_BUILD_REMOTE_STORAGE: space-separated URLs.
+std::vector<std::string> split_remote_list(std::string_view text);
+
+// Why a backend call failed.
+struct RemoteFailure {
+  enum class Kind { Error, Timeout };
+  Kind kind = Kind::Error;
+  std::string message;
+};
+
+template <class T>
+class RemoteResult {
+ public:
+  RemoteResult(T value) : v_(std::move(value)) {}             // NOLINT(implicit)
+  RemoteResult(RemoteFailure failure) : v_(std::move(failure)) {}  // NOLINT(implicit)
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& operator*() { return std::get<0>(v_); }
+  const RemoteFailure& failure() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, RemoteFailure> v_;
+};
+
+// A remote backend. Not thread-safe: one connection each; the layer makes one
+// for lookups and one per upload thread. `kind` and `key` are [A-Za-z0-9_-].
+class RemoteBackend {
+ public:
+  virtual ~RemoteBackend() = default;
+  // The value, or nullopt when the remote has none.
+  virtual RemoteResult<std::optional<std::string>> get(std::string_view kind,
+                                                       std::string_view key) = 0;
+  // Store `value`; false when it existed and `overwrite` is false.
+  virtual RemoteResult<bool> put(std::string_view kind, std::string_view key,
+                                 std::string_view value, bool overwrite) = 0;
+  // Remove; false when there was nothing.
+  virtual RemoteResult<bool> remove(std::string_view kind, std::string_view key) = 0;
+};
+
+std::unique_ptr<RemoteBackend> make_redis_backend(const RemoteConfig& config);
+std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config);
+std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config);
+
+// Where entries live on a remote, for the docs, tests and `doctor`:
+// Redis key "offload-build:v1:<kind>:<key>"; HTTP path below the prefix
+// "v1/<kind>/<key[0:2]>/<key>" (subdirs), "v1-<kind>-<key>" (flat) or
+// "ac/<sha256 of the Redis key>" (bazel).
+std::string redis_key(std::string_view kind, std::string_view key);
+std::string http_path(RemoteConfig::Layout layout, std::string_view kind, std::string_view key);
+
+}  // namespace ob::cache

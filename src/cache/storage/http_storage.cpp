@@ -1,0 +1,241 @@
+// HTTP remote storage (libcurl): GET / PUT / DELETE of PREFIX/<path>, the path
+// given by the layout (http_path): plain WebDAV (nginx `dav_methods PUT
+// DELETE`), ccache-style HTTP servers, and bazel-remote's `ac/` namespace.
+// GET: 2xx with a body is a value, 404 (and 410) a miss, anything else an
+// error (401/403: wrong credentials; 5xx: a broken server). HEAD before PUT
+// only when not overwriting, as ccache does.
+//
+// libcurl is opened with dlopen on first use: linked, its 30-odd libraries
+// would be loaded by every launcher compile, with or without a remote.
+#include <curl/curl.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/cache/storage/remote.hpp"
+
+namespace ob::cache {
+
+namespace {
+
+// The few libcurl functions we call, from libcurl.so.4.
+struct CurlApi {
+  CURLcode (*global_init)(long) = nullptr;
+  CURL* (*easy_init)() = nullptr;
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...) = nullptr;
+  CURLcode (*easy_perform)(CURL*) = nullptr;
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...) = nullptr;
+  void (*easy_cleanup)(CURL*) = nullptr;
+  void (*easy_reset)(CURL*) = nullptr;
+  const char* (*easy_strerror)(CURLcode) = nullptr;
+  curl_slist* (*slist_append)(curl_slist*, const char*) = nullptr;
+  void (*slist_free_all)(curl_slist*) = nullptr;
+  std::string problem;  // why it cannot be used
+
+  static const CurlApi& get() {
+    static CurlApi api = load();
+    return api;
+  }
+
+ private:
+  template <class F>
+  static bool sym(void* lib, const char* name, F& out) {
+    out = reinterpret_cast<F>(::dlsym(lib, name));
+    return out != nullptr;
+  }
+  static CurlApi load() {
+    CurlApi a;
+    void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = ::dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      a.problem = "libcurl is not installed (libcurl.so.4; Debian: libcurl4)";
+      return a;
+    }
+    bool ok = sym(lib, "curl_global_init", a.global_init) && sym(lib, "curl_easy_init", a.easy_init) &&
+              sym(lib, "curl_easy_setopt", a.easy_setopt) &&
+              sym(lib, "curl_easy_perform", a.easy_perform) &&
+              sym(lib, "curl_easy_getinfo", a.easy_getinfo) &&
+              sym(lib, "curl_easy_cleanup", a.easy_cleanup) &&
+              sym(lib, "curl_easy_reset", a.easy_reset) &&
+              sym(lib, "curl_easy_strerror", a.easy_strerror) &&
+              sym(lib, "curl_slist_append", a.slist_append) &&
+              sym(lib, "curl_slist_free_all", a.slist_free_all);
+    if (!ok) {
+      a.problem = "libcurl.so.4 lacks a function offload-build needs";
+      return a;
+    }
+    if (a.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) a.problem = "curl_global_init failed";
+    return a;
+  }
+};
+
+// A response body, capped: no server makes us hold more than an entry can be.
+struct Body {
+  std::string data;
+  bool too_large = false;
+};
+
+size_t write_body(char* ptr, size_t size, size_t n, void* user) {
+  auto* body = static_cast<Body*>(user);
+  if (body->data.size() + size * n > kHeaderSize + kMaxPayloadSize) {
+    body->too_large = true;
+    return 0;  // aborts the transfer
+  }
+  body->data.append(ptr, size * n);
+  return size * n;
+}
+
+size_t discard_body(char*, size_t size, size_t n, void*) { return size * n; }
+
+struct Upload {
+  std::string_view data;
+  size_t pos = 0;
+};
+
+size_t read_upload(char* buffer, size_t size, size_t n, void* user) {
+  auto* up = static_cast<Upload*>(user);
+  size_t count = std::min(size * n, up->data.size() - up->pos);
+  std::memcpy(buffer, up->data.data() + up->pos, count);
+  up->pos += count;
+  return count;
+}
+
+class HttpBackend final : public RemoteBackend {
+ public:
+  explicit HttpBackend(RemoteConfig config) : config_(std::move(config)) {
+    base_ = fmt::format("{}://{}{}{}",
+                        config_.scheme == RemoteConfig::Scheme::Https ? "https" : "http",
+                        config_.host.find(':') != std::string::npos ? "[" + config_.host + "]"
+                                                                    : config_.host,
+                        config_.port ? fmt::format(":{}", config_.port) : std::string(),
+                        config_.path);
+  }
+  ~HttpBackend() override {
+    if (curl_) CurlApi::get().easy_cleanup(curl_);
+    if (headers_) CurlApi::get().slist_free_all(headers_);
+  }
+
+  RemoteResult<std::optional<std::string>> get(std::string_view kind,
+                                               std::string_view key) override {
+    Body body;
+    auto status = perform("GET", url(kind, key), &body, nullptr);
+    if (!status) {
+      if (body.too_large)
+        return RemoteFailure{RemoteFailure::Kind::Error, "GET: the value is larger than any entry"};
+      return status.failure();
+    }
+    if (*status == 404 || *status == 410) return std::optional<std::string>{};
+    if (*status / 100 != 2) return http_failure("GET", *status);
+    if (body.data.empty())  // an empty 2xx is not an entry (ccache counts it as an error)
+      return RemoteFailure{RemoteFailure::Kind::Error, fmt::format("GET: empty {} response", *status)};
+    return std::optional<std::string>{std::move(body.data)};
+  }
+
+  RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
+                         bool overwrite) override {
+    const std::string target = url(kind, key);
+    if (!overwrite) {
+      auto head = perform("HEAD", target, nullptr, nullptr);
+      if (!head) return head.failure();
+      if (*head / 100 == 2) return false;
+    }
+    Upload up{value};
+    auto status = perform("PUT", target, nullptr, &up);
+    if (!status) return status.failure();
+    if (*status / 100 != 2) return http_failure("PUT", *status);
+    return true;
+  }
+
+  RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
+    auto status = perform("DELETE", url(kind, key), nullptr, nullptr);
+    if (!status) return status.failure();
+    if (*status == 404) return false;
+    if (*status / 100 != 2) return http_failure("DELETE", *status);
+    return true;
+  }
+
+ private:
+  std::string url(std::string_view kind, std::string_view key) const {
+    return base_ + "/" + http_path(config_.layout, kind, key);
+  }
+
+  static RemoteFailure http_failure(const char* method, long status) {
+    std::string why = status == 401 || status == 403 ? " (wrong or missing credentials?)" : "";
+    return {RemoteFailure::Kind::Error, fmt::format("{}: HTTP status {}{}", method, status, why)};
+  }
+
+  // One request on the kept connection; the HTTP status, or why there is none.
+  RemoteResult<long> perform(const char* method, const std::string& target, Body* body,
+                             Upload* upload) {
+    const CurlApi& api = CurlApi::get();
+    if (!api.problem.empty()) return RemoteFailure{RemoteFailure::Kind::Error, api.problem};
+    if (!curl_) {
+      curl_ = api.easy_init();
+      if (!curl_) return RemoteFailure{RemoteFailure::Kind::Error, "curl_easy_init failed"};
+      headers_ = api.slist_append(headers_, "Content-Type: application/octet-stream");
+      headers_ = api.slist_append(headers_, "Expect:");  // no 100-continue round trip
+      if (!config_.bearer_token.empty())
+        headers_ = api.slist_append(
+            headers_, ("Authorization: Bearer " + config_.bearer_token).c_str());
+    } else {
+      api.easy_reset(curl_);  // keeps the connection
+    }
+    CURL* c = curl_;
+    api.easy_setopt(c, CURLOPT_URL, target.c_str());
+    api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
+    api.easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                    static_cast<long>(config_.connect_timeout_ms + config_.operation_timeout_ms));
+    api.easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
+    api.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    if (config_.has_password || !config_.user.empty()) {
+      api.easy_setopt(c, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+      api.easy_setopt(c, CURLOPT_USERNAME, config_.user.c_str());
+      api.easy_setopt(c, CURLOPT_PASSWORD, config_.password.c_str());
+    }
+    if (body) {
+      api.easy_setopt(c, CURLOPT_WRITEFUNCTION, &write_body);
+      api.easy_setopt(c, CURLOPT_WRITEDATA, body);
+    } else {
+      api.easy_setopt(c, CURLOPT_WRITEFUNCTION, &discard_body);
+    }
+    if (std::string_view(method) == "HEAD") {
+      api.easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (upload) {
+      api.easy_setopt(c, CURLOPT_UPLOAD, 1L);
+      api.easy_setopt(c, CURLOPT_READFUNCTION, &read_upload);
+      api.easy_setopt(c, CURLOPT_READDATA, upload);
+      api.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload->data.size()));
+    } else if (std::string_view(method) != "GET") {
+      api.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    }
+    CURLcode rc = api.easy_perform(c);
+    if (rc != CURLE_OK) {
+      RemoteFailure f;
+      f.kind = rc == CURLE_OPERATION_TIMEDOUT ? RemoteFailure::Kind::Timeout
+                                              : RemoteFailure::Kind::Error;
+      f.message = fmt::format("{}: {}", method, api.easy_strerror(rc));
+      return f;
+    }
+    long status = 0;
+    api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    return status;
+  }
+
+  RemoteConfig config_;
+  std::string base_;
+  CURL* curl_ = nullptr;
+  curl_slist* headers_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config) {
+  return std::make_unique<HttpBackend>(config);
+}
+
+}  // namespace ob::cache

@@ -1,0 +1,272 @@
+// LayeredStorage: local first, remotes in order, verify, back-fill, disable a
+// remote after its first failure, bounded uploads in parallel with the build.
+#include "offload_build/cache/storage/layered.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace ob::cache {
+
+struct LayeredStorage::Remote {
+  RemoteConfig config;
+  std::unique_ptr<RemoteBackend> lookup;  // made on first use (lookups run on one thread)
+  std::atomic<bool> disabled{false};
+  std::atomic<bool> warned{false};
+
+  mutable std::mutex mu;  // guards everything below
+  RemoteCounters counters;
+  struct Upload {
+    std::string kind, key;
+    std::shared_ptr<const std::string> bytes;
+  };
+  std::deque<Upload> queue;
+  size_t queued_bytes = 0;
+  bool closing = false;
+  std::condition_variable wake;   // the upload thread: work or closing
+  std::condition_variable space;  // put(): room in the queue, or drained
+  std::thread worker;
+};
+
+Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
+                                  std::string_view bytes) {
+  (void)kind;
+  (void)key;
+  return decode_entry(bytes);
+}
+
+LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes,
+                               LayeredOptions options)
+    : local_(local), options_(std::move(options)) {
+  for (auto& config : remotes) {
+    auto r = std::make_unique<Remote>();
+    r->config = std::move(config);
+    if (!r->config.unusable.empty()) disable(*r, r->config.unusable);  // not counted: no server asked
+    remotes_.push_back(std::move(r));
+  }
+}
+
+LayeredStorage::~LayeredStorage() { finish_uploads(); }
+
+bool LayeredStorage::writable() const {
+  if (local_.writable()) return true;
+  for (const auto& r : remotes_)
+    if (!r->config.read_only && !r->disabled) return true;
+  return false;
+}
+
+void LayeredStorage::disable(Remote& remote, const std::string& why) {
+  remote.disabled = true;
+  remote.space.notify_all();
+  if (remote.warned.exchange(true) || options_.warning_fd < 0) return;
+  std::string line = fmt::format(
+      "offload-build: warning: remote storage {}: {}; not used for the rest of this build\n",
+      remote.config.display, why);
+  ssize_t ignored = ::write(options_.warning_fd, line.data(), line.size());  // one write: whole
+  (void)ignored;
+}
+
+void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
+  const bool timeout = failure.kind == RemoteFailure::Kind::Timeout;
+  {
+    std::lock_guard lock(remote.mu);
+    ++(timeout ? remote.counters.timeouts : remote.counters.errors);
+  }
+  disable(remote, failure.message + (timeout ? " (timed out)" : ""));
+}
+
+void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_view key,
+                            const std::string& why) {
+  {
+    std::lock_guard lock(remote.mu);
+    ++remote.counters.rejected;
+  }
+  // A writer removes the bad value, so that the next build that misses can
+  // store a good one (left there, it would turn every client away for good).
+  std::string removed;
+  if (!remote.config.read_only) {
+    auto gone = remote.lookup->remove(kind, key);
+    if (gone && *gone) removed = "; removed";
+  }
+  fail(remote, {RemoteFailure::Kind::Error,
+                fmt::format("the value for {} {} is not a valid entry ({}){}", kind,
+                            key.substr(0, 16), why, removed)});
+}
+
+Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
+  Lookup local = local_.get(kind, key);
+  if (local.status == LookupStatus::Hit || remotes_.empty()) return local;
+  // Asked already in this process, and no remote had it (storing a miss reads
+  // its manifest entry again): no second round trip.
+  std::string id = fmt::format("{}/{}", kind, key);
+  if (remote_misses_.count(id)) return local;
+  for (auto& rp : remotes_) {
+    Remote& r = *rp;
+    if (r.disabled) continue;
+    if (!r.lookup) r.lookup = options_.factory(r.config);
+    auto got = r.lookup->get(kind, key);
+    if (!got) {
+      fail(r, got.failure());
+      continue;
+    }
+    if (!*got) {
+      std::lock_guard lock(r.mu);
+      ++r.counters.misses;
+      continue;
+    }
+    const std::string& bytes = **got;
+    {
+      std::lock_guard lock(r.mu);
+      r.counters.bytes_read += bytes.size();
+    }
+    auto entry = verify_remote_value(kind, key, bytes);
+    if (!entry) {
+      reject(r, kind, key, entry.error().message);
+      continue;
+    }
+    {
+      std::lock_guard lock(r.mu);
+      ++r.counters.hits;
+    }
+    if (local_.writable()) local_.put_encoded(kind, key, bytes);  // verified: as received
+    Lookup hit;
+    hit.status = LookupStatus::Hit;
+    hit.entry = std::move(*entry);
+    return hit;
+  }
+  remote_misses_.insert(std::move(id));
+  return local;
+}
+
+bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entry& entry) {
+  if (payload_size(entry) > kMaxPayloadSize) return false;  // too big to cache anywhere
+  auto bytes = std::make_shared<const std::string>(encode_entry(entry));
+  bool stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
+  std::shared_ptr<const std::string> plain;  // for remotes with compress=false
+  for (auto& rp : remotes_) {
+    Remote& r = *rp;
+    if (r.config.read_only || r.disabled) continue;
+    if (!r.config.compress && !plain)
+      plain = std::make_shared<const std::string>(encode_entry(entry, false));
+    auto value = r.config.compress ? bytes : plain;
+    std::unique_lock lock(r.mu);
+    if (!r.worker.joinable()) r.worker = std::thread([this, &r] { upload_loop(r); });
+    // Bounded: wait while the queue is full (never for a disabled remote).
+    r.space.wait(lock, [&] {
+      return r.disabled || r.queue.empty() ||
+             r.queued_bytes + value->size() <= options_.max_queued_bytes;
+    });
+    if (r.disabled) continue;
+    r.queued_bytes += value->size();
+    r.queue.push_back({std::string(kind), std::string(key), std::move(value)});
+    r.wake.notify_one();
+    stored = true;
+  }
+  return stored;
+}
+
+void LayeredStorage::upload_loop(Remote& r) {
+  std::unique_ptr<RemoteBackend> backend;  // its own connection
+  std::unique_lock lock(r.mu);
+  for (;;) {
+    r.wake.wait(lock, [&] { return r.closing || !r.queue.empty(); });
+    if (r.queue.empty()) return;  // closing and drained
+    Remote::Upload up = std::move(r.queue.front());
+    r.queue.pop_front();
+    r.queued_bytes -= up.bytes->size();
+    r.space.notify_all();
+    if (r.disabled) continue;  // dropped: the remote failed
+    lock.unlock();
+    if (!backend) backend = options_.factory(r.config);
+    auto done = backend->put(up.kind, up.key, *up.bytes, true);
+    if (!done) fail(r, done.failure());
+    lock.lock();
+    if (done) {
+      ++r.counters.uploads;
+      r.counters.bytes_written += up.bytes->size();
+    }
+  }
+}
+
+void LayeredStorage::finish_uploads() {
+  for (auto& rp : remotes_) {
+    Remote& r = *rp;
+    {
+      std::lock_guard lock(r.mu);
+      if (!r.worker.joinable()) continue;
+      r.closing = true;
+    }
+    r.wake.notify_all();
+    r.worker.join();
+    std::lock_guard lock(r.mu);
+    r.closing = false;  // a later put() starts a new thread
+  }
+}
+
+std::map<std::string, RemoteCounters> LayeredStorage::remote_counters() const {
+  std::map<std::string, RemoteCounters> out;
+  for (const auto& r : remotes_) {
+    std::lock_guard lock(r->mu);
+    out[r->config.display] += r->counters;
+  }
+  return out;
+}
+
+void LayeredStorage::record(const Counters& delta) {
+  finish_uploads();
+  Counters all = delta;
+  for (auto& [url, c] : remote_counters())
+    if (c.any()) all.remotes[url] += c;
+  for (auto& r : remotes_) {
+    std::lock_guard lock(r->mu);
+    r->counters = {};  // recorded once
+  }
+  local_.record(all);
+}
+
+std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory) {
+  if (!config.unusable.empty()) return "not used: " + config.unusable;
+  auto backend = factory(config);
+  auto start = std::chrono::steady_clock::now();
+  auto got = backend->get("doctor", "probe-offload-build");
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!got)
+    return fmt::format("{}: {}", got.failure().kind == RemoteFailure::Kind::Timeout ? "timed out" : "error",
+                       got.failure().message);
+  return fmt::format("reachable ({:.1f} ms to read; {})", ms,
+                     config.read_only ? "read-only" : "read-write");
+}
+
+Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::string>& cli,
+                                                     const std::vector<std::string>& manifest) {
+  std::vector<std::string> urls;
+  std::string where;
+  if (!cli.empty()) {
+    where = "--remote-storage";
+    for (const auto& u : cli)
+      for (auto& part : split_remote_list(u)) urls.push_back(std::move(part));
+  } else if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
+    where = "OFFLOAD_BUILD_REMOTE_STORAGE";
+    urls = split_remote_list(env);
+  } else {
+    where = "the manifest's remote_storage";
+    urls = manifest;
+  }
+  std::vector<RemoteConfig> out;
+  for (const auto& u : urls) {
+    auto parsed = parse_remote_url(u);
+    if (!parsed) return Error::usage(fmt::format("{}: {}", where, parsed.error().message));
+    out.push_back(std::move(*parsed));
+  }
+  return out;
+}
+
+}  // namespace ob::cache

@@ -1,0 +1,353 @@
+// Remote storage without servers: URL parsing and redaction, entry names, and
+// the layering (verify, back-fill, disable after a failure, one warning,
+// uploads) over a fake backend. The real servers: tests/integration/test_remote_storage.cpp.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "offload_build/cache/storage/layered.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::cache;
+
+namespace {
+
+RemoteConfig parse_ok(const std::string& url) {
+  auto r = parse_remote_url(url);
+  INFO(url << (r ? "" : ": " + r.error().message));
+  REQUIRE(r);
+  return *r;
+}
+
+// A shared in-memory server with failure injection.
+struct FakeServer {
+  std::map<std::string, std::string> values;
+  int gets = 0;
+  int puts = 0;
+  std::optional<RemoteFailure> fail_with;
+};
+
+class FakeBackend final : public RemoteBackend {
+ public:
+  explicit FakeBackend(std::shared_ptr<FakeServer> s) : s_(std::move(s)) {}
+  RemoteResult<std::optional<std::string>> get(std::string_view kind, std::string_view key) override {
+    ++s_->gets;
+    if (s_->fail_with) return *s_->fail_with;
+    auto it = s_->values.find(redis_key(kind, key));
+    if (it == s_->values.end()) return std::optional<std::string>{};
+    return std::optional<std::string>{it->second};
+  }
+  RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
+                         bool) override {
+    ++s_->puts;
+    if (s_->fail_with) return *s_->fail_with;
+    s_->values[redis_key(kind, key)] = std::string(value);
+    return true;
+  }
+  RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
+    return s_->values.erase(redis_key(kind, key)) > 0;
+  }
+
+ private:
+  std::shared_ptr<FakeServer> s_;
+};
+
+// Warnings written to a pipe, read back.
+struct WarningPipe {
+  int fds[2] = {-1, -1};
+  WarningPipe() {
+    REQUIRE(::pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+  }
+  ~WarningPipe() {
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
+  std::string read() {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+    return out;
+  }
+};
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+Entry sample_entry(const std::string& data) {
+  return Entry{R"({"job":"x"})", {{"out.o", data}}};
+}
+
+const std::string kKey = "abcdef0123456789";
+
+}  // namespace
+
+TEST_CASE("remote storage URLs parse into their parts", "[remote]") {
+  auto r = parse_ok("redis://alice:s3cret@cache.example:6380/2");
+  CHECK(r.scheme == RemoteConfig::Scheme::Redis);
+  CHECK(r.host == "cache.example");
+  CHECK(r.port == 6380);
+  CHECK(r.db == 2);
+  CHECK(r.user == "alice");
+  CHECK(r.password == "s3cret");
+  CHECK(r.display == "redis://alice:***@cache.example:6380/2");
+
+  auto p = parse_ok("redis://onlypass@localhost");
+  CHECK(p.user.empty());
+  CHECK(p.password == "onlypass");
+  CHECK(p.port == 0);
+  CHECK(p.display == "redis://:***@localhost");
+
+  auto u = parse_ok("redis+unix:///run/redis/redis.sock?db=3|read-only");
+  CHECK(u.scheme == RemoteConfig::Scheme::RedisUnix);
+  CHECK(u.path == "/run/redis/redis.sock");
+  CHECK(u.db == 3);
+  CHECK(u.read_only);
+  CHECK(parse_ok("redis+unix:/tmp/r.sock").path == "/tmp/r.sock");
+
+  auto h = parse_ok("http://[::1]:8080/cache/ob/|layout=bazel|connect-timeout=250ms|"
+                    "operation-timeout=3s|compress=false");
+  CHECK(h.scheme == RemoteConfig::Scheme::Http);
+  CHECK(h.host == "::1");
+  CHECK(h.port == 8080);
+  CHECK(h.path == "/cache/ob");
+  CHECK(h.layout == RemoteConfig::Layout::Bazel);
+  CHECK(h.connect_timeout_ms == 250);
+  CHECK(h.operation_timeout_ms == 3000);
+  CHECK_FALSE(h.compress);
+  CHECK(h.display == "http://[::1]:8080/cache/ob");
+
+  auto d = parse_ok("https://cache.example");
+  CHECK(d.connect_timeout_ms == 100);
+  CHECK(d.operation_timeout_ms == 2000);
+  CHECK(d.compress);
+  CHECK_FALSE(d.read_only);
+  CHECK(d.layout == RemoteConfig::Layout::Subdirs);
+}
+
+TEST_CASE("bad remote storage URLs are usage errors that name no secret", "[remote]") {
+  for (const char* bad :
+       {"ftp://host/x", "redis://:hunter2@host:99999", "redis://:hunter2@host/notadb",
+        "http://u:hunter2@host|layot=flat", "http://host|layout=deep", "redis://host|layout=flat",
+        "redis+unix:relative.sock", "http://host|connect-timeout=soon",
+        "https://host|bearer-token=hunter2|bogus", "redis://:hunter2@"}) {
+    auto r = parse_remote_url(bad);
+    INFO(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == exit_code::usage);
+    CHECK_THAT(r.error().message, !Catch::Contains("hunter2"));
+    CHECK_THAT(r.error().message, Catch::Contains("remote storage"));
+  }
+  CHECK_THAT(parse_remote_url("http://host|layot=flat").error().message,
+             Catch::Contains("unknown attribute \"layot\""));
+}
+
+TEST_CASE("credentials come from the environment when the URL names a variable", "[remote]") {
+  ::setenv("OB_TEST_REDIS_PW", "from-env", 1);
+  ::setenv("OB_TEST_TOKEN", "tok-123", 1);
+  auto r = parse_ok("redis://:${OB_TEST_REDIS_PW}@h");
+  CHECK(r.password == "from-env");
+  CHECK(r.unusable.empty());
+  auto h = parse_ok("https://h/p|bearer-token=${OB_TEST_TOKEN}");
+  CHECK(h.bearer_token == "tok-123");
+  CHECK(h.display == "https://h/p|bearer-token=***");
+  ::unsetenv("OB_TEST_REDIS_PW");
+  ::unsetenv("OB_TEST_TOKEN");
+  auto missing = parse_ok("https://h/p|bearer-token=${OB_TEST_TOKEN}");
+  CHECK_THAT(missing.unusable, Catch::Contains("OB_TEST_TOKEN is not set"));
+}
+
+TEST_CASE("redaction hides passwords and tokens, parsed or not", "[remote]") {
+  CHECK(redact_remote_url("redis://bob:pw@h:1/0|read-only") == "redis://bob:***@h:1/0|read-only");
+  CHECK(redact_remote_url("http://pw@h/x|bearer-token=tok|layout=flat") ==
+        "http://***@h/x|bearer-token=***|layout=flat");
+  CHECK(redact_remote_url("garbage:pw@") == "garbage:pw@");  // no URL: nothing to find
+  CHECK(redact_remote_url("http://h/a@b") == "http://h/a@b");  // '@' in the path is no password
+}
+
+TEST_CASE("the remote list splits on spaces", "[remote]") {
+  CHECK(split_remote_list("  redis://a  http://b|read-only\n") ==
+        std::vector<std::string>{"redis://a", "http://b|read-only"});
+  CHECK(split_remote_list("   ").empty());
+}
+
+TEST_CASE("entry names on the servers", "[remote]") {
+  CHECK(redis_key("result", kKey) == "offload-build:v1:result:" + kKey);
+  CHECK(http_path(RemoteConfig::Layout::Subdirs, "result", kKey) == "v1/result/ab/" + kKey);
+  CHECK(http_path(RemoteConfig::Layout::Flat, "manifest", kKey) == "v1-manifest-" + kKey);
+  auto bazel = http_path(RemoteConfig::Layout::Bazel, "result", kKey);
+  CHECK(bazel.size() == 3 + 64);
+  CHECK(bazel.substr(0, 3) == "ac/");
+}
+
+TEST_CASE("layered storage: a verified remote hit fills the local cache", "[remote]") {
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  auto server = std::make_shared<FakeServer>();
+  server->values[redis_key("result", kKey)] = encode_entry(sample_entry("remote bytes"));
+  LayeredOptions options;
+  options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+  options.warning_fd = -1;
+  LayeredStorage layers(local, {parse_ok("redis://h")}, options);
+
+  Lookup l = layers.get("result", kKey);
+  REQUIRE(l.status == LookupStatus::Hit);
+  CHECK(l.entry.files.at(0).data == "remote bytes");
+  CHECK(local.get("result", kKey).status == LookupStatus::Hit);  // back-filled
+  CHECK(layers.get("result", kKey).status == LookupStatus::Hit);
+  CHECK(server->gets == 1);  // the second came from the local cache
+  // A miss is asked for once per process.
+  CHECK(layers.get("manifest", kKey).status == LookupStatus::Missing);
+  CHECK(layers.get("manifest", kKey).status == LookupStatus::Missing);
+  CHECK(server->gets == 2);
+  auto counters = layers.remote_counters().at("redis://h");
+  CHECK(counters.hits == 1);
+  CHECK(counters.misses == 1);
+  CHECK(counters.bytes_read > 0);
+}
+
+TEST_CASE("layered storage: corrupt or foreign remote values never reach the local cache",
+          "[remote]") {
+  std::string good = encode_entry(sample_entry("x"));
+  std::string truncated = good.substr(0, good.size() - 3);
+  std::string flipped = good;
+  flipped.back() ^= 1;
+  for (const std::string& bad : {truncated, flipped, std::string("ccache entry, not ours"),
+                                 std::string()}) {
+    test::TempDir dir("ob-layered");
+    Storage local(dir / "cache");
+    auto server = std::make_shared<FakeServer>();
+    server->values[redis_key("result", kKey)] = bad;
+    server->values[redis_key("result", "fedcba9876543210")] = good;
+    WarningPipe warnings;
+    LayeredOptions options;
+    options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+    options.warning_fd = warnings.fds[1];
+    LayeredStorage layers(local, {parse_ok("redis://:pw@h")}, options);
+
+    CHECK(layers.get("result", kKey).status == LookupStatus::Missing);
+    CHECK(local.get("result", kKey).status == LookupStatus::Missing);
+    // Disabled for the rest of the build: the good entry is not asked for.
+    CHECK(layers.get("result", "fedcba9876543210").status == LookupStatus::Missing);
+    CHECK(server->gets == 1);
+    auto c = layers.remote_counters().at("redis://:***@h");
+    CHECK(c.errors == 1);
+    CHECK(c.rejected == 1);
+    std::string w = warnings.read();
+    CHECK(count(w, "warning: remote storage redis://:***@h:") == 1);
+    CHECK_THAT(w, Catch::Contains("not a valid entry"));
+    CHECK(server->values.count(redis_key("result", kKey)) == 0);  // a writer removes it
+    CHECK_THAT(w, !Catch::Contains("pw@"));
+  }
+}
+
+TEST_CASE("layered storage: a failing remote is warned about once and then left alone",
+          "[remote]") {
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  auto server = std::make_shared<FakeServer>();
+  server->fail_with = RemoteFailure{RemoteFailure::Kind::Timeout, "GET: Timeout was reached"};
+  auto second = std::make_shared<FakeServer>();
+  second->values[redis_key("result", kKey)] = encode_entry(sample_entry("from the second"));
+  WarningPipe warnings;
+  LayeredOptions options;
+  options.factory = [&](const RemoteConfig& c) {
+    return std::make_unique<FakeBackend>(c.host == "first" ? server : second);
+  };
+  options.warning_fd = warnings.fds[1];
+  LayeredStorage layers(local, {parse_ok("http://first/x"), parse_ok("http://second/x")}, options);
+
+  auto l = layers.get("result", kKey);  // the first times out, the second serves
+  REQUIRE(l.status == LookupStatus::Hit);
+  CHECK(l.entry.files.at(0).data == "from the second");
+  for (int i = 0; i < 3; ++i) CHECK(layers.get("result", "0123456789abcdef").status == LookupStatus::Missing);
+  CHECK(layers.put("result", "0123456789abcdef", sample_entry("y")));  // stored locally
+  layers.finish_uploads();
+  CHECK(server->gets == 1);
+  CHECK(server->puts == 0);
+  auto c = layers.remote_counters();
+  CHECK(c.at("http://first/x").timeouts == 1);
+  CHECK(c.at("http://second/x").hits == 1);
+  CHECK(c.at("http://second/x").misses == 1);  // asked once: a miss is remembered for the process
+  std::string w = warnings.read();
+  CHECK(count(w, "warning: remote storage") == 1);
+  CHECK_THAT(w, Catch::Contains("(timed out)"));
+}
+
+TEST_CASE("layered storage: uploads go to every writable remote, bounded, done by finish",
+          "[remote]") {
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  auto writer = std::make_shared<FakeServer>();
+  auto plain = std::make_shared<FakeServer>();
+  auto reader = std::make_shared<FakeServer>();
+  LayeredOptions options;
+  options.factory = [&](const RemoteConfig& c) {
+    return std::make_unique<FakeBackend>(c.host == "w" ? writer : c.host == "p" ? plain : reader);
+  };
+  options.max_queued_bytes = 100;  // smaller than one entry: put() waits for each upload
+  options.warning_fd = -1;
+  LayeredStorage layers(local,
+                        {parse_ok("redis://w"), parse_ok("redis://p|compress=false"),
+                         parse_ok("redis://r|read-only")},
+                        options);
+  const std::string data(4000, 'a');
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(layers.put("result", fmt::format("{:016x}", i), sample_entry(data)));
+  layers.finish_uploads();
+  CHECK(writer->values.size() == 20);
+  CHECK(plain->values.size() == 20);
+  CHECK(reader->puts == 0);
+  const std::string& compressed = writer->values.begin()->second;
+  const std::string& uncompressed = plain->values.begin()->second;
+  CHECK(compressed.size() < uncompressed.size());
+  for (const std::string* v : {&compressed, &uncompressed}) {
+    auto e = decode_entry(*v);
+    REQUIRE(e);
+    CHECK(e->files.at(0).data == data);
+  }
+  auto c = layers.remote_counters();
+  CHECK(c.at("redis://w").uploads == 20);
+  CHECK(c.at("redis://w").bytes_written > 0);
+  CHECK(c.at("redis://r|read-only").uploads == 0);
+  // Recorded into the local cache's counters, once.
+  layers.record({});
+  CHECK(local.counters().remotes.at("redis://w").uploads == 20);
+  layers.record({});
+  CHECK(local.counters().remotes.at("redis://w").uploads == 20);
+}
+
+TEST_CASE("the remote list: command line, else environment, else manifest", "[remote]") {
+  ::unsetenv("OFFLOAD_BUILD_REMOTE_STORAGE");
+  auto m = configured_remotes({}, {"redis://m"});
+  REQUIRE(m);
+  REQUIRE(m->size() == 1);
+  CHECK(m->at(0).host == "m");
+  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "redis://e1 http://e2/x", 1);
+  auto e = configured_remotes({}, {"redis://m"});
+  REQUIRE(e);
+  CHECK(e->size() == 2);
+  auto c = configured_remotes({"redis://c"}, {"redis://m"});
+  REQUIRE(c);
+  CHECK(c->size() == 1);
+  CHECK(c->at(0).host == "c");
+  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "", 1);
+  CHECK(configured_remotes({}, {"redis://m"})->empty());  // set but empty: none
+  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "redis://:hunter2@h:0", 1);
+  auto bad = configured_remotes({}, {});
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("OFFLOAD_BUILD_REMOTE_STORAGE"));
+  CHECK_THAT(bad.error().message, !Catch::Contains("hunter2"));
+  ::unsetenv("OFFLOAD_BUILD_REMOTE_STORAGE");
+}
