@@ -68,9 +68,12 @@ Counters read_counters(const fs::path& file) {
   c.store_failures = get_count(j, "store_failures");
   c.evictions = get_count(j, "evictions");
   c.bytes_stored = get_count(j, "bytes_stored");
-  if (auto it = j.find("misses_by_reason"); it != j.end() && it->is_object()) {
-    for (const auto& [reason, n] : it->items())
-      if (n.is_number_unsigned()) c.misses_by_reason[reason] = n.get<uint64_t>();
+  for (auto [key, into] : {std::pair{"misses_by_reason", &c.misses_by_reason},
+                           std::pair{"unchanged_by_reason", &c.unchanged_by_reason}}) {
+    if (auto it = j.find(key); it != j.end() && it->is_object()) {
+      for (const auto& [reason, n] : it->items())
+        if (n.is_number_unsigned()) (*into)[reason] = n.get<uint64_t>();
+    }
   }
   return c;
 }
@@ -87,6 +90,7 @@ nlohmann::json counters_to_json(const Counters& c) {
       {"store_failures", c.store_failures},
       {"evictions", c.evictions},
       {"bytes_stored", c.bytes_stored},
+      {"unchanged_by_reason", c.unchanged_by_reason},
   };
 }
 
@@ -130,11 +134,13 @@ Counters& Counters::operator+=(const Counters& other) {
   store_failures += other.store_failures;
   evictions += other.evictions;
   bytes_stored += other.bytes_stored;
+  for (const auto& [reason, n] : other.unchanged_by_reason) unchanged_by_reason[reason] += n;
   return *this;
 }
 
 bool Counters::any() const {
-  return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored;
+  return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored ||
+         !unchanged_by_reason.empty();
 }
 
 void Storage::record(const Counters& delta) {

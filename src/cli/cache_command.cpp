@@ -72,6 +72,10 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   row(out, "stores", std::to_string(c.stores));
   row(out, "store failures", std::to_string(c.store_failures));
   row(out, "evictions", std::to_string(c.evictions));
+  uint64_t unchanged = 0;
+  for (const auto& [reason, n] : c.unchanged_by_reason) unchanged += n;
+  row(out, "compiles run unchanged", std::to_string(unchanged));  // launcher mode
+  for (const auto& [reason, n] : c.unchanged_by_reason) row(out, "  " + reason, std::to_string(n));
   return exit_code::ok;
 }
 

@@ -48,16 +48,15 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
   return *tc;
 }
 
-// clang's `native`: the GPUs offload-arch finds on this machine.
-bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::string& reason) {
+// clang's `native`: the GPUs offload-arch finds on this machine (asked once,
+// remembered in the cache's probes/). false when a native target found none.
+bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
+                     const std::optional<fs::path>& memo) {
   if (req.native.empty()) return true;
   std::vector<Target> found;
-  auto probe = exec::capture(Command{{(tc.root / "bin/offload-arch").string()}, {}, {}});
-  if (probe && probe->exit_code == 0) {
-    for (const auto& line : util::split(probe->out, '\n')) {
-      auto t = resolve_target(util::trim(line));
-      if (t && t->is_gpu()) found.push_back(*t);
-    }
+  for (const auto& arch : system_gpu_archs(tc, memo).value_or(std::vector<std::string>{})) {
+    auto t = resolve_target(arch);
+    if (t && t->is_gpu()) found.push_back(*t);
   }
   for (const auto& wanted : req.native) {
     bool any = false;
@@ -67,10 +66,7 @@ bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::s
       if (std::find(req.targets.begin(), req.targets.end(), t) == req.targets.end())
         req.targets.push_back(t);
     }
-    if (!any) {
-      reason = "no GPU found for the native offload arch";
-      return false;
-    }
+    if (!any) return false;
   }
   return true;
 }
@@ -152,40 +148,42 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
 
 }  // namespace
 
-int split_compile(const std::vector<std::string>& command, const GlobalOptions& o,
-                  std::string& reason) {
-  auto pass = [&](std::string why) {
-    reason = std::move(why);
+int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  auto pass = [&](std::string reason, const char* code) {
+    why = {std::move(reason), code};
     return -1;
   };
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
-  if (ec) return pass("no current directory");
+  if (ec) return pass("no current directory", kPaths);
   const auto compiler = resolve_program(command.front(), cwd);
-  if (!compiler) return pass(command.front() + " not found");
+  if (!compiler) return pass(command.front() + " not found", kCompiler);
   if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
-    return pass(command.front() + " is not clang");
+    return pass(command.front() + " is not clang", kCompiler);
   const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read");
+  if (!expanded) return pass("a response file cannot be read", kPaths);
   auto parsed = clang_cli::parse(*expanded);
-  if (!parsed.compile) return pass(parsed.pass_reason);
+  if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(*compiler);
-  if (!toolchain) return pass("no LLVM installation (llvm-offload-binary) next to " + command.front());
-  if (!resolve_natives(req, *toolchain, reason)) return -1;
+  if (!toolchain)
+    return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
+  std::optional<fs::path> memo;  // the driver's answers, remembered next to the cache
+  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+  if (!resolve_natives(req, *toolchain, memo))
+    return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
   const fs::path output = (cwd / req.output_arg()).lexically_normal();
   if (!fs::is_directory(output.parent_path(), ec))
-    return pass("the output's directory does not exist");
+    return pass("the output's directory does not exist", kPaths);
   if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
-    return pass("the depfile's directory does not exist");
+    return pass("the depfile's directory does not exist", kPaths);
+  if (req.opt_record && !fs::is_directory((cwd / *req.opt_record).lexically_normal().parent_path(), ec))
+    return pass("the optimization record's directory does not exist", kPaths);
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
-  if (!o.two_parse) {
-    std::optional<fs::path> memo;
-    if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
-    probe = make_driver_probe(*toolchain, memo);
-  }
+  if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
@@ -202,7 +200,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     return exit_code::ok;
   }
   if (auto code = run_plan(plan, o, jobserver)) return *code;
-  return pass("a split pass failed: the compiler shows its own diagnostics");
+  return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
 }  // namespace ob::cli

@@ -2,6 +2,8 @@
 // the files each job reads and writes, and the compilation database.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 
@@ -111,6 +113,24 @@ TEST_CASE("launcher plan: -Xarch_* goes to the passes it applies to", "[launcher
                                    "--offload-arch=gfx90a"});
   CHECK(Argv(plan.jobs[3].argv.begin() + 1, plan.jobs[3].argv.begin() + 6) ==
         Argv{"-fopenmp", "--offload-arch=sm_90,gfx90a", "-Xarch_host", "-DH", "-c"});
+}
+
+TEST_CASE("launcher plan: the host device's -march and the optimization record", "[launcher][plan]") {
+  Plan plan = plan_for({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+                        "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
+                        "-fsave-optimization-record", "-c", "k.c", "-o", "o/k.o"});
+  REQUIRE(plan.jobs.size() == 3);
+  // The device pass keeps the host device's -march (its selector names only the triple).
+  CHECK(Argv(plan.jobs[0].argv.begin() + 1, plan.jobs[0].argv.begin() + 5) ==
+        Argv{"-fopenmp", "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
+             "-fsave-optimization-record"});
+  CHECK(plan.jobs[0].target == Target{"x86_64-unknown-linux-gnu", "x86-64-v3"});
+  CHECK_THAT(plan.jobs[1].argv.back(), Catch::Contains("arch=x86-64-v3"));  // the image's arch
+  // The host pass writes the record clang's host compile writes, a product of the job.
+  const Job& host = plan.jobs[2];
+  CHECK(host.outputs == std::vector<fs::path>{"/b/o/k.o", "/b/o/k.opt.yaml"});
+  CHECK(std::count(host.argv.begin(), host.argv.end(), "-foptimization-record-file=o/k.opt.yaml") == 1);
+  CHECK(std::find(host.argv.begin(), host.argv.end(), "-march=x86-64-v3") == host.argv.end());
 }
 
 TEST_CASE("launcher plan: depfiles requested or private", "[launcher][plan]") {

@@ -25,11 +25,26 @@ void apply_launcher_environment(GlobalOptions& options);
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const GlobalOptions& options);
 
+// Why a command runs unchanged: `code`, its kind, is what `cache stats`
+// counts (clang_cli::unchanged::k...); `reason` says more.
+struct Unchanged {
+  std::string reason;
+  std::string code;
+};
+
 // ---- launcher_compile.cpp ----
 
 // Split and run an offload compile. Returns the exit code, or, when the
-// command is not one offload-build splits, sets `pass_reason` and returns -1.
+// command is not one offload-build splits, sets `why` and returns -1.
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& options,
-                  std::string& pass_reason);
+                  Unchanged& why);
+
+// ---- launcher_unchanged.cpp ----
+
+// Count a compile run unchanged in the cache's counters (unless --no-cache)
+// and, under -v, say why: once per build and reason, not once per compile
+// (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
+// or ninja; remembered in the cache directory).
+void note_unchanged(const Unchanged& why, const GlobalOptions& options);
 
 }  // namespace ob::cli

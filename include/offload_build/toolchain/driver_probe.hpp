@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
@@ -35,6 +36,13 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
 // processes (a probe costs ~40 ms), keyed by the driver binary's identity, the
 // argv, the directory, the environment the driver reads and the identity of
 // `tc`'s ptxas (whose path the driver writes into an nvptx listing).
+// The GPUs on this machine, as clang's `native` finds them: the lines
+// `tc`'s offload-arch prints (sm_90, gfx90a...; empty when there is none).
+// Remembered in `memo_dir` per offload-arch binary, host and boot. nullopt
+// when offload-arch cannot run.
+std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
+                                                        std::optional<fs::path> memo_dir);
+
 std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir);
 
 }  // namespace ob
