@@ -68,7 +68,9 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
     std::cerr << "offload-build: error: " << pid.error().message << '\n';
     return 127;  // as a shell says for a command it cannot run
   }
-  return wait_like(*pid);
+  const int code = wait_like(*pid);
+  write_launcher_report(o, command, nullptr, &why, code);
+  return code;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
 // jobserver, leaving exactly the object (and depfile) the compiler would.
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
@@ -93,13 +95,19 @@ class CollectingRunner final : public CommandRunner {
 
 // Runs the plan; nullopt when a pass failed (the caller then runs the
 // compiler unchanged, which prints exactly its own diagnostics).
+// With `record` (--report), the jobs' events and the cache's miss reasons go there.
+struct Recording {
+  report::BuildRecorder recorder;
+  std::map<JobId, cache::JobCache::MissNote> misses;
+};
+
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
-                            exec::JobserverSetup& jobserver) {
+                            exec::JobserverSetup& jobserver, Recording* record) {
   CollectingRunner runner;
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
   Progress silent;  // the passes' output is printed below, in clang's order
-  exec_options.observer = &silent;
+  exec_options.observer = record ? &record->recorder : &silent;
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
@@ -128,6 +136,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   }
   auto summary = execute(plan, runner, exec_options);
   if (job_cache) job_cache->finish();
+  if (job_cache && record) record->misses = job_cache->misses();
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
@@ -199,7 +208,29 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
-  if (auto code = run_plan(plan, o, jobserver)) return *code;
+  std::optional<Recording> record;
+  if (o.report) record.emplace();
+  const auto started = std::chrono::system_clock::now();
+  if (auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr)) {
+    if (record) {
+      report::ReportData d;
+      d.project = fs::path(req.output_arg()).filename().string();
+      d.started = started;
+      d.duration_s = record->recorder.elapsed();
+      d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
+      d.plan = &plan;
+      d.recorder = &record->recorder;
+      d.cache_enabled = !o.no_cache;
+      if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+      d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
+        auto it = record->misses.find(job.id);
+        if (it == record->misses.end()) return std::nullopt;
+        return report::MissReason{it->second.reason, it->second.detail};
+      };
+      write_launcher_report(o, command, report::make_report(d), nullptr, *code);
+    }
+    return *code;
+  }
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 

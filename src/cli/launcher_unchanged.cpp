@@ -16,6 +16,7 @@
 
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
+#include "offload_build/report/build_report.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -108,6 +109,30 @@ void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
         "offload-build: running the compiler unchanged: {} (\"{}\" in `offload-build cache stats`; "
         "said once per build)\n",
         why.reason, why.code);
+}
+
+void write_launcher_report(const GlobalOptions& o, const std::vector<std::string>& command,
+                           nlohmann::json r, const Unchanged* why, int exit_code) {
+  if (!o.report) return;
+  std::error_code ec;
+  if (r.is_null()) {  // nothing planned: the report of a build without jobs
+    report::ReportData d;
+    d.started = std::chrono::system_clock::now();
+    d.result = exit_code == 0 ? BuildResult::Ok : BuildResult::Failed;
+    d.cache_enabled = !o.no_cache;
+    if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+    r = report::make_report(d);
+    r["cwd"] = fs::current_path(ec).string();
+  }
+  r["manifest"] = "";
+  r["launcher"] = {{"command", command},
+                   {"split", why == nullptr},
+                   {"reason", why ? nlohmann::json(why->reason) : nlohmann::json(nullptr)},
+                   {"reason_code", why ? nlohmann::json(why->code) : nlohmann::json(nullptr)},
+                   {"exit_code", exit_code}};
+  if (why) r["summary"]["unchanged_by_reason"] = {{why->code, 1}};
+  if (auto written = report::write_report(fs::absolute(*o.report), r); !written)
+    std::cerr << "offload-build: warning: " << written.error().message << '\n';
 }
 
 }  // namespace ob::cli

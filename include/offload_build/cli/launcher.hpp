@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "offload_build/cli/commands.hpp"
 
 namespace ob::cli {
@@ -46,5 +48,12 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
 // or ninja; remembered in the cache directory).
 void note_unchanged(const Unchanged& why, const GlobalOptions& options);
+
+// `wrap --report FILE`: the build report of one compile. `report` is
+// make_report's JSON for a split compile (its jobs), or null for one run
+// unchanged (`why`, the compiler's `exit_code`); the launcher fields are
+// added here. A failure to write is a warning.
+void write_launcher_report(const GlobalOptions& options, const std::vector<std::string>& command,
+                           nlohmann::json report, const Unchanged* why, int exit_code);
 
 }  // namespace ob::cli
