@@ -193,17 +193,31 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
+  else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption);
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
-  if (exec::interrupted()) return exit_code::interrupted;
-  const bool single = plan.jobs.front().kind == JobKind::HostIr;
-  if (o.verbose)
-    std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
-                             single ? "one host parse, " : "", req.targets.size(),
-                             single ? "codegen" : "pass");
+  Plan plan;
+  if (req.save_temps) {
+    // The driver's own commands, each a job, so every temp is clang's.
+    auto listing = probe->list(*expanded, cwd);
+    auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
+    if (exec::interrupted()) return exit_code::interrupted;
+    if (!listed) return pass("-save-temps: " + listed.error().message, kOption);
+    plan = std::move(*listed);
+    if (o.verbose)
+      std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
+                               plan.jobs.size());
+  } else {
+    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+    if (exec::interrupted()) return exit_code::interrupted;
+    const bool single = plan.jobs.front().kind == JobKind::HostIr;
+    if (o.verbose)
+      std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
+                               single ? "one host parse, " : "", req.targets.size(),
+                               single ? "codegen" : "pass");
+  }
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;

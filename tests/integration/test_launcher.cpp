@@ -3,6 +3,7 @@
 // cache the second time, and everything it does not split runs unchanged.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -134,6 +135,49 @@ TEST_CASE("launcher objects are byte-identical to the compiler's own", "[launche
   }
 }
 
+TEST_CASE("-save-temps runs as the driver's own commands: clang's object and temps, named and placed as clang does",
+          "[launcher][integration]") {
+  Launcher l;
+  fs::copy(fs::path(OB_EXAMPLES) / "bare-gpu/bare.c", l.tmp / "bare.c");
+  const Argv flags{kClang, "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                   "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-nogpulib", "-O2",
+                   "-MD", "-MT", "obj.o"};
+  auto files_in = [](const fs::path& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_regular_file()) out[e.path().filename().string()] = read_file(e.path());
+    return out;
+  };
+  SECTION("-save-temps=obj: next to the object") {
+    fs::create_directories(l.tmp / "ref");
+    fs::create_directories(l.tmp / "got");
+    auto ref = l.cc(concat(flags, {"-save-temps=obj", "-MF", "ref/k.d", "-c", "bare.c", "-o", "ref/k.o"}));
+    auto got = l.ob(concat(flags, {"-save-temps=obj", "-MF", "got/k.d", "-c", "bare.c", "-o", "got/k.o"}),
+                    {{"OFFLOAD_BUILD_VERBOSE", "1"}});
+    INFO(got.err);
+    REQUIRE(ref.exit_code == 0);
+    REQUIRE(got.exit_code == 0);
+    CHECK_THAT(got.err, Catch::Contains("splitting -save-temps into the driver's 13 commands"));
+    const auto want = files_in(l.tmp / "ref");
+    CHECK(want.size() == 14);  // the object, the depfile and 12 temps
+    CHECK(files_in(l.tmp / "got") == want);
+  }
+  SECTION("-save-temps: in the working directory") {
+    auto ref = l.cc(concat(flags, {"-save-temps", "-MF", "k.d", "-c", "bare.c", "-o", "k.o"}));
+    REQUIRE(ref.exit_code == 0);
+    const auto want = files_in(l.tmp.path());
+    for (const auto& [name, bytes] : want)
+      if (name != "bare.c") fs::remove(l.tmp / name);
+    auto got = l.ob(concat(flags, {"-save-temps", "-MF", "k.d", "-c", "bare.c", "-o", "k.o"}));
+    INFO(got.err);
+    REQUIRE(got.exit_code == 0);
+    CHECK(got.err == ref.err);
+    auto have = files_in(l.tmp.path());
+    CHECK(have == want);
+    CHECK(l.stats()["unchanged_by_reason"].empty());  // split, not run unchanged
+  }
+}
+
 TEST_CASE("the optimization record comes back from the cache with the object", "[launcher][integration]") {
   Launcher l;
   fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
@@ -162,12 +206,10 @@ TEST_CASE("what runs unchanged is counted by reason and said once per build unde
   REQUIRE(second.exit_code == 0);
   CHECK(count_occurrences(first.err, "running the compiler unchanged: no -fopenmp") == 1);
   CHECK(second.err.find("running the compiler unchanged") == std::string::npos);
-  // -save-temps: clang's temps pipeline (preprocess, compile, backend and
-  // assemble steps, temps named after the source) is not split.
-  auto temps = l.ob({kClang, "-fopenmp", kHostTargets, "-save-temps", "-c", "saxpy.c", "-o", "t.o"}, verbose);
-  REQUIRE(temps.exit_code == 0);
-  CHECK_THAT(temps.err, Catch::Contains("running the compiler unchanged: option -save-temps (\"unsupported option\""));
-  CHECK(fs::exists(l.tmp / "saxpy-openmp-x86_64-unknown-linux-gnu.bc"));
+  // -ftime-trace writes a trace named after each compile step's output.
+  auto trace = l.ob({kClang, "-fopenmp", kHostTargets, "-ftime-trace", "-c", "saxpy.c", "-o", "t.o"}, verbose);
+  REQUIRE(trace.exit_code == 0);
+  CHECK_THAT(trace.err, Catch::Contains("running the compiler unchanged: option -ftime-trace (\"unsupported option\""));
   // --offload-arch=native on a machine without a GPU: clang's own error,
   // offload-arch asked once and its answer remembered with the other probes.
   const Argv native{kClang, "-fopenmp", "--offload-arch=native", "-c", "saxpy.c", "-o", "n.o"};

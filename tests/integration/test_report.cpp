@@ -312,14 +312,14 @@ TEST_CASE("wrap --report: a launcher compile's report, split or run unchanged wi
   CHECK(s["outputs"][0]["path"] == (p.dir / "s.o").string());
 
   auto temps = run_ob({"--cache-dir", p.cache, "--report", r2.string(), "wrap", "--", clang, "-fopenmp",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-save-temps", "-c", "saxpy.c", "-o",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-ftime-trace", "-c", "saxpy.c", "-o",
                        "t.o"},
                       p.dir);
   REQUIRE(temps.exit_code == 0);
   const json u = json::parse(read_file(r2));
   validate_with_schema(r2);
   CHECK(u["launcher"]["split"] == false);
-  CHECK(u["launcher"]["reason"] == "option -save-temps");
+  CHECK(u["launcher"]["reason"] == "option -ftime-trace");
   CHECK(u["launcher"]["exit_code"] == 0);
   CHECK(u["summary"]["unchanged_by_reason"] == json{{"unsupported option", 1}});
   CHECK(u["jobs"].empty());

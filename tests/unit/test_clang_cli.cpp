@@ -136,7 +136,7 @@ TEST_CASE("commands that are not a split offload compile pass through, with the 
   CHECK(with({"-E", "k.c"}) == "option -E");
   CHECK(with({"-S", "-c", "k.c"}) == "option -S");
   CHECK(with({"-M", "-c", "k.c"}) == "option -M");
-  CHECK(with({"-save-temps", "-c", "k.c"}) == "option -save-temps");
+  CHECK(with({"-ftime-trace", "-c", "k.c"}) == "option -ftime-trace");
   CHECK(with({"-gsplit-dwarf", "-c", "k.c"}) == "option -gsplit-dwarf");
   CHECK(with({"-c", "a.c", "b.c"}) == "several inputs");
   CHECK(with({"-c", "k.cu"}) == "input k.cu is not a C or C++ source");
@@ -161,7 +161,8 @@ TEST_CASE("each reason to run unchanged has a kind, counted in cache stats", "[l
   CHECK(code({"clang", "--version"}) == unchanged::kNotCompile);
   CHECK(code({"clang", "-O2", "-c", "k.c"}) == unchanged::kNotOffload);
   CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.cu"}) == unchanged::kNotOffload);
-  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps", "-c", "k.c"}) == unchanged::kOption);
+  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-ftime-trace", "-c", "k.c"}) == unchanged::kOption);
+  CHECK(compile({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps=obj", "-c", "k.c"}).save_temps);
   CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "--frobnicate", "-c", "k.c"}) == unchanged::kOption);
   CHECK(code({"clang", "-fopenmp", "-fopenmp-targets=x86_64", "-c", "k.c"}) == unchanged::kTargets);
 }

@@ -172,3 +172,42 @@ TEST_CASE("compile_commands.json: a host and a device entry per pass", "[launche
   }
   CHECK(db[0]["arguments"] == nlohmann::json(plan.jobs.back().argv));
 }
+
+TEST_CASE("launcher plan: -save-temps as the driver's commands, ordered by the files they share",
+          "[launcher][plan]") {
+  auto parsed = clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps", "-MD",
+                                  "-MF", "k.d", "-c", "k.c", "-o", "k.o"});
+  REQUIRE(parsed.compile);
+  CHECK(parsed.compile->save_temps);
+  const std::vector<Argv> listing = {
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-E", "-dependency-file", "k.d", "-o", "k-host.i", "k.c"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-o", "k-host.bc", "k-host.i"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-fopenmp-is-target-device", "-E",
+       "-dependency-file", "k.d", "-o", "k-dev.i", "k.c"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu", "sm_90",
+       "-fopenmp-is-target-device", "-fopenmp-host-ir-file-path", "k-host.bc", "-S", "-o", "k-dev.s", "k-dev.i"},
+      {"/cuda/bin/ptxas", "-m64", "--output-file", "k-dev.o", "k-dev.s"},
+      {"/llvm/bin/llvm-offload-binary", "-o", "k.out", "--image=file=k-dev.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-S", "-fembed-offload-object=k.out", "-o", "k-host.s", "k-host.bc"},
+      {"/llvm/bin/clang", "-cc1as", "-o", "k.o", "k-host.s"},
+  };
+  auto plan = make_listing_plan(listing, *parsed.compile, "/b");
+  REQUIRE(plan);
+  REQUIRE(plan->jobs.size() == 8);
+  std::vector<std::vector<JobId>> deps;
+  for (const auto& j : plan->jobs) deps.push_back(j.deps);
+  // The device's preprocessing waits for the host's only because both write k.d.
+  CHECK(deps == std::vector<std::vector<JobId>>{{}, {0}, {0}, {1, 2}, {3}, {4}, {1, 5}, {6}});
+  CHECK(plan->jobs[3].kind == JobKind::DeviceCompile);
+  CHECK(plan->jobs[3].target == Target{"nvptx64-nvidia-cuda", "sm_90"});
+  CHECK(plan->jobs[4].kind == JobKind::Assemble);
+  CHECK(plan->jobs[5].kind == JobKind::Package);
+  CHECK(plan->jobs[7].kind == JobKind::HostCompile);
+  CHECK(plan->jobs[7].outputs == std::vector<fs::path>{"/b/k.o"});
+  CHECK_FALSE(plan->jobs[6].cacheable);
+  // A temporary file (a shape -save-temps does not give) or another last output: not split.
+  auto temp = listing;
+  temp[1][6] = (fs::temp_directory_path() / "k-1234.bc").string();
+  CHECK_FALSE(make_listing_plan(temp, *parsed.compile, "/b"));
+  CHECK_FALSE(make_listing_plan({listing.begin(), listing.end() - 1}, *parsed.compile, "/b"));
+}

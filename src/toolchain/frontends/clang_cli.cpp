@@ -25,7 +25,7 @@ constexpr std::string_view kForeignExact[] = {
     "-E", "-S", "-M", "-MM", "-MG", "-v", "-H", "-###", "--version", "-dumpversion",
     "-dumpmachine", "-help", "--help", "--coverage"};
 constexpr std::string_view kForeignPrefix[] = {
-    "-MJ", "-emit-", "-print-", "--print-", "-save-temps", "--save-temps", "-ftime-trace",
+    "-MJ", "-emit-", "-print-", "--print-", "-ftime-trace",
     "-fdump-", "-frecord-", "-grecord-", "-gsplit-dwarf", "-fmodules",
     "--serialize-diagnostics", "-fembed-offload-object", "-ftest-coverage", "-fprofile-arcs",
     "-fcoverage-mapping", "-fdriver-only", "-fproc-stat-report", "-fsyntax-only", "-Wp,",
@@ -142,6 +142,10 @@ Parsed parse(const std::vector<std::string>& argv) {
       add(ArgKind::DepPhony, {t});
     } else if (t == "-fopenmp" || starts_with(t, "-fopenmp=") || t == "-fno-openmp") {
       s.openmp = t == "-fopenmp" || t == "-fopenmp=libomp";
+      add(ArgKind::Common, {t});
+    } else if (t == "-save-temps" || starts_with(t, "-save-temps=") || t == "--save-temps" ||
+               starts_with(t, "--save-temps=")) {
+      s.req.save_temps = true;  // split as the driver's own commands (make_listing_plan)
       add(ArgKind::Common, {t});
     } else if (starts_with(t, "-fsave-optimization-record") || t == "-fno-save-optimization-record" ||
                starts_with(t, "-foptimization-record-passes=")) {

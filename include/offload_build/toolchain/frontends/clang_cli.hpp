@@ -70,6 +70,8 @@ struct CompileRequest {
   // and the host compile, the last, wins; the split's host pass writes it,
   // the other passes write theirs into the work directory.
   std::optional<std::string> opt_record;
+  // -save-temps[=cwd|obj]: the driver's temps pipeline, run as its own commands.
+  bool save_temps = false;
 
   // The -o path as written, or clang's default (<source stem>.o in the cwd).
   std::string output_arg() const;
