@@ -1,5 +1,6 @@
 #include "offload_build/cache/job_cache.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cache/depfile.hpp"
+#include "offload_build/toolchain/stable_names.h"
 
 namespace ob::cache {
 
@@ -21,7 +23,7 @@ std::string read_all(const fs::path& p) {
 
 nlohmann::json deps_to_json(const std::vector<Dep>& deps) {
   auto arr = nlohmann::json::array();
-  for (const auto& d : deps) arr.push_back({d.path, d.sha256, d.device, d.inode});
+  for (const auto& d : deps) arr.push_back({d.path, d.sha256, d.device, d.inode, d.name});
   return arr;
 }
 
@@ -29,8 +31,22 @@ std::vector<Dep> deps_from_json(const nlohmann::json& arr) {
   std::vector<Dep> deps;
   for (const auto& d : arr)
     deps.push_back({d.at(0).get<std::string>(), d.at(1).get<std::string>(),
-                    d.at(2).get<uint64_t>(), d.at(3).get<uint64_t>()});
+                    d.at(2).get<uint64_t>(), d.at(3).get<uint64_t>(), d.at(4).get<std::string>()});
   return deps;
+}
+
+// Whether `data` (an object or bitcode) names an OpenMP kernel after an inode
+// (__omp_offloading_<hex dev>_...) instead of a stable name: a file the
+// stable-names library could not name (an id collision, an unresolvable path).
+bool names_kernels_by_inode(const std::string& data) {
+  static const std::string tag = "__omp_offloading_";
+  for (size_t pos = data.find(tag); pos != std::string::npos; pos = data.find(tag, pos + 1)) {
+    const size_t at = pos + tag.size();
+    if (at < data.size() && std::isxdigit(static_cast<unsigned char>(data[at])) &&
+        data.compare(at, 3, OB_STABLE_DEV_HEX) != 0)
+      return true;
+  }
+  return false;
 }
 
 // The manifest entry's candidates, newest first; empty when absent or unreadable.
@@ -46,11 +62,13 @@ nlohmann::json candidates_of(const Lookup& lookup) {
 
 JobCache::JobCache(Storage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      files_({plan.cwd, plan.build_dir}),
+      files_({plan.cwd, plan.build_dir, plan.base_dir}, system_dirs(), plan.base_dir),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
                                       : fs::path()) {}
 
-void JobCache::miss(const Job& job, const std::string& reason, const std::string& detail) {
+void JobCache::miss(const Job& job, const std::string& reason, std::string detail) {
+  if (job.inode_sensitive && !job.stable_names && !plan_.kernel_names_fallback.empty())
+    detail += " [" + plan_.kernel_names_fallback + "]";
   ++counters_.misses;
   ++counters_.misses_by_reason[reason];
   misses_[job.id] = {reason, detail};
@@ -62,7 +80,7 @@ void JobCache::miss(const Job& job, const std::string& reason, const std::string
 std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
                                                      std::string& reason,
                                                      std::vector<Dep>& matched) {
-  if (!job.depfile) return result_key(key, {}, job.inode_sensitive);
+  if (!job.depfile) return result_key(key, {});
   Lookup manifest = storage_.get("manifest", key.direct);
   if (manifest.status == LookupStatus::Corrupt) {
     ++counters_.corrupt;
@@ -74,7 +92,7 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
       auto deps = deps_from_json(cand.at("deps"));
       bool all = true;
       for (const auto& d : deps)
-        if (!dep_matches(d, files_.get(d.path, plan_.cwd), job.inode_sensitive)) { all = false; break; }
+        if (!dep_matches(d, files_.get(d.path, plan_.cwd))) { all = false; break; }
       if (all) {
         matched = std::move(deps);
         return cand.at("result").get<std::string>();
@@ -194,7 +212,7 @@ std::vector<Dep> JobCache::deps_from_depfile(const Job& job, const fs::path& dep
     if (is_output) continue;
     time_macros |= f.time_macros;
     fs::path p(path);
-    deps.push_back(make_dep(plan_, p.is_absolute() ? arg_path(p, plan_.cwd).string() : path, f));
+    deps.push_back(make_dep(plan_, job, p.is_absolute() ? arg_path(p, plan_.cwd).string() : path, f));
   }
   return deps;
 }
@@ -239,6 +257,11 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   auto modes = nlohmann::json::array();
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     entry.files.push_back({job.outputs[i].filename().string(), read_all(temps[i])});
+    // Keyed without inodes, so it must not hold inode names (docs/CACHE.md).
+    if (job.stable_names && names_kernels_by_inode(entry.files.back().data)) {
+      ++counters_.misses_by_reason["kernel names from inodes"];
+      return;
+    }
     std::error_code ec;
     auto perms = fs::status(temps[i], ec).permissions();
     modes.push_back(static_cast<unsigned>(perms & fs::perms::mask));
@@ -251,8 +274,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     entry.files.push_back({"diagnostics", std::string(diagnostics)});
   }
   entry.metadata = meta.dump();
-  const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{},
-                                      job.inode_sensitive);
+  const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
   if (!storage_.put("result", rkey, entry)) {
     ++counters_.store_failures;
     return;

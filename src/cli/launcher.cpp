@@ -118,6 +118,10 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   Unchanged why;
   const int code = split_compile(command, o, why);
   if (code >= 0) return code;
+  std::string link_reason;
+  const int linked = cached_link(command, o, link_reason);
+  if (linked >= 0) return linked;
+  why.reason += "; " + link_reason;
   return pass_through(command, why, o);
 }
 

@@ -21,13 +21,12 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
-
-namespace {
 
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
   if (name.find('/') != std::string::npos) {
@@ -49,6 +48,8 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
   if (!tc) return std::nullopt;
   return *tc;
 }
+
+namespace {
 
 // clang's `native`: the GPUs offload-arch finds on this machine (asked once,
 // remembered in the cache's probes/). false when a native target found none.
@@ -93,9 +94,8 @@ class CollectingRunner final : public CommandRunner {
   std::unique_ptr<CommandRunner> inner_;
 };
 
-// Runs the plan; nullopt when a pass failed (the caller then runs the
-// compiler unchanged, which prints exactly its own diagnostics).
-// With `record` (--report), the jobs' events and the cache's miss reasons go there.
+}  // namespace
+
 struct Recording {
   report::BuildRecorder recorder;
   std::map<JobId, cache::JobCache::MissNote> misses;
@@ -155,6 +155,25 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   return exit_code::ok;
 }
 
+namespace {
+
+// Kernel names from each file's place (relative to the base directory, if
+// any) and the project's namespace (--kernel-namespace).
+void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
+                             const GlobalOptions& o) {
+  plan.base_dir = base;
+  std::optional<fs::path> memo;
+  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+  auto names = stable_names_for(compiler, base, memo);
+  if (!names) return;
+  std::string ns = o.kernel_namespace.value_or("");
+  if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
+    ns = env;
+  const std::string salt = kernel_salt(ns);
+  use_stable_names(plan, *names, salt);
+  if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+}
+
 }  // namespace
 
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
@@ -172,7 +191,8 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     return pass(command.front() + " is not clang", kCompiler);
   const auto expanded = clang_cli::expand_response_files(command, cwd);
   if (!expanded) return pass("a response file cannot be read", kPaths);
-  auto parsed = clang_cli::parse(*expanded);
+  const fs::path base = base_dir_for(o, std::nullopt);
+  auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(*compiler);
@@ -212,6 +232,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   } else {
     plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
     if (exec::interrupted()) return exit_code::interrupted;
+    use_stable_kernel_names(plan, *compiler, base, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
     if (o.verbose)
       std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
