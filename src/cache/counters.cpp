@@ -76,9 +76,12 @@ Counters read_counters(const fs::path& file) {
   c.store_failures = get_count(j, "store_failures");
   c.evictions = get_count(j, "evictions");
   c.bytes_stored = get_count(j, "bytes_stored");
-  if (auto it = j.find("misses_by_reason"); it != j.end() && it->is_object()) {
-    for (const auto& [reason, n] : it->items())
-      if (n.is_number_unsigned()) c.misses_by_reason[reason] = n.get<uint64_t>();
+  for (auto [key, into] : {std::pair{"misses_by_reason", &c.misses_by_reason},
+                           std::pair{"unchanged_by_reason", &c.unchanged_by_reason}}) {
+    if (auto it = j.find(key); it != j.end() && it->is_object()) {
+      for (const auto& [reason, n] : it->items())
+        if (n.is_number_unsigned()) (*into)[reason] = n.get<uint64_t>();
+    }
   }
   if (auto it = j.find("remotes"); it != j.end() && it->is_object()) {
     for (const auto& [url, r] : it->items()) {
@@ -106,6 +109,7 @@ nlohmann::json counters_to_json(const Counters& c) {
       {"store_failures", c.store_failures},
       {"evictions", c.evictions},
       {"bytes_stored", c.bytes_stored},
+      {"unchanged_by_reason", c.unchanged_by_reason},
   };
 }
 
@@ -150,6 +154,7 @@ Counters& Counters::operator+=(const Counters& other) {
   evictions += other.evictions;
   bytes_stored += other.bytes_stored;
   for (const auto& [url, r] : other.remotes) remotes[url] += r;
+  for (const auto& [reason, n] : other.unchanged_by_reason) unchanged_by_reason[reason] += n;
   return *this;
 }
 
@@ -157,7 +162,7 @@ bool Counters::any() const {
   bool remote = false;
   for (const auto& [url, r] : remotes) remote |= r.any();
   return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored ||
-         remote;
+         !unchanged_by_reason.empty() || remote;
 }
 
 RemoteCounters& RemoteCounters::operator+=(const RemoteCounters& o) {

@@ -1,5 +1,6 @@
 #include "offload_build/cli/app.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
+#include "offload_build/util/strings.hpp"
 #include "cache_cli.hpp"
 #include "init_command.hpp"
 #include "options.hpp"
@@ -38,6 +40,44 @@ int wrap_index(CLI::App& app, int argc, char** argv) {
     return i;
   }
   return argc;
+}
+
+// `run ... -m event -s small` without `--`: options offload-build does not
+// know after `run` (and the words among them) are the program's. An error
+// naming them in their order, with the command line that puts them after `--`.
+int stray_program_arguments(const CLI::App& app, const CLI::App& run, int argc, char** argv) {
+  auto known = [&](const std::string& token, bool& takes_value) {
+    std::string name = token.substr(0, token.find('='));
+    const CLI::Option* opt = run.get_option_no_throw(name);
+    if (!opt) opt = app.get_option_no_throw(name);
+    if (!opt && token.size() > 2 && token[1] != '-') {  // -j4
+      opt = app.get_option_no_throw(token.substr(0, 2));
+      return opt != nullptr && opt->get_expected_min() > 0;
+    }
+    takes_value = opt && opt->get_expected_min() > 0 && name == token;
+    return opt != nullptr;
+  };
+  int run_at = 1;
+  while (run_at < argc && std::string_view(argv[run_at]) != "run") ++run_at;
+  std::vector<std::string> ours{"offload-build"}, theirs, unknown;
+  int i = 1;
+  for (; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    const std::string token = argv[i];
+    bool takes_value = false;
+    if (i <= run_at || (token.size() > 1 && token[0] == '-' && known(token, takes_value))) {
+      ours.push_back(token);
+      if (takes_value && i + 1 < argc) ours.emplace_back(argv[++i]);
+      continue;
+    }
+    theirs.push_back(token);
+    if (token.size() > 1 && token[0] == '-') unknown.push_back(token);
+  }
+  ours.emplace_back("--");
+  ours.insert(ours.end(), theirs.begin(), theirs.end());
+  for (++i; i < argc; ++i) ours.emplace_back(argv[i]);
+  std::cerr << "offload-build: error: run does not know " << util::join(unknown, " ")
+            << "; arguments for the program go after `--`:\n  " << util::shell_join(ours) << '\n';
+  return exit_code::usage;
 }
 
 int dispatch(int argc, char** argv) {
@@ -97,6 +137,8 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) && run_cmd->count() > 0)
+      return stray_program_arguments(app, *run_cmd, argc, argv);
     std::cerr << "offload-build: error: " << e.what() << "\n"
               << "Run 'offload-build --help' for the commands and options.\n";
     return exit_code::usage;

@@ -82,6 +82,10 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     row(out, "  bytes read", cache::format_size(r.bytes_read));
     row(out, "  bytes written", cache::format_size(r.bytes_written));
   }
+  uint64_t unchanged = 0;
+  for (const auto& [reason, n] : c.unchanged_by_reason) unchanged += n;
+  row(out, "compiles run unchanged", std::to_string(unchanged));  // launcher mode
+  for (const auto& [reason, n] : c.unchanged_by_reason) row(out, "  " + reason, std::to_string(n));
   return exit_code::ok;
 }
 

@@ -54,20 +54,23 @@ int wait_like(pid_t pid) {
   return 128 + sig;
 }
 
-int pass_through(const std::vector<std::string>& command, const std::string& reason,
+int pass_through(const std::vector<std::string>& command, const Unchanged& why,
                  const GlobalOptions& o) {
-  if (o.verbose) std::cerr << "offload-build: running the compiler unchanged: " << reason << '\n';
   if (o.dry_run) {
+    if (o.verbose) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
     std::cout << util::shell_join(command) << '\n';
     return exit_code::ok;
   }
+  note_unchanged(why, o);
   // stdin, stdout and stderr are inherited: the output is the compiler's own.
   auto pid = exec::spawn(Command{command, {}, {}});
   if (!pid) {
     std::cerr << "offload-build: error: " << pid.error().message << '\n';
     return 127;  // as a shell says for a command it cannot run
   }
-  return wait_like(*pid);
+  const int code = wait_like(*pid);
+  write_launcher_report(o, command, nullptr, &why, code);
+  return code;
 }
 
 }  // namespace
@@ -110,14 +113,16 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   GlobalOptions o = options;
   apply_launcher_environment(o);
   exec::set_echo_policy({o.verbose, nullptr});
-  if (env_flag("OFFLOAD_BUILD_DISABLE")) return pass_through(command, "OFFLOAD_BUILD_DISABLE is set", o);
-  std::string reason;
-  const int code = split_compile(command, o, reason);
+  if (env_flag("OFFLOAD_BUILD_DISABLE"))
+    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled}, o);
+  Unchanged why;
+  const int code = split_compile(command, o, why);
   if (code >= 0) return code;
   std::string link_reason;
   const int linked = cached_link(command, o, link_reason);
   if (linked >= 0) return linked;
-  return pass_through(command, reason + "; " + link_reason, o);
+  why.reason += "; " + link_reason;
+  return pass_through(command, why, o);
 }
 
 }  // namespace ob::cli

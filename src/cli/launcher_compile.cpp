@@ -1,6 +1,7 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
 // jobserver, leaving exactly the object (and depfile) the compiler would.
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
@@ -49,16 +51,15 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
 
 namespace {
 
-// clang's `native`: the GPUs offload-arch finds on this machine.
-bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::string& reason) {
+// clang's `native`: the GPUs offload-arch finds on this machine (asked once,
+// remembered in the cache's probes/). false when a native target found none.
+bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
+                     const std::optional<fs::path>& memo) {
   if (req.native.empty()) return true;
   std::vector<Target> found;
-  auto probe = exec::capture(Command{{(tc.root / "bin/offload-arch").string()}, {}, {}});
-  if (probe && probe->exit_code == 0) {
-    for (const auto& line : util::split(probe->out, '\n')) {
-      auto t = resolve_target(util::trim(line));
-      if (t && t->is_gpu()) found.push_back(*t);
-    }
+  for (const auto& arch : system_gpu_archs(tc, memo).value_or(std::vector<std::string>{})) {
+    auto t = resolve_target(arch);
+    if (t && t->is_gpu()) found.push_back(*t);
   }
   for (const auto& wanted : req.native) {
     bool any = false;
@@ -68,10 +69,7 @@ bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::s
       if (std::find(req.targets.begin(), req.targets.end(), t) == req.targets.end())
         req.targets.push_back(t);
     }
-    if (!any) {
-      reason = "no GPU found for the native offload arch";
-      return false;
-    }
+    if (!any) return false;
   }
   return true;
 }
@@ -98,8 +96,13 @@ class CollectingRunner final : public CommandRunner {
 
 }  // namespace
 
+struct Recording {
+  report::BuildRecorder recorder;
+  std::map<JobId, cache::JobCache::MissNote> misses;
+};
+
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
-                            exec::JobserverSetup& jobserver) {
+                            exec::JobserverSetup& jobserver, Recording* record) {
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
@@ -108,7 +111,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
   Progress silent;  // the passes' output is printed below, in clang's order
-  exec_options.observer = &silent;
+  exec_options.observer = record ? &record->recorder : &silent;
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
@@ -144,6 +147,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   }
   auto summary = execute(plan, runner, exec_options);
   if (job_cache) job_cache->finish();
+  if (job_cache && record) record->misses = job_cache->misses();
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
@@ -183,55 +187,97 @@ void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::pat
 
 }  // namespace
 
-int split_compile(const std::vector<std::string>& command, const GlobalOptions& o,
-                  std::string& reason) {
-  auto pass = [&](std::string why) {
-    reason = std::move(why);
+int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  auto pass = [&](std::string reason, const char* code) {
+    why = {std::move(reason), code};
     return -1;
   };
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
-  if (ec) return pass("no current directory");
+  if (ec) return pass("no current directory", kPaths);
   const auto compiler = resolve_program(command.front(), cwd);
-  if (!compiler) return pass(command.front() + " not found");
+  if (!compiler) return pass(command.front() + " not found", kCompiler);
   if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
-    return pass(command.front() + " is not clang");
+    return pass(command.front() + " is not clang", kCompiler);
   const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read");
+  if (!expanded) return pass("a response file cannot be read", kPaths);
   const fs::path base = base_dir_for(o, std::nullopt);
   auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
-  if (!parsed.compile) return pass(parsed.pass_reason);
+  if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(*compiler);
-  if (!toolchain) return pass("no LLVM installation (llvm-offload-binary) next to " + command.front());
-  if (!resolve_natives(req, *toolchain, reason)) return -1;
+  if (!toolchain)
+    return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
+  std::optional<fs::path> memo;  // the driver's answers, remembered next to the cache
+  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+  if (!resolve_natives(req, *toolchain, memo))
+    return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
   const fs::path output = (cwd / req.output_arg()).lexically_normal();
   if (!fs::is_directory(output.parent_path(), ec))
-    return pass("the output's directory does not exist");
+    return pass("the output's directory does not exist", kPaths);
   if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
-    return pass("the depfile's directory does not exist");
+    return pass("the depfile's directory does not exist", kPaths);
+  if (req.opt_record && !fs::is_directory((cwd / *req.opt_record).lexically_normal().parent_path(), ec))
+    return pass("the optimization record's directory does not exist", kPaths);
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
-  if (!o.two_parse) {
-    std::optional<fs::path> memo;
-    if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
-    probe = make_driver_probe(*toolchain, memo);
-  }
+  if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
+  else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption);
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
-  if (exec::interrupted()) return exit_code::interrupted;
-  use_stable_kernel_names(plan, *compiler, base, o);
-  const bool single = plan.jobs.front().kind == JobKind::HostIr;
-  if (o.verbose)
-    std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
-                             single ? "one host parse, " : "", req.targets.size(),
-                             single ? "codegen" : "pass");
-  if (auto code = run_plan(plan, o, jobserver)) return *code;
-  return pass("a split pass failed: the compiler shows its own diagnostics");
+  Plan plan;
+  if (req.save_temps) {
+    // The driver's own commands, each a job, so every temp is clang's.
+    auto listing = probe->list(*expanded, cwd);
+    auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
+    if (exec::interrupted()) return exit_code::interrupted;
+    if (!listed) return pass("-save-temps: " + listed.error().message, kOption);
+    plan = std::move(*listed);
+    if (o.verbose)
+      std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
+                               plan.jobs.size());
+  } else {
+    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+    if (exec::interrupted()) return exit_code::interrupted;
+    use_stable_kernel_names(plan, *compiler, base, o);
+    const bool single = plan.jobs.front().kind == JobKind::HostIr;
+    if (o.verbose)
+      std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
+                               single ? "one host parse, " : "", req.targets.size(),
+                               single ? "codegen" : "pass");
+  }
+  if (o.dry_run) {
+    std::cout << dry_run_script(plan) << std::flush;
+    return exit_code::ok;
+  }
+  std::optional<Recording> record;
+  if (o.report) record.emplace();
+  const auto started = std::chrono::system_clock::now();
+  if (auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr)) {
+    if (record) {
+      report::ReportData d;
+      d.project = fs::path(req.output_arg()).filename().string();
+      d.started = started;
+      d.duration_s = record->recorder.elapsed();
+      d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
+      d.plan = &plan;
+      d.recorder = &record->recorder;
+      d.cache_enabled = !o.no_cache;
+      if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+      d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
+        auto it = record->misses.find(job.id);
+        if (it == record->misses.end()) return std::nullopt;
+        return report::MissReason{it->second.reason, it->second.detail};
+      };
+      write_launcher_report(o, command, report::make_report(d), nullptr, *code);
+    }
+    return *code;
+  }
+  return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
 }  // namespace ob::cli

@@ -40,6 +40,16 @@ void relay_stderr(int fd, report::OffloadSummary& summary, bool show_runtime_lin
   std::cerr << std::flush;
 }
 
+// The program's own exit status is run's; a failure says it was the
+// program's, not the build's.
+int program_status(int status) {
+  if (status == 0) return status;
+  // 128+N: killed by signal N, as a shell reports it.
+  std::cerr << fmt::format("offload-build: the program exited with status {}; the build succeeded\n", status)
+            << std::flush;
+  return status;
+}
+
 }  // namespace
 
 Result<int> run(const GlobalOptions& o, const RunOptions& r) {
@@ -60,7 +70,7 @@ Result<int> run(const GlobalOptions& o, const RunOptions& r) {
   if (!r.verify) {
     auto pid = exec::spawn(cmd);
     if (!pid) return pid.error();
-    return exec::wait_exit_code(*pid);
+    return program_status(exec::wait_exit_code(*pid));
   }
 
   int fds[2];
@@ -77,7 +87,7 @@ Result<int> run(const GlobalOptions& o, const RunOptions& r) {
   const int status = exec::wait_exit_code(*pid);
 
   std::cerr << "offload-build: verify: " << report::format_summary(summary) << '\n';
-  if (status != 0) return status;
+  if (status != 0) return program_status(status);
   if (summary.launches.empty()) {
     return Error::failure(
         "run --verify: the program ran but no kernel was launched on an offload device; its "

@@ -11,6 +11,7 @@
 
 #include "manifest_reader.hpp"
 #include "rust_manifest.hpp"
+#include "target_flags.hpp"
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cache/storage/remote.hpp"
 #include "offload_build/manifest/json_locator.hpp"
@@ -180,6 +181,8 @@ Result<void> read_lists(const Reader& r, Manifest& m) {
     auto values = r.string_list(key);
     OB_TRY(values);
     OB_TRY(check_no_flag_prefix(r, key, *values));
+    if (auto problem = manifest_detail::target_flag_problem(key, *values))
+      return r.error_at(json_pointer(std::string("/") + key, problem->first), problem->second);
     *field = std::move(*values);
   }
   return check_defines(r, m.defines);

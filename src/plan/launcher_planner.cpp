@@ -64,10 +64,8 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     s.argv = clang_cli::device_argv(req, s.target, extra, rel(s.out), rel(s.dep), writes_user_dep);
     steps.push_back(std::move(s));
   }
-  std::vector<std::string> host_options;
-  for (const auto& a : req.args) host_options.insert(host_options.end(), a.tokens.begin(), a.tokens.end());
   std::optional<std::vector<single_parse::DevicePass>> passes;
-  if (probe && !single_parse::host_uses_lto(host_options)) {
+  if (probe) {
     std::vector<std::vector<std::string>> commands;
     for (const auto& s : steps) commands.push_back(s.argv);
     auto listings = list_all(*probe, commands, cwd, parallel_probes);
@@ -93,6 +91,9 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
         source, host_ir, parse_dep, clang_cli::host_ir_argv(req, extra, rel(host_ir), rel(parse_dep)), 1));
   }
 
+  std::vector<std::string> options;  // the caller's, as written
+  for (const auto& a : req.args) options.insert(options.end(), a.tokens.begin(), a.tokens.end());
+  const bool offload_lto = clang_openmp::uses_offload_lto(options);
   std::vector<JobId> device_jobs;
   std::vector<clang_openmp::Image> images;
   for (size_t t = 0; t < steps.size(); ++t) {
@@ -113,26 +114,36 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
     } else {
       device_jobs.push_back(add(std::move(job)));
     }
-    images.push_back({rel(step.out), step.target});
+    images.push_back({rel(step.out), step.target,
+                      passes && offload_lto ? single_parse::target_features((*passes)[t])
+                                            : std::vector<std::string>{}});
   }
 
   const fs::path pkg = work / "images.offload";
   const JobId pack_id = add(plan_paths::package_job(plan, tc, images, pkg, source, device_jobs));
 
+  // Optimization records: the host pass writes the caller's file (a product,
+  // cached with the object), as clang's host compile, its last cc1, does.
+  std::optional<fs::path> record;
+  if (req.opt_record) record = (cwd / *req.opt_record).lexically_normal();
+  const std::string record_arg = record ? rel(*record) : std::string();
   if (passes) {
-    add(plan_paths::host_codegen_job(
+    Job host = plan_paths::host_codegen_job(
         source, host_ir, pkg, plan.program,
-        clang_cli::host_codegen_argv(req, extra, rel(host_ir), rel(pkg), rel(plan.program)),
-        *parse_id, pack_id, 1));
+        clang_cli::host_codegen_argv(req, extra, rel(host_ir), rel(pkg), rel(plan.program), record_arg),
+        *parse_id, pack_id, 1);
+    if (record) host.outputs.push_back(*record);
+    add(std::move(host));
     return plan;
   }
   Job host;
   host.kind = JobKind::HostCompile;
   host.source = source;
   host.outputs = {plan.program};
+  if (record) host.outputs.push_back(*record);
   host.deps = {pack_id};
   host.depfile = work / "host.d";
-  host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile));
+  host.argv = clang_cli::host_argv(req, extra, rel(pkg), rel(plan.program), rel(*host.depfile), record_arg);
   host.inputs = {source, pkg};
   host.inode_sensitive = true;
   add(std::move(host));

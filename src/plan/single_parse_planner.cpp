@@ -45,8 +45,6 @@ std::vector<std::optional<Passes>> split(const Manifest& m,
   if (!m.host_flags.empty() || !m.device_flags.empty())
     return none(n, o, "host_flags or device_flags are set, so a device pass's own host parse "
                       "differs from the host pass's");
-  if (single_parse::host_uses_lto(m.flags))
-    return none(n, o, "-flto: the host codegen from IR would not write the same LTO object");
 
   // One probe per distinct template, on the first TU that has it: probe k
   // lists commands[k] for the TU paths probed[k]; uses[i] are TU i's probes.
@@ -118,7 +116,9 @@ plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc
     const UnitPaths paths{rel(src.path), rel(step.out), rel(step.dep), rel(host_ir), rel(assembly)};
     image_jobs.push_back(plan_paths::add_split_device(
         plan, plan_paths::device_job(step, src.path, unit, tc), pass, paths, host_ir, assembly, parse_id));
-    images.push_back({rel(step.out), step.target});
+    images.push_back({rel(step.out), step.target,
+                      clang_openmp::uses_offload_lto(m.flags) ? single_parse::target_features(pass)
+                                                              : std::vector<std::string>{}});
   }
 
   const fs::path pkg = with_suffix(stem, ".offload");

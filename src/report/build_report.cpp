@@ -239,7 +239,10 @@ nlohmann::json make_report(const ReportData& d) {
                   {"not_run", not_run},
                   {"cache_hits", from_cache},
                   {"cache_misses", misses},
-                  {"duration_s", round_ms(d.duration_s)}};
+                  {"duration_s", round_ms(d.duration_s)},
+                  // launcher mode: compiles run unchanged, by reason (none here)
+                  {"unchanged_by_reason", nlohmann::json::object()}};
+  r["launcher"] = nullptr;  // launcher mode: the compile command and whether it was split
   r["jobs"] = jobs;
   return r;
 }

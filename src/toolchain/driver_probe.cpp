@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob {
 
@@ -47,6 +49,44 @@ driver_listing::Argv replace_dir(driver_listing::Argv argv, const std::string& f
       a = a.substr(0, eq + 1) + std::string(to) + a.substr(eq + 1 + from.size());
   }
   return argv;
+}
+
+// Answers remembered across processes in `dir` (the cache's probes/): one
+// small JSON file per key, named `prefix`-HASH.json, written by temp file +
+// rename. Only a memo: failing to read or write it is never an error.
+fs::path memo_file(const fs::path& dir, const char* prefix, const std::string& key) {
+  return dir / fmt::format("{}-{:016x}.json", prefix, std::hash<std::string>{}(key));
+}
+
+std::optional<nlohmann::json> recall(const std::optional<fs::path>& dir, const char* prefix,
+                                     const std::string& key) {
+  if (!dir) return std::nullopt;
+  std::ifstream in(memo_file(*dir, prefix, key));
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("key", "") != key || !j.contains("answer"))
+    return std::nullopt;
+  return j["answer"];
+}
+
+void remember(const std::optional<fs::path>& dir, const char* prefix, const std::string& key,
+              const nlohmann::json& answer) {
+  if (!dir) return;
+  std::error_code ec;
+  fs::create_directories(*dir, ec);
+  const fs::path file = memo_file(*dir, prefix, key);
+  const fs::path tmp = fmt::format("{}.tmp.{}.{}", file.string(), getpid(),
+                                   std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"key", key}, {"answer", answer}}.dump();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) fs::remove(tmp, ec);
 }
 
 class ClangListingProbe final : public DriverProbe {
@@ -87,41 +127,18 @@ class ClangListingProbe final : public DriverProbe {
     return j.dump();
   }
 
-  fs::path memo_file(const std::string& key) const {
-    return *memo_dir_ / fmt::format("clang-listing-{:016x}.json", std::hash<std::string>{}(key));
-  }
-
   std::optional<std::vector<driver_listing::Argv>> recall(const std::string& key) const {
-    if (!memo_dir_) return std::nullopt;
-    std::ifstream in(memo_file(key));
-    if (!in) return std::nullopt;
-    auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("key", "") != key) return std::nullopt;
+    auto answer = ob::recall(memo_dir_, "clang-listing", key);
+    if (!answer) return std::nullopt;
     try {
-      return j.at("commands").get<std::vector<driver_listing::Argv>>();
+      return answer->get<std::vector<driver_listing::Argv>>();
     } catch (const nlohmann::json::exception&) {
       return std::nullopt;
     }
   }
 
-  // Only a memo: failing to write it is never an error.
   void remember(const std::string& key, const std::vector<driver_listing::Argv>& commands) const {
-    if (!memo_dir_) return;
-    std::error_code ec;
-    fs::create_directories(*memo_dir_, ec);
-    const fs::path file = memo_file(key);
-    const fs::path tmp = fmt::format("{}.tmp.{}.{}", file.string(), getpid(),
-                                     std::hash<std::thread::id>{}(std::this_thread::get_id()));
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << nlohmann::json{{"key", key}, {"commands", commands}}.dump();
-      if (!out) {
-        fs::remove(tmp, ec);
-        return;
-      }
-    }
-    fs::rename(tmp, file, ec);
-    if (ec) fs::remove(tmp, ec);
+    ob::remember(memo_dir_, "clang-listing", key, commands);
   }
 
   std::optional<fs::path> memo_dir_;
@@ -145,6 +162,31 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
   std::vector<Result<std::vector<driver_listing::Argv>>> out;
   for (auto& s : slots) out.push_back(std::move(*s));
   return out;
+}
+
+std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
+                                                        std::optional<fs::path> memo_dir) {
+  const fs::path tool = tc.root / "bin/offload-arch";
+  // The GPUs change with the machine, or at most across a reboot.
+  std::string boot, host(256, '\0');
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  if (gethostname(host.data(), host.size()) != 0) host.clear();
+  host.resize(std::strlen(host.c_str()));
+  const std::string key =
+      nlohmann::json{{"tool", util::file_identity(tool)}, {"boot", boot}, {"host", host}}.dump();
+  if (auto answer = ob::recall(memo_dir, "gpu-archs", key); answer && answer->is_array()) {
+    std::vector<std::string> archs;
+    for (const auto& a : *answer)
+      if (a.is_string()) archs.push_back(a.get<std::string>());
+    return archs;
+  }
+  auto r = exec::capture(Command{{tool.string()}, {}, {}}, kTimeoutMs);
+  if (!r || r->exit_code != 0) return std::nullopt;
+  std::vector<std::string> archs;
+  for (const auto& line : util::split(r->out, '\n'))
+    if (auto arch = util::trim(line); !arch.empty()) archs.emplace_back(arch);
+  remember(memo_dir, "gpu-archs", key, archs);
+  return archs;
 }
 
 std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir) {

@@ -168,6 +168,23 @@ int main(int argc, char** argv) {
   auto r = run_ob({"-C", dir.string(), "run", "--", "hello world", "3"});
   CHECK(r.out == "arg1=hello world\narg2=3\n");
   CHECK(r.exit_code == 3);
+  // A failing program is reported as the program's failure, not the build's.
+  CHECK_THAT(r.err, Catch::Contains("offload-build: the program exited with status 3; the build succeeded"));
+  auto verify = run_ob({"-C", dir.string(), "run", "--verify", "--", "1"});
+  CHECK(verify.exit_code == 1);
+  CHECK_THAT(verify.err, Catch::Contains("offload-build: verify: offload: 1 kernel launch"));
+  CHECK_THAT(verify.err, Catch::Contains("the program exited with status 1; the build succeeded"));
+  CHECK(verify.err.find("offload-build: error") == std::string::npos);
+  auto ok = run_ob({"-C", dir.string(), "run"});
+  CHECK(ok.exit_code == 7);
+  // The program's options before `--`: a usage error naming them in their
+  // order, with the command line that puts them after `--`. Nothing runs.
+  auto stray = run_ob({"run", "--verify", "-C", dir.string(), "-m", "event", "-s", "small"});
+  CHECK(stray.exit_code == 2);
+  CHECK(stray.out.empty());
+  CHECK_THAT(stray.err, Catch::Contains("offload-build: error: run does not know -m -s; arguments for the "
+                                        "program go after `--`:\n  offload-build run --verify -C " +
+                                        dir.string() + " -- -m event -s small\n"));
 }
 
 TEST_CASE("a second clean build of every example runs no compiler at all",

@@ -3,6 +3,7 @@
 // cache the second time, and everything it does not split runs unchanged.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -49,8 +50,11 @@ Argv concat(Argv a, const Argv& b) {
 }
 
 // Compile with the compiler alone and through offload-build; both must give
-// the same bytes, depfile, output and exit code.
-void expect_equivalent(const Launcher& l, const Argv& compile, const std::string& src) {
+// the same bytes, depfile, output and exit code, and offload-build must have
+// split the compile (its passes missed the cache; nothing ran unchanged).
+// `also`: other files the compile writes next to the object (ref.X / got.X).
+void expect_equivalent(const Launcher& l, const Argv& compile, const std::string& src,
+                       const std::vector<std::string>& also = {}) {
   INFO(util::shell_join(compile));
   const Argv got_args = concat(compile, {"-MD", "-MF", "got.d", "-MT", "obj.o", "-c", src, "-o", "got.o"});
   // Stable kernel names (docs/CACHE.md): the compiler alone, given the same
@@ -58,14 +62,23 @@ void expect_equivalent(const Launcher& l, const Argv& compile, const std::string
   const Env names = stable_names_env(l.ob(concat({"--dry-run", "wrap", "--"}, got_args)).out);
   REQUIRE(names.size() == 2);  // LD_PRELOAD and the salt: no base directory
   auto ref = l.cc(concat(compile, {"-MD", "-MF", "ref.d", "-MT", "obj.o", "-c", src, "-o", "ref.o"}), names);
+  auto before = l.stats();
   auto got = l.ob(got_args);
   INFO(got.err);
   REQUIRE(ref.exit_code == 0);
   REQUIRE(got.exit_code == 0);
+  auto after = l.stats();
+  CHECK(after["misses"].get<int>() > before["misses"].get<int>());  // split, not run unchanged
+  CHECK(after["unchanged_by_reason"] == before["unchanged_by_reason"]);
   CHECK(got.out == ref.out);
   CHECK(got.err == ref.err);
   CHECK(read_file(l.tmp / "got.o") == read_file(l.tmp / "ref.o"));
   CHECK(read_file(l.tmp / "got.d") == read_file(l.tmp / "ref.d"));
+  for (const auto& ext : also) {
+    INFO(ext);
+    REQUIRE(fs::exists(l.tmp / ("ref." + ext)));
+    CHECK(read_file(l.tmp / ("got." + ext)) == read_file(l.tmp / ("ref." + ext)));
+  }
   CHECK_FALSE(fs::exists(l.tmp / "got.o.offload-build"));  // the work directory is gone
   CHECK(temp_outputs(l.tmp.path()).empty());
 }
@@ -98,6 +111,131 @@ TEST_CASE("launcher objects are byte-identical to the compiler's own", "[launche
                           "-nogpulib", "-Xarch_gfx90a", "-O3", "-Xarch_host", "-DHOST_ONLY", "-O2"},
                       "bare.c");
   }
+  // clang emits LTO bitcode from the host IR (the single-parse flow) too.
+  SECTION("-flto") { expect_equivalent(l, {kClang, "-fopenmp", kHostTargets, "-O2", "-flto"}, "saxpy.c"); }
+  SECTION("-flto=thin, C++, debug info") {
+    expect_equivalent(l, {kClangxx, "-fopenmp", kHostTargets, "-std=c++17", "-Ivcxx/include",
+                          "-DVEC_N=4096", "-O2", "-g", "-flto=thin"},
+                      "vcxx/src/reduce.cpp");
+  }
+  SECTION("-foffload-lto for GPU archs, with -flto") {
+    expect_equivalent(l, {kClang, "-fopenmp", "--offload-arch=sm_90,gfx90a", "-nogpulib", "-O2",
+                          "-foffload-lto", "-flto"},
+                      "bare.c");
+  }
+  SECTION("-march= for the host offload device") {
+    expect_equivalent(l, {kClang, "-fopenmp", kHostTargets, "-Xopenmp-target=x86_64-unknown-linux-gnu",
+                          "-march=x86-64-v3", "-O2"},
+                      "saxpy.c");
+  }
+  SECTION("remarks") {
+    expect_equivalent(l, {kClang, "-fopenmp", kHostTargets, "-O2", "-Rpass=openmp-opt",
+                          "-Rpass-missed=inline", "-Rpass-analysis=openmp-opt"},
+                      "saxpy.c");
+  }
+  SECTION("optimization records where clang writes them") {
+    expect_equivalent(l, {kClang, "-fopenmp", kHostTargets, "-O2", "-fsave-optimization-record"},
+                      "saxpy.c", {"opt.yaml"});
+  }
+  SECTION("--offload-arch=native next to the host triple") {
+    expect_equivalent(l, {kClang, "-fopenmp", kHostTargets, "--offload-arch=native", "-O2"}, "saxpy.c");
+  }
+}
+
+TEST_CASE("with -save-temps the compile runs as the driver's own commands: clang's object and temps, named and placed as clang does",
+          "[launcher][integration]") {
+  Launcher l;
+  fs::copy(fs::path(OB_EXAMPLES) / "bare-gpu/bare.c", l.tmp / "bare.c");
+  const Argv flags{kClang, "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                   "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-nogpulib", "-O2",
+                   "-MD", "-MT", "obj.o"};
+  auto files_in = [](const fs::path& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_regular_file()) out[e.path().filename().string()] = read_file(e.path());
+    return out;
+  };
+  SECTION("-save-temps=obj: next to the object") {
+    fs::create_directories(l.tmp / "ref");
+    fs::create_directories(l.tmp / "got");
+    auto ref = l.cc(concat(flags, {"-save-temps=obj", "-MF", "ref/k.d", "-c", "bare.c", "-o", "ref/k.o"}));
+    auto got = l.ob(concat(flags, {"-save-temps=obj", "-MF", "got/k.d", "-c", "bare.c", "-o", "got/k.o"}),
+                    {{"OFFLOAD_BUILD_VERBOSE", "1"}});
+    INFO(got.err);
+    REQUIRE(ref.exit_code == 0);
+    REQUIRE(got.exit_code == 0);
+    CHECK_THAT(got.err, Catch::Contains("splitting -save-temps into the driver's 13 commands"));
+    const auto want = files_in(l.tmp / "ref");
+    CHECK(want.size() == 14);  // the object, the depfile and 12 temps
+    CHECK(files_in(l.tmp / "got") == want);
+  }
+  SECTION("-save-temps: in the working directory") {
+    auto ref = l.cc(concat(flags, {"-save-temps", "-MF", "k.d", "-c", "bare.c", "-o", "k.o"}));
+    REQUIRE(ref.exit_code == 0);
+    const auto want = files_in(l.tmp.path());
+    for (const auto& [name, bytes] : want)
+      if (name != "bare.c") fs::remove(l.tmp / name);
+    auto got = l.ob(concat(flags, {"-save-temps", "-MF", "k.d", "-c", "bare.c", "-o", "k.o"}));
+    INFO(got.err);
+    REQUIRE(got.exit_code == 0);
+    CHECK(got.err == ref.err);
+    auto have = files_in(l.tmp.path());
+    CHECK(have == want);
+    CHECK(l.stats()["unchanged_by_reason"].empty());  // split, not run unchanged
+  }
+}
+
+TEST_CASE("the optimization record comes back from the cache with the object", "[launcher][integration]") {
+  Launcher l;
+  fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
+  const Argv compile{kClang, "-fopenmp", kHostTargets, "-O2", "-fsave-optimization-record", "-c",
+                     "saxpy.c", "-o", "s.o"};
+  REQUIRE(l.ob(compile).exit_code == 0);
+  const std::string record = read_file(l.tmp / "s.opt.yaml");
+  CHECK_THAT(record, Catch::Contains("Pass:"));
+  fs::remove(l.tmp / "s.opt.yaml");
+  fs::remove(l.tmp / "s.o");
+  auto before = l.stats();
+  REQUIRE(l.ob(compile).exit_code == 0);
+  CHECK(l.stats()["misses"] == before["misses"]);  // every pass served
+  CHECK(read_file(l.tmp / "s.opt.yaml") == record);
+}
+
+TEST_CASE("what runs unchanged is counted by reason and said once per build under -v",
+          "[launcher][integration]") {
+  Launcher l;
+  fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
+  const Env verbose{{"OFFLOAD_BUILD_VERBOSE", "1"}};
+  // Two plain compiles of one build (this test is their parent process): one line.
+  auto first = l.ob({kClang, "-O2", "-c", "saxpy.c", "-o", "p1.o"}, verbose);
+  auto second = l.ob({kClang, "-O2", "-c", "saxpy.c", "-o", "p2.o"}, verbose);
+  REQUIRE(first.exit_code == 0);
+  REQUIRE(second.exit_code == 0);
+  CHECK(count_occurrences(first.err, "running the compiler unchanged: no -fopenmp") == 1);
+  CHECK(second.err.find("running the compiler unchanged") == std::string::npos);
+  // -ftime-trace writes a trace named after each compile step's output.
+  auto trace = l.ob({kClang, "-fopenmp", kHostTargets, "-ftime-trace", "-c", "saxpy.c", "-o", "t.o"}, verbose);
+  REQUIRE(trace.exit_code == 0);
+  CHECK_THAT(trace.err, Catch::Contains("running the compiler unchanged: option -ftime-trace") &&
+                            Catch::Contains("(\"unsupported option\" in `offload-build cache stats`"));
+  // --offload-arch=native on a machine without a GPU: clang's own error,
+  // offload-arch asked once and its answer remembered with the other probes.
+  const Argv native{kClang, "-fopenmp", "--offload-arch=native", "-c", "saxpy.c", "-o", "n.o"};
+  auto ref = l.cc(native);
+  auto got = l.ob(native);
+  CHECK(got.exit_code == ref.exit_code);
+  CHECK(got.err == ref.err);
+  size_t memos = 0;
+  for (const auto& e : fs::directory_iterator(l.cache / "probes"))
+    memos += util::starts_with(e.path().filename().string(), "gpu-archs-");
+  if (ref.exit_code != 0) CHECK(memos == 1);  // (a machine with a GPU splits it instead)
+
+  auto stats = l.stats()["unchanged_by_reason"];
+  CHECK(stats["not an offload compile"] == 2);
+  CHECK(stats["unsupported option"] == 1);
+  if (ref.exit_code != 0) CHECK(stats["no GPU for native"] == 1);
+  auto text = l.ob({"--cache-dir", l.cache.string(), "cache", "stats"});
+  CHECK_THAT(text.out, Catch::Contains("compiles run unchanged") && Catch::Contains("not an offload compile"));
 }
 
 TEST_CASE("launcher objects link and run, and the second compile is served from the cache",

@@ -291,3 +291,36 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
   }
   CHECK_FALSE(r["tools"]["clang"].contains("version"));
 }
+
+TEST_CASE("wrap --report: a launcher compile's report, split or run unchanged with its reason",
+          "[report][launcher]") {
+  Project p;
+  const std::string clang = "/usr/bin/clang-22";
+  const fs::path r1 = p.tmp / "split.json", r2 = p.tmp / "unchanged.json";
+  auto split = run_ob({"--cache-dir", p.cache, "--report", r1.string(), "wrap", "--", clang, "-fopenmp",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2", "-c", "saxpy.c", "-o", "s.o"},
+                      p.dir);
+  INFO(split.err);
+  REQUIRE(split.exit_code == 0);
+  const json s = json::parse(read_file(r1));
+  validate_with_schema(r1);
+  CHECK(s["launcher"]["split"] == true);
+  CHECK(s["launcher"]["reason_code"].is_null());
+  CHECK(s["summary"]["jobs"] == 4);  // host-ir, device, package, host codegen
+  CHECK(s["summary"]["cache_misses"] == 4);
+  CHECK(s["summary"]["unchanged_by_reason"] == json::object());
+  CHECK(s["outputs"][0]["path"] == (p.dir / "s.o").string());
+
+  auto temps = run_ob({"--cache-dir", p.cache, "--report", r2.string(), "wrap", "--", clang, "-fopenmp",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-ftime-trace", "-c", "saxpy.c", "-o",
+                       "t.o"},
+                      p.dir);
+  REQUIRE(temps.exit_code == 0);
+  const json u = json::parse(read_file(r2));
+  validate_with_schema(r2);
+  CHECK(u["launcher"]["split"] == false);
+  CHECK_THAT(u["launcher"]["reason"].get<std::string>(), Catch::StartsWith("option -ftime-trace"));
+  CHECK(u["launcher"]["exit_code"] == 0);
+  CHECK(u["summary"]["unchanged_by_reason"] == json{{"unsupported option", 1}});
+  CHECK(u["jobs"].empty());
+}

@@ -429,7 +429,12 @@ TEST_CASE("counters merge into stats.json and survive reopening", "[cache]") {
   b.misses = 3;
   b.misses_by_reason = {{"no entry", 2}, {"inputs changed", 1}};
   b.evictions = 4;
+  b.unchanged_by_reason = {{"unsupported option", 2}};
   s.record(b);
+  Counters only_unchanged;  // launcher mode: a compile run unchanged counts, alone
+  only_unchanged.unchanged_by_reason = {{"unsupported option", 1}, {"not clang", 1}};
+  CHECK(only_unchanged.any());
+  s.record(only_unchanged);
 
   Counters c = Storage(tmp / "c").counters();
   CHECK(c.hits == 4);
@@ -441,6 +446,8 @@ TEST_CASE("counters merge into stats.json and survive reopening", "[cache]") {
   CHECK(c.store_failures == 1);
   CHECK(c.evictions == 4);
   CHECK(c.bytes_stored == 100);
+  CHECK(c.unchanged_by_reason ==
+        std::map<std::string, uint64_t>{{"unsupported option", 3}, {"not clang", 1}});
   CHECK(files_named(tmp / "c", ".tmp.").empty());
 
   spit(tmp / "c/stats.json", "{ not json");
@@ -622,7 +629,7 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     std::sort(keys.begin(), keys.end());
     CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "entries", "evictions",
                                            "hits", "max_size", "misses", "misses_by_reason",
-                                           "remotes", "store_failures", "stores"});
+                                           "remotes", "store_failures", "stores", "unchanged_by_reason"});
     CHECK(j["remotes"] == nlohmann::json::object());  // none used
     CHECK(j["dir"] == s.dir().string());
     CHECK(j["entries"] == 4);

@@ -105,9 +105,10 @@ TEST_CASE("target combinations clang rejects or offload-build does not model pas
           "[launcher][clang_cli]") {
   CHECK_THAT(pass_reason({"clang", "-fopenmp", "-fopenmp-targets=x86_64", "-c", "k.c"}),
              Catch::Contains("offload triple x86_64"));
+  // clang 22 gives the host device the GPU arch (image arch=sm_90): not modeled.
   CHECK_THAT(pass_reason({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                           "--offload-arch=sm_90", "-c", "k.c"}),
-             Catch::Contains("host offload triple"));
+             Catch::Contains("--offload-arch=sm_90 with the host offload triple"));
   CHECK_THAT(pass_reason({"clang", "-fopenmp",
                           "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                           "-Xopenmp-target", "-march=sm_90", "-c", "k.c"}),
@@ -135,7 +136,7 @@ TEST_CASE("commands that are not a split offload compile pass through, with the 
   CHECK(with({"-E", "k.c"}) == "option -E");
   CHECK(with({"-S", "-c", "k.c"}) == "option -S");
   CHECK(with({"-M", "-c", "k.c"}) == "option -M");
-  CHECK(with({"-save-temps", "-c", "k.c"}) == "option -save-temps");
+  CHECK(with({"-ftime-trace", "-c", "k.c"}) == "option -ftime-trace");
   CHECK(with({"-gsplit-dwarf", "-c", "k.c"}) == "option -gsplit-dwarf");
   CHECK(with({"-c", "a.c", "b.c"}) == "several inputs");
   CHECK(with({"-c", "k.cu"}) == "input k.cu is not a C or C++ source");
@@ -147,6 +148,75 @@ TEST_CASE("commands that are not a split offload compile pass through, with the 
         "-Xclang -fembed-offload-object=x");
   CHECK(with({"-c", "k.c", "-MF", "k.d"}) == "-MF/-MT without -MD or -MMD");
   CHECK(with({"-c", "k.c", "-o"}) == "option -o without a value");
+}
+
+TEST_CASE("each reason to run unchanged has a kind, counted in cache stats", "[launcher][clang_cli]") {
+  auto code = [](Argv argv) {
+    auto p = parse(argv);
+    REQUIRE_FALSE(p.compile);
+    return p.pass_code;
+  };
+  CHECK(code({"clang", "k.o", "-o", "app"}) == unchanged::kNotCompile);
+  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-E", "k.c"}) == unchanged::kNotCompile);
+  CHECK(code({"clang", "--version"}) == unchanged::kNotCompile);
+  CHECK(code({"clang", "-O2", "-c", "k.c"}) == unchanged::kNotOffload);
+  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.cu"}) == unchanged::kNotOffload);
+  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "-ftime-trace", "-c", "k.c"}) == unchanged::kOption);
+  CHECK(compile({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps=obj", "-c", "k.c"}).save_temps);
+  CHECK(code({"clang", "-fopenmp", "--offload-arch=sm_90", "--frobnicate", "-c", "k.c"}) == unchanged::kOption);
+  CHECK(code({"clang", "-fopenmp", "-fopenmp-targets=x86_64", "-c", "k.c"}) == unchanged::kTargets);
+}
+
+TEST_CASE("what clang's driver splits is split: host -march, remarks, records, native",
+          "[launcher][clang_cli]") {
+  SECTION("-Xopenmp-target=<host triple> -march= sets the host device's CPU (the image's arch)") {
+    auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+                      "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3", "-c", "k.c"});
+    CHECK(r.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "x86-64-v3"}});
+    auto i = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                      "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
+                      "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=znver4", "-c", "k.c"});
+    CHECK(i.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "znver4"}, kSm90});
+    auto implicit = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+                             "-Xopenmp-target", "-march=x86-64-v2", "-c", "k.c"});
+    CHECK(implicit.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "x86-64-v2"}});
+  }
+  SECTION("remarks go to every pass") {
+    auto r = compile({"clang", "-fopenmp", "--offload-arch=sm_90", "-Rpass=openmp-opt",
+                      "-Rpass-missed=inline", "-c", "k.c"});
+    CHECK(kinds(r)[2] == ArgKind::Common);
+    CHECK(kinds(r)[3] == ArgKind::Common);
+  }
+  SECTION("optimization records: the host pass's file, named as clang names it") {
+    const Argv base{"clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.c"};
+    auto with = [&](Argv more) {
+      Argv a = base;
+      a.insert(a.end(), more.begin(), more.end());
+      return a;
+    };
+    CHECK(compile(with({"-fsave-optimization-record", "-o", "o/k.c.o"})).opt_record == "o/k.c.opt.yaml");
+    CHECK(compile(with({"-fsave-optimization-record=bitstream", "-o", "o/k.o"})).opt_record ==
+          "o/k.opt.bitstream");
+    auto f = compile(with({"-foptimization-record-file=r/x.yaml", "-o", "k.o"}));
+    CHECK(f.opt_record == "r/x.yaml");
+    CHECK(kinds(f)[4] == ArgKind::RecordFile);
+    CHECK(compile(with({"-foptimization-record-passes=inline", "-o", "k.o"})).opt_record == "k.opt.yaml");
+    CHECK_FALSE(compile(with({"-fsave-optimization-record", "-fno-save-optimization-record", "-o", "k.o"}))
+                    .opt_record);
+    CHECK_FALSE(compile(with({"-o", "k.o"})).opt_record);
+    // Without -o clang names each device's record after the source and target.
+    CHECK(pass_reason(with({"-fsave-optimization-record"})) == "optimization records without -o");
+  }
+  SECTION("--offload-arch=native next to the host triple: the host device stays generic") {
+    auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+                      "--offload-arch=native", "-c", "k.c"});
+    CHECK(r.targets == std::vector<Target>{kHost});
+    CHECK(r.native.empty());
+    auto g = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                      "--offload-arch=native", "-c", "k.c"});
+    CHECK(g.targets == std::vector<Target>{kHost});
+    CHECK(g.native == Argv{"nvptx64-nvidia-cuda"});  // found by offload-arch, else clang's error
+  }
 }
 
 TEST_CASE("x, Xarch_*, nogpulib and joined forms are understood", "[launcher][clang_cli]") {

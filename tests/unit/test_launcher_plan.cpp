@@ -2,6 +2,8 @@
 // the files each job reads and writes, and the compilation database.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 
@@ -113,6 +115,24 @@ TEST_CASE("launcher plan: -Xarch_* goes to the passes it applies to", "[launcher
         Argv{"-fopenmp", "--offload-arch=sm_90,gfx90a", "-Xarch_host", "-DH", "-c"});
 }
 
+TEST_CASE("launcher plan: the host device's -march and the optimization record", "[launcher][plan]") {
+  Plan plan = plan_for({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+                        "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
+                        "-fsave-optimization-record", "-c", "k.c", "-o", "o/k.o"});
+  REQUIRE(plan.jobs.size() == 3);
+  // The device pass keeps the host device's -march (its selector names only the triple).
+  CHECK(Argv(plan.jobs[0].argv.begin() + 1, plan.jobs[0].argv.begin() + 5) ==
+        Argv{"-fopenmp", "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
+             "-fsave-optimization-record"});
+  CHECK(plan.jobs[0].target == Target{"x86_64-unknown-linux-gnu", "x86-64-v3"});
+  CHECK_THAT(plan.jobs[1].argv.back(), Catch::Contains("arch=x86-64-v3"));  // the image's arch
+  // The host pass writes the record clang's host compile writes, a product of the job.
+  const Job& host = plan.jobs[2];
+  CHECK(host.outputs == std::vector<fs::path>{"/b/o/k.o", "/b/o/k.opt.yaml"});
+  CHECK(std::count(host.argv.begin(), host.argv.end(), "-foptimization-record-file=o/k.opt.yaml") == 1);
+  CHECK(std::find(host.argv.begin(), host.argv.end(), "-march=x86-64-v3") == host.argv.end());
+}
+
 TEST_CASE("launcher plan: depfiles requested or private", "[launcher][plan]") {
   // No depfile requested: the cache still needs one, in the work directory.
   Plan none = plan_for({"clang", "-fopenmp", "--offload-arch=gfx90a", "-c", "k.c", "-o", "k.o"});
@@ -151,4 +171,43 @@ TEST_CASE("compile_commands.json: a host and a device entry per pass", "[launche
     CHECK(e["arguments"].size() > 3);
   }
   CHECK(db[0]["arguments"] == nlohmann::json(plan.jobs.back().argv));
+}
+
+TEST_CASE("launcher plan: -save-temps as the driver's commands, ordered by the files they share",
+          "[launcher][plan]") {
+  auto parsed = clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps", "-MD",
+                                  "-MF", "k.d", "-c", "k.c", "-o", "k.o"});
+  REQUIRE(parsed.compile);
+  CHECK(parsed.compile->save_temps);
+  const std::vector<Argv> listing = {
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-E", "-dependency-file", "k.d", "-o", "k-host.i", "k.c"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc", "-o", "k-host.bc", "k-host.i"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-fopenmp-is-target-device", "-E",
+       "-dependency-file", "k.d", "-o", "k-dev.i", "k.c"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu", "sm_90",
+       "-fopenmp-is-target-device", "-fopenmp-host-ir-file-path", "k-host.bc", "-S", "-o", "k-dev.s", "k-dev.i"},
+      {"/cuda/bin/ptxas", "-m64", "--output-file", "k-dev.o", "k-dev.s"},
+      {"/llvm/bin/llvm-offload-binary", "-o", "k.out", "--image=file=k-dev.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp"},
+      {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-S", "-fembed-offload-object=k.out", "-o", "k-host.s", "k-host.bc"},
+      {"/llvm/bin/clang", "-cc1as", "-o", "k.o", "k-host.s"},
+  };
+  auto plan = make_listing_plan(listing, *parsed.compile, "/b");
+  REQUIRE(plan);
+  REQUIRE(plan->jobs.size() == 8);
+  std::vector<std::vector<JobId>> deps;
+  for (const auto& j : plan->jobs) deps.push_back(j.deps);
+  // The device's preprocessing waits for the host's only because both write k.d.
+  CHECK(deps == std::vector<std::vector<JobId>>{{}, {0}, {0}, {1, 2}, {3}, {4}, {1, 5}, {6}});
+  CHECK(plan->jobs[3].kind == JobKind::DeviceCompile);
+  CHECK(plan->jobs[3].target == Target{"nvptx64-nvidia-cuda", "sm_90"});
+  CHECK(plan->jobs[4].kind == JobKind::Assemble);
+  CHECK(plan->jobs[5].kind == JobKind::Package);
+  CHECK(plan->jobs[7].kind == JobKind::HostCompile);
+  CHECK(plan->jobs[7].outputs == std::vector<fs::path>{"/b/k.o"});
+  CHECK_FALSE(plan->jobs[6].cacheable);
+  // A temporary file (a shape -save-temps does not give) or another last output: not split.
+  auto temp = listing;
+  temp[1][6] = (fs::temp_directory_path() / "k-1234.bc").string();
+  CHECK_FALSE(make_listing_plan(temp, *parsed.compile, "/b"));
+  CHECK_FALSE(make_listing_plan({listing.begin(), listing.end() - 1}, *parsed.compile, "/b"));
 }

@@ -351,6 +351,30 @@ TEST_CASE("list entries are checked: defines, libs, include_dirs, flags", "[mani
   require_error(p, with(R"(  "description": ["x"])"), 5, 18, "\"description\" must be a string, not a list");
 }
 
+TEST_CASE("target options in flags are an error naming the equivalent targets", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  auto with = [&](const std::string& member) {
+    return p.load("{\n  \"name\": \"app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"],\n" + member + "\n}");
+  };
+  // The flags a one-shot clang build used, copied into the manifest.
+  require_error(p, with(R"(  "flags": ["-O2", "-fopenmp-targets=nvptx64-nvidia-cuda", "-Xopenmp-target", "-march=sm_80"])"),
+                5, 20,
+                "\"flags\" entry \"-fopenmp-targets=nvptx64-nvidia-cuda\" selects offload targets, which "
+                "offload-build sets from \"targets\" (it adds -fopenmp and each target's options itself); "
+                "remove it (and -Xopenmp-target -march=sm_80) and use \"targets\": [\"sm_80\"]");
+  require_error(p, with(R"(  "device_flags": ["--offload-arch=sm_90,gfx90a"])"), 5, 20,
+                "use \"targets\": [\"sm_90\", \"gfx90a\"]");
+  require_error(p, with(R"(  "host_flags": ["-fopenmp-targets=x86_64-unknown-linux-gnu,amdgcn-amd-amdhsa", "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx942"])"),
+                5, 18, "use \"targets\": [\"host\", \"gfx942\"]");
+  require_error(p, with(R"(  "flags": ["--offload-targets=nvptx64-nvidia-cuda"])"), 5, 13,
+                "use \"targets\": [\"sm_XX\"]");
+  auto plain = with(R"(  "flags": ["-O2", "-fopenmp"])");
+  require_error(p, plain, 5, 20, "\"flags\" entry \"-fopenmp\" selects offload targets");
+  CHECK_THAT(plain.error().message, !Contains("use \"targets\""));  // nothing to translate
+  CHECK(with(R"(  "flags": ["-O2", "-fopenmp-simd"])").ok());  // not a target option
+}
+
 TEST_CASE("columns count characters and keys may use escapes", "[manifest]") {
   TempProject p;
   p.touch("main.c");

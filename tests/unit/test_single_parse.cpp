@@ -13,6 +13,7 @@
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "support/fake_toolchain.hpp"
 
 using namespace ob;
@@ -235,10 +236,9 @@ TEST_CASE("launcher plan: one compile split around one host parse", "[single-par
   auto lto = clang_cli::parse({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-flto", "-c",
                                "a.c", "-o", "a.o"});
   REQUIRE(lto.compile);
+  // -flto too: clang's own one-shot compile is this host-IR flow.
   CHECK(kinds(make_launcher_plan(*lto.compile, fake_toolchain(), "/w", &probe)).front() ==
-        "device sm_90 a.c");
-  CHECK(single_parse::host_uses_lto({"-flto=thin"}));
-  CHECK_FALSE(single_parse::host_uses_lto({"-flto", "-fno-lto"}));
+        "host-ir a.c");
 
   probe.fail = true;  // no listing: the driver's own two-parse passes
   CHECK(kinds(make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe)) ==
@@ -255,4 +255,19 @@ TEST_CASE("plan: probes run at most parallel_probes at once", "[single-parse][pl
     CHECK(probe.calls == 4);
     CHECK(probe.most == int(limit));
   }
+}
+
+TEST_CASE("under offload LTO the package records the device cc1's target features, as the driver does",
+          "[single-parse][plan]") {
+  CHECK(clang_openmp::uses_offload_lto({"-O2", "-foffload-lto"}));
+  CHECK(clang_openmp::uses_offload_lto({"-foffload-lto=thin"}));
+  CHECK_FALSE(clang_openmp::uses_offload_lto({"-foffload-lto", "-fno-offload-lto"}));
+  CHECK_FALSE(clang_openmp::uses_offload_lto({"-flto"}));  // host LTO only
+  single_parse::DevicePass pass;
+  pass.device = {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu", "sm_90",
+                 "-target-feature", "+ptx88", "-target-feature", "+sm_90a"};
+  CHECK(single_parse::target_features(pass) == std::vector<std::string>{"+ptx88", "+sm_90a"});
+  auto argv = clang_openmp::package(fake_toolchain(),
+                                    {{"d.o", {"nvptx64-nvidia-cuda", "sm_90"}, {"+ptx88"}}}, "p.offload");
+  CHECK(argv.back() == "--image=file=d.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp,feature=+ptx88");
 }

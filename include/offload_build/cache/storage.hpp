@@ -74,6 +74,8 @@ struct Counters {
   uint64_t evictions = 0;
   uint64_t bytes_stored = 0;  // since the last prune; drives automatic eviction
   std::map<std::string, RemoteCounters> remotes;  // by redacted URL
+  // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
+  std::map<std::string, uint64_t> unchanged_by_reason;
 
   Counters& operator+=(const Counters& other);
   bool any() const;  // anything counted (misses_by_reason only splits misses)

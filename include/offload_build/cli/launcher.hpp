@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/plan/plan.hpp"
@@ -28,6 +30,13 @@ void apply_launcher_environment(GlobalOptions& options);
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const GlobalOptions& options);
 
+// Why a command runs unchanged: `code`, its kind, is what `cache stats`
+// counts (clang_cli::unchanged::k...); `reason` says more.
+struct Unchanged {
+  std::string reason;
+  std::string code;
+};
+
 // ---- launcher_compile.cpp ----
 
 // `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH.
@@ -39,12 +48,30 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler);
 // prints it and runs nothing); nullopt when a job
 // failed (the caller then runs the compiler unchanged, which prints exactly
 // its own diagnostics).
-std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver);
+// With `record` (--report), the jobs' events and the cache's miss reasons go there.
+struct Recording;
+std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver,
+                            Recording* record = nullptr);
 
 // Split and run an offload compile. Returns the exit code, or, when the
-// command is not one offload-build splits, sets `pass_reason` and returns -1.
+// command is not one offload-build splits, sets `why` and returns -1.
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& options,
-                  std::string& pass_reason);
+                  Unchanged& why);
+
+// ---- launcher_unchanged.cpp ----
+
+// Count a compile run unchanged in the cache's counters (unless --no-cache)
+// and, under -v, say why: once per build and reason, not once per compile
+// (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
+// or ninja; remembered in the cache directory).
+void note_unchanged(const Unchanged& why, const GlobalOptions& options);
+
+// `wrap --report FILE`: the build report of one compile. `report` is
+// make_report's JSON for a split compile (its jobs), or null for one run
+// unchanged (`why`, the compiler's `exit_code`); the launcher fields are
+// added here. A failure to write is a warning.
+void write_launcher_report(const GlobalOptions& options, const std::vector<std::string>& command,
+                           nlohmann::json report, const Unchanged* why, int exit_code);
 
 // ---- launcher_link.cpp ----
 

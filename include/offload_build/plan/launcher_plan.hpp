@@ -7,6 +7,7 @@
 
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob {
@@ -33,5 +34,13 @@ std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, 
 Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
                         const fs::path& cwd, DriverProbe* probe = nullptr,
                         size_t parallel_probes = 1);
+
+// -save-temps (listing_planner.cpp): `listing`, the driver's commands for the
+// caller's own command line (`clang ... -###`), one job each, in the
+// driver's order where one reads or overwrites what another writes (so the
+// device chains run in parallel). Not cached. An error when a command writes
+// a temporary file or the last one is not the caller's object.
+Result<Plan> make_listing_plan(const std::vector<driver_listing::Argv>& listing,
+                               const clang_cli::CompileRequest& req, const fs::path& cwd);
 
 }  // namespace ob

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
@@ -30,6 +31,13 @@ class DriverProbe {
 std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
     DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
     size_t parallel);
+
+// The GPUs on this machine, as clang's `native` finds them: the lines
+// `tc`'s offload-arch prints (sm_90, gfx90a...; empty when there is none).
+// Remembered in `memo_dir` per offload-arch binary, host and boot. nullopt
+// when offload-arch cannot run.
+std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
+                                                         std::optional<fs::path> memo_dir);
 
 // Runs `argv -###`. With a `memo_dir`, answers are remembered there across
 // processes (a probe costs ~40 ms), keyed by the driver binary's identity, the

@@ -25,11 +25,17 @@ constexpr std::string_view kForeignExact[] = {
     "-E", "-S", "-M", "-MM", "-MG", "-v", "-H", "-###", "--version", "-dumpversion",
     "-dumpmachine", "-help", "--help", "--coverage"};
 constexpr std::string_view kForeignPrefix[] = {
-    "-MJ", "-emit-", "-print-", "--print-", "-save-temps", "--save-temps", "-ftime-trace",
-    "-fdump-", "-frecord-", "-grecord-", "-gsplit-dwarf", "-fmodules", "-fsave-optimization-record",
+    "-MJ", "-emit-", "-print-", "--print-", "-ftime-trace",
+    "-fdump-", "-frecord-", "-grecord-", "-gsplit-dwarf", "-fmodules",
     "--serialize-diagnostics", "-fembed-offload-object", "-ftest-coverage", "-fprofile-arcs",
     "-fcoverage-mapping", "-fdriver-only", "-fproc-stat-report", "-fsyntax-only", "-Wp,",
     "--cuda-", "--offload-", "--no-offload-", "-Xpreprocessor"};
+
+// Of those, the ones that ask for something other than an object.
+constexpr std::string_view kOtherOutputExact[] = {
+    "-E", "-S", "-M", "-MM", "-###", "--version", "-dumpversion", "-dumpmachine", "-help", "--help"};
+constexpr std::string_view kOtherOutputPrefix[] = {"-emit-", "-print-", "--print-", "-fsyntax-only",
+                                                   "-fdriver-only"};
 
 // Options passed to every pass as written (joined forms included).
 constexpr std::string_view kCommonPrefix[] = {
@@ -38,7 +44,8 @@ constexpr std::string_view kCommonPrefix[] = {
     "--sysroot=", "--target=", "-L", "-l", "-B", "--gcc-toolchain=", "--gcc-install-dir=",
     "--cuda-path=", "--rocm-path=", "--libomptarget-", "-resource-dir=", "-nogpu", "-nobuiltininc",
     "-nostdinc", "-nostdlib", "-nodefaultlibs", "-nostartfiles", "-pthread", "-pedantic", "-ansi",
-    "-pipe", "-Qunused-arguments", "-rdynamic", "-shared", "-static"};
+    "-pipe", "-Qunused-arguments", "-rdynamic", "-shared", "-static",
+    "-R"};  // remarks (-Rpass=...): each cc1 prints its own, in clang's order
 constexpr std::string_view kCommonExact[] = {"-c", "-pie", "-no-pie"};
 
 // -Xclang values that change what the compiler produces beyond an object.
@@ -73,9 +80,11 @@ std::string CompileRequest::output_arg() const {
 
 Parsed parse(const std::vector<std::string>& argv) {
   Scan s;
-  if (argv.empty()) return {std::nullopt, "empty command"};
+  if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile};
   s.req.compiler = argv.front();
-  auto pass = [](std::string why) { return Parsed{std::nullopt, std::move(why)}; };
+  auto pass = [](std::string why, const char* code = unchanged::kOption) {
+    return Parsed{std::nullopt, std::move(why), code};
+  };
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& t = argv[i];
@@ -99,7 +108,7 @@ Parsed parse(const std::vector<std::string>& argv) {
       return std::nullopt;
     };
 
-    if (t == "-" || t == "--") return pass("input from stdin or after --");
+    if (t == "-" || t == "--") return pass("input from stdin or after --", unchanged::kNotCompile);
     if (t.empty() || t.front() != '-') {
       s.inputs.push_back({t, lang});
       add(ArgKind::Input, {t}, t);
@@ -112,7 +121,7 @@ Parsed parse(const std::vector<std::string>& argv) {
     } else if (starts_with(t, "-o")) {
       stop = valued("-o", ArgKind::Output);
       if (!stop) s.req.output = s.req.args.back().value;
-      if (!stop && s.req.output == "-") return pass("output to stdout");
+      if (!stop && s.req.output == "-") return pass("output to stdout", unchanged::kNotCompile);
     } else if (starts_with(t, "-x")) {
       std::string value = t.size() > 2 ? t.substr(2) : next().value_or("");
       add(ArgKind::Common, t.size() > 2 ? std::vector<std::string>{t} : std::vector{t, value});
@@ -134,6 +143,21 @@ Parsed parse(const std::vector<std::string>& argv) {
     } else if (t == "-fopenmp" || starts_with(t, "-fopenmp=") || t == "-fno-openmp") {
       s.openmp = t == "-fopenmp" || t == "-fopenmp=libomp";
       add(ArgKind::Common, {t});
+    } else if (t == "-save-temps" || starts_with(t, "-save-temps=") || t == "--save-temps" ||
+               starts_with(t, "--save-temps=")) {
+      s.req.save_temps = true;  // split as the driver's own commands (make_listing_plan)
+      add(ArgKind::Common, {t});
+    } else if (starts_with(t, "-fsave-optimization-record") || t == "-fno-save-optimization-record" ||
+               starts_with(t, "-foptimization-record-passes=")) {
+      // Any of them turns optimization records on, the last of them and
+      // -fno-save-optimization-record decides (clang's willEmitRemarks).
+      s.records = t != "-fno-save-optimization-record";
+      if (starts_with(t, "-fsave-optimization-record=")) s.record_format = t.substr(t.find('=') + 1);
+      add(ArgKind::Common, {t});
+    } else if (starts_with(t, "-foptimization-record-file=")) {
+      s.records = true;
+      add(ArgKind::RecordFile, {t}, t.substr(t.find('=') + 1));
+      s.record_file = s.req.args.back().value;
     } else if (starts_with(t, "-fopenmp-targets=") || starts_with(t, "--offload-targets=")) {
       const std::string list = t.substr(t.find('=') + 1);
       add(ArgKind::OffloadTargets, {t}, list);
@@ -159,7 +183,9 @@ Parsed parse(const std::vector<std::string>& argv) {
       if (t == "--offload-jobs" || starts_with(t, "--offload-jobs=") || t == "--offload-new-driver")
         add(ArgKind::Common, {t});
       else
-        return pass("option " + t);
+        return pass("option " + t, any_exact(kOtherOutputExact, t) || any_prefix(kOtherOutputPrefix, t)
+                                        ? unchanged::kNotCompile
+                                        : unchanged::kOption);
     } else if (any_exact(kSeparate, t)) {
       auto v = next();
       if (!v) return pass("option " + t + " without a value");

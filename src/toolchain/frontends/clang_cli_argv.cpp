@@ -85,8 +85,9 @@ std::vector<std::string> device_argv(const CompileRequest& req, const Target& ta
       case ArgKind::Common:
       case ArgKind::Input: append(argv, a.tokens); break;
       case ArgKind::XOpenmpTarget:
-        // -march= chose the arch, which target_selector now names.
-        if (util::starts_with(a.value, "-march=")) break;
+        // A GPU's -march= chose the arch, which target_selector now names;
+        // the host device's stays (its selector names only the triple).
+        if (util::starts_with(a.value, "-march=") && target.is_gpu()) break;
         if (a.triple.empty() || a.triple == target.triple)
           append(argv, {"-Xopenmp-target=" + target.triple, a.value});
         break;
@@ -107,6 +108,23 @@ std::vector<std::string> device_argv(const CompileRequest& req, const Target& ta
 }
 
 namespace {
+
+// --offload-arch=native next to the host triple alone: the one-shot compile
+// uses it (the host device finds no GPU arch there) and says nothing, a host
+// pass alone would warn that it is unused; its host cc1 is the same without it.
+bool native_only_for_host(const CompileRequest& req, const Arg& arg) {
+  if (arg.kind != ArgKind::OffloadArch) return false;
+  for (const auto& v : util::split(arg.value, ','))
+    if (v != "native") return false;
+  bool triples = false;
+  for (const auto& a : req.args) {
+    if (a.kind != ArgKind::OffloadTargets) continue;
+    triples = true;
+    for (const auto& t : util::split(a.value, ','))
+      if (t != kHostTriple) return false;
+  }
+  return triples;
+}
 
 // The host pass's options. Its source and the preprocessor options are
 // left out unless `with_source`.
@@ -130,6 +148,10 @@ std::vector<std::string> host_options(const CompileRequest& req, const std::stri
       case ArgKind::DepTarget:
       case ArgKind::DepPhony: break;  // normalized below
       case ArgKind::XOpenmpTarget: break;  // for device passes only
+      case ArgKind::RecordFile: break;     // the host pass's own, below
+      case ArgKind::OffloadArch:
+        if (!native_only_for_host(req, a)) append(argv, a.tokens);
+        break;
       case ArgKind::XArch:
         if (a.value != "device" && !is_gpu_arch(a.value)) append(argv, a.tokens);
         break;
@@ -144,9 +166,10 @@ std::vector<std::string> host_options(const CompileRequest& req, const std::stri
 
 std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
                                    const std::string& package, const std::string& out,
-                                   const std::string& depfile) {
+                                   const std::string& depfile, const std::string& record) {
   std::vector<std::string> argv = host_options(req, out, true);
   append(argv, extra);
+  if (!record.empty()) argv.push_back("-foptimization-record-file=" + record);
   append(argv, dep_flags(req, depfile, false));
   argv.push_back("--offload-host-only");
   append(argv, clang_openmp::embed_package(package));
@@ -165,9 +188,10 @@ std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vect
 std::vector<std::string> host_codegen_argv(const CompileRequest& req,
                                            const std::vector<std::string>& extra,
                                            const std::string& host_ir, const std::string& package,
-                                           const std::string& out) {
+                                           const std::string& out, const std::string& record) {
   std::vector<std::string> argv = host_options(req, out, false);
   append(argv, extra);
+  if (!record.empty()) argv.push_back("-foptimization-record-file=" + record);
   argv.push_back("--offload-host-only");
   append(argv, clang_openmp::embed_package(package));
   append(argv, {"-x", "ir", host_ir});

@@ -20,6 +20,9 @@ struct Scan {
   std::optional<std::string> dep_file;   // -MF
   std::vector<std::string> dep_targets;  // "-MTx" / "-MQx"
   bool dep_phony = false;                // -MP
+  bool records = false;                  // optimization records on (-fsave-optimization-record...)
+  std::string record_format = "yaml";    // -fsave-optimization-record=FORMAT
+  std::optional<std::string> record_file;  // -foptimization-record-file=
   struct Input {
     std::string path;
     std::optional<std::string> lang;  // the -x in effect

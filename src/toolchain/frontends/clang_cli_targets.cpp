@@ -2,8 +2,9 @@
 // compile offload-build splits, and for which targets. The rules follow the
 // clang 22 driver (checked against it, see docs/LAUNCHER.md):
 //   --offload-arch=A,B        one device per arch (sm_* nvptx64, gfx* amdgcn, native)
-//   -fopenmp-targets=T1,T2    one device per triple; a GPU triple takes its arch
-//                             from -Xopenmp-target=T -march=A (last wins), else native
+//   -fopenmp-targets=T1,T2    one device per triple; a triple takes its arch
+//                             from -Xopenmp-target=T -march=A (last wins), else
+//                             native (GPU) or generic (the host device)
 //   both                      every arch for every triple (all of one GPU family)
 // Anything else clang would reject or that offload-build does not model runs unchanged.
 #include <algorithm>
@@ -72,8 +73,14 @@ Resolved resolve_targets(const Scan& s) {
     } else {
       for (const auto& triple : triples) {
         if (triple == kHostTriple) {
-          r.problem = "--offload-arch with the host offload triple";
-          return r;
+          // The host device has no system GPU arch to find: `native` leaves
+          // it "generic" (clang 22 gives it an explicit GPU arch, not modeled).
+          if (!arch_targets.empty()) {
+            r.problem = "--offload-arch=" + arch_targets.front().arch + " with the host offload triple";
+            return r;
+          }
+          r.targets.push_back({triple, "generic"});
+          continue;
         }
         for (const auto& t : arch_targets) {
           if (t.triple != triple) { r.problem = "--offload-arch=" + t.arch + " for triple " + triple; return r; }
@@ -89,8 +96,10 @@ Resolved resolve_targets(const Scan& s) {
     }
     for (const auto& triple : triples) {
       if (triple == kHostTriple) {
-        if (march.count(triple)) { r.problem = "-march= for the host offload device"; return r; }
-        r.targets.push_back({triple, "generic"});
+        // -Xopenmp-target=TRIPLE -march=CPU: the host device's CPU, which
+        // clang also writes as the image's arch.
+        auto it = march.count(triple) ? march.find(triple) : march.find("");
+        r.targets.push_back({triple, it == march.end() ? "generic" : it->second});
         continue;
       }
       auto it = march.count(triple) ? march.find(triple) : march.find("");
@@ -118,22 +127,23 @@ Resolved resolve_targets(const Scan& s) {
 }  // namespace
 
 Parsed finish(Scan s) {
-  auto pass = [](std::string why) { return Parsed{std::nullopt, std::move(why)}; };
-  if (!s.compile_only) return pass("not a compile to an object (no -c)");
-  if (s.inputs.empty()) return pass("no source file");
-  if (s.inputs.size() > 1) return pass("several inputs");
+  auto pass = [](std::string why, const char* code) { return Parsed{std::nullopt, std::move(why), code}; };
+  using namespace unchanged;
+  if (!s.compile_only) return pass("not a compile to an object (no -c)", kNotCompile);
+  if (s.inputs.empty()) return pass("no source file", kNotCompile);
+  if (s.inputs.size() > 1) return pass("several inputs", kNotCompile);
   const auto& in = s.inputs.front();
-  if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang);
+  if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang, kNotOffload);
   const auto ext = language_from_extension(in.path);
   if (in.lang) s.req.language = *in.lang == "c" ? Language::C : Language::Cxx;
   else if (ext && *ext != Language::Rust) s.req.language = *ext;
-  else return pass("input " + in.path + " is not a C or C++ source");
+  else return pass("input " + in.path + " is not a C or C++ source", kNotOffload);
   s.req.source = in.path;
-  if (!s.openmp) return pass("no -fopenmp");
-  if (s.triples.empty() && s.archs.empty()) return pass("no offload targets");
+  if (!s.openmp) return pass("no -fopenmp", kNotOffload);
+  if (s.triples.empty() && s.archs.empty()) return pass("no offload targets", kNotOffload);
   Resolved r = resolve_targets(s);
-  if (!r.problem.empty()) return pass(r.problem);
-  if (r.targets.empty() && r.native.empty()) return pass("no offload targets");
+  if (!r.problem.empty()) return pass(r.problem, kTargets);
+  if (r.targets.empty() && r.native.empty()) return pass("no offload targets", kNotOffload);
   s.req.targets = std::move(r.targets);
   s.req.native = std::move(r.native);
   if (s.req.deps) {
@@ -141,7 +151,14 @@ Parsed finish(Scan s) {
     s.req.deps->targets = s.dep_targets;
     s.req.deps->phony = s.dep_phony;
   } else if (s.dep_file || !s.dep_targets.empty()) {
-    return pass("-MF/-MT without -MD or -MMD");
+    return pass("-MF/-MT without -MD or -MMD", kOption);
+  }
+  if (s.records) {
+    // Without -o clang names each device's record after the source and its
+    // target; with -o (as build systems write it) every pass shares one name.
+    if (!s.req.output && !s.record_file) return pass("optimization records without -o", kOption);
+    s.req.opt_record = s.record_file ? *s.record_file
+                                     : fs::path(*s.req.output).replace_extension(".opt." + s.record_format).string();
   }
   return Parsed{std::move(s.req), {}};
 }

@@ -86,10 +86,21 @@ std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& 
   });
   std::vector<std::string> argv{tc.offload_binary.string(), "-o", out.string()};
   for (const auto& img : sorted) {
-    argv.push_back("--image=file=" + img.file.string() + ",triple=" + img.target.triple +
-                   ",arch=" + img.target.arch + ",kind=openmp");
+    std::string image = "--image=file=" + img.file.string() + ",triple=" + img.target.triple +
+                        ",arch=" + img.target.arch + ",kind=openmp";
+    for (const auto& f : img.features) image += ",feature=" + f;
+    argv.push_back(std::move(image));
   }
   return argv;
+}
+
+bool uses_offload_lto(const std::vector<std::string>& options) {
+  bool lto = false;
+  for (const auto& a : options) {
+    if (a == "-foffload-lto" || a.rfind("-foffload-lto=", 0) == 0) lto = true;
+    else if (a == "-fno-offload-lto") lto = false;
+  }
+  return lto;
 }
 
 namespace {

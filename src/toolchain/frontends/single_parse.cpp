@@ -109,13 +109,11 @@ Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths&
   return pass;
 }
 
-bool host_uses_lto(const std::vector<std::string>& options) {
-  bool lto = false;
-  for (const auto& a : options) {
-    if (a == "-flto" || util::starts_with(a, "-flto=")) lto = true;
-    else if (a == "-fno-lto") lto = false;
-  }
-  return lto;
+std::vector<std::string> target_features(const DevicePass& pass) {
+  std::vector<std::string> features;
+  for (size_t i = 0; i + 1 < pass.device.size(); ++i)
+    if (pass.device[i] == "-target-feature") features.push_back(pass.device[i + 1]);
+  return features;
 }
 
 Argv instantiate(const Argv& argv, const UnitPaths& unit) {

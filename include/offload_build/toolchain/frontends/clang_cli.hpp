@@ -31,6 +31,7 @@ enum class ArgKind {
   OffloadArch,     // --offload-arch=                         (host pass only)
   XOpenmpTarget,   // -Xopenmp-target[=TRIPLE] ARG            (device pass of TRIPLE)
   XArch,           // -Xarch_NAME ARG: host, device or an arch (passes it applies to)
+  RecordFile,      // -foptimization-record-file=F (the host pass's record; see opt_record)
 };
 
 struct Arg {
@@ -63,14 +64,37 @@ struct CompileRequest {
   std::vector<std::string> native;
   bool debug_info = false;            // some -g option (and no later -g0)
   bool sets_compilation_dir = false;  // -fdebug-compilation-dir= / -ffile-compilation-dir=
+  // -fsave-optimization-record and friends: the record file as clang names
+  // it (-foptimization-record-file=, else the -o path with its extension
+  // replaced by .opt.FORMAT). Every cc1 of the compile writes that one file
+  // and the host compile, the last, wins; the split's host pass writes it,
+  // the other passes write theirs into the work directory.
+  std::optional<std::string> opt_record;
+  // -save-temps[=cwd|obj]: the driver's temps pipeline, run as its own commands.
+  bool save_temps = false;
 
   // The -o path as written, or clang's default (<source stem>.o in the cwd).
   std::string output_arg() const;
 };
 
+// Why a command runs unchanged, by kind: the counters `cache stats` shows
+// (`pass_code`); the reason text says more.
+namespace unchanged {
+inline constexpr const char* kNotCompile = "not a compile to an object";  // link, -E, -S, --version...
+inline constexpr const char* kNotOffload = "not an offload compile";      // no -fopenmp or targets, not C/C++
+inline constexpr const char* kOption = "unsupported option";              // an option the split cannot carry
+inline constexpr const char* kTargets = "unsupported targets";            // a triple or combination not modeled
+inline constexpr const char* kNoGpu = "no GPU for native";                // --offload-arch=native found none
+inline constexpr const char* kCompiler = "not clang";                     // or not found, or no LLVM next to it
+inline constexpr const char* kPaths = "missing directory or file";        // output dir, response file, cwd
+inline constexpr const char* kDisabled = "OFFLOAD_BUILD_DISABLE";
+inline constexpr const char* kFailed = "compile error";  // a pass failed: the compiler reports it
+}  // namespace unchanged
+
 struct Parsed {
   std::optional<CompileRequest> compile;  // set: split it
   std::string pass_reason;                // otherwise: why the compiler runs unchanged
+  std::string pass_code;                  // and its kind (unchanged::k...)
 };
 
 // Classify `argv` (argv[0] the compiler, response files already expanded).
@@ -131,9 +155,11 @@ std::vector<std::string> device_argv(const CompileRequest& req, const Target& ta
 // -o `out`, its dependency options replaced by -MD -MF `depfile`, then
 // --offload-host-only -Xclang -fembed-offload-object=`package`. Arguments for
 // devices only (-Xopenmp-target, -Xarch_device, -Xarch_GPUARCH) are left out.
+// With `record` (req.opt_record as the plan writes it), the pass writes the
+// optimization record there (-foptimization-record-file=), as do the host codegen's.
 std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
                                    const std::string& package, const std::string& out,
-                                   const std::string& depfile);
+                                   const std::string& depfile, const std::string& record = {});
 
 // Single parse (see single_parse.hpp): the host pass's parse alone, writing
 // unoptimized bitcode to `out` (-emit-llvm -Xclang -disable-llvm-passes
@@ -147,6 +173,6 @@ std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vect
 std::vector<std::string> host_codegen_argv(const CompileRequest& req,
                                            const std::vector<std::string>& extra,
                                            const std::string& host_ir, const std::string& package,
-                                           const std::string& out);
+                                           const std::string& out, const std::string& record = {});
 
 }  // namespace ob::clang_cli

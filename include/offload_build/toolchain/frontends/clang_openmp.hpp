@@ -16,7 +16,14 @@ namespace fs = std::filesystem;
 struct Image {
   fs::path file;
   Target target;
+  // Under offload LTO (-foffload-lto) the driver also records the device
+  // compile's target features ("+ptx88") in the image: `feature=` entries.
+  std::vector<std::string> features = {};
 };
+
+// Whether these compile options turn offload LTO on (-foffload-lto[=K], the
+// last of it and -fno-offload-lto wins), as the driver's isUsingOffloadLTO.
+bool uses_offload_lto(const std::vector<std::string>& options);
 
 // The one option that makes a device pass compile for `target` alone:
 // --offload-arch=ARCH for a GPU, -fopenmp-targets=TRIPLE for the host device.

@@ -48,10 +48,10 @@ struct DevicePass {
 Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed,
                               bool shared = true);
 
-// Whether host compiles with these options write LTO bitcode (-flto... not
-// undone by a later -fno-lto): the host codegen from IR then writes other
-// bytes than the driver's one-step host pass, so such TUs keep two parses.
-bool host_uses_lto(const std::vector<std::string>& options);
+// The target features the pass's device cc1 compiles for (its
+// `-target-feature` values, in order): what the driver's packager records
+// in the image under offload LTO.
+std::vector<std::string> target_features(const DevicePass& pass);
 
 // `argv` of a templatized pass with `unit`'s paths.
 Argv instantiate(const Argv& argv, const UnitPaths& unit);

@@ -1,0 +1,138 @@
+// Launcher mode: saying that a compile ran unchanged. Each one is counted by
+// its kind in the cache's counters (`cache stats`), and -v names the reason
+// once per build and kind: a CMake build of 300 plain compiles says "not an
+// offload compile" once, not 300 times.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <fmt/core.h>
+
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/report/build_report.hpp"
+#include "options.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// /proc/PID/stat: (parent pid, start time in clock ticks since boot).
+std::optional<std::pair<pid_t, unsigned long long>> proc_stat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  pid_t ppid = 0;
+  unsigned long long start = 0;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {  // fields 3 (state) .. 22 (starttime)
+    if (i == 4) ppid = static_cast<pid_t>(std::stoll(field));
+    if (i == 22) start = std::stoull(field);
+  }
+  if (start == 0) return std::nullopt;
+  return std::pair(ppid, start);
+}
+
+// Whether `pid` is a shell running a command string (`sh -c '...'`), as make
+// and ninja start their commands.
+bool is_command_shell(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\0', at);
+    args.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  if (args.size() < 2) return false;
+  const std::string name = fs::path(args[0]).filename().string();
+  const bool shell = name == "sh" || name == "dash" || name == "bash" || name == "zsh" ||
+                     name == "ksh" || name == "busybox";
+  return shell && std::find(args.begin() + 1, args.end(), "-c") != args.end();
+}
+
+// The build this compile belongs to: the nearest ancestor that is not a
+// command shell (make, ninja, a test, an interactive shell), as pid and start
+// time so that a reused pid is another build.
+std::string build_id() {
+  pid_t pid = getppid();
+  for (int depth = 0; depth < 8 && pid > 1 && is_command_shell(pid); ++depth) {
+    auto st = proc_stat(pid);
+    if (!st) break;
+    pid = st->first;
+  }
+  auto st = proc_stat(pid);
+  return fmt::format("{}-{}", pid, st ? st->second : 0);
+}
+
+// Whether this build said `code` already; marks it said. Markers live in
+// <cache>/launcher-notes/ and are removed after a day.
+bool first_in_build(const fs::path& cache, const std::string& code) {
+  const fs::path dir = cache / "launcher-notes";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path marker =
+      dir / fmt::format("{}-{:016x}", build_id(), std::hash<std::string>{}(code));
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno != EEXIST;  // no directory to remember in: say it every time
+  ::close(fd);
+  const auto day_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (fs::last_write_time(it->path(), ec2) < day_ago && !ec2) fs::remove(it->path(), ec2);
+  }
+  return true;
+}
+
+}  // namespace
+
+void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
+  bool say = o.verbose;
+  if (!o.no_cache) {
+    cache::Storage storage(cache_dir_for(o, std::nullopt));
+    cache::Counters delta;
+    delta.unchanged_by_reason[why.code] = 1;
+    storage.record(delta);
+    if (say) say = first_in_build(storage.dir(), why.code);
+  }
+  if (say)
+    std::cerr << fmt::format(
+        "offload-build: running the compiler unchanged: {} (\"{}\" in `offload-build cache stats`; "
+        "said once per build)\n",
+        why.reason, why.code);
+}
+
+void write_launcher_report(const GlobalOptions& o, const std::vector<std::string>& command,
+                           nlohmann::json r, const Unchanged* why, int exit_code) {
+  if (!o.report) return;
+  std::error_code ec;
+  if (r.is_null()) {  // nothing planned: the report of a build without jobs
+    report::ReportData d;
+    d.started = std::chrono::system_clock::now();
+    d.result = exit_code == 0 ? BuildResult::Ok : BuildResult::Failed;
+    d.cache_enabled = !o.no_cache;
+    if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+    r = report::make_report(d);
+    r["cwd"] = fs::current_path(ec).string();
+  }
+  r["manifest"] = "";
+  r["launcher"] = {{"command", command},
+                   {"split", why == nullptr},
+                   {"reason", why ? nlohmann::json(why->reason) : nlohmann::json(nullptr)},
+                   {"reason_code", why ? nlohmann::json(why->code) : nlohmann::json(nullptr)},
+                   {"exit_code", exit_code}};
+  if (why) r["summary"]["unchanged_by_reason"] = {{why->code, 1}};
+  if (auto written = report::write_report(fs::absolute(*o.report), r); !written)
+    std::cerr << "offload-build: warning: " << written.error().message << '\n';
+}
+
+}  // namespace ob::cli
