@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -70,6 +71,21 @@ int pass_through(const std::vector<std::string>& command, const std::string& rea
   return wait_like(*pid);
 }
 
+// An internal error in launcher mode, counted in the cache's statistics
+// ("internal error" under misses), when there is a cache.
+void count_fallback(const GlobalOptions& o) {
+  if (o.no_cache) return;
+  try {
+    cache::Storage storage(cache_dir_for(o, std::nullopt));
+    cache::Counters delta;
+    delta.misses = 1;
+    delta.misses_by_reason["internal error (compiler run unchanged)"] = 1;
+    storage.record(delta);
+  } catch (const std::exception&) {
+    // Only a statistic.
+  }
+}
+
 }  // namespace
 
 bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv) {
@@ -112,8 +128,14 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   exec::set_echo_policy({o.verbose, nullptr});
   if (env_flag("OFFLOAD_BUILD_DISABLE")) return pass_through(command, "OFFLOAD_BUILD_DISABLE is set", o);
   std::string reason;
-  const int code = split_compile(command, o, reason);
-  if (code >= 0) return code;
+  try {
+    const int code = split_compile(command, o, reason);
+    if (code >= 0) return code;
+  } catch (const std::exception& e) {
+    // Never fail where the compiler would succeed (as ccache): count it, run it unchanged.
+    reason = "internal error: " + util::shorten(e.what(), 300);
+    count_fallback(o);
+  }
   return pass_through(command, reason, o);
 }
 

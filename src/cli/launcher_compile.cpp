@@ -183,7 +183,11 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) {
     std::optional<fs::path> memo;
-    if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+    if (!o.no_cache) {
+      // Only next to a private, trusted cache: a listing planted there would run.
+      const cache::Storage storage(cache_dir_for(o, std::nullopt));
+      if (storage.trusted() && !storage.shared()) memo = storage.dir() / "probes";
+    }
     probe = make_driver_probe(*toolchain, memo);
   }
   // Before any descriptor of ours is open: make's closed jobserver
