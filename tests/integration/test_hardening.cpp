@@ -138,7 +138,7 @@ TEST_CASE("a cache directory another user could write is not used", "[integratio
   }
 }
 
-TEST_CASE("a restored output never carries special bits; malformed metadata is a corrupt entry",
+TEST_CASE("a restored output never carries special bits, and malformed metadata is a corrupt entry",
           "[integration][cache][trust]") {
   TempDir tmp;
   fs::path dir = copy_example("saxpy-c", tmp.path());
@@ -312,7 +312,7 @@ TEST_CASE("a glob reaching outside the project is an error", "[integration][glob
   }
 }
 
-TEST_CASE("temporaries of dead builds are swept; messages stay short; cache paths that are files",
+TEST_CASE("temporaries of dead builds are swept, messages stay short, a cache path that is a file is named",
           "[integration][ux]") {
   TempDir tmp;
   fs::path dir = copy_example("saxpy-c", tmp.path());
