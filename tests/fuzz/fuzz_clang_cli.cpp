@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string arg = text.substr(start, i - start);
     start = i + 1;
     if (arg == "@rsp") {
-      for (auto& a : clang_cli::split_response_file(text.substr(start))) argv.push_back(std::move(a));
+      const std::string rest = start < text.size() ? text.substr(start) : std::string();
+      for (auto& a : clang_cli::split_response_file(rest)) argv.push_back(std::move(a));
       break;
     }
     argv.push_back(std::move(arg));
