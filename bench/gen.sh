@@ -143,6 +143,35 @@ EOF
   gen_makefile "$dir" "$targets" Makefile.oneshot oneshot
 }
 
+# DIR/CMakeLists.txt for DIR's sources and TARGETS, built two ways: through
+# the offload-build CMake package (-DLAUNCHER=offload-build: compiler and
+# linker launcher), or with the offload flags by hand and
+# C_COMPILER_LAUNCHER ccache (-DLAUNCHER=ccache), or plain (-DLAUNCHER=none).
+gen_cmake() {
+  local dir=$1 targets=$2 cmake_targets
+  cmake_targets=$(echo "$targets" | tr , ' ')
+  cat >"$dir/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.21)
+project(bench LANGUAGES C)
+set(LAUNCHER offload-build CACHE STRING "offload-build, ccache or none")
+file(GLOB SRCS CONFIGURE_DEPENDS src/*.c)
+add_executable(bench \${SRCS})
+target_compile_options(bench PRIVATE -O2)
+target_link_libraries(bench PRIVATE m)
+if(LAUNCHER STREQUAL "offload-build")
+  find_package(OffloadBuild REQUIRED)
+  offload_build_targets(bench TARGETS $cmake_targets NOGPULIB)
+else()
+  separate_arguments(offload UNIX_COMMAND "$(oneshot_flags "$targets")")
+  target_compile_options(bench PRIVATE \${offload})
+  target_link_options(bench PRIVATE \${offload})
+  if(LAUNCHER STREQUAL "ccache")
+    set_target_properties(bench PROPERTIES C_COMPILER_LAUNCHER ccache)
+  endif()
+endif()
+EOF
+}
+
 # DIR/NAME: a Makefile building DIR's sources with one-shot clang for TARGETS into OUT/.
 gen_makefile() {
   local dir=$1 targets=$2 name=$3 out=$4

@@ -7,6 +7,10 @@
 #   B4 adding one target to a warm build
 #   B5 no-op build
 #   B6 per-compile cost of a cache hit in launcher mode (offload-build clang ...)
+#   B7 the CI case: a fresh clone at another path with a warm cache, vs one-shot
+#      clang and ccache (with base_dir)
+#   B8 the same for a CMake build through the launcher (fresh clone, fresh build
+#      directory, links included), vs ccache as the compiler launcher
 #
 # Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
 #   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
@@ -218,6 +222,63 @@ else
   say "B6 skipped: $B6_STATUS"
 fi
 
+# ---------------------------------------------------------------- B7
+# A fresh copy of the project at a new path (new inodes, new directory) each
+# run, built with the cache the earlier builds of the original filled.
+B7_CONFIGS=()
+for cfg in "${CONFIGS[@]}"; do
+  case $cfg in 10x3:*|50x1:*) B7_CONFIGS+=("$cfg") ;; esac
+done
+for cfg in "${B7_CONFIGS[@]}"; do
+  IFS=: read -r name tus targets <<<"$cfg"
+  p=$WORK/p$name c=$WORK/cache$name cc=$WORK/ccache$name clone=$WORK/clone/p$name
+  fresh="rm -rf $WORK/clone && mkdir -p $WORK/clone && cp -r $p $clone && rm -rf $clone/build $clone/oneshot"
+  say "B7 $name: fresh clone at another path, warm caches"
+  hf "B7-$name" "$REPS" \
+    -n ob --prepare "$fresh" "$OB -C $clone --cache-dir $c -j$JOBS -q build" \
+    -n ccache --prepare "$fresh" \
+    "CCACHE_DIR=$cc CCACHE_BASEDIR=$WORK CCACHE_NOHASHDIR=1 make -C $clone -f Makefile.oneshot -s -j$JOBS CC='ccache $CLANG'"
+  eval "$fresh"
+  NOTE[B7-run-$name]=$($OB -C "$clone" --cache-dir "$c" -j$JOBS build 2>&1 | jobs_run)
+done
+
+# ---------------------------------------------------------------- B8
+# CMake through the installed package (compiler and linker launcher) in a
+# fresh clone and build directory, the cache warm from the first checkout.
+B8_STATUS=ok
+pre=$WORK/prefix
+if cmake --install "$(dirname "$OB")" --prefix "$pre" >/dev/null 2>&1 && [ -x "$pre/bin/offload-build" ]; then
+  b8=$WORK/b8 c8=$WORK/cache8 cc8=$WORK/ccache8
+  mkdir -p "$b8/co1"
+  cp -r "$WORK/p10x3" "$b8/co1/proj"
+  rm -rf "$b8/co1/proj/build" "$b8/co1/proj/oneshot"
+  gen_cmake "$b8/co1/proj" host,sm_90,gfx90a
+  # cfg8 CHECKOUT LAUNCHER: configure CHECKOUT/proj into CHECKOUT/build.
+  cfg8() {
+    echo "cmake -S $1/proj -B $1/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$CLANG -DCMAKE_PREFIX_PATH=$pre -DLAUNCHER=$2 >/dev/null"
+  }
+  fresh8() { echo "rm -rf $b8/co2 && mkdir -p $b8/co2 && cp -r $b8/co1/proj $b8/co2/proj && $(cfg8 "$b8/co2" "$1")"; }
+  say "B8: warming the caches from a first checkout"
+  eval "$(cfg8 "$b8/co1" offload-build)"
+  OFFLOAD_BUILD_CACHE_DIR=$c8 OFFLOAD_BUILD_BASE_DIR=$b8/co1 cmake --build "$b8/co1/build" >/dev/null
+  rm -rf "$b8/co1/build"
+  eval "$(cfg8 "$b8/co1" ccache)"
+  CCACHE_DIR=$cc8 CCACHE_BASEDIR=$b8/co1 CCACHE_NOHASHDIR=1 cmake --build "$b8/co1/build" >/dev/null
+  ob8="env OFFLOAD_BUILD_CACHE_DIR=$c8 OFFLOAD_BUILD_BASE_DIR=$b8/co2"
+  say "B8: fresh clone and build directory, $REPS run(s) each"
+  hf B8 "$REPS" \
+    -n ob --prepare "$(fresh8 offload-build)" "$ob8 cmake --build $b8/co2/build" \
+    -n ccache --prepare "$(fresh8 ccache)" "env CCACHE_DIR=$cc8 CCACHE_BASEDIR=$b8/co2 CCACHE_NOHASHDIR=1 cmake --build $b8/co2/build" \
+    -n oneshot --prepare "$(fresh8 none)" "cmake --build $b8/co2/build"
+  eval "$(fresh8 offload-build)"
+  B8_EXPLAIN=$($ob8 OFFLOAD_BUILD_EXPLAIN=1 cmake --build "$b8/co2/build" 2>&1 || true)
+  B8_HITS=$(grep -c ': hit$' <<<"$B8_EXPLAIN" || true)
+  B8_MISSES=$(grep -c ': miss: ' <<<"$B8_EXPLAIN" || true)
+else
+  B8_STATUS="not available: \`cmake --install\` of offload-build failed"
+  say "B8 skipped: $B8_STATUS"
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - T0))
 
@@ -343,6 +404,41 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
     echo "| clang, the compile | $(ms "${M[B6cold/clang]:-}") | |"
   else
     echo "$B6_STATUS"
+  fi
+  echo
+  echo "## B7: the CI case: a fresh clone at another path, warm cache"
+  echo
+  echo "Each run copies the project to a new directory (new inodes, new path) and builds it"
+  echo "with the cache the original's builds filled: what a CI runner restoring its cache does."
+  echo "ccache runs with \`CCACHE_BASEDIR\` so that it hits across paths too."
+  echo
+  echo "| project | one-shot clang (cold) | ccache + clang, base_dir | offload-build | vs one-shot | vs ccache | commands run | target: >= 10x one-shot, faster than ccache, 0 commands |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for cfg in "${B7_CONFIGS[@]}"; do
+    IFS=: read -r name tus targets <<<"$cfg"
+    a=${M[B7-$name/ob]:-} b=${M[B1-$name/oneshot]:-} cc=${M[B7-$name/ccache]:-} n=${NOTE[B7-run-$name]:-}
+    s=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) print b / a }')
+    ok7() { awk -v s="$s" -v a="$a" -v c="$cc" -v n="$n" 'BEGIN { exit !(s >= 10 && a < c && n == 0) }'; }
+    echo "| $name | $(ms "$b") | $(ms "$cc") | $(ms "$a") | $(speedup "$b" "$a") | $(speedup "$cc" "$a") | $n | $(verdict ok7) |"
+  done
+  echo
+  echo "## B8: CMake through the launcher: fresh clone, fresh build directory, warm cache"
+  echo
+  if [ "$B8_STATUS" = ok ]; then
+    echo "The 10x3 project as a CMake project (\`gen_cmake\` in \`bench/gen.sh\`), configured (not timed)"
+    echo "in a fresh copy at another path and built with Ninja. offload-build: the installed CMake"
+    echo "package (compiler and linker launcher, \`OFFLOAD_BUILD_BASE_DIR\` the checkout); ccache: the"
+    echo "same offload flags with \`C_COMPILER_LAUNCHER=ccache\` and \`CCACHE_BASEDIR\`; both caches warm"
+    echo "from a first checkout at another path. The link is included (offload-build caches it; ccache cannot)."
+    echo
+    r8=$(awk -v a="${M[B8/ob]:-}" -v b="${M[B8/ccache]:-}" 'BEGIN { if (b > 0) print a / b }')
+    echo "| | time | ratio offload-build / this | target | |"
+    echo "|---|---|---|---|---|"
+    echo "| offload-build launcher ($B8_HITS jobs served, $B8_MISSES run) | $(ms "${M[B8/ob]:-}") | | 0 run | $(verdict test "$B8_MISSES" = 0) |"
+    echo "| ccache launcher | $(ms "${M[B8/ccache]:-}") | $(ratio "${M[B8/ob]:-}" "${M[B8/ccache]:-}") | < 1.0x | $(verdict le "$r8" 0.9999) |"
+    echo "| no launcher (clang, cold) | $(ms "${M[B8/oneshot]:-}") | $(ratio "${M[B8/ob]:-}" "${M[B8/oneshot]:-}") | | |"
+  else
+    echo "$B8_STATUS"
   fi
   echo
   echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"

@@ -11,12 +11,20 @@
 #   NO_LAUNCHER: the flags only.
 #
 # offload_build_enable_launcher([LANGUAGES <lang>...])
-#   Sets CMAKE_<LANG>_COMPILER_LAUNCHER (default C and CXX) for every target
-#   defined afterwards; compiles without offload flags run unchanged.
+#   Sets CMAKE_<LANG>_COMPILER_LAUNCHER and CMAKE_<LANG>_LINKER_LAUNCHER
+#   (default C and CXX) for every target defined afterwards; compiles and
+#   links without offload flags run unchanged.
+#
+# The launcher also caches each executable's offload link (LINKER_LAUNCHER,
+# CMake 3.21+) and names kernels in the project's namespace (PROJECT_NAME).
 #
 # OFFLOAD_BUILD_CACHE_DIR (CMake variable, optional): the cache directory the
 # launcher uses; default: $OFFLOAD_BUILD_CACHE_DIR at build time, else
 # ~/.cache/offload-build.
+# OFFLOAD_BUILD_BASE_DIR (CMake variable, optional): --base-dir for the
+# launcher (ccache's base_dir: a directory holding the source and build
+# trees, so a checkout elsewhere hits the same cache entries); default:
+# $OFFLOAD_BUILD_BASE_DIR at build time.
 
 include_guard(GLOBAL)
 cmake_policy(PUSH)
@@ -28,8 +36,14 @@ function(_offload_build_launcher out_var)
   endif()
   set(launcher "${OffloadBuild_EXECUTABLE}")
   if(OFFLOAD_BUILD_CACHE_DIR)
-    list(APPEND launcher --cache-dir "${OFFLOAD_BUILD_CACHE_DIR}" wrap --)
+    list(APPEND launcher --cache-dir "${OFFLOAD_BUILD_CACHE_DIR}")
   endif()
+  if(OFFLOAD_BUILD_BASE_DIR)
+    list(APPEND launcher --base-dir "${OFFLOAD_BUILD_BASE_DIR}")
+  endif()
+  # Keeps this project's kernel names apart from another project's linked
+  # into the same program (docs/CACHE.md).
+  list(APPEND launcher --kernel-namespace "${PROJECT_NAME}" wrap --)
   set(${out_var} "${launcher}" PARENT_SCOPE)
 endfunction()
 
@@ -107,6 +121,11 @@ function(offload_build_targets target)
     _offload_build_launcher(launcher)
     set_target_properties(${target} PROPERTIES C_COMPILER_LAUNCHER "${launcher}"
                                                CXX_COMPILER_LAUNCHER "${launcher}")
+    # CMake 3.21+: the offload link (device links, wrapper, host link) cached too.
+    if(NOT CMAKE_VERSION VERSION_LESS 3.21 AND type STREQUAL "EXECUTABLE")
+      set_target_properties(${target} PROPERTIES C_LINKER_LAUNCHER "${launcher}"
+                                                 CXX_LINKER_LAUNCHER "${launcher}")
+    endif()
   endif()
 endfunction()
 
@@ -118,6 +137,7 @@ macro(offload_build_enable_launcher)
   _offload_build_launcher(_ob_launcher)
   foreach(_ob_lang IN LISTS _OB_LANGUAGES)
     set(CMAKE_${_ob_lang}_COMPILER_LAUNCHER "${_ob_launcher}")
+    set(CMAKE_${_ob_lang}_LINKER_LAUNCHER "${_ob_launcher}")  # CMake 3.21+
   endforeach()
 endmacro()
 

@@ -3,7 +3,7 @@
 # the other, starting from the seed corpora in tests/fuzz/corpus/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # Targets: manifest clang_cli depfile cache_entry offload_log. Builds them in
-# build-san/ (OB_SANITIZE_BUILD; see scripts/sanitize.sh) when needed. New
+# build-san/ (OB_SANITIZE_BUILD; see scripts/sanitize.sh) when missing. New
 # inputs go to build-san/fuzz-corpus/<target>/, crashes to
 # build-san/fuzz-artifacts/; prints executions per target; exits 1 on a finding.
 set -euo pipefail
@@ -22,7 +22,11 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_CXX_COMPILER=clang++-22 -DOFFLOAD_BUILD_TESTS=ON -DOFFLOAD_BUILD_SANITIZE=ON \
     "${launcher[@]}" >/dev/null
 fi
-cmake --build "$build" -j "$jobs" --target fuzz_targets
+# Built when missing (scripts/sanitize.sh, which CI runs first, builds them;
+# after a change: cmake --build build-san --target fuzz_targets).
+for t in "${targets[@]}"; do
+  if [ ! -x "$build/fuzz/fuzz_$t" ]; then cmake --build "$build" -j "$jobs" --target fuzz_targets; break; fi
+done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 mkdir -p "$build/fuzz-artifacts"

@@ -23,3 +23,6 @@ if(NOT OffloadBuild_EXECUTABLE)
 endif()
 set(CMAKE_C_COMPILER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
 set(CMAKE_CXX_COMPILER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
+# CMake 3.21+: offload links run through it too, and are cached.
+set(CMAKE_C_LINKER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
+set(CMAKE_CXX_LINKER_LAUNCHER "${OffloadBuild_EXECUTABLE}")

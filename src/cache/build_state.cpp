@@ -75,7 +75,7 @@ JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
   for (const auto& index : j.at("deps")) {
     const auto& f = files.at(index.get<size_t>());
     r.deps.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(),
-                      f.at(2).get<uint64_t>(), f.at(3).get<uint64_t>()});
+                      f.at(2).get<uint64_t>(), f.at(3).get<uint64_t>(), {}});
     r.dep_stamps.push_back(stamp_from(f.at(4)));
   }
   for (const auto& o : j.at("outputs"))
@@ -179,7 +179,7 @@ std::string BuildState::explain_miss(const std::string& id, const Job& job, cons
     const FileFacts& now = files.get(d.path, cwd);
     if (!now.exists) why.push_back("file removed: " + d.path);
     else if (now.sha256 != d.sha256) why.push_back("file changed: " + d.path);
-    else if (job.inode_sensitive && d.inode != 0 &&
+    else if (d.inode != 0 &&
              (static_cast<uint64_t>(now.inode) != d.inode ||
               static_cast<uint64_t>(now.device) != d.device))
       why.push_back("file replaced by a copy (new inode, so new kernel names): " + d.path);

@@ -81,7 +81,7 @@ std::string encode_manifest_meta(const std::vector<Candidate>& candidates) {
   auto arr = json::array();
   for (const auto& c : candidates) {
     auto deps = json::array();
-    for (const auto& d : c.deps) deps.push_back({d.path, d.sha256, d.device, d.inode});
+    for (const auto& d : c.deps) deps.push_back({d.path, d.sha256, d.device, d.inode, d.name});
     arr.push_back({{"deps", deps}, {"result", c.result}});
   }
   return util::dump_lossless(json{{"candidates", arr}});
@@ -101,11 +101,11 @@ Result<std::vector<Candidate>> decode_manifest_meta(const Entry& entry) {
     Candidate cand;
     cand.result = c["result"].get<std::string>();
     for (const auto& d : c["deps"]) {
-      if (!d.is_array() || d.size() != 4 || !d[0].is_string() || !d[1].is_string() ||
-          !d[2].is_number_unsigned() || !d[3].is_number_unsigned())
-        return bad("a dependency is not [PATH, SHA256, DEVICE, INODE]");
+      if (!d.is_array() || d.size() != 5 || !d[0].is_string() || !d[1].is_string() ||
+          !d[2].is_number_unsigned() || !d[3].is_number_unsigned() || !d[4].is_string())
+        return bad("a dependency is not [PATH, SHA256, DEVICE, INODE, NAME]");
       cand.deps.push_back({d[0].get<std::string>(), d[1].get<std::string>(),
-                           d[2].get<uint64_t>(), d[3].get<uint64_t>()});
+                           d[2].get<uint64_t>(), d[3].get<uint64_t>(), d[4].get<std::string>()});
     }
     out.push_back(std::move(cand));
   }

@@ -9,7 +9,9 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/hash.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
 
@@ -35,7 +37,30 @@ fs::path full_path(const fs::path& path, const fs::path& cwd) {
   return path.is_absolute() ? path.lexically_normal() : (cwd / path).lexically_normal();
 }
 
+bool under(const fs::path& full, const fs::path& dir) {
+  const fs::path rel = full.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
 }  // namespace
+
+std::vector<fs::path> system_dirs() {
+  if (const char* v = std::getenv("OFFLOAD_BUILD_SYSTEM_DIRS")) {
+    std::vector<fs::path> dirs;
+    for (const auto& d : util::split(v, ':'))
+      if (!d.empty()) dirs.push_back(fs::path(d).lexically_normal());
+    return dirs;
+  }
+  return {"/usr", "/lib", "/lib32", "/lib64", "/libx32"};
+}
+
+bool FileFactsCache::is_system(const fs::path& full) const {
+  for (const auto& d : project_)
+    if (under(full, d)) return false;
+  for (const auto& d : system_)
+    if (under(full, d)) return true;
+  return false;
+}
 
 Stamp stat_stamp(const fs::path& path) {
   struct stat st {};
@@ -57,11 +82,7 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   FileFacts& f = it->second;
   struct stat st {};
   if (stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return f;
-  const bool own = own_dirs_.empty() || std::any_of(own_dirs_.begin(), own_dirs_.end(), [&](const fs::path& d) {
-    const fs::path rel = full.lexically_relative(d);
-    return !rel.empty() && *rel.begin() != "..";
-  });
-  if (!own) {
+  if (is_system(full)) {
     f.exists = true;
     // Path, size and mtime (ccache's "mtime" check), from the stat above: a
     // compile reads dozens of system headers and this is hashed for each.
@@ -81,6 +102,9 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   f.inode = st.st_ino;
   f.time_macros = mentions_time_macros(text);
   f.stamp = to_stamp(st);
+  std::error_code ec;
+  const fs::path real = fs::canonical(full, ec);
+  f.name = stable_name_path(ec ? full : real, base_);
   return f;
 }
 

@@ -1,5 +1,6 @@
 #include "offload_build/cache/job_cache.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -8,6 +9,7 @@
 
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/toolchain/stable_names.h"
 
 namespace ob::cache {
 
@@ -18,6 +20,20 @@ constexpr size_t kMaxCandidates = 8;
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Whether `data` (an object or bitcode) names an OpenMP kernel after an inode
+// (__omp_offloading_<hex dev>_...) instead of a stable name: a file the
+// stable-names library could not name (an id collision, an unresolvable path).
+bool names_kernels_by_inode(const std::string& data) {
+  static const std::string tag = "__omp_offloading_";
+  for (size_t pos = data.find(tag); pos != std::string::npos; pos = data.find(tag, pos + 1)) {
+    const size_t at = pos + tag.size();
+    if (at < data.size() && std::isxdigit(static_cast<unsigned char>(data[at])) &&
+        data.compare(at, 3, OB_STABLE_DEV_HEX) != 0)
+      return true;
+  }
+  return false;
 }
 
 // The manifest entry's candidates, newest first; empty when absent. A
@@ -37,11 +53,13 @@ std::vector<Candidate> candidates_of(Storage& storage, const std::string& key, L
 
 JobCache::JobCache(Storage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      files_({plan.cwd, plan.build_dir}),
+      files_({plan.cwd, plan.build_dir, plan.base_dir}, system_dirs(), plan.base_dir),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
                                       : fs::path()) {}
 
-void JobCache::miss(const Job& job, const std::string& reason, const std::string& detail) {
+void JobCache::miss(const Job& job, const std::string& reason, std::string detail) {
+  if (job.inode_sensitive && !job.stable_names && !plan_.kernel_names_fallback.empty())
+    detail += " [" + plan_.kernel_names_fallback + "]";
   ++counters_.misses;
   ++counters_.misses_by_reason[reason];
   misses_[job.id] = {reason, detail};
@@ -53,7 +71,7 @@ void JobCache::miss(const Job& job, const std::string& reason, const std::string
 std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
                                                      std::string& reason,
                                                      std::vector<Dep>& matched) {
-  if (!job.depfile) return result_key(key, {}, job.inode_sensitive);
+  if (!job.depfile) return result_key(key, {});
   Lookup manifest = storage_.get("manifest", key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
@@ -65,7 +83,7 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
   for (auto& cand : candidates) {
     bool all = true;
     for (const auto& d : cand.deps)
-      if (!dep_matches(d, files_.get(d.path, plan_.cwd), job.inode_sensitive)) { all = false; break; }
+      if (!dep_matches(d, files_.get(d.path, plan_.cwd))) { all = false; break; }
     if (all) {
       matched = std::move(cand.deps);
       return cand.result;
@@ -187,7 +205,7 @@ std::vector<Dep> JobCache::deps_from_depfile(const Job& job, const fs::path& dep
     if (is_output) continue;
     time_macros |= f.time_macros;
     fs::path p(path);
-    deps.push_back(make_dep(plan_, p.is_absolute() ? arg_path(p, plan_.cwd).string() : path, f));
+    deps.push_back(make_dep(plan_, job, p.is_absolute() ? arg_path(p, plan_.cwd).string() : path, f));
   }
   return deps;
 }
@@ -232,6 +250,11 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   ResultMeta meta{id, {}, !diagnostics.empty()};
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     entry.files.push_back({job.outputs[i].filename().string(), read_all(temps[i])});
+    // Keyed without inodes, so it must not hold inode names (docs/CACHE.md).
+    if (job.stable_names && names_kernels_by_inode(entry.files.back().data)) {
+      ++counters_.misses_by_reason["kernel names from inodes"];
+      return;
+    }
     std::error_code ec;
     auto perms = fs::status(temps[i], ec).permissions();
     meta.modes.push_back(static_cast<unsigned>(perms & fs::perms::mask) & 0777);
@@ -240,8 +263,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     entry.files.push_back({job.depfile->filename().string(), read_all(*depfile)});
   if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
   entry.metadata = encode_result_meta(meta);
-  const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{},
-                                      job.inode_sensitive);
+  const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
   if (!storage_.put("result", rkey, entry)) {
     ++counters_.store_failures;
     return;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "offload_build/cache/hash.hpp"
+#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
@@ -26,16 +27,35 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
   return none;
 }
 
-Dep make_dep(const std::string& path, const FileFacts& facts) {
-  return Dep{path, facts.sha256, static_cast<uint64_t>(facts.device),
-             static_cast<uint64_t>(facts.inode)};
+namespace {
+
+bool under(const fs::path& full, const fs::path& dir) {
+  if (dir.empty()) return false;
+  const fs::path rel = full.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
 }
 
-Dep make_dep(const Plan& plan, const std::string& path, const FileFacts& facts) {
-  Dep dep = make_dep(path, facts);
+// Key fields of a Dep: the content, and the identity kernel names embed.
+void hash_dep(Hasher& h, const char* field, const Dep& d) {
+  h.field(field, d.path).field("sha", d.sha256);
+  if (d.inode) h.field("id", std::to_string(d.device) + ":" + std::to_string(d.inode));
+  if (!d.name.empty()) h.field("name", d.name);
+}
+
+}  // namespace
+
+Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts) {
+  Dep dep{path, facts.sha256, 0, 0, {}};
   const fs::path full = (plan.cwd / path).lexically_normal();
-  const fs::path rel = full.lexically_relative(plan.build_dir);
-  if (!rel.empty() && *rel.begin() != "..") dep.device = dep.inode = 0;
+  if (fs::path(path).is_absolute() && under(full, plan.base_dir))
+    dep.path = full.lexically_relative(plan.cwd).string();
+  if (!job.inode_sensitive || under(full, plan.build_dir)) return dep;
+  if (job.stable_names) {
+    dep.name = facts.name;
+  } else {
+    dep.device = static_cast<uint64_t>(facts.device);
+    dep.inode = static_cast<uint64_t>(facts.inode);
+  }
   return dep;
 }
 
@@ -63,6 +83,12 @@ JobKey describe_job(const Plan& plan, const Job& job) {
     const char* v = std::getenv(name.c_str());
     key.env.push_back(v ? name + "=" + v : name + " unset");
   }
+  // The job's own environment: the stable-names library's salt decides the
+  // kernel names; the library's path and the base directory are places.
+  for (const auto& [name, value] : job.env)
+    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE)
+      key.env.push_back(value ? name + "=" + *value : name + " unset");
+  if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
   return key;
 }
 
@@ -70,7 +96,7 @@ void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& 
   for (const auto& in : job.inputs) {
     const FileFacts& f = files.get(in, plan.cwd);
     if (!f.exists) key.inputs_missing = true;
-    key.inputs.push_back(make_dep(plan, arg_path(in, plan.cwd).string(), f));
+    key.inputs.push_back(make_dep(plan, job, arg_path(in, plan.cwd).string(), f));
   }
 
   Hasher h;
@@ -79,11 +105,7 @@ void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& 
   for (const auto& t : key.tools) h.field("tool", t);
   for (const auto& a : key.argv) h.field("arg", a);
   for (const auto& e : key.env) h.field("env", e);
-  for (const auto& d : key.inputs) {
-    h.field("input", d.path).field("sha", d.sha256);
-    if (job.inode_sensitive && d.inode)
-      h.field("id", std::to_string(d.device) + ":" + std::to_string(d.inode));
-  }
+  for (const auto& d : key.inputs) hash_dep(h, "input", d);
   key.direct = h.hex();
 }
 
@@ -93,22 +115,18 @@ JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) 
   return key;
 }
 
-std::string result_key(const JobKey& key, const std::vector<Dep>& deps, bool inode_sensitive) {
+std::string result_key(const JobKey& key, const std::vector<Dep>& deps) {
   Hasher h;
   h.field("direct", key.direct);
-  for (const auto& d : deps) {
-    h.field("dep", d.path).field("sha", d.sha256);
-    if (inode_sensitive && d.inode)
-      h.field("id", std::to_string(d.device) + ":" + std::to_string(d.inode));
-  }
+  for (const auto& d : deps) hash_dep(h, "dep", d);
   return h.hex();
 }
 
-bool dep_matches(const Dep& dep, const FileFacts& now, bool inode_sensitive) {
+bool dep_matches(const Dep& dep, const FileFacts& now) {
   if (!now.exists || now.sha256 != dep.sha256) return false;
-  return !inode_sensitive || dep.inode == 0 ||
-         (static_cast<uint64_t>(now.device) == dep.device &&
-                              static_cast<uint64_t>(now.inode) == dep.inode);
+  if (!dep.name.empty() && now.name != dep.name) return false;
+  return dep.inode == 0 || (static_cast<uint64_t>(now.device) == dep.device &&
+                            static_cast<uint64_t>(now.inode) == dep.inode);
 }
 
 }  // namespace ob::cache

@@ -21,6 +21,7 @@
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "options.hpp"
 
@@ -93,6 +94,18 @@ fs::path cache_dir_for(const GlobalOptions& o, const std::optional<fs::path>& ma
   return cache::default_cache_dir();
 }
 
+fs::path base_dir_for(const GlobalOptions& o, const std::optional<fs::path>& manifest_base_dir) {
+  std::optional<fs::path> dir = o.base_dir ? std::optional(fs::absolute(*o.base_dir)) : manifest_base_dir;
+  if (!dir) {
+    const char* env = std::getenv("OFFLOAD_BUILD_BASE_DIR");
+    if (env && *env) dir = fs::absolute(env);
+  }
+  if (!dir) return {};
+  std::error_code ec;
+  fs::path real = fs::canonical(*dir, ec);
+  return ec ? fs::path() : real;
+}
+
 Result<fs::path> build(const GlobalOptions& o) {
   BuildSession session;
   auto result = build_steps(o, session);
@@ -108,6 +121,22 @@ Result<fs::path> build(const GlobalOptions& o) {
 }
 
 namespace {
+
+// C/C++ compiles name kernels from each file's place under the base
+// directory (default: the project) and the project's namespace, its name
+// (docs/CACHE.md).
+void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc, const fs::path& base,
+                             const std::optional<fs::path>& probe_memo, bool verbose) {
+  std::error_code ec;
+  plan.base_dir = base.empty() ? fs::canonical(m.project_dir, ec) : base;
+  if (ec) plan.base_dir = m.project_dir;
+  if (m.is_rust()) return;
+  auto names = stable_names_for(tc.clang, plan.base_dir, probe_memo);
+  if (!names) return;
+  const std::string salt = kernel_salt(m.name);
+  use_stable_names(plan, *names, salt);
+  if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+}
 
 Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // First, before any descriptor of ours is open: make's closed jobserver
@@ -147,8 +176,10 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   if (o.verbose)
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
-  const Plan plan = make_plan(*manifest, *toolchain, plan_options);
+  Plan plan = make_plan(*manifest, *toolchain, plan_options);
   if (exec::interrupted()) return Error{"interrupted", exit_code::interrupted};
+  use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(o, manifest->base_dir), probe_memo,
+                          o.verbose);
   if (o.compdb) OB_TRY(write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;

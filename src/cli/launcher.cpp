@@ -131,6 +131,10 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   try {
     const int code = split_compile(command, o, reason);
     if (code >= 0) return code;
+    std::string link_reason;
+    const int linked = cached_link(command, o, link_reason);
+    if (linked >= 0) return linked;
+    reason += "; " + link_reason;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): count it, run it unchanged.
     reason = "internal error: " + util::shorten(e.what(), 300);

@@ -19,13 +19,12 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
-
-namespace {
 
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
   if (name.find('/') != std::string::npos) {
@@ -47,6 +46,8 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
   if (!tc) return std::nullopt;
   return *tc;
 }
+
+namespace {
 
 // clang's `native`: the GPUs offload-arch finds on this machine.
 bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc, std::string& reason) {
@@ -95,8 +96,8 @@ class CollectingRunner final : public CommandRunner {
   std::unique_ptr<CommandRunner> inner_;
 };
 
-// Runs the plan; nullopt when a pass failed (the caller then runs the
-// compiler unchanged, which prints exactly its own diagnostics).
+}  // namespace
+
 std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
                             exec::JobserverSetup& jobserver) {
   CollectingRunner runner;
@@ -150,6 +151,32 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   return exit_code::ok;
 }
 
+namespace {
+
+// Where compilers' answers are remembered: next to a private, trusted cache
+// only (a listing planted there would run).
+std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
+  if (o.no_cache) return std::nullopt;
+  const cache::Storage storage(cache_dir_for(o, std::nullopt));
+  if (!storage.trusted() || storage.shared()) return std::nullopt;
+  return storage.dir() / "probes";
+}
+
+// Kernel names from each file's place (relative to the base directory, if
+// any) and the project's namespace (--kernel-namespace).
+void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
+                             const GlobalOptions& o) {
+  plan.base_dir = base;
+  auto names = stable_names_for(compiler, base, trusted_probe_memo(o));
+  if (!names) return;
+  std::string ns = o.kernel_namespace.value_or("");
+  if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
+    ns = env;
+  const std::string salt = kernel_salt(ns);
+  use_stable_names(plan, *names, salt);
+  if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+}
+
 }  // namespace
 
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o,
@@ -167,7 +194,8 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     return pass(command.front() + " is not clang");
   const auto expanded = clang_cli::expand_response_files(command, cwd);
   if (!expanded) return pass("a response file cannot be read");
-  auto parsed = clang_cli::parse(*expanded);
+  const fs::path base = base_dir_for(o, std::nullopt);
+  auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
   if (!parsed.compile) return pass(parsed.pass_reason);
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(*compiler);
@@ -181,21 +209,14 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
-  if (!o.two_parse) {
-    std::optional<fs::path> memo;
-    if (!o.no_cache) {
-      // Only next to a private, trusted cache: a listing planted there would run.
-      const cache::Storage storage(cache_dir_for(o, std::nullopt));
-      if (storage.trusted() && !storage.shared()) memo = storage.dir() / "probes";
-    }
-    probe = make_driver_probe(*toolchain, memo);
-  }
+  if (!o.two_parse) probe = make_driver_probe(*toolchain, trusted_probe_memo(o));
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  const Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+  Plan plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
   if (exec::interrupted()) return exit_code::interrupted;
+  use_stable_kernel_names(plan, *compiler, base, o);
   const bool single = plan.jobs.front().kind == JobKind::HostIr;
   if (o.verbose)
     std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",

@@ -40,6 +40,19 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  "or ~/.cache/offload-build)")
       ->option_text("DIR")
       ->group("Cache");
+  app.add_option("--base-dir", o.base_dir,
+                 "Key absolute paths under DIR relative to the working directory (and, in launcher "
+                 "mode, pass them so), as ccache's base_dir, so checkouts at other places share "
+                 "cache entries; kernel names are relative to it too (default: the manifest's "
+                 "base_dir, else $OFFLOAD_BUILD_BASE_DIR)")
+      ->option_text("DIR")
+      ->group("Cache");
+  app.add_option("--kernel-namespace", o.kernel_namespace,
+                 "Launcher mode: a name (the project's) that keeps this project's OpenMP kernel "
+                 "names apart from another project's linked into the same program (default: "
+                 "$OFFLOAD_BUILD_KERNEL_NAMESPACE; a manifest build uses its \"name\")")
+      ->option_text("NAME")
+      ->group("Cache");
   app.add_flag("--no-cache", o.no_cache, "Neither use nor fill the cache")->group("Cache");
   app.add_flag("--explain", o.explain,
                "Say for each job whether the cache served it, and for a miss which input changed")

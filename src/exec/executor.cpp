@@ -67,7 +67,7 @@ void sweep_temps(const Plan& plan, const Gone& gone) {
 }  // namespace
 
 Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps) {
-  Command cmd{job.argv, plan.cwd, {}};
+  Command cmd{job.argv, plan.cwd, job.env};
   const auto files = written_files(job);
   for (size_t i = 0; i < files.size() && i < temps.size(); ++i) {
     const std::string final_arg = arg_path(files[i], plan.cwd).string();
@@ -348,7 +348,7 @@ std::string dry_run_script(const Plan& plan) {
   std::vector<std::string> mkdir{"mkdir", "-p"};
   for (const auto& d : plan.directories) mkdir.push_back(arg_path(d, plan.cwd).string());
   out += util::shell_join(mkdir) + "\n";
-  for (const auto& job : plan.jobs) out += util::shell_join(job.argv) + "\n";
+  for (const auto& job : plan.jobs) out += Command{job.argv, {}, job.env}.display() + "\n";
   return out;
 }
 

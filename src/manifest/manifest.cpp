@@ -81,6 +81,9 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
   auto cache_dir = r.optional_string("cache_dir");
   OB_TRY(cache_dir);
   if (*cache_dir) m.cache_dir = resolve_dir(m.project_dir, **cache_dir);
+  auto base_dir = r.optional_string("base_dir");
+  OB_TRY(base_dir);
+  if (*base_dir) m.base_dir = resolve_dir(m.project_dir, **base_dir);
   auto max_size = r.optional_string("cache_max_size");
   OB_TRY(max_size);
   if (*max_size) {

@@ -10,7 +10,7 @@ namespace ob::manifest_detail {
 const std::vector<std::string> kManifestKeys = {
     "$schema",    "description",  "name",       "output", "build_dir", "sources",
     "language",   "targets",      "include_dirs", "defines", "flags",   "host_flags",
-    "device_flags", "link_flags", "libs",       "toolchain", "device_cfg", "cache_dir", "cache_max_size",
+    "device_flags", "link_flags", "libs",       "toolchain", "device_cfg", "cache_dir", "base_dir", "cache_max_size",
     "cache_time_macros", "linker"};
 
 std::string example_for(std::string_view key) {
@@ -33,6 +33,7 @@ std::string example_for(std::string_view key) {
       {"toolchain", R"("toolchain": "/usr/lib/llvm-22")"},
       {"device_cfg", R"("device_cfg": "offload_device")"},
       {"cache_dir", R"("cache_dir": ".offload-cache")"},
+      {"base_dir", R"("base_dir": "..")"},
       {"cache_max_size", R"("cache_max_size": "5G")"},
       {"cache_time_macros", R"("cache_time_macros": false)"},
       {"linker", R"("linker": "lld")"}};

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob {
 
@@ -21,6 +22,19 @@ std::string Job::describe(const fs::path& cwd) const {
   if (target) what += " " + target->short_name();
   const fs::path& subject = kind == JobKind::Link ? outputs.front() : source;
   return what + " " + arg_path(subject, cwd).string();
+}
+
+void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt) {
+  if (!names.keyed) {
+    plan.kernel_names_fallback = names.fallback;
+    return;
+  }
+  for (auto& job : plan.jobs) {
+    if (!job.inode_sensitive) continue;
+    job.stable_names = true;
+    auto env = names.env(salt);
+    job.env.insert(job.env.end(), env.begin(), env.end());
+  }
 }
 
 }  // namespace ob

@@ -16,15 +16,18 @@ using namespace ob::test;
 
 namespace {
 
-// 4 offload TUs x (host parse, host device pass, package, host codegen)
-constexpr int kOffloadJobs = 4 * 4;
+// 4 offload TUs x (host parse, host device pass, package, host codegen), and
+// the program's offload link (LINKER_LAUNCHER).
+constexpr int kOffloadJobs = 4 * 4 + 1;
 
 struct CmakeProject {
   TempDir tmp{"ob-cmake"};
   fs::path prefix = tmp / "prefix";
   fs::path cache = tmp / "cache";
   fs::path src;
-  Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()}, {"OFFLOAD_BUILD_VERBOSE", std::nullopt},
+  // The base directory holds the sources and the build trees.
+  Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()}, {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
+          {"OFFLOAD_BUILD_VERBOSE", std::nullopt},
           {"OFFLOAD_BUILD_EXPLAIN", std::nullopt},     {"OFFLOAD_BUILD_DISABLE", std::nullopt},
           {"OFFLOAD_BUILD_NO_CACHE", std::nullopt},    {"MAKEFLAGS", std::nullopt},
           {"CMAKE_GENERATOR", std::nullopt}};
@@ -81,7 +84,8 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
   for (const char* file : {"bin/offload-build", "lib/cmake/OffloadBuild/OffloadBuildConfig.cmake",
                            "lib/cmake/OffloadBuild/OffloadBuildConfigVersion.cmake",
                            "lib/cmake/OffloadBuild/OffloadBuild.cmake",
-                           "share/offload-build/templates/clang22-offload-toolchain.cmake"})
+                           "share/offload-build/templates/clang22-offload-toolchain.cmake",
+                           "lib/offload-build/libob-stable-names.so"})
     CHECK(fs::exists(p.prefix / file));
   p.src = copy_example("cmake-project", p.tmp.path());
 
@@ -93,9 +97,11 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
   p.run_program(b1);
   p.no_work_dirs_left(b1);
   auto commands = run_tool({"ninja", "-C", b1.string(), "-t", "commands", "vecdemo"});
-  CHECK(count_occurrences(commands.out, (p.prefix / "bin/offload-build").string() + " ") == 4);
+  // 4 compiles and the program's link.
+  CHECK(count_occurrences(commands.out, (p.prefix / "bin/offload-build").string() + " ") == 5);
 
-  // 2. A fresh build directory: every offload compile is served from the cache.
+  // 2. A fresh build directory: every offload compile and the link are served
+  // from the cache: no compiler and no linker runs.
   const fs::path b2 = p.tmp / "build-ninja-2";
   p.configure(b2, "Ninja");
   CHECK(p.build({"cmake", "--build", b2.string()}) == std::pair{kOffloadJobs, 0});
@@ -114,4 +120,18 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
   CHECK(p.build({"make", "-C", b3.string(), "-j4"}) == std::pair{kOffloadJobs, 0});
   p.run_program(b3);
   p.no_work_dirs_left(b3);
+
+  // 4. A second checkout at another path, configured into its own build
+  // directory, with its own base directory: every job is served, and the
+  // program is the first one byte for byte.
+  const fs::path other = p.tmp / "elsewhere/deeper";
+  fs::create_directories(other);
+  fs::copy(p.src, other / p.src.filename(), fs::copy_options::recursive);
+  p.src = other / p.src.filename();
+  p.env[1] = {"OFFLOAD_BUILD_BASE_DIR", other.string()};
+  const fs::path b4 = other / "build-ninja";
+  p.configure(b4, "Ninja");
+  CHECK(p.build({"cmake", "--build", b4.string()}) == std::pair{kOffloadJobs, 0});
+  p.run_program(b4);
+  CHECK(read_file(b4 / "vecdemo") == read_file(b1 / "vecdemo"));
 }

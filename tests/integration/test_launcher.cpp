@@ -33,7 +33,9 @@ struct Launcher {
     return e;
   }
   exec::Captured ob(Argv args, Env more = {}) const { return run_ob(std::move(args), tmp.path(), env(more)); }
-  exec::Captured cc(Argv args) const { return run_tool(std::move(args), tmp.path(), env()); }
+  exec::Captured cc(Argv args, Env more = {}) const {
+    return run_tool(std::move(args), tmp.path(), env(more));
+  }
   nlohmann::json stats() const {
     auto r = ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
     REQUIRE(r.exit_code == 0);
@@ -50,8 +52,13 @@ Argv concat(Argv a, const Argv& b) {
 // the same bytes, depfile, output and exit code.
 void expect_equivalent(const Launcher& l, const Argv& compile, const std::string& src) {
   INFO(util::shell_join(compile));
-  auto ref = l.cc(concat(compile, {"-MD", "-MF", "ref.d", "-MT", "obj.o", "-c", src, "-o", "ref.o"}));
-  auto got = l.ob(concat(compile, {"-MD", "-MF", "got.d", "-MT", "obj.o", "-c", src, "-o", "got.o"}));
+  const Argv got_args = concat(compile, {"-MD", "-MF", "got.d", "-MT", "obj.o", "-c", src, "-o", "got.o"});
+  // Stable kernel names (docs/CACHE.md): the compiler alone, given the same
+  // preloaded library and salt, names kernels as the split passes do.
+  const Env names = stable_names_env(l.ob(concat({"--dry-run", "wrap", "--"}, got_args)).out);
+  REQUIRE(names.size() == 3);
+  auto ref = l.cc(concat(compile, {"-MD", "-MF", "ref.d", "-MT", "obj.o", "-c", src, "-o", "ref.o"}), names);
+  auto got = l.ob(got_args);
   INFO(got.err);
   REQUIRE(ref.exit_code == 0);
   REQUIRE(got.exit_code == 0);
@@ -118,10 +125,20 @@ TEST_CASE("launcher objects link and run, and the second compile is served from 
   CHECK(read_file(l.tmp / "saxpy.o") == object);
   CHECK(read_file(l.tmp / "saxpy.o.d") == depfile);  // the depfile comes back with the object
 
-  // The link has offload flags and no -c: the compiler (and its linker wrapper) runs it.
-  auto link = l.ob({kClang, "-fopenmp", kHostTargets, "saxpy.o", "-o", "saxpy"});
+  // The link has offload flags and no -c: one cached job (device link,
+  // wrapper, host link), served the second time.
+  const Argv link_cmd{kClang, "-fopenmp", kHostTargets, "saxpy.o", "-o", "saxpy"};
+  auto link = l.ob(link_cmd, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
   INFO(link.err);
   REQUIRE(link.exit_code == 0);
+  CHECK_THAT(link.err, Catch::Contains("link saxpy: miss"));
+  const std::string program = read_file(l.tmp / "saxpy");
+  fs::remove(l.tmp / "saxpy");
+  auto relink = l.ob(link_cmd, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
+  REQUIRE(relink.exit_code == 0);
+  CHECK_THAT(relink.err, Catch::Contains("link saxpy: hit"));
+  CHECK(read_file(l.tmp / "saxpy") == program);
+  CHECK((fs::status(l.tmp / "saxpy").permissions() & fs::perms::owner_exec) != fs::perms::none);
   auto run = run_tool({(l.tmp / "saxpy").string()}, l.tmp.path(),
                       {{"OMP_TARGET_OFFLOAD", "MANDATORY"}, {"LIBOMPTARGET_INFO", "-1"}});
   CHECK(run.exit_code == 0);

@@ -44,6 +44,26 @@ inline exec::Captured run_ob(std::vector<std::string> args, const fs::path& cwd 
   return run_tool(std::move(args), cwd, std::move(env));
 }
 
+// The environment offload-build gives its C/C++ compiles for stable kernel
+// names (LD_PRELOAD=... OFFLOAD_BUILD_STABLE_BASE=... OFFLOAD_BUILD_STABLE_SALT=...),
+// read from the first such command in a --dry-run script: a reference clang
+// run with it names kernels as offload-build's compiles do.
+inline Env stable_names_env(const std::string& dry_run) {
+  Env env;
+  std::istringstream lines(dry_run);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("LD_PRELOAD=", 0) != 0) continue;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos || w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != eq) break;
+      env.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+    }
+    break;
+  }
+  return env;
+}
+
 // Copy an example into `dest` (without any build/ directory) and return its path.
 inline fs::path copy_example(const std::string& name, const fs::path& dest) {
   fs::path from = fs::path(OB_EXAMPLES) / name;

@@ -5,7 +5,7 @@
 //   result entry:   {"job": ID, "modes": [MODE, ...], "diagnostics": true?}
 //                   files: one per output, then the kept depfile (optional),
 //                   then "diagnostics" when the flag is set
-//   manifest entry: {"candidates": [{"deps": [[PATH, SHA256, DEV, INODE], ...],
+//   manifest entry: {"candidates": [{"deps": [[PATH, SHA256, DEV, INODE, NAME], ...],
 //                                    "result": KEY}, ...]}, no files
 //
 // Strings are written losslessly (util/json_text.hpp), so any file name works.

@@ -27,22 +27,38 @@ struct Stamp {
 struct FileFacts {
   bool exists = false;
   std::string sha256;       // of the contents
-  dev_t device = 0;         // OpenMP kernel names embed these two
+  dev_t device = 0;         // OpenMP kernel names embed these two (by default)
   ino_t inode = 0;
+  // Hashed files: the real path as the stable-names library names it
+  // (relative to the base directory, else absolute); with the content, what
+  // stable kernel names are made of. Empty for system files.
+  std::string name;
   bool time_macros = false;  // mentions __DATE__, __TIME__ or __TIMESTAMP__
   Stamp stamp;               // taken when the contents were read
 };
 
 Stamp stat_stamp(const fs::path& path);
 
+// Where the system's files are (the package manager's and the toolchain's):
+// $OFFLOAD_BUILD_SYSTEM_DIRS (colon-separated) when set, else /usr and the
+// /lib directories (merged /usr: they are /usr's).
+std::vector<fs::path> system_dirs();
+
 class FileFactsCache {
  public:
   FileFactsCache() = default;
-  // Files outside `own_dirs` (the project and build directories) are system
-  // files — headers, libraries such as libLLVM.so that every link reads — and
-  // are identified by path, size and mtime instead of being read and hashed,
-  // as programs are (util::file_identity). Files inside are always hashed.
-  explicit FileFactsCache(std::vector<fs::path> own_dirs) : own_dirs_(std::move(own_dirs)) {}
+  // Files under `system` (system_dirs(): headers and libraries such as
+  // libLLVM.so that every link reads) are identified by path, size and mtime
+  // instead of being read and hashed, as programs are (util::file_identity),
+  // unless they lie under one of `project` (the project, build and base
+  // directories). Every other file, wherever it lies, is hashed. `base`: the
+  // stable-names base directory (real path) for FileFacts::name.
+  explicit FileFactsCache(std::vector<fs::path> project, std::vector<fs::path> system = system_dirs(),
+                          fs::path base = {})
+      : project_(std::move(project)), system_(std::move(system)), base_(std::move(base)) {}
+
+  // Whether `full` (absolute, normal) is identified by stat instead of content.
+  bool is_system(const fs::path& full) const;
 
   // Facts for `path` (absolute, or relative to `cwd`), hashed at most once per build.
   const FileFacts& get(const fs::path& path, const fs::path& cwd);
@@ -57,7 +73,8 @@ class FileFactsCache {
  private:
   std::unordered_map<std::string, FileFacts> facts_;
   std::unordered_map<std::string, Stamp> stamps_;
-  std::vector<fs::path> own_dirs_;  // empty: hash everything
+  std::vector<fs::path> project_, system_;
+  fs::path base_;
 };
 
 // Identity of a program for the cache (util::file_identity).

@@ -61,7 +61,7 @@ class JobCache {
     bool storable = true;
   };
 
-  void miss(const Job& job, const std::string& reason, const std::string& detail);
+  void miss(const Job& job, const std::string& reason, std::string detail);
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
                                              std::string& reason, std::vector<Dep>& deps);
   enum class Restored { Ok, Corrupt, Unwritable };

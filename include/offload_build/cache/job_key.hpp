@@ -16,7 +16,7 @@
 
 namespace ob::cache {
 
-inline constexpr const char* kKeyFormat = "offload-build cache key v1";
+inline constexpr const char* kKeyFormat = "offload-build cache key v2";
 
 // Environment variables that change what a job of `kind` produces.
 const std::vector<std::string>& relevant_environment(JobKind kind);
@@ -26,6 +26,7 @@ struct Dep {
   std::string sha256;
   uint64_t device = 0;
   uint64_t inode = 0;  // 0: identity not part of the key
+  std::string name;    // stable kernel names: FileFacts::name (empty: not part of the key)
 };
 
 struct JobKey {
@@ -43,16 +44,18 @@ JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files);
 JobKey describe_job(const Plan& plan, const Job& job);
 void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files);
 
-// Facts of `path` as a Dep (path written relative to the project when inside it).
-Dep make_dep(const std::string& path, const FileFacts& facts);
-// The same for a file a job read: files under the build directory (outputs of
-// other jobs, restored from the cache with new inodes) carry no inode identity;
-// only sources and headers can hold target regions whose kernel names embed it.
-Dep make_dep(const Plan& plan, const std::string& path, const FileFacts& facts);
+// Facts of `path`, a file `job` read, as a Dep: its path (an absolute path
+// under the plan's base directory written relative to the plan's directory,
+// so checkouts at other places agree) and content; for inode-sensitive jobs
+// also what its kernel names are made of: the stable name (Job::stable_names)
+// or the device and inode. Files under the build directory (outputs of other
+// jobs, restored from the cache with new inodes) carry neither: only sources
+// and headers hold target regions.
+Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts);
 
-std::string result_key(const JobKey& key, const std::vector<Dep>& deps, bool inode_sensitive);
+std::string result_key(const JobKey& key, const std::vector<Dep>& deps);
 
 // Whether `dep` still describes the file on disk.
-bool dep_matches(const Dep& dep, const FileFacts& now, bool inode_sensitive);
+bool dep_matches(const Dep& dep, const FileFacts& now);
 
 }  // namespace ob::cache

@@ -22,6 +22,8 @@ struct GlobalOptions {
   bool dry_run = false;                     // --dry-run: print commands, run nothing (executor)
   bool verbose = false;                     // -v: echo each command (subprocess)
   std::optional<fs::path> cache_dir;        // --cache-dir (cache)
+  std::optional<fs::path> base_dir;         // --base-dir (cache keys, kernel names)
+  std::optional<std::string> kernel_namespace;  // --kernel-namespace (launcher's kernel names)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
   bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
@@ -40,6 +42,9 @@ struct RunOptions {
 // "cache_dir" (when `manifest_cache_dir` is set), else the default location.
 fs::path cache_dir_for(const GlobalOptions& options,
                        const std::optional<fs::path>& manifest_cache_dir);
+// --base-dir, else the manifest's "base_dir", else $OFFLOAD_BUILD_BASE_DIR, as
+// a real path; empty when none is set (or it does not exist).
+fs::path base_dir_for(const GlobalOptions& options, const std::optional<fs::path>& manifest_base_dir);
 
 // Build the project; returns the linked program's path.
 Result<fs::path> build(const GlobalOptions& options);

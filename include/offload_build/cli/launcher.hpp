@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "offload_build/cli/commands.hpp"
+#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::cli {
 
@@ -27,9 +30,27 @@ int launch(const std::vector<std::string>& command, const GlobalOptions& options
 
 // ---- launcher_compile.cpp ----
 
+// `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH.
+std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd);
+// The LLVM installation `compiler` is part of (/usr/bin/clang++-22 is
+// /usr/lib/llvm-22/bin/clang).
+std::optional<Toolchain> toolchain_of(const fs::path& compiler);
+// Runs a launcher plan with the cache and the jobserver; nullopt when a job
+// failed (the caller then runs the compiler unchanged, which prints exactly
+// its own diagnostics).
+std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver);
+
 // Split and run an offload compile. Returns the exit code, or, when the
 // command is not one offload-build splits, sets `pass_reason` and returns -1.
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& options,
                   std::string& pass_reason);
+
+// ---- launcher_link.cpp ----
+
+// Run an OpenMP offload link (CMAKE_<LANG>_LINKER_LAUNCHER) as one cached job:
+// device links, wrapper and host link served together. Returns the exit code,
+// or sets `pass_reason` and returns -1 when it is not such a link.
+int cached_link(const std::vector<std::string>& command, const GlobalOptions& options,
+                std::string& pass_reason);
 
 }  // namespace ob::cli

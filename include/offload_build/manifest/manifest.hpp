@@ -43,6 +43,7 @@ struct Manifest {
   std::optional<fs::path> rustc;          // "toolchain": {"rustc": ...}, absolute (Rust)
   std::string device_cfg = "offload_device";  // Rust: the cfg only the device pass sets
   std::optional<fs::path> cache_dir;      // absolute; else the default cache location
+  std::optional<fs::path> base_dir;       // absolute: "base_dir" (cache keys, kernel names)
   std::optional<uint64_t> cache_max_size; // bytes
   // The program's link: "lld" (LLVM's, when the toolchain has it: the
   // default) or "system" (the compiler's default, GNU ld on Debian).

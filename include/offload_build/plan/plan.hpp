@@ -55,9 +55,16 @@ struct Job {
   // Jobs that share kernel names (one translation unit's device, package and
   // host jobs) have the same unit.
   size_t unit = 0;
-  // The output embeds the device and inode of the files it read (OpenMP kernel
-  // names do): a file replaced by an identical copy must still miss.
+  // The output embeds the identity of the files it read (OpenMP kernel names
+  // do): by default their device and inode, so a file replaced by an
+  // identical copy must still miss.
   bool inode_sensitive = false;
+  // inode_sensitive jobs whose compiler runs with the stable-names library
+  // (toolchain/stable_names.hpp): names come from each file's place and
+  // content, which the key already holds, so inodes are left out of it.
+  bool stable_names = false;
+  // Environment changes the command runs with (the stable-names library).
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
 
   // "device sm_90 src/kernels.cpp", relative to `cwd`.
   std::string describe(const fs::path& cwd) const;
@@ -68,7 +75,13 @@ struct Plan {
   std::vector<Job> jobs;            // topologically ordered: deps come first
   fs::path program;                 // absolute path of the linked program
   fs::path build_dir;               // absolute: everything the jobs write is under it
+  // --base-dir (real path; empty: none): absolute paths under it are keyed
+  // relative to `cwd`, and stable kernel names are relative to it.
+  fs::path base_dir;
   std::vector<fs::path> directories;  // output directories to create
+  // Set when the compiler ignores the stable-names library: why its compiles
+  // are keyed on inodes (--explain and -v say so).
+  std::string kernel_names_fallback;
 
   // Append `job`, giving it the next id.
   JobId add(Job job) {
@@ -104,6 +117,14 @@ Plan make_plan(const Manifest& manifest, const Toolchain& toolchain,
 // rustc::prepare): per target a device pass, then package, embed, and the host
 // pass that links (src/plan/rust_planner.cpp). make_plan dispatches here.
 Plan make_rust_plan(const Manifest& manifest, const Toolchain& toolchain);
+
+struct StableNames;
+
+// Give every inode-sensitive job (the compiles that name kernels) the
+// stable-names library: its environment with `salt` (kernel_salt), and keys
+// without inodes. When the compiler does not honour the library, only
+// records why (Plan::kernel_names_fallback).
+void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt);
 
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);

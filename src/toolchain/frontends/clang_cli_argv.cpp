@@ -2,6 +2,7 @@
 // own command line; response files; recognizing clang.
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
@@ -34,6 +35,46 @@ std::vector<std::string> dep_flags(const CompileRequest& req, const std::string&
 }
 
 }  // namespace
+
+std::vector<std::string> relative_to_base(std::vector<std::string> argv, const fs::path& base,
+                                          const fs::path& cwd) {
+  if (base.empty()) return argv;
+  // `text` relative to cwd when it is an absolute path under base.
+  auto rebase = [&](std::string_view text) -> std::optional<std::string> {
+    if (text.empty() || text.front() != '/') return std::nullopt;
+    const fs::path p = fs::path(text).lexically_normal();
+    const fs::path under = p.lexically_relative(base);
+    if (under.empty() || *under.begin() == "..") return std::nullopt;
+    const fs::path rel = p.lexically_relative(cwd);
+    return rel.empty() ? std::nullopt : std::optional(rel.string());
+  };
+  static const std::vector<std::string_view> joined = {
+      "-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-iprefix", "-iwithprefix",
+      "-L", "-o", "-MF", "-MT", "-MQ", "-isysroot", "--sysroot="};
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string& a = argv[i];
+    if (a.find("prefix-map=") != std::string::npos || a.find("compilation-dir=") != std::string::npos)
+      continue;
+    if (auto r = rebase(a)) {
+      a = *r;
+      continue;
+    }
+    bool done = false;
+    for (auto prefix : joined) {
+      if (a.size() > prefix.size() && util::starts_with(a, prefix)) {
+        if (auto r = rebase(std::string_view(a).substr(prefix.size()))) {
+          a = std::string(prefix) + *r;
+          done = true;
+        }
+        break;
+      }
+    }
+    if (done || a.front() != '-') continue;
+    if (auto eq = a.find('='); eq != std::string::npos)
+      if (auto r = rebase(std::string_view(a).substr(eq + 1))) a = a.substr(0, eq + 1) + *r;
+  }
+  return argv;
+}
 
 std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
                                      const std::vector<std::string>& extra, const std::string& out,

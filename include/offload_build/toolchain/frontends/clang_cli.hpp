@@ -86,6 +86,27 @@ std::optional<std::vector<std::string>> expand_response_files(const std::vector<
 // separates, '' and "" quote, backslash escapes).
 std::vector<std::string> split_response_file(std::string_view text);
 
+// An OpenMP offload link: `clang -fopenmp <targets> objects... -o program`
+// (no source inputs, no -c/-S/-E/-shared), which clang runs through
+// clang-linker-wrapper: device links, wrapping and the host link.
+struct LinkRequest {
+  std::string output;               // -o, as written
+  std::vector<std::string> inputs;  // objects, archives, libraries named as files
+};
+struct LinkParsed {
+  std::optional<LinkRequest> link;  // set: cache it
+  std::string pass_reason;          // otherwise: why it runs unchanged
+};
+LinkParsed parse_link(const std::vector<std::string>& argv);
+
+// ccache's base_dir: `argv` with every absolute path under `base` (a whole
+// argument, an option's joined value such as -I/abs/inc, or the value after
+// "=") written relative to `cwd`, so the compile, its depfile and its key are
+// the same in a checkout at another place. -f...-prefix-map= and
+// -f...-compilation-dir= are left as given. An empty `base` changes nothing.
+std::vector<std::string> relative_to_base(std::vector<std::string> argv, const fs::path& base,
+                                          const fs::path& cwd);
+
 // Whether `program` (a path or a name) names clang (clang, clang++, clang-22, ...).
 bool is_clang(const fs::path& program);
 

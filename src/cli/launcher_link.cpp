@@ -1,0 +1,93 @@
+// Launcher mode's link (CMAKE_<LANG>_LINKER_LAUNCHER): an OpenMP offload link
+// runs as one cached job, keyed like a manifest build's link on its tools,
+// its argv and the content of every file the linker read (its depfile).
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// Every program a link through clang-linker-wrapper may run.
+std::vector<fs::path> link_tools(const Toolchain& tc) {
+  std::vector<fs::path> tools{tc.linker_wrapper, tc.root / "bin/ld.lld", "/usr/bin/ld"};
+  if (tc.cuda_path) {
+    tools.push_back(*tc.cuda_path / "bin/nvlink");
+    tools.push_back(*tc.cuda_path / "bin/ptxas");
+  }
+  std::error_code ec;
+  std::erase_if(tools, [&](const fs::path& t) { return !fs::exists(t, ec); });
+  return tools;
+}
+
+}  // namespace
+
+int cached_link(const std::vector<std::string>& command, const GlobalOptions& o, std::string& reason) {
+  auto pass = [&](std::string why) {
+    reason = std::move(why);
+    return -1;
+  };
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return pass("no current directory");
+  const auto compiler = resolve_program(command.front(), cwd);
+  if (!compiler || !clang_cli::is_clang(fs::canonical(*compiler, ec)))
+    return pass(command.front() + " is not clang");
+  const auto expanded = clang_cli::expand_response_files(command, cwd);
+  if (!expanded) return pass("a response file cannot be read");
+  const fs::path base = base_dir_for(o, std::nullopt);
+  std::vector<std::string> argv = clang_cli::relative_to_base(*expanded, base, cwd);
+  const auto parsed = clang_cli::parse_link(argv);
+  if (!parsed.link) return pass(parsed.pass_reason);
+  const auto toolchain = toolchain_of(*compiler);
+  if (!toolchain) return pass("no LLVM installation next to " + command.front());
+
+  Plan plan;
+  plan.cwd = cwd;
+  plan.base_dir = base;
+  plan.program = (cwd / parsed.link->output).lexically_normal();
+  if (!fs::is_directory(plan.program.parent_path(), ec)) return pass("the output's directory does not exist");
+  plan.build_dir = launcher_work_dir(plan.program);
+  plan.directories = {plan.build_dir};
+  Job link;
+  link.kind = JobKind::Link;
+  link.unit = 1;
+  for (const auto& in : parsed.link->inputs) {
+    const fs::path p = (cwd / in).lexically_normal();
+    if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
+    link.inputs.push_back(p);
+  }
+  // The output spelled as the executor writes it (it renames a temporary into place).
+  const std::string out_arg = arg_path(plan.program, cwd).string();
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out_arg;
+    else if (util::starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out_arg;
+  }
+  link.depfile = plan.build_dir / "link.d";
+  argv.push_back("-Wl,--dependency-file=" + arg_path(*link.depfile, cwd).string());
+  link.argv = std::move(argv);
+  link.outputs = {plan.program};
+  link.tools = link_tools(*toolchain);
+  plan.add(std::move(link));
+
+  auto jobserver = exec::jobserver_from_environment();
+  exec::install_signal_handlers();
+  if (o.verbose) std::cerr << "offload-build: offload link, cached as one job\n";
+  if (o.dry_run) {
+    std::cout << dry_run_script(plan) << std::flush;
+    return exit_code::ok;
+  }
+  if (auto code = run_plan(plan, o, jobserver)) return *code;
+  return pass("the link failed: the compiler shows its own diagnostics");
+}
+
+}  // namespace ob::cli

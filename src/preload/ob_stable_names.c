@@ -1,0 +1,265 @@
+/* Preloaded into the compiler (LD_PRELOAD) by offload-build: every regular
+ * file reports a device and inode derived from its place and content instead
+ * of the file system's, so OpenMP kernel names
+ * (__omp_offloading_<dev>_<ino>_<function>_l<line>) are the same in every
+ * checkout and after every save-by-rename. The formula and the environment it
+ * reads are in include/offload_build/toolchain/stable_names.h; docs/CACHE.md
+ * says why and what is guaranteed.
+ *
+ * Only st_dev and st_ino change; size, times and mode are the file's own.
+ * Files are told apart by their real path, so one file reached by two
+ * spellings (symlinks, "..") keeps one identity, as the compiler's header
+ * deduplication (#pragma once) needs. Directories and other non-regular files
+ * keep their real identity. Results are remembered per real (device, inode),
+ * so each file's path is resolved once per process. Two files whose ids
+ * collide would be one file to the compiler: the second keeps its real
+ * identity (its kernels then get inode names, which the cache refuses to
+ * store: docs/CACHE.md). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "offload_build/toolchain/stable_names.h"
+
+#define OB_EXPORT __attribute__((visibility("default")))
+
+/* --- memo: real identity -> stable inode ------------------------------------ */
+
+enum { kSlots = 8192 };
+struct slot {
+  int used;
+  dev_t dev;
+  ino_t ino;
+  unsigned long long id; /* 0: the file keeps its real identity */
+};
+static struct slot memo[kSlots];
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int busy; /* inside our own work: leave every call alone */
+
+static size_t slot_of(const struct stat* st) {
+  unsigned long long h = (unsigned long long)st->st_ino * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)st->st_dev;
+  return (size_t)(h % kSlots);
+}
+
+/* 1 and *id when the file `st` describes was seen before. Under memo_lock. */
+static int memo_find(const struct stat* st, unsigned long long* id) {
+  size_t i = slot_of(st), n;
+  for (n = 0; n < kSlots && memo[i].used; ++n, i = (i + 1) % kSlots) {
+    if (memo[i].dev == st->st_dev && memo[i].ino == st->st_ino) {
+      *id = memo[i].id;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether another file already has `id`. Under memo_lock. */
+static int memo_taken(unsigned long long id) {
+  size_t i;
+  for (i = 0; i < kSlots; ++i)
+    if (memo[i].used && memo[i].id == id) return 1;
+  return 0;
+}
+
+/* Under memo_lock. A full table remembers nothing more (ids are recomputed). */
+static void memo_add(const struct stat* st, unsigned long long id) {
+  size_t i = slot_of(st), n;
+  for (n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
+    if (!memo[i].used) {
+      memo[i].used = 1;
+      memo[i].dev = st->st_dev;
+      memo[i].ino = st->st_ino;
+      memo[i].id = id;
+      return;
+    }
+  }
+}
+
+/* --- computing an identity ---------------------------------------------------- */
+
+/* The id of the file whose real path is `real`. */
+static unsigned long long compute_id(const char* real) {
+  const char* name = ob_stable_name(real, getenv(OB_STABLE_ENV_BASE));
+  const char* test = getenv(OB_STABLE_ENV_TEST_BASENAME);
+  if (test && *test && strrchr(name, '/')) name = strrchr(name, '/') + 1;
+  return ob_stable_id(getenv(OB_STABLE_ENV_SALT), name);
+}
+
+static void apply(struct stat* st, unsigned long long id) {
+  st->st_dev = (dev_t)ob_stable_dev(id);
+  st->st_ino = (ino_t)id;
+}
+
+/* After a successful stat of a regular file: `path` relative to `dirfd`, or
+ * the open descriptor `fd` (path NULL). */
+static void stabilize(int dirfd, const char* path, int fd, struct stat* st) {
+  char real[PATH_MAX];
+  unsigned long long id = 0;
+  int saved = errno, known;
+  if (busy || !S_ISREG(st->st_mode)) return;
+  pthread_mutex_lock(&memo_lock);
+  known = memo_find(st, &id);
+  pthread_mutex_unlock(&memo_lock);
+  if (known) {
+    if (id) apply(st, id);
+    return;
+  }
+  busy = 1;
+  if (path) {
+    char joined[PATH_MAX + 32];
+    const char* p = path;
+    if (path[0] != '/' && dirfd != AT_FDCWD) {
+      snprintf(joined, sizeof joined, "/proc/self/fd/%d/%s", dirfd, path);
+      p = joined;
+    }
+    if (realpath(p, real)) id = compute_id(real);
+  } else {
+    char link[64];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, real, sizeof real - 1);
+    if (n > 0 && real[0] == '/') {
+      real[n] = 0;
+      id = compute_id(real);
+    }
+  }
+  busy = 0;
+  if (!id) return;
+  pthread_mutex_lock(&memo_lock);
+  if (!memo_find(st, &id)) { /* another thread may have been first */
+    if (memo_taken(id)) id = 0;
+    memo_add(st, id);
+  }
+  pthread_mutex_unlock(&memo_lock);
+  if (id) apply(st, id);
+  errno = saved;
+}
+
+/* --- the interposed functions ---------------------------------------------------- */
+
+typedef int (*path_fn)(const char*, struct stat*);
+typedef int (*fd_fn)(int, struct stat*);
+typedef int (*at_fn)(int, const char*, struct stat*, int);
+typedef int (*xpath_fn)(int, const char*, struct stat*);
+typedef int (*xfd_fn)(int, int, struct stat*);
+typedef int (*xat_fn)(int, int, const char*, struct stat*, int);
+typedef int (*statx_fn)(int, const char*, int, unsigned, struct statx*);
+
+/* The next definition of `name` (libc's), looked up once. */
+#define REAL(name, type)                                          \
+  static type real_##name;                                        \
+  if (!real_##name) real_##name = (type)dlsym(RTLD_NEXT, #name); \
+  if (!real_##name) {                                             \
+    errno = ENOSYS;                                               \
+    return -1;                                                    \
+  }
+
+OB_EXPORT int stat(const char* path, struct stat* st) {
+  REAL(stat, path_fn);
+  int r = real_stat(path, st);
+  if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  return r;
+}
+
+OB_EXPORT int lstat(const char* path, struct stat* st) {
+  REAL(lstat, path_fn);
+  int r = real_lstat(path, st);
+  if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  return r;
+}
+
+OB_EXPORT int fstat(int fd, struct stat* st) {
+  REAL(fstat, fd_fn);
+  int r = real_fstat(fd, st);
+  if (r == 0) stabilize(AT_FDCWD, NULL, fd, st);
+  return r;
+}
+
+OB_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  REAL(fstatat, at_fn);
+  int r = real_fstatat(dirfd, path, st, flags);
+  if (r == 0) {
+    if ((flags & AT_EMPTY_PATH) && !*path) stabilize(AT_FDCWD, NULL, dirfd, st);
+    else stabilize(dirfd, path, -1, st);
+  }
+  return r;
+}
+
+/* x86_64: struct stat64 is struct stat; the *64 names are the same calls. */
+OB_EXPORT int stat64(const char* path, struct stat64* st) { return stat(path, (struct stat*)st); }
+OB_EXPORT int lstat64(const char* path, struct stat64* st) { return lstat(path, (struct stat*)st); }
+OB_EXPORT int fstat64(int fd, struct stat64* st) { return fstat(fd, (struct stat*)st); }
+OB_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
+  return fstatat(dirfd, path, (struct stat*)st, flags);
+}
+
+/* Programs built against glibc before 2.33 call these. */
+OB_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
+  REAL(__xstat, xpath_fn);
+  int r = real___xstat(ver, path, st);
+  if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  return r;
+}
+OB_EXPORT int __lxstat(int ver, const char* path, struct stat* st) {
+  REAL(__lxstat, xpath_fn);
+  int r = real___lxstat(ver, path, st);
+  if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  return r;
+}
+OB_EXPORT int __fxstat(int ver, int fd, struct stat* st) {
+  REAL(__fxstat, xfd_fn);
+  int r = real___fxstat(ver, fd, st);
+  if (r == 0) stabilize(AT_FDCWD, NULL, fd, st);
+  return r;
+}
+OB_EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
+  REAL(__fxstatat, xat_fn);
+  int r = real___fxstatat(ver, dirfd, path, st, flags);
+  if (r == 0) stabilize(dirfd, path, -1, st);
+  return r;
+}
+OB_EXPORT int __xstat64(int ver, const char* path, struct stat64* st) {
+  return __xstat(ver, path, (struct stat*)st);
+}
+OB_EXPORT int __lxstat64(int ver, const char* path, struct stat64* st) {
+  return __lxstat(ver, path, (struct stat*)st);
+}
+OB_EXPORT int __fxstat64(int ver, int fd, struct stat64* st) {
+  return __fxstat(ver, fd, (struct stat*)st);
+}
+OB_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int flags) {
+  return __fxstatat(ver, dirfd, path, (struct stat*)st, flags);
+}
+
+/* statx: the same identity, in its own fields. */
+OB_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* sx) {
+  REAL(statx, statx_fn);
+  int r = real_statx(dirfd, path, flags, mask, sx);
+  if (r == 0 && S_ISREG(sx->stx_mode) && !busy) {
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_mode = sx->stx_mode;
+    st.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+    st.st_ino = sx->stx_ino;
+    st.st_size = (off_t)sx->stx_size;
+    st.st_mtim.tv_sec = sx->stx_mtime.tv_sec;
+    st.st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
+    if ((flags & AT_EMPTY_PATH) && !*path) stabilize(AT_FDCWD, NULL, dirfd, &st);
+    else stabilize(dirfd, path, -1, &st);
+    if (st.st_ino != sx->stx_ino) {
+      sx->stx_dev_major = major(st.st_dev);
+      sx->stx_dev_minor = minor(st.st_dev);
+      sx->stx_ino = st.st_ino;
+    }
+  }
+  return r;
+}

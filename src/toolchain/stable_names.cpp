@@ -1,0 +1,121 @@
+#include "offload_build/toolchain/stable_names.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/stable_names.h"
+#include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/json_text.hpp"
+
+namespace ob {
+
+namespace {
+
+constexpr const char* kLibrary = "libob-stable-names.so";
+constexpr int kProbeTimeoutMs = 20'000;
+
+// The probe: a target region in a file, compiled for the host side only.
+constexpr const char* kProbeSource = "int main(void) {\n#pragma omp target\n  {}\n  return 0;\n}\n";
+
+fs::path memo_file(const fs::path& dir, const std::string& key) {
+  return dir / fmt::format("stable-names-{:016x}.json", std::hash<std::string>{}(key));
+}
+
+// Whether `compiler` run with the library names kernels __omp_offloading_b5d_*.
+std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
+                                 const fs::path& scratch) {
+  std::error_code ec;
+  fs::create_directories(scratch, ec);
+  const fs::path src = scratch / fmt::format("stable-names-probe-{}.c", getpid());
+  {
+    std::ofstream out(src, std::ios::trunc);
+    out << kProbeSource;
+  }
+  auto r = exec::capture(Command{{compiler.string(), "-fopenmp",
+                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only",
+                                  "-x", "c", "-S", "-emit-llvm", "-o", "-", src.string()},
+                                 {}, s.env("probe")},
+                         kProbeTimeoutMs);
+  fs::remove(src, ec);
+  if (!r) return {false, "the compiler could not be asked (" + r.error().message + ")"};
+  if (r->exit_code != 0) return {false, "the compiler failed on a one-line OpenMP probe"};
+  if (r->out.find(OB_STABLE_NAME_PREFIX) != std::string::npos) return {true, ""};
+  return {false, compiler.filename().string() +
+                     " ignores LD_PRELOAD (statically linked or setuid?): kernel names and "
+                     "cache keys use inodes"};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env(
+    const std::string& salt) const {
+  std::string preload = library.string();
+  if (const char* user = std::getenv("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
+  return {{"LD_PRELOAD", preload},
+          {OB_STABLE_ENV_BASE, base.string()},
+          {OB_STABLE_ENV_SALT, salt}};
+}
+
+std::optional<fs::path> find_stable_names_library() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& p : {exe.parent_path() / kLibrary,
+                            exe.parent_path().parent_path() / "lib/offload-build" / kLibrary}) {
+    if (fs::is_regular_file(p, ec)) return p;
+  }
+  return std::nullopt;
+}
+
+bool stable_names_disabled() {
+  const char* v = std::getenv("OFFLOAD_BUILD_STABLE_NAMES");
+  return v && (std::string_view(v) == "0" || std::string_view(v) == "off" ||
+               std::string_view(v) == "no" || std::string_view(v) == "false");
+}
+
+std::string kernel_salt(const std::string& kernel_namespace) {
+  return fmt::format("{:016x}", XXH3_64bits(kernel_namespace.data(), kernel_namespace.size()));
+}
+
+std::string stable_name_path(const fs::path& real, const fs::path& base) {
+  const std::string s = real.string();
+  return ob_stable_name(s.c_str(), base.c_str());
+}
+
+std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::path& base,
+                                            const std::optional<fs::path>& memo_dir) {
+  if (stable_names_disabled()) return std::nullopt;
+  auto library = find_stable_names_library();
+  // LD_PRELOAD separates libraries by spaces and colons.
+  if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;
+  StableNames s{*library, base, true, ""};
+  if (!memo_dir) return s;
+  const nlohmann::json key_json{{"compiler", util::file_identity(compiler)},
+                                {"library", util::file_identity(*library)},
+                                {"version", OB_STABLE_VERSION}};
+  const std::string key = util::dump_lossless(key_json);
+  const fs::path file = memo_file(*memo_dir, key);
+  // Only a file of ours, not through a symlink (cache/storage.hpp).
+  if (auto text = cache::read_trusted_file(file, false)) {
+    auto j = util::parse_lossless(*text);
+    if (!j.is_discarded() && j.is_object() && j.value("key", "") == key) {
+      s.keyed = j.value("honoured", false);
+      s.fallback = j.value("why", "");
+      return s;
+    }
+  }
+  std::tie(s.keyed, s.fallback) = ask(compiler, s, *memo_dir);
+  cache::write_file_atomically(
+      *memo_dir, file.filename().string(),
+      util::dump_lossless(nlohmann::json{{"key", key}, {"honoured", s.keyed}, {"why", s.fallback}}));
+  return s;
+}
+
+}  // namespace ob
