@@ -28,7 +28,7 @@ TEST_CASE("escape_bytes is reversible, injective and leaves plain UTF-8 alone", 
   }
 }
 
-TEST_CASE("dump_lossless round-trips any bytes; dump_replacing never throws", "[util]") {
+TEST_CASE("dump_lossless round-trips any bytes, dump_replacing never throws", "[util]") {
   nlohmann::json j{{"k\xfe", {"a\xff", "plain", 3}}, {"n", nullptr}};
   CHECK_THROWS(j.dump());  // what crashed the build before
   const std::string text = dump_lossless(j);
