@@ -8,7 +8,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev catch2
   libssl-dev libxxhash-dev libzstd-dev
   clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 liboffload-22-dev
-  ccache hyperfine
+  ccache hyperfine libclang-rt-22-dev
   libhiredis-dev libcurl4-openssl-dev redis-server nginx
 )
 

@@ -1,4 +1,7 @@
 #include "offload_build/cache/build_state.hpp"
+#include <iterator>
+
+#include "offload_build/util/json_text.hpp"
 
 #include <unistd.h>
 
@@ -42,7 +45,7 @@ class FileTable {
  public:
   size_t index(const Dep& d, const Stamp& s) {
     nlohmann::json row = {d.path, d.sha256, d.device, d.inode, stamp_json(s)};
-    auto key = row.dump();
+    auto key = util::dump_lossless(row);
     auto [it, inserted] = ids_.try_emplace(key, rows_.size());
     if (inserted) rows_.push_back(std::move(row));
     return it->second;
@@ -85,9 +88,10 @@ JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
 std::string job_id(const Job& job, const fs::path& cwd) { return job.describe(cwd); }
 
 BuildState::BuildState(fs::path file) : file_(std::move(file)) {
-  std::ifstream in(file_);
+  std::ifstream in(file_, std::ios::binary);
   if (!in) return;
-  auto doc = nlohmann::json::parse(in, nullptr, false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto doc = util::parse_lossless(text);
   if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != kStateVersion) return;
   try {
     const auto& files = doc.at("files");
@@ -132,7 +136,8 @@ void BuildState::save() const {
   const fs::path tmp = file_.string() + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"version", kStateVersion}, {"files", files.rows()}, {"jobs", jobs}}.dump();
+    out << util::dump_lossless(
+        nlohmann::json{{"version", kStateVersion}, {"files", files.rows()}, {"jobs", jobs}});
     if (!out) {
       fs::remove(tmp, ec);
       return;

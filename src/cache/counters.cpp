@@ -1,6 +1,7 @@
 // Shared counters in <dir>/stats.json, merged under an flock on <dir>/stats.lock;
 // clear() (which resets them). Automatic eviction hangs off record().
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/util/json_text.hpp"
+#include "safe_dir.hpp"
 
 namespace ob::cache {
 
@@ -26,8 +29,10 @@ uint64_t prune_target(uint64_t max_size) { return max_size / 10 * 9; }
 // An exclusive flock on <dir>/stats.lock for this object's lifetime.
 class StatsLock {
  public:
-  explicit StatsLock(const fs::path& dir) {
-    fd_ = ::open((dir / "stats.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Not through a symlink: a dangling one would make us create its target.
+  explicit StatsLock(const fs::path& dir, const std::optional<unsigned>& umask) {
+    fd_ = ::open((dir / "stats.lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                 umask ? 0666 & ~*umask : 0644);
     if (fd_ < 0) return;
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
@@ -63,11 +68,10 @@ uint64_t get_count(const nlohmann::json& j, const char* key) {
 
 Counters read_counters(const fs::path& file) {
   Counters c;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return c;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  struct stat st {};
+  auto text = detail::read_at(AT_FDCWD, file.string(), 1 << 20, st);
+  if (!text) return c;
+  auto j = util::parse_lossless(*text);
   if (!j.is_object()) return c;
   c.hits = get_count(j, "hits");
   c.misses = get_count(j, "misses");
@@ -118,28 +122,13 @@ namespace {
 std::string counters_json(const Counters& c) {
   nlohmann::json j = counters_to_json(c);
   j["version"] = 1;
-  return j.dump(2) + "\n";
+  return util::dump_lossless(j, 2) + "\n";
 }
 
 // Temp file + rename, so counters() (which takes no lock) never sees half a file.
-void write_counters(const fs::path& dir, const Counters& c) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  fs::path file = dir / "stats.json";
-  fs::path tmp = dir / fmt::format("stats.json.tmp.{}.{:016x}", ::getpid(), rng());
-  std::string text = counters_json(c);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
+void write_counters(const fs::path& dir, const Counters& c, const std::optional<unsigned>& umask) {
+  detail::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) detail::write_at(fd.get(), "stats.json", counters_json(c), umask);
 }
 
 }  // namespace
@@ -179,7 +168,7 @@ bool RemoteCounters::any() const {
 void Storage::record(const Counters& delta) {
   if (!writable_) return;
   if (!delta.any()) return;  // a no-op build: no lock, no rewrite
-  StatsLock lock(dir_);
+  StatsLock lock(dir_, trust_.umask);
   if (!lock.locked()) return;
   Counters merged = read_counters(dir_ / "stats.json");
   merged += delta;
@@ -188,7 +177,7 @@ void Storage::record(const Counters& delta) {
     merged.evictions += remove_lru(prune_target(max_size_));
     merged.bytes_stored = 0;
   }
-  write_counters(dir_, merged);
+  write_counters(dir_, merged, trust_.umask);
 }
 
 Counters Storage::counters() const { return read_counters(dir_ / "stats.json"); }
@@ -208,7 +197,7 @@ void Storage::clear() {
   fs::remove_all(v1, ec);
   fs::create_directories(v1, ec);
   fs::remove_all(dir_ / "probes", ec);  // remembered compiler answers (driver listings, rustc)
-  StatsLock lock(dir_);
+  StatsLock lock(dir_, trust_.umask);
   fs::remove(dir_ / "stats.json", ec);
 }
 

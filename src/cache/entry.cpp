@@ -2,30 +2,42 @@
 //
 //   offset size  field
 //        0    8  magic "OBCACHE\0"
-//        8    4  format version, u32 little-endian (kFormatVersion = 1)
-//       12    4  flags, u32 LE: bit 0 = payload is one zstd frame; other bits 0
+//        8    4  format version, u32 little-endian (kFormatVersion = 2)
+//       12    4  flags, u32 LE: bit 0 = payload is one zstd frame; bit 1 = signed;
+//                other bits 0
 //       16    8  payload size uncompressed, u64 LE (<= kMaxPayloadSize)
-//       24    8  stored payload size, u64 LE (== file size - 40)
-//       32    8  XXH3-64 (seed 0) of bytes 0..31 followed by the stored payload
-//       40    -  stored payload
+//       24    8  stored payload size, u64 LE (== file size - 72)
+//       32   32  HMAC-SHA256 (signing key) of bytes 0..31 followed by the stored
+//                payload when flag bit 1 is set, else zeros
+//       64    8  XXH3-64 (seed 0) of bytes 0..63 followed by the stored payload
+//       72    -  stored payload
 //
 // Every byte is covered: the magic and version by their own checks (reported
 // as such), the size fields by the exact-length check and the checksum, the
-// checksum field by the comparison itself, the payload by the checksum.
+// checksum field by the comparison itself, the signature and the payload by
+// the checksum, and with a signing key the header fields and payload by the
+// HMAC (the checksum is for damage; the HMAC for authorship).
 //
-// The uncompressed payload is: u64 metadata length, metadata bytes, u64 file
-// count, then per file u64 name length, name, u64 data length, data (all LE).
-// It is compressed with zstd (level kZstdLevel) unless that does not make it
-// smaller; then it is stored as is with flag bit 0 clear.
+// The uncompressed payload is: u64 binding length, binding ("<kind>/<key>":
+// where the entry was stored, so an entry copied under another key is
+// refused), u64 metadata length, metadata bytes, u64 file count, then per file
+// u64 name length, name, u64 data length, data (all LE). It is compressed with
+// zstd (level kZstdLevel) unless that saves less than 16 bytes + 1/64; then
+// it is stored as is with flag bit 0 clear.
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <xxhash.h>
 
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
 
@@ -33,8 +45,11 @@ namespace {
 
 constexpr char kMagic[8] = {'O', 'B', 'C', 'A', 'C', 'H', 'E', '\0'};
 constexpr uint32_t kFlagZstd = 1;
+constexpr uint32_t kFlagSigned = 2;
+constexpr size_t kMacOffset = 32;
+constexpr size_t kMacSize = 32;
 constexpr int kZstdLevel = 3;
-constexpr size_t kChecksumOffset = 32;
+constexpr size_t kChecksumOffset = 64;
 
 void put_u32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -67,6 +82,32 @@ uint64_t checksum(std::string_view header32, std::string_view stored) {
   return XXH3_64bits_digest(state.get());
 }
 
+// HMAC-SHA256 of the header's first 32 bytes and the stored payload.
+std::string mac(std::string_view signing_key, std::string_view header32, std::string_view stored) {
+  static EVP_MAC* const hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  if (!hmac) throw std::runtime_error("OpenSSL has no HMAC");
+  std::unique_ptr<EVP_MAC_CTX, void (*)(EVP_MAC_CTX*)> ctx(EVP_MAC_CTX_new(hmac), &EVP_MAC_CTX_free);
+  if (!ctx) throw std::bad_alloc();
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
+                               OSSL_PARAM_construct_end()};
+  unsigned char out[EVP_MAX_MD_SIZE];
+  size_t len = 0;
+  if (EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(signing_key.data()),
+                   signing_key.size(), params) != 1 ||
+      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(header32.data()),
+                     header32.size()) != 1 ||
+      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(stored.data()),
+                     stored.size()) != 1 ||
+      EVP_MAC_final(ctx.get(), out, &len, sizeof out) != 1 || len != kMacSize)
+    throw std::runtime_error("HMAC-SHA256 failed");
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+std::string binding_of(std::string_view kind, std::string_view key) {
+  return std::string(kind) + "/" + std::string(key);
+}
+
 Error bad_payload(const std::string& what) { return Error::failure("bad payload: " + what); }
 
 // Reads the uncompressed payload, every length checked against what is left.
@@ -93,10 +134,15 @@ class Reader {
   size_t pos_ = 0;
 };
 
-Result<Entry> parse_payload(std::string_view raw) {
+Result<Entry> parse_payload(std::string_view raw, std::string_view binding) {
   Reader r(raw);
   Entry entry;
   uint64_t count = 0;
+  std::string stored_under;
+  if (!r.blob(stored_under)) return bad_payload("binding runs past the end");
+  if (stored_under != binding)
+    return Error::failure(fmt::format("stored for {}, found under {}",
+                                      util::shorten(stored_under, 120), binding));
   if (!r.blob(entry.metadata)) return bad_payload("metadata runs past the end");
   if (!r.u64(count)) return bad_payload("file count missing");
   if (count > r.left() / 16) return bad_payload(fmt::format("{} files cannot fit", count));
@@ -145,11 +191,14 @@ Result<std::string> decompress(std::string_view stored, uint64_t expected) {
 
 }  // namespace
 
-std::string encode_entry(const Entry& entry, bool compress) {
+std::string encode_entry(const Entry& entry, std::string_view kind, std::string_view key,
+                         std::string_view signing_key, bool compress) {
+  const std::string binding = binding_of(kind, key);
   std::string raw;
-  size_t total = 16 + entry.metadata.size();
+  size_t total = 24 + binding.size() + entry.metadata.size();
   for (const auto& f : entry.files) total += 16 + f.name.size() + f.data.size();
   raw.reserve(total);
+  put_blob(raw, binding);
   put_blob(raw, entry.metadata);
   put_u64(raw, entry.files.size());
   for (const auto& f : entry.files) {
@@ -163,12 +212,14 @@ std::string encode_entry(const Entry& entry, bool compress) {
     compressed.resize(ZSTD_compressBound(raw.size()));
     size_t n =
         ZSTD_compress(compressed.data(), compressed.size(), raw.data(), raw.size(), kZstdLevel);
-    if (!ZSTD_isError(n) && n < raw.size()) {
+    // Only when it saves something worth a decompression.
+    if (!ZSTD_isError(n) && n + 16 + raw.size() / 64 < raw.size()) {
       compressed.resize(n);
       flags |= kFlagZstd;
     }
   }
   const std::string& stored = (flags & kFlagZstd) ? compressed : raw;
+  if (!signing_key.empty()) flags |= kFlagSigned;
 
   std::string out;
   out.reserve(kHeaderSize + stored.size());
@@ -177,12 +228,17 @@ std::string encode_entry(const Entry& entry, bool compress) {
   put_u32(out, flags);
   put_u64(out, raw.size());
   put_u64(out, stored.size());
+  if (signing_key.empty())
+    out.append(kMacSize, '\0');
+  else
+    out.append(mac(signing_key, std::string_view(out.data(), kMacOffset), stored));
   put_u64(out, checksum(std::string_view(out.data(), kChecksumOffset), stored));
   out.append(stored);
   return out;
 }
 
-Result<Entry> decode_entry(std::string_view bytes) {
+Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::string_view key,
+                           std::string_view signing_key) {
   // The magic first (on what there is of it), so a short foreign file is
   // "not an entry" and a short entry is "truncated".
   if (bytes.substr(0, sizeof kMagic) !=
@@ -198,7 +254,7 @@ Result<Entry> decode_entry(std::string_view bytes) {
   uint32_t flags = get_u32(h + 12);
   uint64_t payload_size = get_u64(h + 16);
   uint64_t stored_size = get_u64(h + 24);
-  uint64_t stored_checksum = get_u64(h + 32);
+  uint64_t stored_checksum = get_u64(h + kChecksumOffset);
   uint64_t have = bytes.size() - kHeaderSize;
   if (stored_size > have)
     return Error::failure(fmt::format(
@@ -209,9 +265,19 @@ Result<Entry> decode_entry(std::string_view bytes) {
   std::string_view stored = bytes.substr(kHeaderSize);
   if (checksum(bytes.substr(0, kChecksumOffset), stored) != stored_checksum)
     return Error::failure("checksum mismatch");
+  if (!(flags & kFlagSigned) &&
+      std::string_view(h + kMacOffset, kMacSize).find_first_not_of('\0') != std::string_view::npos)
+    return Error::failure("bad header: a signature on an entry marked unsigned");
+  if (!signing_key.empty()) {
+    if (!(flags & kFlagSigned))
+      return Error::failure("not signed (a signing key is set: OFFLOAD_BUILD_SIGNING_KEY)");
+    const std::string expected = mac(signing_key, bytes.substr(0, kMacOffset), stored);
+    if (CRYPTO_memcmp(expected.data(), h + kMacOffset, kMacSize) != 0)
+      return Error::failure("signature mismatch (signed with another key, or altered)");
+  }
 
   // Past the checksum the bytes are as written, unless written by hand.
-  if (flags & ~kFlagZstd) return bad_payload(fmt::format("unknown flags {:#x}", flags));
+  if (flags & ~(kFlagZstd | kFlagSigned)) return bad_payload(fmt::format("unknown flags {:#x}", flags));
   if (payload_size > kMaxPayloadSize)
     return bad_payload(
         fmt::format("{} bytes is over the {}-byte limit", payload_size, kMaxPayloadSize));
@@ -219,11 +285,11 @@ Result<Entry> decode_entry(std::string_view bytes) {
     if (payload_size != stored_size)
       return bad_payload(fmt::format("uncompressed payload of {} bytes, the header says {}",
                                      stored_size, payload_size));
-    return parse_payload(stored);
+    return parse_payload(stored, binding_of(kind, key));
   }
   auto raw = decompress(stored, payload_size);
   if (!raw) return raw.error();
-  return parse_payload(*raw);
+  return parse_payload(*raw, binding_of(kind, key));
 }
 
 }  // namespace ob::cache

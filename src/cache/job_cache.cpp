@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cache/depfile.hpp"
+#include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/toolchain/stable_names.h"
 
 namespace ob::cache {
@@ -19,20 +20,6 @@ constexpr size_t kMaxCandidates = 8;
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-nlohmann::json deps_to_json(const std::vector<Dep>& deps) {
-  auto arr = nlohmann::json::array();
-  for (const auto& d : deps) arr.push_back({d.path, d.sha256, d.device, d.inode, d.name});
-  return arr;
-}
-
-std::vector<Dep> deps_from_json(const nlohmann::json& arr) {
-  std::vector<Dep> deps;
-  for (const auto& d : arr)
-    deps.push_back({d.at(0).get<std::string>(), d.at(1).get<std::string>(),
-                    d.at(2).get<uint64_t>(), d.at(3).get<uint64_t>(), d.at(4).get<std::string>()});
-  return deps;
 }
 
 // Whether `data` (an object or bitcode) names an OpenMP kernel after an inode
@@ -49,13 +36,17 @@ bool names_kernels_by_inode(const std::string& data) {
   return false;
 }
 
-// The manifest entry's candidates, newest first; empty when absent or unreadable.
-nlohmann::json candidates_of(const Lookup& lookup) {
-  if (lookup.status != LookupStatus::Hit) return nlohmann::json::array();
-  auto doc = nlohmann::json::parse(lookup.entry.metadata, nullptr, false);
-  if (doc.is_discarded() || !doc.contains("candidates") || !doc["candidates"].is_array())
-    return nlohmann::json::array();
-  return doc["candidates"];
+// The manifest entry's candidates, newest first; empty when absent. A
+// manifest entry that does not validate is corrupt: removed, and `corrupt` set.
+std::vector<Candidate> candidates_of(Storage& storage, const std::string& key, Lookup& lookup,
+                                     bool& corrupt) {
+  corrupt = lookup.status == LookupStatus::Corrupt;
+  if (lookup.status != LookupStatus::Hit) return {};
+  auto candidates = decode_manifest_meta(lookup.entry);
+  if (candidates) return std::move(*candidates);
+  storage.discard("manifest", key);
+  corrupt = true;
+  return {};
 }
 
 }  // namespace
@@ -82,57 +73,52 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
                                                      std::vector<Dep>& matched) {
   if (!job.depfile) return result_key(key, {});
   Lookup manifest = storage_.get("manifest", key.direct);
-  if (manifest.status == LookupStatus::Corrupt) {
+  bool corrupt = false;
+  auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
+  if (corrupt) {
     ++counters_.corrupt;
     reason = "corrupt";
     return std::nullopt;
   }
-  for (const auto& cand : candidates_of(manifest)) {
-    try {
-      auto deps = deps_from_json(cand.at("deps"));
-      bool all = true;
-      for (const auto& d : deps)
-        if (!dep_matches(d, files_.get(d.path, plan_.cwd))) { all = false; break; }
-      if (all) {
-        matched = std::move(deps);
-        return cand.at("result").get<std::string>();
-      }
-    } catch (const nlohmann::json::exception&) {
-      // A candidate we cannot read is simply not a match.
+  for (auto& cand : candidates) {
+    bool all = true;
+    for (const auto& d : cand.deps)
+      if (!dep_matches(d, files_.get(d.path, plan_.cwd))) { all = false; break; }
+    if (all) {
+      matched = std::move(cand.deps);
+      return cand.result;
     }
   }
   reason = manifest.status == LookupStatus::Hit ? "inputs changed" : "no entry";
   return std::nullopt;
 }
 
-bool JobCache::restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
-                       std::string& diagnostics) {
+JobCache::Restored JobCache::restore(const Job& job, const Entry& entry,
+                                     const std::vector<fs::path>& temps, std::string& diagnostics) {
   // After the outputs: a kept depfile (Job::keep_depfile; its temporary comes
-  // last), then what the command printed when the metadata says so.
-  auto meta = nlohmann::json::parse(entry.metadata, nullptr, false);
+  // last), then what the command printed when the metadata says so. Anything
+  // else than what store() writes is a corrupt entry.
+  auto meta = decode_result_meta(entry);
   const bool kept_depfile = job.keep_depfile && job.depfile;
-  const bool printed = !meta.is_discarded() && meta.value("diagnostics", false);
-  if (entry.files.size() != job.outputs.size() + (kept_depfile ? 1 : 0) + (printed ? 1 : 0))
-    return false;
-  if (kept_depfile) {
-    const auto& dep = entry.files[job.outputs.size()];
-    std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
-    out.write(dep.data.data(), static_cast<std::streamsize>(dep.data.size()));
-    if (!out) return false;
-  }
-  if (printed) diagnostics = entry.files.back().data;
+  if (!meta || meta->modes.size() != job.outputs.size() || meta->kept_depfile != kept_depfile)
+    return Restored::Corrupt;
+  auto write = [](const fs::path& path, const std::string& data) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    return static_cast<bool>(out);
+  };
+  if (kept_depfile && !write(temps.back(), entry.files[job.outputs.size()].data))
+    return Restored::Unwritable;
+  if (meta->diagnostics) diagnostics = entry.files.back().data;
   for (size_t i = 0; i < job.outputs.size(); ++i) {
-    {
-      std::ofstream out(temps[i], std::ios::binary | std::ios::trunc);
-      out.write(entry.files[i].data.data(), static_cast<std::streamsize>(entry.files[i].data.size()));
-      if (!out) return false;
-    }
-    if (!meta.is_discarded() && meta.contains("modes") && i < meta["modes"].size()) {
-      std::error_code ec;
-      fs::permissions(temps[i], static_cast<fs::perms>(meta["modes"][i].get<unsigned>()), ec);
-    }
+    if (!write(temps[i], entry.files[i].data)) return Restored::Unwritable;
+    // Only the executable bit comes from the entry (never setuid, setgid,
+    // sticky, or write permission the umask would not give).
+    std::error_code ec;
+    fs::permissions(temps[i], static_cast<fs::perms>(restored_mode(meta->modes[i], process_umask())),
+                    ec);
   }
-  return true;
+  return Restored::Ok;
 }
 
 // Record what the job read and wrote, for --explain and the next up-to-date check.
@@ -178,7 +164,14 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   if (rkey) {
     Lookup result = storage_.get("result", *rkey);
     std::string diagnostics;
-    if (result.status == LookupStatus::Hit && restore(job, result.entry, temps, diagnostics)) {
+    Restored restored = result.status == LookupStatus::Hit
+                            ? restore(job, result.entry, temps, diagnostics)
+                            : Restored::Unwritable;
+    if (restored == Restored::Corrupt) {
+      storage_.discard("result", *rkey);
+      result.status = LookupStatus::Corrupt;
+    }
+    if (result.status == LookupStatus::Hit && restored == Restored::Ok) {
       ++counters_.hits;
       if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": hit\n";
       if (!diagnostics.empty() && options_.replay) options_.replay(job, diagnostics);
@@ -219,15 +212,15 @@ std::vector<Dep> JobCache::deps_from_depfile(const Job& job, const fs::path& dep
 
 void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
                                const std::string& result) {
-  auto candidates = candidates_of(storage_.get("manifest", key.direct));
-  auto updated = nlohmann::json::array();
-  updated.push_back({{"deps", deps_to_json(deps)}, {"result", result}});
-  for (const auto& c : candidates) {
+  Lookup lookup = storage_.get("manifest", key.direct);
+  bool corrupt = false;
+  auto candidates = candidates_of(storage_, key.direct, lookup, corrupt);
+  std::vector<Candidate> updated{{deps, result}};
+  for (auto& c : candidates) {
     if (updated.size() >= kMaxCandidates) break;
-    if (c.value("result", "") != result) updated.push_back(c);
+    if (c.result != result) updated.push_back(std::move(c));
   }
-  nlohmann::json doc{{"candidates", updated}};
-  storage_.put("manifest", key.direct, Entry{doc.dump(), {}});
+  storage_.put("manifest", key.direct, Entry{encode_manifest_meta(updated), {}});
 }
 
 void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
@@ -254,7 +247,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   if (!storage_.writable()) return;
 
   Entry entry;
-  auto modes = nlohmann::json::array();
+  ResultMeta meta{id, {}, !diagnostics.empty()};
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     entry.files.push_back({job.outputs[i].filename().string(), read_all(temps[i])});
     // Keyed without inodes, so it must not hold inode names (docs/CACHE.md).
@@ -264,16 +257,12 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     }
     std::error_code ec;
     auto perms = fs::status(temps[i], ec).permissions();
-    modes.push_back(static_cast<unsigned>(perms & fs::perms::mask));
+    meta.modes.push_back(static_cast<unsigned>(perms & fs::perms::mask) & 0777);
   }
   if (job.keep_depfile && depfile)
     entry.files.push_back({job.depfile->filename().string(), read_all(*depfile)});
-  nlohmann::json meta{{"job", id}, {"modes", modes}};
-  if (!diagnostics.empty()) {
-    meta["diagnostics"] = true;
-    entry.files.push_back({"diagnostics", std::string(diagnostics)});
-  }
-  entry.metadata = meta.dump();
+  if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
+  entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
   if (!storage_.put("result", rkey, entry)) {
     ++counters_.store_failures;

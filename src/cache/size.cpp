@@ -13,7 +13,10 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+
 #include "offload_build/cache/storage.hpp"
+#include "safe_dir.hpp"
 
 namespace ob::cache {
 
@@ -51,12 +54,13 @@ void for_each_cache_file(const fs::path& v1,
   std::error_code ec;
   fs::directory_iterator kinds(v1, ec), end;
   for (; !ec && kinds != end; kinds.increment(ec)) {
+    // Never through a symlink: a planted one would lead eviction elsewhere.
     std::error_code ec2;
-    if (!kinds->is_directory(ec2)) continue;
+    if (!fs::is_directory(kinds->symlink_status(ec2))) continue;
     fs::directory_iterator shards(kinds->path(), ec2);
     for (; !ec2 && shards != end; shards.increment(ec2)) {
       std::error_code ec3;
-      if (!shards->is_directory(ec3)) continue;
+      if (!fs::is_directory(shards->symlink_status(ec3))) continue;
       for_each_file(shards->path(), fn);
     }
   }
@@ -74,15 +78,22 @@ Usage Storage::usage() const {
   return u;
 }
 
-Storage::Verification Storage::verify() const {
+Storage::Verification Storage::verify(const Validator& validate) const {
   Verification v;
-  for_each_cache_file(dir_ / "v1", [&](const fs::path& p, const struct stat&) {
+  for_each_cache_file(dir_ / "v1", [&](const fs::path& p, const struct stat& st) {
     if (is_temp_name(p.filename().string())) return;
     ++v.entries;
-    std::ifstream in(p, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto decoded = decode_entry(bytes); !decoded)
-      v.corrupt.push_back(p.string() + ": " + decoded.error().message);
+    const std::string key = p.filename().string();
+    const std::string kind = p.parent_path().parent_path().filename().string();
+    auto bad = [&](const std::string& problem) { v.corrupt.push_back(p.string() + ": " + problem); };
+    if (std::string d = detail::distrust(st, shared()); !d.empty()) return bad("the entry " + d);
+    struct stat now {};
+    auto bytes = detail::read_at(AT_FDCWD, p.string(), kHeaderSize + kMaxPayloadSize, now);
+    if (!bytes) return bad("unreadable, or larger than any entry can be");
+    auto decoded = decode_entry(*bytes, kind, key, trust_.signing_key);
+    if (!decoded) return bad(decoded.error().message);
+    if (validate)
+      if (std::string problem = validate(kind, *decoded); !problem.empty()) bad(problem);
   });
   return v;
 }

@@ -10,9 +10,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <random>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
+
+#include "offload_build/util/strings.hpp"
+#include "safe_dir.hpp"
 
 namespace ob::cache {
 
@@ -26,15 +30,25 @@ constexpr std::string_view kCacheDirTag =
 
 std::atomic<bool> g_warned{false};
 
-void warn_unwritable_once(const fs::path& dir, const std::string& reason) {
+// One write(2), so lines from concurrent processes do not interleave.
+void warn_once(const std::string& line) {
   if (g_warned.exchange(true)) return;
-  std::string line = fmt::format(
-      "offload-build: warning: cache directory {} is not writable ({}); building without "
-      "storing results\n",
-      dir.string(), reason);
-  // One write(2), so lines from concurrent processes do not interleave.
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
+}
+
+void warn_unwritable_once(const fs::path& dir, const std::string& reason) {
+  warn_once(fmt::format(
+      "offload-build: warning: cache directory {} is not writable ({}); building without "
+      "storing results\n",
+      dir.string(), reason));
+}
+
+void warn_untrusted_once(const fs::path& dir, const std::string& reason) {
+  warn_once(fmt::format(
+      "offload-build: warning: not using cache directory {}: {}; building without the cache "
+      "(see \"Trust\" in docs/CACHE.md)\n",
+      dir.string(), reason));
 }
 
 bool valid_name(std::string_view s, size_t min_len) {
@@ -47,73 +61,44 @@ bool valid_name(std::string_view s, size_t min_len) {
   return true;
 }
 
-// "<name>.tmp.<pid>.<random>": unique among processes and threads.
-std::string temp_name(std::string_view name) {
-  thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(::getpid()) << 32)};
-  return fmt::format("{}.tmp.{}.{:016x}", name, ::getpid(), rng());
-}
-
-// Write `bytes` to a new file `path` (O_EXCL). Returns 0 or an errno value;
-// on failure nothing is left behind.
-int write_new_file(const fs::path& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      ::unlink(path.c_str());
-      return err;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+std::optional<unsigned> parse_umask(const char* text, std::string& problem) {
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(text, &end, 8);
+  if (*end != '\0' || v > 0777) {
+    problem = fmt::format("OFFLOAD_BUILD_CACHE_UMASK={} is not an octal umask such as 002",
+                          util::shorten(text, 40));
+    return std::nullopt;
   }
-  if (::close(fd) != 0) {  // delayed write errors (ENOSPC, EDQUOT on network filesystems)
-    int err = errno;
-    ::unlink(path.c_str());
-    return err;
-  }
-  return 0;
-}
-
-// Write `bytes` to `target` atomically: temp file in the same directory, rename.
-int write_atomically(const fs::path& target, std::string_view bytes) {
-  fs::path tmp = target.parent_path() / temp_name(target.filename().string());
-  if (int err = write_new_file(tmp, bytes)) return err;
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return err;
-  }
-  return 0;
-}
-
-enum class ReadStatus { Ok, Missing, TooLarge };
-
-ReadStatus read_whole(int fd, std::string& out) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return ReadStatus::Missing;
-  if (uint64_t(st.st_size) > kHeaderSize + kMaxPayloadSize) return ReadStatus::TooLarge;
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ReadStatus::Missing;
-    if (n == 0) break;  // shrank under us: decode says "truncated"
-    got += static_cast<size_t>(n);
-  }
-  out.resize(got);
-  return ReadStatus::Ok;
+  return static_cast<unsigned>(v);
 }
 
 }  // namespace
 
-Storage::Storage(fs::path dir, uint64_t max_size) : dir_(std::move(dir)), max_size_(max_size) {
+Trust Trust::from_environment() {
+  Trust t;
+  t.umask = parse_umask(std::getenv("OFFLOAD_BUILD_CACHE_UMASK"), t.problem);
+  if (const char* key = std::getenv("OFFLOAD_BUILD_SIGNING_KEY"); key && *key) {
+    t.signing_key = key;
+  } else if (const char* file = std::getenv("OFFLOAD_BUILD_SIGNING_KEY_FILE"); file && *file) {
+    std::ifstream in(file, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    if (!in.good() && !in.eof()) text.clear();
+    if (text.empty())
+      t.problem = fmt::format("the signing key file {} (OFFLOAD_BUILD_SIGNING_KEY_FILE) cannot "
+                              "be read or is empty",
+                              util::shorten(file, 200));
+    t.signing_key = text;
+  }
+  return t;
+}
+
+Storage::Storage(fs::path dir, uint64_t max_size)
+    : Storage(std::move(dir), max_size, Trust::from_environment()) {}
+
+Storage::Storage(fs::path dir, uint64_t max_size, Trust trust)
+    : dir_(std::move(dir)), max_size_(max_size), trust_(std::move(trust)) {
   std::error_code ec;
   if (dir_.empty()) {
     unwritable_reason_ = "no directory given";
@@ -121,27 +106,58 @@ Storage::Storage(fs::path dir, uint64_t max_size) : dir_(std::move(dir)), max_si
   }
   fs::path abs = fs::absolute(dir_, ec);
   if (!ec) dir_ = abs.lexically_normal();
-  fs::create_directories(dir_ / "v1", ec);
-  if (ec) {
-    unwritable_reason_ = ec.message();
+  if (!trust_.problem.empty()) {
+    distrust_ = trust_.problem;
+    return;
+  }
+  fs::create_directories(dir_, ec);
+  if (trust_.umask && !ec) {
+    // A fresh shared root gets the shared mode too.
+    struct stat st {};
+    if (::stat(dir_.c_str(), &st) == 0 && st.st_uid == ::geteuid() && st.st_nlink == 2)
+      ::chmod(dir_.c_str(), (0777 & ~*trust_.umask) | (st.st_mode & S_ISGID));
+  }
+  check_trust();
+  if (!distrust_.empty()) return;
+  detail::Fd root(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::string why;
+  detail::Fd v1 = root ? detail::open_dir_at(root.get(), "v1", true, trust_, why) : detail::Fd();
+  if (!why.empty()) {
+    distrust_ = why;
+    return;
+  }
+  if (!v1) {
+    unwritable_reason_ = std::strerror(errno);
     return;
   }
   // Prove we can create files here (root ignores mode bits; read-only mounts
   // and ACLs do not show in the mode either).
-  fs::path probe = dir_ / temp_name(".probe");
-  if (int err = write_new_file(probe, {})) {
+  if (int err = detail::write_at(root.get(), ".probe", {}, trust_.umask)) {
     unwritable_reason_ = std::strerror(err);
     return;
   }
-  ::unlink(probe.c_str());
-  fs::path tag = dir_ / "CACHEDIR.TAG";
-  if (::access(tag.c_str(), F_OK) != 0) {
-    if (int err = write_atomically(tag, kCacheDirTag)) {
+  ::unlinkat(root.get(), ".probe", 0);
+  struct stat st {};
+  if (::fstatat(root.get(), "CACHEDIR.TAG", &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (int err = detail::write_at(root.get(), "CACHEDIR.TAG", kCacheDirTag, trust_.umask)) {
       unwritable_reason_ = std::strerror(err);
       return;
     }
   }
   writable_ = true;
+}
+
+// The root itself may be reached through a symlink (the user named it), but
+// must belong to us (or root) and be writable by no one else, unless shared.
+void Storage::check_trust() {
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) return;  // missing: nothing to trust or use
+  if (!S_ISDIR(st.st_mode)) {
+    distrust_ = "it is not a directory";
+    return;
+  }
+  distrust_ = detail::distrust(st, shared());
+  if (!distrust_.empty()) distrust_ = "the directory " + distrust_;
 }
 
 fs::path Storage::entry_path(std::string_view kind, std::string_view key) const {
@@ -150,7 +166,10 @@ fs::path Storage::entry_path(std::string_view kind, std::string_view key) const 
 }
 
 void Storage::warn_if_unwritable() const {
-  if (!writable_) warn_unwritable_once(dir_, unwritable_reason_);
+  if (!distrust_.empty())
+    warn_untrusted_once(dir_, distrust_);
+  else if (!writable_)
+    warn_unwritable_once(dir_, unwritable_reason_);
 }
 
 void Storage::mark_unwritable(const std::string& reason) {
@@ -158,25 +177,63 @@ void Storage::mark_unwritable(const std::string& reason) {
   unwritable_reason_ = reason;
 }
 
+// The shard directory of `key`, each level opened without following symlinks
+// and checked; a level another user could have written makes the whole cache
+// untrusted from then on (warned once).
+detail::Fd Storage::open_shard(std::string_view kind, std::string_view key, bool create) {
+  if (!distrust_.empty()) return detail::Fd();
+  detail::Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::string why;
+  for (const std::string& name : {std::string("v1"), std::string(kind), std::string(key.substr(0, 2))}) {
+    if (!dir) break;
+    dir = detail::open_dir_at(dir.get(), name, create, trust_, why);
+    if (!why.empty()) {
+      distrust_ = why;
+      writable_ = false;
+      warn_untrusted_once(dir_, distrust_);
+      return detail::Fd();
+    }
+  }
+  return dir;
+}
+
 Lookup Storage::get(std::string_view kind, std::string_view key) {
   Lookup result;
   if (!valid_name(kind, 1) || !valid_name(key, 3)) return result;
-  fs::path path = entry_path(kind, key);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return result;  // ENOENT, or unreadable: a miss either way
-
-  std::string bytes;
-  ReadStatus rs = read_whole(fd, bytes);
-  if (rs == ReadStatus::Missing) {
-    ::close(fd);
-    return result;
+  detail::Fd shard = open_shard(kind, key, false);
+  if (!shard) return result;
+  const std::string name(key);
+  detail::Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ELOOP) {  // a symlink planted in the cache: never followed, removed
+      result.status = LookupStatus::Corrupt;
+      result.problem = "a symbolic link, not an entry";
+      if (writable_) ::unlinkat(shard.get(), name.c_str(), 0);
+    }
+    return result;  // ENOENT, or unreadable: a miss either way
   }
-  Result<Entry> decoded = rs == ReadStatus::TooLarge
-                              ? Result<Entry>(Error::failure("larger than any entry can be"))
-                              : decode_entry(bytes);
+  struct stat ours {};
+  if (::fstat(fd.get(), &ours) != 0 || !S_ISREG(ours.st_mode)) return result;
+  Result<Entry> decoded = Error::failure("");
+  if (std::string d = detail::distrust(ours, shared()); !d.empty()) {
+    decoded = Error::failure("the entry " + d);
+  } else if (uint64_t(ours.st_size) > kHeaderSize + kMaxPayloadSize) {
+    decoded = Error::failure("larger than any entry can be");
+  } else {
+    std::string bytes(static_cast<size_t>(ours.st_size), '\0');
+    size_t got = 0;
+    while (got < bytes.size()) {
+      ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return result;
+      if (n == 0) break;  // shrank under us: decode says "truncated"
+      got += static_cast<size_t>(n);
+    }
+    bytes.resize(got);
+    decoded = decode_entry(bytes, kind, key, trust_.signing_key);
+  }
   if (decoded) {
-    ::futimens(fd, nullptr);  // LRU clock: now. Fails harmlessly when not ours.
-    ::close(fd);
+    ::futimens(fd.get(), nullptr);  // LRU clock: now. Fails harmlessly when not ours.
     result.status = LookupStatus::Hit;
     result.entry = std::move(*decoded);
     return result;
@@ -186,44 +243,50 @@ Lookup Storage::get(std::string_view kind, std::string_view key) {
   if (writable_) {
     // Remove it unless another process has meanwhile renamed a new entry into
     // its place (then the name no longer points at the file we read).
-    struct stat ours = {}, now = {};
-    if (::fstat(fd, &ours) == 0 && ::stat(path.c_str(), &now) == 0 && ours.st_ino == now.st_ino &&
-        ours.st_dev == now.st_dev)
-      ::unlink(path.c_str());
+    struct stat now {};
+    if (::fstatat(shard.get(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        ours.st_ino == now.st_ino && ours.st_dev == now.st_dev)
+      ::unlinkat(shard.get(), name.c_str(), 0);
   }
-  ::close(fd);
   return result;
+}
+
+void Storage::discard(std::string_view kind, std::string_view key) {
+  if (!writable_ || !valid_name(kind, 1) || !valid_name(key, 3)) return;
+  detail::Fd shard = open_shard(kind, key, false);
+  if (shard) ::unlinkat(shard.get(), std::string(key).c_str(), 0);
 }
 
 bool Storage::put(std::string_view kind, std::string_view key, const Entry& entry) {
   if (!valid_name(kind, 1) || !valid_name(key, 3)) return false;
+  if (!distrust_.empty()) return false;
   if (!writable_) {
     warn_unwritable_once(dir_, unwritable_reason_);
     return false;
   }
   if (payload_size(entry) > kMaxPayloadSize) return false;  // too big to cache; the cache is fine
-  return put_encoded(kind, key, encode_entry(entry));
+  return put_encoded(kind, key, encode_entry(entry, kind, key, trust_.signing_key));
 }
 
 bool Storage::put_encoded(std::string_view kind, std::string_view key, std::string_view bytes) {
   if (!valid_name(kind, 1) || !valid_name(key, 3)) return false;
+  if (!distrust_.empty()) return false;
   if (!writable_) {
     warn_unwritable_once(dir_, unwritable_reason_);
     return false;
   }
-  fs::path target = entry_path(kind, key);
   int err = 0;
   // Twice: `cache clear` in another process may remove the directory between
   // our mkdir and our create or rename.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) {
-      mark_unwritable(ec.message());
-      warn_unwritable_once(dir_, unwritable_reason_);
-      return false;
+    detail::Fd shard = open_shard(kind, key, true);
+    if (!distrust_.empty()) return false;
+    if (!shard) {
+      err = errno ? errno : EIO;
+      if (err == ENOENT) continue;
+      break;
     }
-    err = write_atomically(target, bytes);
+    err = detail::write_at(shard.get(), std::string(key), bytes, trust_.umask);
     if (err != ENOENT) break;
   }
   if (err == 0) return true;
@@ -237,6 +300,28 @@ uint64_t payload_size(const Entry& entry) {
   for (const auto& f : entry.files) size += 16 + f.name.size() + f.data.size();
   return size;
 }
+
+std::optional<std::string> read_trusted_file(const fs::path& path, bool shared) {
+  detail::Fd dir(::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!dir || ::fstat(dir.get(), &st) != 0 || !detail::distrust(st, shared).empty())
+    return std::nullopt;
+  auto text = detail::read_at(dir.get(), path.filename().string(), 64 << 20, st);
+  if (!text || !detail::distrust(st, shared).empty()) return std::nullopt;
+  return text;
+}
+
+bool write_file_atomically(const fs::path& dir, std::string_view name, std::string_view bytes,
+                           std::optional<unsigned> umask) {
+  detail::Fd parent(::open(dir.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent) return false;
+  Trust trust;
+  trust.umask = umask;
+  std::string why;
+  detail::Fd fd = detail::open_dir_at(parent.get(), dir.filename().string(), true, trust, why);
+  return fd && detail::write_at(fd.get(), std::string(name), bytes, umask) == 0;
+}
+
 
 fs::path default_cache_dir() {
   auto env = [](const char* name) -> std::string {

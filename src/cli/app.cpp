@@ -20,11 +20,24 @@ namespace ob::cli {
 
 namespace {
 
+// Every line at most kMaxLine bytes: a message quoting a huge value (a
+// 100 KB manifest string, an argv) stays readable.
+constexpr size_t kMaxLine = 1000;
+std::string shorten_lines(const std::string& text) {
+  std::string out;
+  for (const auto& line : util::split(text, '\n')) {
+    if (!out.empty()) out += '\n';
+    out += util::shorten(line, kMaxLine);
+  }
+  return out;
+}
+
 int report_error(const Error& e) {
   // Diagnostics that already say "error:" (file:line:col: error: ...) print as they are.
-  const std::string first_line = e.message.substr(0, e.message.find('\n'));
-  if (first_line.find("error:") != std::string::npos) std::cerr << report::paint_diagnostic(e.message) << '\n';
-  else std::cerr << report::paint_diagnostic("offload-build: error: " + e.message) << '\n';
+  const std::string message = shorten_lines(e.message);
+  const std::string first_line = message.substr(0, message.find('\n'));
+  if (first_line.find("error:") != std::string::npos) std::cerr << report::paint_diagnostic(message) << '\n';
+  else std::cerr << report::paint_diagnostic("offload-build: error: " + message) << '\n';
   return e.code;
 }
 
@@ -181,7 +194,7 @@ int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "offload-build: internal error: " << e.what() << "\n";
+    std::cerr << "offload-build: internal error: " << util::shorten(e.what(), kMaxLine) << "\n";
   } catch (...) {
     std::cerr << "offload-build: internal error\n";
   }

@@ -158,9 +158,13 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   auto toolchain = find_toolchain(manifest->toolchain);
   if (!toolchain) return toolchain.error();
   const fs::path cache_dir = cache_dir_for(o, manifest->cache_dir);
-  // Compilers' answers about themselves are remembered next to the cache.
+  // Compilers' answers about themselves are remembered next to the cache
+  // (a private, trusted one: a listing planted there would run).
+  std::optional<cache::Storage> storage;
+  if (!o.no_cache)
+    storage.emplace(cache_dir, manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
   std::optional<fs::path> probe_memo;
-  if (!o.no_cache) probe_memo = cache_dir / "probes";
+  if (storage && storage->trusted() && !storage->shared()) probe_memo = cache_dir / "probes";
   auto remotes = cache::configured_remotes(o.remote_storage, manifest->remote_storage);
   if (!remotes) return remotes.error();
   if (o.verbose && !o.no_cache)
@@ -206,14 +210,11 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     return check_device_object(job, outs.front(), plan.cwd);
   };
 
-  std::optional<cache::Storage> storage;
   std::optional<cache::LayeredStorage> layers;
   std::optional<cache::JobCache> job_cache;
-  if (!o.no_cache) {
+  if (storage) {
     session.cache_enabled = true;
     session.cache_dir = cache_dir;
-    storage.emplace(cache_dir,
-                    manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
     storage->warn_if_unwritable();
     layers.emplace(*storage, std::move(*remotes));
     job_cache.emplace(*layers, plan,

@@ -6,12 +6,27 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/util/strings.hpp"
+#include "offload_build/util/json_text.hpp"
+
 namespace ob::cli {
 
 namespace {
 
 void row(std::ostream& out, std::string_view label, std::string_view value) {
   out << fmt::format("{:<18}{}\n", label, value);
+}
+
+// A cache path that exists but is not a directory: an error naming it (exit 2).
+std::optional<int> not_a_directory(const fs::path& dir, std::ostream& out) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec) || fs::is_directory(dir, ec)) return std::nullopt;
+  out << fmt::format(
+      "offload-build: error: cache directory {} is not a directory; pass --cache-dir DIR (or set "
+      "OFFLOAD_BUILD_CACHE_DIR) to a directory, or remove the file\n",
+      util::shorten(dir.string(), 300));
+  return exit_code::usage;
 }
 
 // The cache for clear/prune: nullopt (after saying why) when there is nothing
@@ -21,6 +36,10 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
                                               int& code) {
   std::error_code ec;
   code = exit_code::ok;
+  if (auto c = not_a_directory(dir, out)) {
+    code = *c;
+    return std::nullopt;
+  }
   if (!fs::exists(dir, ec)) {
     out << fmt::format("cache directory {} does not exist; nothing to {}\n", dir.string(), verb);
     return std::nullopt;
@@ -38,6 +57,7 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
 }  // namespace
 
 int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_size) {
+  if (auto code = not_a_directory(dir, out)) return *code;
   // Looking must not create the directory.
   std::error_code ec;
   cache::Counters c;
@@ -56,7 +76,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     j["entries"] = u.entries;
     j["bytes"] = u.bytes;
     j["max_size"] = max_size;
-    out << j.dump() << "\n";
+    out << util::dump_replacing(j) << "\n";
     return exit_code::ok;
   }
   row(out, "cache directory", shown.string());
@@ -118,8 +138,12 @@ int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostr
 }
 
 int cache_verify(const fs::path& dir, std::ostream& out) {
+  if (auto code = not_a_directory(dir, out)) return *code;
   const cache::Storage storage(dir);
-  const auto v = storage.verify();
+  if (!storage.trusted())
+    out << fmt::format("warning: builds do not use this cache: {}\n", storage.distrust_reason());
+  if (!storage.signing_key().empty()) out << "checking signatures (a signing key is set)\n";
+  const auto v = storage.verify(&cache::entry_problem);
   for (const auto& bad : v.corrupt) out << "corrupt: " << bad << '\n';
   out << "cache " << dir.string() << ": " << v.entries << " entries, " << v.corrupt.size()
       << " corrupt\n";

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -73,6 +74,8 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
   return code;
 }
 
+// An internal error in launcher mode, counted in the cache's statistics
+// ("internal error" under misses), when there is a cache.
 }  // namespace
 
 bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv) {
@@ -116,12 +119,18 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   if (env_flag("OFFLOAD_BUILD_DISABLE"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled}, o);
   Unchanged why;
-  const int code = split_compile(command, o, why);
-  if (code >= 0) return code;
-  std::string link_reason;
-  const int linked = cached_link(command, o, link_reason);
-  if (linked >= 0) return linked;
-  why.reason += "; " + link_reason;
+  try {
+    const int code = split_compile(command, o, why);
+    if (code >= 0) return code;
+    std::string link_reason;
+    const int linked = cached_link(command, o, link_reason);
+    if (linked >= 0) return linked;
+    why.reason += "; " + link_reason;
+  } catch (const std::exception& e) {
+    // Never fail where the compiler would succeed (as ccache): run it
+    // unchanged, counted under its own reason.
+    why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal};
+  }
   return pass_through(command, why, o);
 }
 

@@ -168,14 +168,21 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
 
 namespace {
 
+// Where compilers' answers are remembered: next to a private, trusted cache
+// only (a listing planted there would run).
+std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
+  if (o.no_cache) return std::nullopt;
+  const cache::Storage storage(cache_dir_for(o, std::nullopt));
+  if (!storage.trusted() || storage.shared()) return std::nullopt;
+  return storage.dir() / "probes";
+}
+
 // Kernel names from each file's place (relative to the base directory, if
 // any) and the project's namespace (--kernel-namespace).
 void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
                              const GlobalOptions& o) {
   plan.base_dir = base;
-  std::optional<fs::path> memo;
-  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
-  auto names = stable_names_for(compiler, base, memo);
+  auto names = stable_names_for(compiler, base, trusted_probe_memo(o));
   if (!names) return;
   std::string ns = o.kernel_namespace.value_or("");
   if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
@@ -209,8 +216,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   const auto toolchain = toolchain_of(*compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
-  std::optional<fs::path> memo;  // the driver's answers, remembered next to the cache
-  if (!o.no_cache) memo = cache_dir_for(o, std::nullopt) / "probes";
+  const auto memo = trusted_probe_memo(o);  // compilers' answers, next to the cache
   if (!resolve_natives(req, *toolchain, memo))
     return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
   const fs::path output = (cwd / req.output_arg()).lexically_normal();

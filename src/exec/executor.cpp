@@ -1,12 +1,15 @@
 #include "offload_build/exec/executor.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include <fmt/core.h>
@@ -29,6 +32,36 @@ std::vector<fs::path> written_files(const Job& job) {
   std::vector<fs::path> files = job.outputs;
   if (job.depfile) files.push_back(*job.depfile);
   return files;
+}
+
+// The process that made a temporary named ".X.ob-tmp-PID-JOB[...]" (with the
+// compiler's own suffix, as clang's "-abc123.tmp"), 0 when it is no such name.
+pid_t temp_owner(const std::string& name) {
+  const size_t at = name.find(".ob-tmp-");
+  if (name.empty() || name.front() != '.' || at == std::string::npos) return 0;
+  size_t i = at + 8;
+  long pid = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && pid < (1L << 31); ++i)
+    pid = pid * 10 + (name[i] - '0');
+  if (i == at + 8 || i >= name.size() || name[i] != '-') return 0;
+  return static_cast<pid_t>(pid);
+}
+
+// Remove the temporaries in the output directories of `plan` whose process
+// matches `gone` (a dead one's at the start of a build; ours after an interrupt).
+template <class Gone>
+void sweep_temps(const Plan& plan, const Gone& gone) {
+  std::set<fs::path> dirs;
+  for (const auto& job : plan.jobs)
+    for (const auto& f : written_files(job)) dirs.insert(f.parent_path());
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const pid_t pid = temp_owner(it->path().filename().string());
+      std::error_code ec2;
+      if (pid > 0 && gone(pid) && fs::is_regular_file(it->symlink_status(ec2))) fs::remove(it->path(), ec2);
+    }
+  }
 }
 
 }  // namespace
@@ -72,6 +105,10 @@ class Execution {
   }
 
   Result<ExecSummary> run() {
+    // Temporaries of builds killed before they could clean up (kill -9).
+    sweep_temps(plan_, [](pid_t pid) {
+      return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    });
     if (observer_) observer_->build_started(plan_);
     auto result = run_jobs();
     if (observer_) {
@@ -275,6 +312,8 @@ class Execution {
     runner_.stop_all();
     return_slots();
     for (const auto& job : plan_.jobs) remove_temps(job.id);
+    // The compilers' own temporaries next to ours (clang's "<output>-*.tmp").
+    sweep_temps(plan_, [](pid_t pid) { return pid == ::getpid(); });
     return Error{"interrupted: stopped the running jobs and removed their partial outputs",
                  exit_code::interrupted};
   }

@@ -1,6 +1,8 @@
 // manifest_detail::Reader: type checks with located, hinting error messages.
 #include "manifest_reader.hpp"
 
+#include "offload_build/util/strings.hpp"
+
 #include <algorithm>
 
 namespace ob::manifest_detail {
@@ -91,7 +93,7 @@ Result<std::vector<std::string>> Reader::string_list(const std::string& key) con
   if (it == root_.end()) return std::vector<std::string>();
   const std::string where = json_pointer("", key);
   if (!it->is_array()) {
-    const std::string hint = it->is_string() ? "write [" + it->dump() + "]" : "e.g. " + example_for(key);
+    const std::string hint = it->is_string() ? "write [" + util::shorten(it->dump(), 200) + "]" : "e.g. " + example_for(key);
     return error_at(where, "\"" + key + "\" must be a list of strings, not " + type_phrase(*it) + "; " + hint);
   }
   std::vector<std::string> values;

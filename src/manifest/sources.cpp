@@ -3,6 +3,8 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <system_error>
 
 #include "offload_build/manifest/manifest.hpp"
@@ -15,8 +17,11 @@ bool is_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_
 
 std::vector<std::string> path_parts(std::string_view pattern) {
   std::vector<std::string> parts;
-  for (auto& part : util::split(pattern, '/'))
-    if (!part.empty() && part != ".") parts.push_back(std::move(part));
+  for (auto& part : util::split(pattern, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "**" && !parts.empty() && parts.back() == "**") continue;  // "**/**" = "**"
+    parts.push_back(std::move(part));
+  }
   if (!parts.empty() && parts.back() == "**") parts.push_back("*");  // "src/**" = every file
   return parts;
 }
@@ -42,34 +47,69 @@ bool is_real_dir(const fs::directory_entry& e) {  // a directory, not a symlink 
 }
 
 // Match parts[i..] below `dir`, appending matched regular files to `out`.
-void walk(const fs::path& dir, const std::vector<std::string>& parts, size_t i,
-          std::vector<fs::path>& out) {
-  if (i == parts.size()) {
-    if (is_file(dir)) out.push_back(dir);
-    return;
-  }
-  const std::string& part = parts[i];
-  if (!is_glob(part)) return walk(dir / part, parts, i + 1, out);
-  if (part == "**") {
-    walk(dir, parts, i + 1, out);  // zero directories
-    for (const auto& e : list_dir(dir))
-      if (is_real_dir(e) && e.path().filename().string().front() != '.') walk(e.path(), parts, i, out);
-    return;
-  }
-  for (const auto& e : list_dir(dir)) {
-    const std::string name = e.path().filename().string();
-    if (fnmatch(part.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
-    if (i + 1 == parts.size()) {
-      if (is_file(e.path())) out.push_back(e.path());
-    } else {
-      std::error_code ec;
-      if (e.is_directory(ec)) walk(e.path(), parts, i + 1, out);
+// Each (directory, part) state is visited once, so the walk is linear in the
+// tree size times the pattern's length whatever the pattern (repeated "**"
+// would otherwise find a file once per way of splitting its path).
+class Walker {
+ public:
+  Walker(const std::vector<std::string>& parts, std::vector<fs::path>& out)
+      : parts_(parts), out_(out) {}
+
+  void walk(const fs::path& dir, size_t i) {
+    if (!seen_.emplace(dir.native(), i).second) return;
+    if (i == parts_.size()) {
+      if (is_file(dir)) out_.push_back(dir);
+      return;
+    }
+    const std::string& part = parts_[i];
+    if (!is_glob(part)) return walk(dir / part, i + 1);
+    if (part == "**") {
+      walk(dir, i + 1);  // zero directories
+      for (const auto& e : list_dir(dir))
+        if (is_real_dir(e) && e.path().filename().string().front() != '.') walk(e.path(), i);
+      return;
+    }
+    for (const auto& e : list_dir(dir)) {
+      const std::string name = e.path().filename().string();
+      if (fnmatch(part.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
+      if (i + 1 == parts_.size()) {
+        if (is_file(e.path()) && seen_.emplace(e.path().native(), i + 1).second) out_.push_back(e.path());
+      } else {
+        std::error_code ec;
+        if (e.is_directory(ec)) walk(e.path(), i + 1);
+      }
     }
   }
+
+ private:
+  const std::vector<std::string>& parts_;
+  std::vector<fs::path>& out_;
+  std::set<std::pair<std::string, size_t>> seen_;
+};
+
+// The directory a glob starts in (its parts before the first wildcard) must
+// lie inside the project: "/**" or "../../**" would walk the whole disk.
+std::optional<Error> outside_project(const fs::path& base, std::string_view pattern) {
+  const fs::path written(pattern);
+  fs::path start = written.is_absolute() ? written.root_path() : base;
+  bool after_glob = false, climbs = false;
+  for (const auto& part : path_parts(written.relative_path().string())) {
+    after_glob |= is_glob(part);
+    if (after_glob)
+      climbs |= part == "..";
+    else
+      start /= part;
+  }
+  const fs::path rel = start.lexically_normal().lexically_relative(base.lexically_normal());
+  if (!climbs && !rel.empty() && *rel.begin() != "..") return std::nullopt;
+  return Error::usage("glob \"" + util::shorten(pattern, 200) +
+                      "\" reaches outside the project directory " + base.string() +
+                      "; globs match files below the manifest's directory (name files elsewhere "
+                      "one by one, without wildcards)");
 }
 
 Error missing_file(const fs::path& base, std::string_view pattern, const fs::path& path) {
-  std::string msg = "source file \"" + std::string(pattern) + "\" does not exist; ";
+  std::string msg = "source file \"" + util::shorten(pattern, 200) + "\" does not exist; ";
   std::vector<std::string> siblings;
   for (const auto& e : list_dir(path.parent_path()))
     if (is_file(e.path())) siblings.push_back(e.path().filename().string());
@@ -143,13 +183,15 @@ Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::s
       return Error::usage("source \"" + std::string(pattern) + "\" is not a regular file; list source files");
     return std::vector<fs::path>{path};
   }
+  if (auto outside = outside_project(base, pattern)) return *outside;
   std::vector<fs::path> found;
-  walk(root, path_parts(written.relative_path().string()), 0, found);
+  const auto parts = path_parts(written.relative_path().string());
+  Walker(parts, found).walk(root, 0);
   for (auto& p : found) p = p.lexically_normal();
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
   if (found.empty())
-    return Error::usage("glob \"" + std::string(pattern) + "\" matches no files; patterns are relative "
+    return Error::usage("glob \"" + util::shorten(pattern, 200) + "\" matches no files; patterns are relative "
                         "to the manifest directory " + base.string());
   return found;
 }

@@ -1,5 +1,7 @@
 #include "offload_build/plan/compdb.hpp"
 
+#include "offload_build/util/json_text.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,7 +50,7 @@ Result<fs::path> write_compilation_database(const Plan& plan) {
   fs::create_directories(plan.build_dir, ec);
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << compilation_database(plan).dump(2) << '\n';
+    out << util::dump_replacing(compilation_database(plan), 2) << '\n';  // see docs/REPORT.md
     if (!out) return Error::failure(fmt::format("cannot write {}", file.string()));
   }
   fs::rename(tmp, file, ec);

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "offload_build/util/json_text.hpp"
 
 namespace ob::report {
 
@@ -283,7 +284,7 @@ Result<void> write_report(const fs::path& file, const nlohmann::json& report) {
                        fmt::format(".{}.ob-tmp-{}", target.filename().string(), getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << report.dump(2) << '\n';
+    out << util::dump_replacing(report, 2) << '\n';  // non-UTF-8 names: U+FFFD
     out.close();
     if (!out) {
       fs::remove(tmp, ec);

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/util/json_text.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -61,9 +63,10 @@ fs::path memo_file(const fs::path& dir, const char* prefix, const std::string& k
 std::optional<nlohmann::json> recall(const std::optional<fs::path>& dir, const char* prefix,
                                      const std::string& key) {
   if (!dir) return std::nullopt;
-  std::ifstream in(memo_file(*dir, prefix, key));
-  if (!in) return std::nullopt;
-  auto j = nlohmann::json::parse(in, nullptr, false);
+  // Only a file of ours, not through a symlink (cache/storage.hpp).
+  auto text = cache::read_trusted_file(memo_file(*dir, prefix, key), false);
+  if (!text) return std::nullopt;
+  auto j = util::parse_lossless(*text);
   if (j.is_discarded() || !j.is_object() || j.value("key", "") != key || !j.contains("answer"))
     return std::nullopt;
   return j["answer"];
@@ -72,21 +75,8 @@ std::optional<nlohmann::json> recall(const std::optional<fs::path>& dir, const c
 void remember(const std::optional<fs::path>& dir, const char* prefix, const std::string& key,
               const nlohmann::json& answer) {
   if (!dir) return;
-  std::error_code ec;
-  fs::create_directories(*dir, ec);
-  const fs::path file = memo_file(*dir, prefix, key);
-  const fs::path tmp = fmt::format("{}.tmp.{}.{}", file.string(), getpid(),
-                                   std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"key", key}, {"answer", answer}}.dump();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
+  cache::write_file_atomically(*dir, memo_file(*dir, prefix, key).filename().string(),
+                               util::dump_lossless(nlohmann::json{{"key", key}, {"answer", answer}}));
 }
 
 class ClangListingProbe final : public DriverProbe {
@@ -124,7 +114,7 @@ class ClangListingProbe final : public DriverProbe {
       j["env"][name] = v ? v : "";
     }
     for (const auto& t : tools_) j["tools"].push_back(util::file_identity(t));
-    return j.dump();
+    return util::dump_lossless(j);
   }
 
   std::optional<std::vector<driver_listing::Argv>> recall(const std::string& key) const {
@@ -153,7 +143,14 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
   std::vector<std::optional<Result<std::vector<driver_listing::Argv>>>> slots(commands.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t k; (k = next++) < commands.size();) slots[k] = probe.list(commands[k], cwd);
+    for (size_t k; (k = next++) < commands.size();) {
+      // An exception must not escape a thread (std::terminate): it becomes this command's error.
+      try {
+        slots[k] = probe.list(commands[k], cwd);
+      } catch (const std::exception& e) {
+        slots[k] = Error::failure(std::string("internal error while asking the driver: ") + e.what());
+      }
+    }
   };
   std::vector<std::thread> workers;
   for (size_t t = 1; t < std::min(parallel, commands.size()); ++t) workers.emplace_back(work);

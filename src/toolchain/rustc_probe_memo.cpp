@@ -11,7 +11,9 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/cache/storage.hpp"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/json_text.hpp"
 
 namespace ob::rust {
 
@@ -30,9 +32,10 @@ void set_probe_memo_dir(std::optional<fs::path> dir) { g_memo_dir = std::move(di
 bool read_probe_memo(RustcFacts& f) {
   if (!g_memo_dir || !f.rustc) return false;
   const std::string identity = util::file_identity(*f.rustc);
-  std::ifstream in(memo_file(identity));
-  if (!in) return false;
-  auto j = nlohmann::json::parse(in, nullptr, false);
+  // Only a file of ours, not through a symlink (cache/storage.hpp).
+  auto text = cache::read_trusted_file(memo_file(identity), false);
+  if (!text) return false;
+  auto j = util::parse_lossless(*text);
   if (j.is_discarded() || j.value("identity", "") != identity) return false;  // hash collision
   try {
     f.version = j.at("version").get<std::string>();
@@ -59,20 +62,9 @@ void write_probe_memo(const RustcFacts& f) {
                    {"offload_settings", f.offload_settings},
                    {"llvm_offload", static_cast<int>(f.llvm_offload)},
                    {"llvm_offload_note", f.llvm_offload_note}};
-  std::error_code ec;
-  fs::create_directories(*g_memo_dir, ec);
-  const fs::path file = memo_file(identity);
-  const fs::path tmp = file.string() + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;  // only a memo: never an error
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
+  // Only a memo: failing to write it is never an error.
+  cache::write_file_atomically(*g_memo_dir, memo_file(identity).filename().string(),
+                               util::dump_lossless(j));
 }
 
 }  // namespace ob::rust

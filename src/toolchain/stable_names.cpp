@@ -8,9 +8,11 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/json_text.hpp"
 
 namespace ob {
 
@@ -96,14 +98,14 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::
   if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;
   StableNames s{*library, base, true, ""};
   if (!memo_dir) return s;
-  const std::string key = nlohmann::json{{"compiler", util::file_identity(compiler)},
-                                         {"library", util::file_identity(*library)},
-                                         {"version", OB_STABLE_VERSION}}
-                              .dump();
+  const nlohmann::json key_json{{"compiler", util::file_identity(compiler)},
+                                {"library", util::file_identity(*library)},
+                                {"version", OB_STABLE_VERSION}};
+  const std::string key = util::dump_lossless(key_json);
   const fs::path file = memo_file(*memo_dir, key);
-  {
-    std::ifstream in(file);
-    auto j = nlohmann::json::parse(in, nullptr, false);
+  // Only a file of ours, not through a symlink (cache/storage.hpp).
+  if (auto text = cache::read_trusted_file(file, false)) {
+    auto j = util::parse_lossless(*text);
     if (!j.is_discarded() && j.is_object() && j.value("key", "") == key) {
       s.keyed = j.value("honoured", false);
       s.fallback = j.value("why", "");
@@ -111,14 +113,9 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::
     }
   }
   std::tie(s.keyed, s.fallback) = ask(compiler, s, *memo_dir);
-  std::error_code ec;
-  const fs::path tmp = fmt::format("{}.tmp.{}", file.string(), getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"key", key}, {"honoured", s.keyed}, {"why", s.fallback}}.dump();
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) fs::remove(tmp, ec);
+  cache::write_file_atomically(
+      *memo_dir, file.filename().string(),
+      util::dump_lossless(nlohmann::json{{"key", key}, {"honoured", s.keyed}, {"why", s.fallback}}));
   return s;
 }
 

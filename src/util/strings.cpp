@@ -97,4 +97,12 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
+std::string shorten(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max;
+  // Not inside a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 }  // namespace ob::util

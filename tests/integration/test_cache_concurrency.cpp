@@ -80,7 +80,7 @@ Scan scan_files(const fs::path& dir) {
     std::ifstream in(e.path(), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    auto r = decode_entry(ss.str());
+    auto r = decode_entry(ss.str(), e.path().parent_path().parent_path().filename().string(), name);
     if (!r) {
       ++s.bad;
       s.problems.push_back(e.path().string() + ": " + r.error().message);

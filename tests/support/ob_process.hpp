@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "temp_dir.hpp"
 
 namespace ob::test {
 
@@ -21,12 +22,16 @@ inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cw
                                Env env = {}) {
   // Tests must not inherit a user's runtime settings.
   // Each test process gets its own cache unless the test names one.
-  static const std::string cache_dir =
-      (fs::temp_directory_path() / ("ob-test-cache-" + std::to_string(getpid()))).string();
+  // Removed when the test process exits (a static TempDir).
+  static const TempDir cache("ob-test-cache");
+  const std::string cache_dir = cache.path().string();
   env.insert(env.begin(), {{"LIBOMPTARGET_INFO", std::nullopt},
                            {"OMP_TARGET_OFFLOAD", std::nullopt},
                            {"OMP_NUM_THREADS", std::nullopt},
                            {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+                           {"OFFLOAD_BUILD_SIGNING_KEY", std::nullopt},
+                           {"OFFLOAD_BUILD_SIGNING_KEY_FILE", std::nullopt},
+                           {"OFFLOAD_BUILD_CACHE_UMASK", std::nullopt},
                            {"OFFLOAD_BUILD_CACHE_DIR", cache_dir}});
   Command cmd{std::move(argv), cwd, std::move(env)};
   auto r = exec::capture(cmd);

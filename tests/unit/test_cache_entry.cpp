@@ -42,6 +42,10 @@ Entry sample_entry() {
   return e;
 }
 
+// Every entry here is stored as result/abc unless a test says otherwise.
+std::string enc(const Entry& e) { return encode_entry(e, "result", "abc"); }
+ob::Result<Entry> dec(std::string_view bytes) { return decode_entry(bytes, "result", "abc"); }
+
 bool same(const Entry& a, const Entry& b) {
   if (a.metadata != b.metadata || a.files.size() != b.files.size()) return false;
   for (size_t i = 0; i < a.files.size(); ++i)
@@ -57,8 +61,8 @@ void put_u64(std::string& s, size_t at, uint64_t v) {
 
 // Rewrite the checksum so a hand-made header passes it, as a hostile file would.
 void fix_checksum(std::string& bytes) {
-  std::string covered = bytes.substr(0, 32) + bytes.substr(kHeaderSize);
-  put_u64(bytes, 32, xxh3(covered));
+  std::string covered = bytes.substr(0, 64) + bytes.substr(kHeaderSize);
+  put_u64(bytes, 64, xxh3(covered));
 }
 
 // Flip every byte position in `positions` with each mask; all must fail.
@@ -69,7 +73,7 @@ void require_all_flips_fail(const std::string& good, const std::vector<size_t>& 
       std::string bad = good;
       bad[pos] = static_cast<char>(bad[pos] ^ mask);
       ++tried;
-      auto r = decode_entry(bad);
+      auto r = dec(bad);
       if (!r)
         ++failures;
       else
@@ -84,48 +88,50 @@ void require_all_flips_fail(const std::string& good, const std::vector<size_t>& 
 TEST_CASE("entry round trip keeps metadata, names and bytes exactly", "[cache]") {
   SECTION("empty entry") {
     Entry e;
-    std::string bytes = encode_entry(e);
-    CHECK(bytes.size() == kHeaderSize + 16);  // metadata length + file count
-    auto r = decode_entry(bytes);
+    std::string bytes = enc(e);
+    // binding "result/abc", metadata length, file count
+    CHECK(bytes.size() == kHeaderSize + 8 + 10 + 16);
+    auto r = dec(bytes);
     REQUIRE(r.ok());
     CHECK(r->metadata.empty());
     CHECK(r->files.empty());
   }
   SECTION("empty files and names") {
     Entry e{"", {{"", ""}, {"empty", ""}, {"", "x"}}};
-    auto r = decode_entry(encode_entry(e));
+    auto r = dec(enc(e));
     REQUIRE(r.ok());
     CHECK(same(*r, e));
   }
   SECTION("binary data with NULs in every field") {
     Entry e{std::string("m\0e\0ta", 6),
             {{std::string("a\0b", 3), std::string(1000, '\0')}, {"bin", random_bytes(4096, 1)}}};
-    auto r = decode_entry(encode_entry(e));
+    auto r = dec(enc(e));
     REQUIRE(r.ok());
     CHECK(same(*r, e));
     CHECK(r->files[0].data.size() == 1000);
   }
   SECTION("5 MiB of random data (stored uncompressed)") {
     Entry e{"{}", {{"big", random_bytes(5 << 20, 2)}}};
-    std::string bytes = encode_entry(e);
+    std::string bytes = enc(e);
     CHECK(flags_of(bytes) == 0);  // zstd would not make it smaller
-    auto r = decode_entry(bytes);
+    auto r = dec(bytes);
     REQUIRE(r.ok());
     CHECK(same(*r, e));
   }
   SECTION("5 MiB of compressible data (zstd)") {
     Entry e{"{}", {{"big", compressible(5 << 20)}}};
-    std::string bytes = encode_entry(e);
+    std::string bytes = enc(e);
     CHECK(flags_of(bytes) == 1);
     CHECK(bytes.size() < (1u << 20));
-    auto r = decode_entry(bytes);
+    auto r = dec(bytes);
     REQUIRE(r.ok());
     CHECK(same(*r, e));
   }
   SECTION("the header is laid out as documented") {
-    std::string bytes = encode_entry(sample_entry());
+    std::string bytes = enc(sample_entry());
     CHECK(bytes.substr(0, 8) == std::string("OBCACHE\0", 8));
-    CHECK(bytes.substr(8, 4) == std::string("\x01\0\0\0", 4));
+    CHECK(bytes.substr(8, 4) == std::string("\x02\0\0\0", 4));
+    CHECK(bytes.substr(32, 32) == std::string(32, '\0'));  // unsigned
     uint64_t stored = 0;
     for (int i = 7; i >= 0; --i) stored = (stored << 8) | static_cast<unsigned char>(bytes[24 + i]);
     CHECK(stored == bytes.size() - kHeaderSize);
@@ -134,14 +140,14 @@ TEST_CASE("entry round trip keeps metadata, names and bytes exactly", "[cache]")
 
 TEST_CASE("every single flipped byte is detected", "[cache]") {
   SECTION("small compressed entry: every position") {
-    std::string good = encode_entry(sample_entry());
+    std::string good = enc(sample_entry());
     REQUIRE(flags_of(good) == 1);
     std::vector<size_t> all(good.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     require_all_flips_fail(good, all);
   }
   SECTION("small uncompressed entry: every position") {
-    std::string good = encode_entry(Entry{"", {{"", random_bytes(1000, 3)}}});
+    std::string good = enc(Entry{"", {{"", random_bytes(1000, 3)}}});
     REQUIRE(flags_of(good) == 0);
     std::vector<size_t> all(good.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -149,7 +155,7 @@ TEST_CASE("every single flipped byte is detected", "[cache]") {
   }
   SECTION("large entries: all header bytes and sampled payload bytes") {
     for (const std::string& data : {random_bytes(1 << 20, 4), compressible(2 << 20)}) {
-      std::string good = encode_entry(Entry{"meta", {{"f", data}}});
+      std::string good = enc(Entry{"meta", {{"f", data}}});
       std::vector<size_t> pos;
       for (size_t i = 0; i < kHeaderSize + 64; ++i) pos.push_back(i);
       std::mt19937_64 rng(5);
@@ -160,29 +166,30 @@ TEST_CASE("every single flipped byte is detected", "[cache]") {
     }
   }
   SECTION("the error says which check failed") {
-    std::string good = encode_entry(sample_entry());
+    std::string good = enc(sample_entry());
     auto flip = [&](size_t pos) {
       std::string bad = good;
       bad[pos] = static_cast<char>(bad[pos] ^ 0x20);
-      auto r = decode_entry(bad);
+      auto r = dec(bad);
       REQUIRE_FALSE(r.ok());
       return r.error().message;
     };
     CHECK_THAT(flip(0), Catch::Contains("not an offload-build cache entry"));
-    CHECK_THAT(flip(8), Catch::Contains("format version 33, expected 1"));
+    CHECK_THAT(flip(8), Catch::Contains("format version 34, expected 2"));
     CHECK_THAT(flip(12), Catch::Contains("checksum mismatch"));  // flags
     CHECK_THAT(flip(16), Catch::Contains("checksum mismatch"));  // uncompressed size
     CHECK_THAT(flip(24), Catch::Contains("truncated") || Catch::Contains("size mismatch"));
-    CHECK_THAT(flip(33), Catch::Contains("checksum mismatch"));  // the checksum itself
+    CHECK_THAT(flip(33), Catch::Contains("checksum mismatch"));  // the (empty) signature
+    CHECK_THAT(flip(65), Catch::Contains("checksum mismatch"));  // the checksum itself
     CHECK_THAT(flip(good.size() - 1), Catch::Contains("checksum mismatch"));
   }
 }
 
 TEST_CASE("truncation at any length is detected", "[cache]") {
   SECTION("small entry: every length") {
-    std::string good = encode_entry(sample_entry());
+    std::string good = enc(sample_entry());
     for (size_t n = 0; n < good.size(); ++n) {
-      auto r = decode_entry(std::string_view(good).substr(0, n));
+      auto r = dec(std::string_view(good).substr(0, n));
       if (r.ok())
         FAIL_CHECK("truncation to " << n << " bytes was not detected");
       else if (n >= 8)
@@ -190,33 +197,33 @@ TEST_CASE("truncation at any length is detected", "[cache]") {
     }
   }
   SECTION("large entry: sampled lengths") {
-    std::string good = encode_entry(Entry{"m", {{"f", random_bytes(3 << 20, 6)}}});
+    std::string good = enc(Entry{"m", {{"f", random_bytes(3 << 20, 6)}}});
     std::vector<size_t> lengths;
     for (size_t n = 0; n <= kHeaderSize + 8; ++n) lengths.push_back(n);
     for (size_t n = 1; n <= 64; ++n) lengths.push_back(good.size() - n);
     for (size_t n = 4093; n < good.size(); n += 65537) lengths.push_back(n);
     for (size_t n : lengths) {
-      auto r = decode_entry(std::string_view(good).substr(0, n));
+      auto r = dec(std::string_view(good).substr(0, n));
       if (r.ok()) FAIL_CHECK("truncation to " << n << " bytes was not detected");
     }
   }
   SECTION("extra bytes at the end are detected too") {
-    std::string good = encode_entry(sample_entry());
-    auto r = decode_entry(good + "x");
+    std::string good = enc(sample_entry());
+    auto r = dec(good + "x");
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("size mismatch"));
   }
 }
 
 TEST_CASE("zeroed, foreign, other-version and random input is rejected", "[cache]") {
-  std::string good = encode_entry(sample_entry());
+  std::string good = enc(sample_entry());
   SECTION("zeroed file of the right length") {
-    auto r = decode_entry(std::string(good.size(), '\0'));
+    auto r = dec(std::string(good.size(), '\0'));
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("not an offload-build cache entry"));
   }
   SECTION("empty input") {
-    auto r = decode_entry("");
+    auto r = dec("");
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("truncated"));
   }
@@ -224,9 +231,9 @@ TEST_CASE("zeroed, foreign, other-version and random input is rejected", "[cache
     std::string bad = good;
     bad[8] = 7;
     fix_checksum(bad);
-    auto r = decode_entry(bad);
+    auto r = dec(bad);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message == "format version 7, expected 1");
+    CHECK(r.error().message == "format version 7, expected 2");
   }
   SECTION("random garbage never decodes and never crashes") {
     std::mt19937_64 rng(7);
@@ -234,7 +241,7 @@ TEST_CASE("zeroed, foreign, other-version and random input is rejected", "[cache
       std::string junk = random_bytes(rng() % 2048, rng());
       // Half of them look like an entry up to the version field, to reach deeper checks.
       if (i % 2 && junk.size() >= 12) junk.replace(0, 12, good.substr(0, 12));
-      auto r = decode_entry(junk);
+      auto r = dec(junk);
       if (r.ok()) FAIL_CHECK("garbage " << i << " decoded");
     }
   }
@@ -247,10 +254,11 @@ TEST_CASE("zeroed, foreign, other-version and random input is rejected", "[cache
       put_u64(bad, 16, i % 3 ? bad.size() - kHeaderSize : rng() % 100000);
       put_u64(bad, 24, bad.size() - kHeaderSize);
       fix_checksum(bad);
-      auto r = decode_entry(bad);
+      auto r = dec(bad);
       if (!r.ok()) {
         ++rejected;
-        CHECK_THAT(r.error().message, Catch::StartsWith("bad payload"));
+        CHECK_THAT(r.error().message,
+                   Catch::StartsWith("bad payload") || Catch::StartsWith("stored for"));
       }
     }
     CHECK(rejected == 2000);
@@ -258,10 +266,10 @@ TEST_CASE("zeroed, foreign, other-version and random input is rejected", "[cache
 }
 
 TEST_CASE("hostile sizes neither crash nor allocate what they claim", "[cache]") {
-  std::string good = encode_entry(sample_entry());
+  std::string good = enc(sample_entry());
   auto decode_fixed = [&](std::string bad) {
     fix_checksum(bad);
-    auto r = decode_entry(bad);
+    auto r = dec(bad);
     REQUIRE_FALSE(r.ok());
     return r.error().message;
   };
@@ -285,9 +293,11 @@ TEST_CASE("hostile sizes neither crash nor allocate what they claim", "[cache]")
     put_u64(bad, 24, z.size());
     CHECK_THAT(decode_fixed(bad), Catch::Contains("more data than the header says"));
   }
+  // The payload starts with where the entry is stored: "result/abc".
+  const std::string bound = std::string("\x0a\0\0\0\0\0\0\0", 8) + "result/abc";
   SECTION("a raw payload claiming billions of files") {
-    std::string payload(16, '\0');
-    put_u64(payload, 8, uint64_t{1} << 40);
+    std::string payload = bound + std::string(16, '\0');
+    put_u64(payload, bound.size() + 8, uint64_t{1} << 40);
     std::string bad = good.substr(0, kHeaderSize) + payload;
     bad[12] = 0;
     put_u64(bad, 16, payload.size());
@@ -295,15 +305,60 @@ TEST_CASE("hostile sizes neither crash nor allocate what they claim", "[cache]")
     CHECK_THAT(decode_fixed(bad), Catch::Contains("files cannot fit"));
   }
   SECTION("a file length past the end") {
-    std::string payload(40, '\0');
-    put_u64(payload, 8, 1);              // one file
-    put_u64(payload, 16, 0);             // empty name
-    put_u64(payload, 24, ~uint64_t{0});  // data length: everything
+    std::string payload = bound + std::string(40, '\0');
+    put_u64(payload, bound.size() + 8, 1);              // one file
+    put_u64(payload, bound.size() + 16, 0);             // empty name
+    put_u64(payload, bound.size() + 24, ~uint64_t{0});  // data length: everything
     std::string bad = good.substr(0, kHeaderSize) + payload;
     bad[12] = 0;
     put_u64(bad, 16, payload.size());
     put_u64(bad, 24, payload.size());
     CHECK_THAT(decode_fixed(bad), Catch::Contains("runs past the end"));
+  }
+}
+
+TEST_CASE("an entry is bound to its kind and key, and signed with a key", "[cache]") {
+  const Entry e = sample_entry();
+  SECTION("moved under another key or kind, a well-formed entry is refused") {
+    const std::string bytes = encode_entry(e, "result", "abc");
+    REQUIRE(decode_entry(bytes, "result", "abc").ok());
+    auto other_key = decode_entry(bytes, "result", "abd");
+    REQUIRE_FALSE(other_key.ok());
+    CHECK(other_key.error().message == "stored for result/abc, found under result/abd");
+    CHECK_FALSE(decode_entry(bytes, "manifest", "abc").ok());
+  }
+  SECTION("signed entries verify with their key only") {
+    const std::string signed_bytes = encode_entry(e, "result", "abc", "secret");
+    CHECK(flags_of(signed_bytes) == 3);  // zstd + signed
+    auto good = decode_entry(signed_bytes, "result", "abc", "secret");
+    REQUIRE(good.ok());
+    CHECK(same(*good, e));
+    CHECK(decode_entry(signed_bytes, "result", "abc").ok());  // no key: the checksum only
+    auto wrong = decode_entry(signed_bytes, "result", "abc", "other");
+    REQUIRE_FALSE(wrong.ok());
+    CHECK_THAT(wrong.error().message, Catch::Contains("signature mismatch"));
+    auto unsigned_one = decode_entry(encode_entry(e, "result", "abc"), "result", "abc", "secret");
+    REQUIRE_FALSE(unsigned_one.ok());
+    CHECK_THAT(unsigned_one.error().message, Catch::Contains("not signed"));
+  }
+  SECTION("a rewritten payload with a recomputed checksum fails the signature") {
+    std::string bytes = encode_entry(Entry{"m", {{"f", random_bytes(1000, 11)}}}, "result", "abc",
+                                     "secret");
+    REQUIRE(flags_of(bytes) == 2);  // stored raw: easy to rewrite
+    bytes[bytes.size() - 1] ^= 0x55;
+    fix_checksum(bytes);
+    REQUIRE(decode_entry(bytes, "result", "abc").ok());  // unkeyed: undetectable
+    auto r = decode_entry(bytes, "result", "abc", "secret");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("signature mismatch"));
+  }
+  SECTION("every flipped byte of a signed entry is detected with the key") {
+    const std::string good = encode_entry(e, "result", "abc", "secret");
+    for (size_t pos = 0; pos < good.size(); ++pos) {
+      std::string bad = good;
+      bad[pos] = static_cast<char>(bad[pos] ^ 0x01);
+      if (decode_entry(bad, "result", "abc", "secret").ok()) FAIL_CHECK("flip at " << pos);
+    }
   }
 }
 

@@ -170,6 +170,34 @@ TEST_CASE("globs expand *, ?, [...] and ** and are sorted and deduplicated", "[m
   }
 }
 
+TEST_CASE("repeated ** stays linear and globs stay inside the project", "[manifest]") {
+  TempProject p;
+  // A 30-deep chain d/d/.../d with a file at each level: with the old walk,
+  // "**/d*/**/d*/..." found each file once per way of splitting its path
+  // (minutes for six "**"); with each (directory, part) visited once it is
+  // instant. ctest's timeout catches a regression as a hang.
+  std::string rel = "t";
+  for (int i = 0; i < 30; ++i) {
+    rel += "/d";
+    p.touch(rel + "/f.c");
+  }
+  std::string pattern = "t";
+  for (int i = 0; i < 8; ++i) pattern += "/**/d*";
+  auto files = expand_source_pattern(p.dir(), pattern + "/**/*.c");
+  REQUIRE(files.ok());
+  CHECK(files->size() == 30 - 7);  // f.c at depth >= 8
+  auto plain = expand_source_pattern(p.dir(), "**/**/**/**/**/**/*.c");
+  REQUIRE(plain.ok());
+  CHECK(plain->size() == 30);
+
+  for (const char* outside : {"/**", "../../**", "/tmp/*.c", "t/*/../../../*.c"}) {
+    auto r = expand_source_pattern(p.dir(), outside);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("reaches outside the project directory"));
+  }
+  CHECK(expand_source_pattern(p.dir(), "t/d/../d/*.c").ok());  // climbs, but stays inside
+}
+
 TEST_CASE("language comes from the extension unless \"language\" forces it", "[manifest]") {
   CHECK(language_from_extension("a.c") == Language::C);
   for (const char* cxx : {"a.cpp", "a.cc", "a.cxx", "a.C", "a.c++"}) CHECK(language_from_extension(cxx) == Language::Cxx);

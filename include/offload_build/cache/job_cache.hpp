@@ -64,8 +64,9 @@ class JobCache {
   void miss(const Job& job, const std::string& reason, std::string detail);
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
                                              std::string& reason, std::vector<Dep>& deps);
-  bool restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
-               std::string& diagnostics);
+  enum class Restored { Ok, Corrupt, Unwritable };
+  Restored restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
+                   std::string& diagnostics);
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                 const std::vector<fs::path>& temps, const Job& job);
   std::vector<Dep> deps_from_depfile(const Job& job, const fs::path& depfile, bool& time_macros);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -19,12 +20,15 @@
 namespace ob::cache {
 
 namespace fs = std::filesystem;
+namespace detail {
+class Fd;
+}
 
 inline constexpr uint64_t kDefaultMaxSize = 5ull << 30;  // 5 GiB
 
 // Entry format (see src/cache/entry.cpp for the byte layout).
-inline constexpr uint32_t kFormatVersion = 1;
-inline constexpr size_t kHeaderSize = 40;
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr size_t kHeaderSize = 72;
 // The largest uncompressed payload an entry may hold. encode_entry refuses
 // nothing, but put() does not store larger entries and decode_entry rejects them.
 inline constexpr uint64_t kMaxPayloadSize = 2ull << 30;  // 2 GiB
@@ -39,14 +43,37 @@ struct Entry {
   std::vector<EntryFile> files;
 };
 
-// Serialization, exposed for tests. decode_entry fails (never throws, never
-// crashes) on truncated, foreign-magic, other-version or checksum-bad input,
-// saying which in the error message.
+// Serialization, shared by every storage backend (local and remote), so one
+// signing key protects both. An entry is bound to the `kind` and `key` it is
+// stored under (recorded inside the checksummed and signed bytes): decoding
+// it under any other name fails. With a non-empty `signing_key` encode_entry
+// signs with HMAC-SHA256 and decode_entry refuses entries not signed with that
+// key; with an empty one signatures are neither made nor checked.
+// decode_entry fails (never throws, never crashes) on truncated,
+// foreign-magic, other-version, checksum-bad, unsigned, wrongly signed or
+// misplaced input, saying which in the error message.
 // `compress` false stores the payload as is (remote storage's compress=false).
-std::string encode_entry(const Entry& entry, bool compress = true);
+std::string encode_entry(const Entry& entry, std::string_view kind, std::string_view key,
+                         std::string_view signing_key = {}, bool compress = true);
 // The uncompressed payload's size, checked against kMaxPayloadSize.
 uint64_t payload_size(const Entry& entry);
-Result<Entry> decode_entry(std::string_view bytes);
+Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::string_view key,
+                           std::string_view signing_key = {});
+
+// Whom the cache trusts (docs/CACHE.md, "Trust"). By default a cache is
+// private: every directory and entry must belong to this user (or root) and be
+// writable by no one else, or the cache is not used (one warning). A shared
+// cache is opted into with an explicit umask (OFFLOAD_BUILD_CACHE_UMASK, as
+// ccache's `umask`): then group-writable directories and entries of one of our
+// groups are trusted too, and what we create gets that umask.
+struct Trust {
+  std::string signing_key;          // OFFLOAD_BUILD_SIGNING_KEY or the file in _FILE
+  std::optional<unsigned> umask;    // OFFLOAD_BUILD_CACHE_UMASK (octal): a shared cache
+  std::string problem;              // a setting that could not be used: the cache is off
+
+  // From the environment; problems (unreadable key file, bad umask) land in `problem`.
+  static Trust from_environment();
+};
 
 // One remote storage's counters (keyed by its redacted URL in Counters).
 struct RemoteCounters {
@@ -102,10 +129,18 @@ class Storage {
  public:
   // Open (creating if possible) the cache at `dir`. Never fails: a directory
   // that cannot be created or written makes a read-only or disabled cache.
+  // Trust settings default to the environment's.
   Storage(fs::path dir, uint64_t max_size = kDefaultMaxSize);
+  Storage(fs::path dir, uint64_t max_size, Trust trust);
 
   const fs::path& dir() const { return dir_; }
   bool writable() const { return writable_; }
+  // False when the cache is refused (owner or permissions, see Trust): get()
+  // then finds nothing and put() stores nothing.
+  bool trusted() const { return distrust_.empty(); }
+  const std::string& distrust_reason() const { return distrust_; }
+  bool shared() const { return trust_.umask.has_value(); }
+  const std::string& signing_key() const { return trust_.signing_key; }
   uint64_t max_size() const { return max_size_; }
 
   // Where `key` of `kind` lives: <dir>/v1/<kind>/<key[0:2]>/<key>. Keys and
@@ -124,21 +159,29 @@ class Storage {
   // every layer; a verified remote value written back as received).
   bool put_encoded(std::string_view kind, std::string_view key, std::string_view bytes);
 
+  // Remove the entry `key` of `kind` (found unusable by the caller: metadata
+  // that does not validate). Counted by the caller as corrupt.
+  void discard(std::string_view kind, std::string_view key);
+
   // Add this process's counters to the shared ones (under a file lock), then
   // evict if the cache grew past its limit.
   void record(const Counters& delta);
   Counters counters() const;
   Usage usage() const;
 
-  // Decode every entry (`cache verify`): how many there are and which are bad.
+  // Decode every entry (`cache verify`): how many there are and which are bad
+  // (owner and permissions, format, checksum, where it is stored, signature
+  // with a key, then `validate`: the metadata problem, empty when fine).
   struct Verification {
     uint64_t entries = 0;
     std::vector<std::string> corrupt;  // "path: problem"
   };
-  Verification verify() const;
+  using Validator = std::function<std::string(std::string_view kind, const Entry&)>;
+  Verification verify(const Validator& validate = {}) const;
 
-  // The once-per-process warning, now, if the cache cannot be written: a build
-  // that only hits never tries to store, yet the user should know.
+  // The once-per-process warning, now, if the cache cannot be written or is
+  // not trusted: a build that only hits never tries to store, yet the user
+  // should know.
   void warn_if_unwritable() const;
 
   // Remove least-recently-used entries until the cache is at most `max_size`
@@ -151,11 +194,25 @@ class Storage {
   void mark_unwritable(const std::string& reason);
   uint64_t remove_lru(uint64_t max_size);  // prune without touching the counters
 
+  void check_trust();
+  detail::Fd open_shard(std::string_view kind, std::string_view key, bool create);
+
   fs::path dir_;
   uint64_t max_size_;
+  Trust trust_;
+  std::string distrust_;  // why the cache is not trusted; empty when it is
   bool writable_ = false;
   std::string unwritable_reason_;  // strerror text of the failure, for the warning
 };
+
+// Small safe-file helpers for what lives next to the entries (probe memos):
+// read a regular file not through a symlink, owned by us (or root) and not
+// writable by others (unless `shared`); write one atomically (unpredictable
+// temp name, O_EXCL | O_NOFOLLOW, rename) into `dir`, creating `dir` (one
+// level) when missing. Both fail quietly (nullopt / false).
+std::optional<std::string> read_trusted_file(const fs::path& path, bool shared);
+bool write_file_atomically(const fs::path& dir, std::string_view name, std::string_view bytes,
+                           std::optional<unsigned> umask = std::nullopt);
 
 // Where the cache lives: --cache-dir, else the manifest's "cache_dir", else
 // $OFFLOAD_BUILD_CACHE_DIR, else $XDG_CACHE_HOME/offload-build, else

@@ -19,6 +19,10 @@ std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string trim(std::string_view s);
 
+// `s` as is when at most `max` bytes, else its start and "... (N bytes)": for
+// quoting user input in messages without printing 100 KB of it.
+std::string shorten(std::string_view s, size_t max = 200);
+
 // Levenshtein distance, for "did you mean ...?" hints.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, if it is close enough to be a likely typo.

@@ -36,11 +36,11 @@ struct LayeredStorage::Remote {
   std::thread worker;
 };
 
+// A remote value is an entry for exactly this kind and key, signed with the
+// local cache's key when one is set: the same check as a local entry's.
 Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
-                                  std::string_view bytes) {
-  (void)kind;
-  (void)key;
-  return decode_entry(bytes);
+                                  std::string_view bytes, std::string_view signing_key) {
+  return decode_entry(bytes, kind, key, signing_key);
 }
 
 LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes,
@@ -127,7 +127,7 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
       std::lock_guard lock(r.mu);
       r.counters.bytes_read += bytes.size();
     }
-    auto entry = verify_remote_value(kind, key, bytes);
+    auto entry = verify_remote_value(kind, key, bytes, local_.signing_key());
     if (!entry) {
       reject(r, kind, key, entry.error().message);
       continue;
@@ -148,14 +148,14 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
 
 bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entry& entry) {
   if (payload_size(entry) > kMaxPayloadSize) return false;  // too big to cache anywhere
-  auto bytes = std::make_shared<const std::string>(encode_entry(entry));
+  auto bytes = std::make_shared<const std::string>(encode_entry(entry, kind, key, local_.signing_key()));
   bool stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
   std::shared_ptr<const std::string> plain;  // for remotes with compress=false
   for (auto& rp : remotes_) {
     Remote& r = *rp;
     if (r.config.read_only || r.disabled) continue;
     if (!r.config.compress && !plain)
-      plain = std::make_shared<const std::string>(encode_entry(entry, false));
+      plain = std::make_shared<const std::string>(encode_entry(entry, kind, key, local_.signing_key(), false));
     auto value = r.config.compress ? bytes : plain;
     std::unique_lock lock(r.mu);
     if (!r.worker.joinable()) r.worker = std::thread([this, &r] { upload_loop(r); });

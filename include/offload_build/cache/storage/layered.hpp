@@ -75,7 +75,7 @@ class LayeredStorage {
 // format (magic, version, checksum, payload). `kind` and `key` are what the
 // value was asked for (entries bound to their key are checked here too).
 Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
-                                  std::string_view bytes);
+                                  std::string_view bytes, std::string_view signing_key = {});
 
 // `doctor`: read one probe key from the remote and say what happened:
 // "reachable (1.2 ms; read-write)", or the failure, error or timeout.

@@ -89,6 +89,7 @@ inline constexpr const char* kCompiler = "not clang";                     // or 
 inline constexpr const char* kPaths = "missing directory or file";        // output dir, response file, cwd
 inline constexpr const char* kDisabled = "OFFLOAD_BUILD_DISABLE";
 inline constexpr const char* kFailed = "compile error";  // a pass failed: the compiler reports it
+inline constexpr const char* kInternal = "internal error";  // offload-build's own: the compiler runs unchanged
 }  // namespace unchanged
 
 struct Parsed {

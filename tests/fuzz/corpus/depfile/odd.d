@@ -1,0 +1,1 @@
+k.o: k.c dÿir/x.h C:\\win\\path.h #hash.h

@@ -1,0 +1,30 @@
+// Launcher mode's clang argv parser, response files included: the input is a
+// NUL-separated argv; an argument "@rsp" names the rest of the input as a
+// response file's text (parsed by split_response_file, as expand_response_files does).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+
+using namespace ob;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> argv{"clang"};
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\0') continue;
+    std::string arg = text.substr(start, i - start);
+    start = i + 1;
+    if (arg == "@rsp") {
+      const std::string rest = start < text.size() ? text.substr(start) : std::string();
+      for (auto& a : clang_cli::split_response_file(rest)) argv.push_back(std::move(a));
+      break;
+    }
+    argv.push_back(std::move(arg));
+  }
+  auto parsed = clang_cli::parse(argv);
+  if (!parsed.compile && parsed.pass_reason.empty()) __builtin_trap();  // a reason to pass through
+  return 0;
+}
