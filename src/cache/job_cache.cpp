@@ -38,7 +38,7 @@ bool names_kernels_by_inode(const std::string& data) {
 
 // The manifest entry's candidates, newest first; empty when absent. A
 // manifest entry that does not validate is corrupt: removed, and `corrupt` set.
-std::vector<Candidate> candidates_of(Storage& storage, const std::string& key, Lookup& lookup,
+std::vector<Candidate> candidates_of(LayeredStorage& storage, const std::string& key, Lookup& lookup,
                                      bool& corrupt) {
   corrupt = lookup.status == LookupStatus::Corrupt;
   if (lookup.status != LookupStatus::Hit) return {};

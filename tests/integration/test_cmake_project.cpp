@@ -130,9 +130,12 @@ TEST_CASE("CMake project: installed package, launcher, cache across build direct
   p.run_program(b3);
   p.no_work_dirs_left(b3);
 
-  // 4. A second checkout at another path, configured into its own build
-  // directory, with its own base directory: every job is served, and the
-  // program is the first one byte for byte.
+  // 4. A third machine (an empty local cache) with a checkout at another
+  // path, configured into its own build directory, with its own base
+  // directory: every job is served from Redis, and the program is the first
+  // one byte for byte.
+  p.cache = p.tmp / "cache-3";
+  p.env.front() = {"OFFLOAD_BUILD_CACHE_DIR", p.cache.string()};
   const fs::path other = p.tmp / "elsewhere/deeper";
   fs::create_directories(other);
   fs::copy(p.src, other / p.src.filename(), fs::copy_options::recursive);

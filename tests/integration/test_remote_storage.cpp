@@ -222,7 +222,7 @@ TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign en
     INFO(writer.err);
     REQUIRE(writer.exit_code == 0);
     CHECK_THAT(writer.err, !Catch::Contains("warning"));
-    CHECK(files_under(server.root() / "ob/v1").size() >= 5);
+    CHECK(files_under(server.root() / "ob/v2").size() >= 5);
     CHECK(count_of(remote_stats(tmp / "cache1", "http://ci:***@" + hostport + "/ob"), "uploads") >= 5);
 
     fs::remove_all(dir / "build");
@@ -256,7 +256,7 @@ TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign en
   SECTION("corrupt and foreign values are refused, counted, and rebuilt locally") {
     const std::string url = base + "/ob";
     REQUIRE(build(dir, tmp / "cache1", {url}).exit_code == 0);
-    auto stored = files_under(server.root() / "ob/v1");
+    auto stored = files_under(server.root() / "ob/v2");
     REQUIRE(stored.size() >= 5);
     for (size_t i = 0; i < stored.size(); ++i) {
       std::string d = read_file(stored[i]);
@@ -273,7 +273,7 @@ TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign en
     CHECK_THAT(r.err, Catch::Contains("not a valid entry"));
     // The writer removed the one value it was refused, so a later store can replace it.
     CHECK_THAT(r.err, Catch::Contains("; removed"));
-    CHECK(files_under(server.root() / "ob/v1").size() == stored.size() - 1);
+    CHECK(files_under(server.root() / "ob/v2").size() == stored.size() - 1);
     CHECK_THAT(r.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
     check_runs(dir);
     require_sound(tmp / "cache2");

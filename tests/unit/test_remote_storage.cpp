@@ -183,9 +183,9 @@ TEST_CASE("the remote list splits on spaces", "[remote]") {
 }
 
 TEST_CASE("entry names on the servers", "[remote]") {
-  CHECK(redis_key("result", kKey) == "offload-build:v1:result:" + kKey);
-  CHECK(http_path(RemoteConfig::Layout::Subdirs, "result", kKey) == "v1/result/ab/" + kKey);
-  CHECK(http_path(RemoteConfig::Layout::Flat, "manifest", kKey) == "v1-manifest-" + kKey);
+  CHECK(redis_key("result", kKey) == "offload-build:v2:result:" + kKey);
+  CHECK(http_path(RemoteConfig::Layout::Subdirs, "result", kKey) == "v2/result/ab/" + kKey);
+  CHECK(http_path(RemoteConfig::Layout::Flat, "manifest", kKey) == "v2-manifest-" + kKey);
   auto bazel = http_path(RemoteConfig::Layout::Bazel, "result", kKey);
   CHECK(bazel.size() == 3 + 64);
   CHECK(bazel.substr(0, 3) == "ac/");
@@ -195,7 +195,7 @@ TEST_CASE("layered storage: a verified remote hit fills the local cache", "[remo
   test::TempDir dir("ob-layered");
   Storage local(dir / "cache");
   auto server = std::make_shared<FakeServer>();
-  server->values[redis_key("result", kKey)] = encode_entry(sample_entry("remote bytes"));
+  server->values[redis_key("result", kKey)] = encode_entry(sample_entry("remote bytes"), "result", kKey);
   LayeredOptions options;
   options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
   options.warning_fd = -1;
@@ -219,11 +219,14 @@ TEST_CASE("layered storage: a verified remote hit fills the local cache", "[remo
 
 TEST_CASE("layered storage: corrupt or foreign remote values never reach the local cache",
           "[remote]") {
-  std::string good = encode_entry(sample_entry("x"));
+  std::string good = encode_entry(sample_entry("x"), "result", "fedcba9876543210");
   std::string truncated = good.substr(0, good.size() - 3);
   std::string flipped = good;
   flipped.back() ^= 1;
-  for (const std::string& bad : {truncated, flipped, std::string("ccache entry, not ours"),
+  // A poisoned value: a well-formed entry, but another key's (another job's
+  // content), stored under this key.
+  std::string moved = good;
+  for (const std::string& bad : {truncated, flipped, moved, std::string("ccache entry, not ours"),
                                  std::string()}) {
     test::TempDir dir("ob-layered");
     Storage local(dir / "cache");
@@ -259,7 +262,7 @@ TEST_CASE("layered storage: a failing remote is warned about once and then left 
   auto server = std::make_shared<FakeServer>();
   server->fail_with = RemoteFailure{RemoteFailure::Kind::Timeout, "GET: Timeout was reached"};
   auto second = std::make_shared<FakeServer>();
-  second->values[redis_key("result", kKey)] = encode_entry(sample_entry("from the second"));
+  second->values[redis_key("result", kKey)] = encode_entry(sample_entry("from the second"), "result", kKey);
   WarningPipe warnings;
   LayeredOptions options;
   options.factory = [&](const RemoteConfig& c) {
@@ -313,7 +316,7 @@ TEST_CASE("layered storage: uploads go to every writable remote, bounded, done b
   const std::string& uncompressed = plain->values.begin()->second;
   CHECK(compressed.size() < uncompressed.size());
   for (const std::string* v : {&compressed, &uncompressed}) {
-    auto e = decode_entry(*v);
+    auto e = decode_entry(*v, "result", fmt::format("{:016x}", 0));
     REQUIRE(e);
     CHECK(e->files.at(0).data == data);
   }
@@ -350,4 +353,28 @@ TEST_CASE("the remote list: command line, else environment, else manifest", "[re
   CHECK_THAT(bad.error().message, Catch::Contains("OFFLOAD_BUILD_REMOTE_STORAGE"));
   CHECK_THAT(bad.error().message, !Catch::Contains("hunter2"));
   ::unsetenv("OFFLOAD_BUILD_REMOTE_STORAGE");
+}
+
+TEST_CASE("layered storage: with a signing key, only entries signed with it are used", "[remote]") {
+  test::TempDir dir("ob-layered");
+  ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "team secret", 1);
+  Storage local(dir / "cache");
+  ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+  REQUIRE(local.signing_key() == "team secret");
+  auto server = std::make_shared<FakeServer>();
+  const std::string k1 = "1111111111111111", k2 = "2222222222222222", k3 = "3333333333333333";
+  server->values[redis_key("result", k1)] = encode_entry(sample_entry("signed"), "result", k1, "team secret");
+  server->values[redis_key("result", k2)] = encode_entry(sample_entry("unsigned"), "result", k2);
+  server->values[redis_key("result", k3)] = encode_entry(sample_entry("other key"), "result", k3, "guess");
+  for (const auto& [key, ok] : {std::pair{k1, true}, std::pair{k2, false}, std::pair{k3, false}}) {
+    LayeredOptions options;
+    options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+    options.warning_fd = -1;
+    LayeredStorage layers(local, {parse_ok("redis://h|read-only")}, options);
+    INFO(key);
+    Lookup l = layers.get("result", key);
+    CHECK((l.status == LookupStatus::Hit) == ok);
+    CHECK((local.get("result", key).status == LookupStatus::Hit) == ok);  // nothing unsigned kept
+    if (!ok) CHECK(layers.remote_counters().begin()->second.rejected == 1);
+  }
 }

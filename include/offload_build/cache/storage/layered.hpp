@@ -49,6 +49,10 @@ class LayeredStorage {
   Lookup get(std::string_view kind, std::string_view key);
   // Store locally and queue the upload to every writable remote.
   bool put(std::string_view kind, std::string_view key, const Entry& entry);
+  // An entry found unusable above the storage (metadata that does not
+  // validate): removed from the local cache, where a remote value was written
+  // back (a remote's copy is refused by the same check next time).
+  void discard(std::string_view kind, std::string_view key) { local_.discard(kind, key); }
 
   // Wait for the queued uploads (bounded by each remote's timeouts).
   void finish_uploads();
