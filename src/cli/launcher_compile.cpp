@@ -180,9 +180,9 @@ std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
 // Kernel names from each file's place (relative to the base directory, if
 // any) and the project's namespace (--kernel-namespace).
 void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
-                             const GlobalOptions& o) {
+                             const std::optional<fs::path>& memo, const GlobalOptions& o) {
   plan.base_dir = base;
-  auto names = stable_names_for(compiler, base, trusted_probe_memo(o));
+  auto names = stable_names_for(compiler, base, memo);
   if (!names) return;
   std::string ns = o.kernel_namespace.value_or("");
   if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
@@ -249,7 +249,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   } else {
     plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
     if (exec::interrupted()) return exit_code::interrupted;
-    use_stable_kernel_names(plan, *compiler, base, o);
+    use_stable_kernel_names(plan, *compiler, base, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
     if (o.verbose)
       std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
