@@ -11,6 +11,7 @@
 #include "offload_build/cache/hash.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
@@ -37,11 +38,6 @@ fs::path full_path(const fs::path& path, const fs::path& cwd) {
   return path.is_absolute() ? path.lexically_normal() : (cwd / path).lexically_normal();
 }
 
-bool under(const fs::path& full, const fs::path& dir) {
-  const fs::path rel = full.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 }  // namespace
 
 std::vector<fs::path> system_dirs() {
@@ -56,9 +52,9 @@ std::vector<fs::path> system_dirs() {
 
 bool FileFactsCache::is_system(const fs::path& full) const {
   for (const auto& d : project_)
-    if (under(full, d)) return false;
+    if (util::is_under(full, d)) return false;
   for (const auto& d : system_)
-    if (under(full, d)) return true;
+    if (util::is_under(full, d)) return true;
   return false;
 }
 

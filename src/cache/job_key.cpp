@@ -4,6 +4,7 @@
 
 #include "offload_build/cache/hash.hpp"
 #include "offload_build/toolchain/stable_names.h"
+#include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
@@ -29,12 +30,6 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
 
 namespace {
 
-bool under(const fs::path& full, const fs::path& dir) {
-  if (dir.empty()) return false;
-  const fs::path rel = full.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 // Key fields of a Dep: the content, and the identity kernel names embed.
 void hash_dep(Hasher& h, const char* field, const Dep& d) {
   h.field(field, d.path).field("sha", d.sha256);
@@ -47,9 +42,9 @@ void hash_dep(Hasher& h, const char* field, const Dep& d) {
 Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts) {
   Dep dep{path, facts.sha256, 0, 0, {}};
   const fs::path full = (plan.cwd / path).lexically_normal();
-  if (fs::path(path).is_absolute() && under(full, plan.base_dir))
+  if (fs::path(path).is_absolute() && util::is_under(full, plan.base_dir))
     dep.path = full.lexically_relative(plan.cwd).string();
-  if (!job.inode_sensitive || under(full, plan.build_dir)) return dep;
+  if (!job.inode_sensitive || util::is_under(full, plan.build_dir)) return dep;
   if (job.stable_names) {
     dep.name = facts.name;
   } else {

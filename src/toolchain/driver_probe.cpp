@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/probe.hpp"
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/util/json_text.hpp"
 #include "offload_build/util/file_identity.hpp"
@@ -51,32 +52,6 @@ driver_listing::Argv replace_dir(driver_listing::Argv argv, const std::string& f
       a = a.substr(0, eq + 1) + std::string(to) + a.substr(eq + 1 + from.size());
   }
   return argv;
-}
-
-// Answers remembered across processes in `dir` (the cache's probes/): one
-// small JSON file per key, named `prefix`-HASH.json, written by temp file +
-// rename. Only a memo: failing to read or write it is never an error.
-fs::path memo_file(const fs::path& dir, const char* prefix, const std::string& key) {
-  return dir / fmt::format("{}-{:016x}.json", prefix, std::hash<std::string>{}(key));
-}
-
-std::optional<nlohmann::json> recall(const std::optional<fs::path>& dir, const char* prefix,
-                                     const std::string& key) {
-  if (!dir) return std::nullopt;
-  // Only a file of ours, not through a symlink (cache/storage.hpp).
-  auto text = cache::read_trusted_file(memo_file(*dir, prefix, key), false);
-  if (!text) return std::nullopt;
-  auto j = util::parse_lossless(*text);
-  if (j.is_discarded() || !j.is_object() || j.value("key", "") != key || !j.contains("answer"))
-    return std::nullopt;
-  return j["answer"];
-}
-
-void remember(const std::optional<fs::path>& dir, const char* prefix, const std::string& key,
-              const nlohmann::json& answer) {
-  if (!dir) return;
-  cache::write_file_atomically(*dir, memo_file(*dir, prefix, key).filename().string(),
-                               util::dump_lossless(nlohmann::json{{"key", key}, {"answer", answer}}));
 }
 
 class ClangListingProbe final : public DriverProbe {
@@ -118,7 +93,7 @@ class ClangListingProbe final : public DriverProbe {
   }
 
   std::optional<std::vector<driver_listing::Argv>> recall(const std::string& key) const {
-    auto answer = ob::recall(memo_dir_, "clang-listing", key);
+    auto answer = probe::recall(memo_dir_, "clang-listing", key);
     if (!answer) return std::nullopt;
     try {
       return answer->get<std::vector<driver_listing::Argv>>();
@@ -128,7 +103,7 @@ class ClangListingProbe final : public DriverProbe {
   }
 
   void remember(const std::string& key, const std::vector<driver_listing::Argv>& commands) const {
-    ob::remember(memo_dir_, "clang-listing", key, commands);
+    probe::remember(memo_dir_, "clang-listing", key, commands);
   }
 
   std::optional<fs::path> memo_dir_;
@@ -171,7 +146,7 @@ std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
   host.resize(std::strlen(host.c_str()));
   const std::string key =
       nlohmann::json{{"tool", util::file_identity(tool)}, {"boot", boot}, {"host", host}}.dump();
-  if (auto answer = ob::recall(memo_dir, "gpu-archs", key); answer && answer->is_array()) {
+  if (auto answer = probe::recall(memo_dir, "gpu-archs", key); answer && answer->is_array()) {
     std::vector<std::string> archs;
     for (const auto& a : *answer)
       if (a.is_string()) archs.push_back(a.get<std::string>());
@@ -182,7 +157,7 @@ std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
   std::vector<std::string> archs;
   for (const auto& line : util::split(r->out, '\n'))
     if (auto arch = util::trim(line); !arch.empty()) archs.emplace_back(arch);
-  remember(memo_dir, "gpu-archs", key, archs);
+  probe::remember(memo_dir, "gpu-archs", key, archs);
   return archs;
 }
 

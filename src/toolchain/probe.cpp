@@ -2,7 +2,13 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <system_error>
+
+#include <fmt/core.h>
+
+#include "offload_build/cache/storage.hpp"
+#include "offload_build/util/json_text.hpp"
 
 namespace ob::probe {
 
@@ -17,6 +23,33 @@ std::optional<exec::Captured> run(std::vector<std::string> argv, const std::file
   auto r = exec::capture(cmd);
   if (!r) return std::nullopt;
   return std::move(r).value();
+}
+
+namespace {
+
+std::filesystem::path memo_file(const std::filesystem::path& dir, const char* prefix,
+                                const std::string& key) {
+  return dir / fmt::format("{}-{:016x}.json", prefix, std::hash<std::string>{}(key));
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> recall(const std::optional<std::filesystem::path>& dir,
+                                     const char* prefix, const std::string& key) {
+  if (!dir) return std::nullopt;
+  auto text = cache::read_trusted_file(memo_file(*dir, prefix, key), false);
+  if (!text) return std::nullopt;
+  auto j = util::parse_lossless(*text);
+  if (j.is_discarded() || !j.is_object() || j.value("key", "") != key || !j.contains("answer"))
+    return std::nullopt;
+  return j["answer"];
+}
+
+void remember(const std::optional<std::filesystem::path>& dir, const char* prefix,
+              const std::string& key, const nlohmann::json& answer) {
+  if (!dir) return;
+  cache::write_file_atomically(*dir, memo_file(*dir, prefix, key).filename().string(),
+                               util::dump_lossless(nlohmann::json{{"key", key}, {"answer", answer}}));
 }
 
 }  // namespace ob::probe

@@ -8,8 +8,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/subprocess.hpp"
+#include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/json_text.hpp"
@@ -23,10 +23,6 @@ constexpr int kProbeTimeoutMs = 20'000;
 
 // The probe: a target region in a file, compiled for the host side only.
 constexpr const char* kProbeSource = "int main(void) {\n#pragma omp target\n  {}\n  return 0;\n}\n";
-
-fs::path memo_file(const fs::path& dir, const std::string& key) {
-  return dir / fmt::format("stable-names-{:016x}.json", std::hash<std::string>{}(key));
-}
 
 // Whether `compiler` run with the library names kernels __omp_offloading_b5d_*.
 std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
@@ -102,20 +98,13 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::
                                 {"library", util::file_identity(*library)},
                                 {"version", OB_STABLE_VERSION}};
   const std::string key = util::dump_lossless(key_json);
-  const fs::path file = memo_file(*memo_dir, key);
-  // Only a file of ours, not through a symlink (cache/storage.hpp).
-  if (auto text = cache::read_trusted_file(file, false)) {
-    auto j = util::parse_lossless(*text);
-    if (!j.is_discarded() && j.is_object() && j.value("key", "") == key) {
-      s.keyed = j.value("honoured", false);
-      s.fallback = j.value("why", "");
-      return s;
-    }
+  if (auto memo = probe::recall(memo_dir, "stable-names", key); memo && memo->is_object()) {
+    s.keyed = memo->value("honoured", false);
+    s.fallback = memo->value("why", "");
+    return s;
   }
   std::tie(s.keyed, s.fallback) = ask(compiler, s, *memo_dir);
-  cache::write_file_atomically(
-      *memo_dir, file.filename().string(),
-      util::dump_lossless(nlohmann::json{{"key", key}, {"honoured", s.keyed}, {"why", s.fallback}}));
+  probe::remember(memo_dir, "stable-names", key, {{"honoured", s.keyed}, {"why", s.fallback}});
   return s;
 }
 

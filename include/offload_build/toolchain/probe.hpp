@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "offload_build/exec/command.hpp"
 #include "offload_build/exec/subprocess.hpp"
 
@@ -17,5 +19,14 @@ bool is_executable(const std::filesystem::path& p);
 std::optional<exec::Captured> run(std::vector<std::string> argv,
                                   const std::filesystem::path& cwd = {},
                                   decltype(Command::env) env = {});
+
+// Compilers' answers remembered across processes in `dir` (the cache's
+// probes/): one small JSON file per key, named `prefix`-HASH.json, read only
+// when it is a file of ours (not through a symlink), written by temp file +
+// rename. Only a memo: failing to read or write it is never an error.
+std::optional<nlohmann::json> recall(const std::optional<std::filesystem::path>& dir,
+                                     const char* prefix, const std::string& key);
+void remember(const std::optional<std::filesystem::path>& dir, const char* prefix,
+              const std::string& key, const nlohmann::json& answer);
 
 }  // namespace ob::probe

@@ -6,6 +6,7 @@
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::clang_cli {
@@ -43,8 +44,7 @@ std::vector<std::string> relative_to_base(std::vector<std::string> argv, const f
   auto rebase = [&](std::string_view text) -> std::optional<std::string> {
     if (text.empty() || text.front() != '/') return std::nullopt;
     const fs::path p = fs::path(text).lexically_normal();
-    const fs::path under = p.lexically_relative(base);
-    if (under.empty() || *under.begin() == "..") return std::nullopt;
+    if (!util::is_under(p, base)) return std::nullopt;
     const fs::path rel = p.lexically_relative(cwd);
     return rel.empty() ? std::nullopt : std::optional(rel.string());
   };
