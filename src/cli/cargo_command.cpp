@@ -42,6 +42,13 @@ Result<std::vector<Target>> offload_targets(const GlobalOptions& o, const cargo:
   return out;
 }
 
+// A crate whose library defines kernels: each gets a device pass per target.
+struct KernelCrate {
+  cargo::Package pkg;
+  rust::CrateScan scan;
+  std::vector<std::string> kernels;  // their symbols, for the host device's image link
+};
+
 // Everything `cargo` needs, found once.
 struct Session {
   const GlobalOptions& o;
@@ -49,8 +56,10 @@ struct Session {
   Toolchain tc;
   fs::path cargo_bin;
   cargo::UserArgs user;
-  cargo::Package pkg;
+  cargo::Package pkg;                 // the package cargo builds
+  std::vector<KernelCrate> crates;    // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
+  std::optional<fs::path> stub;       // rust-device-stub.ll, for host-device images
   size_t step = 0, steps = 0;
 
   void progress(const std::string& what, const std::string& note = "") {
@@ -67,6 +76,33 @@ struct Session {
   }
 };
 
+// The crates that get device passes: the package itself and the local crates it
+// depends on whose library defines kernels (checked here, before cargo runs);
+// the package's own library when none does (its checks still run).
+Result<void> find_kernel_crates(Session& s, std::string_view metadata) {
+  std::vector<cargo::Package> candidates;
+  if (s.pkg.lib) candidates.push_back(s.pkg);
+  for (auto& dep : cargo::local_dependencies(metadata, s.pkg)) candidates.push_back(std::move(dep));
+  for (const auto& c : candidates) {
+    const rust::CrateScan scan = rust::scan_crate(c.lib_root);
+    OB_TRY(rust::check_crate(scan, c.device_cfg, s.dir));
+    auto kernels = rust::device_kernel_symbols(scan);
+    if (!kernels.empty()) s.crates.push_back({c, scan, std::move(kernels)});
+  }
+  if (!s.crates.empty()) return {};
+  if (s.pkg.lib) {
+    s.crates.push_back({s.pkg, rust::scan_crate(s.pkg.lib_root), {}});
+    return {};
+  }
+  return Error::usage(fmt::format(
+      "package {} has no library target and depends on no local crate whose library defines "
+      "kernels: the device pass compiles the crate that holds the kernels as a library (src/lib.rs) "
+      "with --cfg {}; move the kernels and the code that launches them into src/lib.rs and keep fn "
+      "main in src/main.rs (see examples/rust-cargo), or into a library crate the package depends "
+      "on (see examples/rust-workspace)",
+      s.pkg.name, s.pkg.device_cfg));
+}
+
 Result<Session> open_session(const GlobalOptions& o, const std::vector<std::string>& cargo_args) {
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
@@ -78,8 +114,8 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   tc->rust = *rust;
   if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   Session s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
-            cargo::split_user_args(cargo_args), {}, {}};
-  std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--no-deps", "--offline"};
+            cargo::split_user_args(cargo_args), {}, {}, {}, {}};
+  std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
       meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
@@ -90,49 +126,54 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   auto pkg = cargo::parse_metadata(out->out, s.dir, s.user.package);
   if (!pkg) return pkg.error();
   s.pkg = *pkg;
-  if (!s.pkg.lib) {
-    return Error::usage(fmt::format(
-        "package {} has no library target: the device pass compiles the crate that holds the "
-        "kernels as a library (src/lib.rs) with --cfg {}; move the kernels and the code that "
-        "launches them into src/lib.rs and keep fn main in src/main.rs (see examples/rust-cargo)",
-        s.pkg.name, s.pkg.device_cfg));
-  }
-  auto targets = offload_targets(o, s.pkg);
+  OB_TRY(find_kernel_crates(s, out->out));
+  auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
   s.targets = *targets;
-  const rust::CrateScan scan = rust::scan_crate(s.pkg.lib_root);
-  OB_TRY(rust::check_crate(scan, s.pkg.device_cfg, s.dir));
-  OB_TRY(rust::check_device_core(scan, s.targets, rust->sysroot(), s.pkg.device_cfg));
-  s.steps = s.targets.size() + (s.tc.rust->flavour == rust::Flavour::Native ? 2 : 4);
+  for (const auto& c : s.crates) {
+    OB_TRY(rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
+  }
+  if (std::any_of(s.targets.begin(), s.targets.end(), rustc::needs_device_link)) {
+    auto stub = rustc::device_stub();
+    if (!stub) return stub.error();
+    s.stub = *stub;
+  }
+  s.steps = s.crates.size() * s.targets.size() + (s.tc.rust->flavour == rust::Flavour::Native ? 2 : 4);
   return s;
 }
 
-// One device pass through cargo; reruns it from scratch if cargo thinks it is
-// fresh but the image is gone.
-Result<void> device_pass(Session& s, const Target& t) {
-  const auto inv = cargo::device_pass(s.cargo_bin, s.tc, s.pkg, s.user, t);
+// One device pass through cargo (and, for the host device, the image link);
+// reruns it from scratch if cargo thinks it is fresh but the output is gone.
+Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
+  const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
+  const fs::path output = cargo::device_output(c.pkg, t), image = cargo::device_image(c.pkg, t);
+  const auto link = rustc::device_link(s.tc, t, c.kernels, output, s.stub.value_or("rust-device-stub.ll"), image);
   if (s.o.dry_run) {
     std::cout << cargo_run::display(inv) << '\n';
+    if (rustc::needs_device_link(t)) std::cout << util::shell_join(link) << '\n';
     return {};
   }
-  const fs::path image = cargo::device_image(s.pkg, t);
-  fs::create_directories(image.parent_path());
+  fs::create_directories(output.parent_path());
   for (int attempt = 0;; ++attempt) {
     auto out = run_cargo(inv, s.dir);
     if (!out) return out.error();
     if (out->exit_code != 0)
-      return Error::failure(fmt::format("the device pass for target {} failed (cargo's messages above say why)\n  command: {}",
-                                        t.short_name(), cargo_run::display(inv)));
+      return Error::failure(fmt::format("the device pass of {} for target {} failed (cargo's messages above say why)\n  command: {}",
+                                        c.pkg.name, t.short_name(), cargo_run::display(inv)));
     bool fresh = false;
     for (const auto& m : out->messages)
-      if (auto a = cargo::parse_artifact(m); a && a->package_id == s.pkg.id) fresh = a->fresh;
-    if (fs::exists(image)) {
-      s.progress(fmt::format("device {} {}", t.short_name(), s.pkg.name), fresh ? " (fresh)" : "");
+      if (auto a = cargo::parse_artifact(m); a && a->package_id == c.pkg.id) fresh = a->fresh;
+    if (fs::exists(output)) {
+      std::error_code ec;
+      const bool linked = fs::exists(image, ec) && fs::last_write_time(image, ec) >= fs::last_write_time(output, ec);
+      if (rustc::needs_device_link(t) && !(fresh && linked))
+        OB_TRY(cargo_run::run_tool(link, s.dir, "device link " + c.pkg.name));
+      s.progress(fmt::format("device {} {}", t.short_name(), c.pkg.name), fresh ? " (fresh)" : "");
       return {};
     }
-    if (attempt > 0) return Error::failure(fmt::format("cargo's device pass for {} wrote no {}", t.short_name(), image.string()));
-    OB_TRY(cargo_run::run_tool({s.cargo_bin.string(), "clean", "-p", s.pkg.name, "--target", t.triple, "--target-dir",
-                                cargo::device_target_dir(s.pkg, t).string()},
+    if (attempt > 0) return Error::failure(fmt::format("cargo's device pass for {} wrote no {}", t.short_name(), output.string()));
+    OB_TRY(cargo_run::run_tool({s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--target-dir",
+                                cargo::device_target_dir(c.pkg, t).string()},
                                s.dir, "cargo clean"));
   }
 }
@@ -156,13 +197,14 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) 
   if (o.dry_run) std::cout << "cd " << util::shell_quote(s.dir.string()) << '\n';
 
   std::vector<clang_openmp::Image> images;
-  for (const auto& t : s.targets) {
-    OB_TRY(device_pass(s, t));
-    images.push_back({cargo::device_image(s.pkg, t), t});
-  }
+  for (const auto& c : s.crates)
+    for (const auto& t : s.targets) {
+      OB_TRY(device_pass(s, c, t));
+      images.push_back({cargo::device_image(c.pkg, t), t});
+    }
   const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
   if (!o.dry_run) fs::create_directories(off);
-  const fs::path package = off / (*s.pkg.lib + ".offload");
+  const fs::path package = off / (s.pkg.lib.value_or(rustc::crate_name(s.pkg.name)) + ".offload");
   OB_TRY(s.tool(clang_openmp::package(s.tc, images, package), "package " + s.pkg.name));
   const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(read_all(package));
   std::optional<fs::path> embedded, host_out;

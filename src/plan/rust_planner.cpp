@@ -1,4 +1,5 @@
-// The plan for a Rust crate: one device pass per target (rustc --cfg <device_cfg>),
+// The plan for a Rust crate: one device pass per target (rustc --cfg <device_cfg>,
+// a fat-LTO staticlib; for the host device an image link makes it one object),
 // the images packaged and embedded into a host object, and the host pass, which
 // also links. Each device pass writes rustc's dep-info of what it read under the
 // device cfg, so a module only the host compiles never reruns a device pass.
@@ -30,7 +31,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   std::vector<clang_openmp::Image> images;
   for (const auto& target : m.targets) {
     const std::string tag = "." + target.short_name();
-    const fs::path out = plan_paths::with_suffix(stem, tag + rustc::device_image_suffix(target));
+    const fs::path out = plan_paths::with_suffix(stem, tag + rustc::device_output_suffix(target));
     const fs::path dep = plan_paths::with_suffix(stem, tag + ".d");
     Job job;
     job.kind = JobKind::DeviceCompile;
@@ -40,8 +41,25 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     job.inputs = {root};
     job.outputs = {out};
     job.depfile = dep;
-    device_jobs.push_back(add(std::move(job)));
-    images.push_back({rel(out), target});
+    JobId id = add(std::move(job));
+    fs::path image = out;
+    if (rustc::needs_device_link(target)) {
+      // The archive's fat-LTO object, with the core it uses, as one object.
+      image = plan_paths::with_suffix(stem, tag + rustc::device_image_suffix(target));
+      Job link;
+      link.kind = JobKind::Assemble;
+      link.target = target;
+      link.source = root;
+      link.argv = rustc::device_link(tc, target, m.rust_kernels, rel(out),
+                                     tc.rust_device_stub.value_or("rust-device-stub.ll"), rel(image));
+      link.inputs = {out};
+      if (tc.rust_device_stub) link.inputs.push_back(*tc.rust_device_stub);
+      link.outputs = {image};
+      link.deps = {id};
+      id = add(std::move(link));
+    }
+    device_jobs.push_back(id);
+    images.push_back({rel(image), target});
   }
 
   // The native flavour's -Zoffload=Host= wants the package as <absolute dir>/host.out.

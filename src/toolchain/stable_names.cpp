@@ -60,16 +60,18 @@ std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env
   return env;
 }
 
-std::optional<fs::path> find_stable_names_library() {
+std::optional<fs::path> find_support_file(const std::string& name) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
-  for (const fs::path& p : {exe.parent_path() / kLibrary,
-                            exe.parent_path().parent_path() / "lib/offload-build" / kLibrary}) {
+  for (const fs::path& p : {exe.parent_path() / name,
+                            exe.parent_path().parent_path() / "lib/offload-build" / name}) {
     if (fs::is_regular_file(p, ec)) return p;
   }
   return std::nullopt;
 }
+
+std::optional<fs::path> find_stable_names_library() { return find_support_file(kLibrary); }
 
 bool stable_names_disabled() {
   const char* v = std::getenv("OFFLOAD_BUILD_STABLE_NAMES");

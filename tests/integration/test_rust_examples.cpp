@@ -137,7 +137,7 @@ TEST_CASE("rust-cargo: cargo run through offload-build and host-only edits keep 
   auto dry = run_ob({"-C", dir.string(), "--dry-run", "cargo", "build", "--release"});
   INFO(dry.err);
   REQUIRE(dry.exit_code == 0);
-  CHECK_THAT(dry.out, Catch::Contains("cargo rustc --lib -p rust-cargo --crate-type lib --target "
+  CHECK_THAT(dry.out, Catch::Contains("cargo rustc --lib -p rust-cargo --crate-type staticlib --target "
                                       "x86_64-unknown-linux-gnu --target-dir ") &&
                           Catch::Contains(" build --message-format=json-render-diagnostics --offline"));
 }

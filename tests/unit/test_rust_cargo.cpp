@@ -96,21 +96,55 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   p->device_cfg = "offload_device";
   const auto u = split_user_args({"--release"});
   auto host = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
-  CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "lib",
+  CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "staticlib",
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
                           "/w/target/offload-device/host", "--message-format=json-render-diagnostics",
                           "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
                           "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)",
-                          "--emit=obj=/w/target/offload-device/host/offload/rust_cargo.host.o"});
+                          "--emit=link=/w/target/offload-device/host/offload/rust_cargo.host.a"});
   CHECK(env_of(host, "RUSTC") == "/rust/bin/rustc");
   CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
-  CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "<absent>");
+  // Fat LTO in every profile: the archive's object holds the core the kernels call.
+  CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "fat");
+  CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/offload/rust_cargo.host.o"));
 
   auto gpu = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kSm90);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "-Clto=fat") == 0);  // from the profile instead
   CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/offload/rust_cargo.sm_90.bc");
   CHECK(env_of(gpu, "CARGO_PROFILE_RELEASE_LTO") == "fat");
+}
+
+TEST_CASE("cargo metadata: the local crates a package depends on, not registry ones", "[rust][cargo]") {
+  const char* ws = R"({"packages":[
+ {"name":"app","id":"path+file:///w/app#0.1.0","source":null,"manifest_path":"/w/app/Cargo.toml",
+  "targets":[{"kind":["bin"],"name":"app","src_path":"/w/app/src/main.rs"}],"metadata":null},
+ {"name":"kernels","id":"path+file:///k#0.1.0","source":null,"manifest_path":"/k/Cargo.toml",
+  "targets":[{"kind":["lib"],"name":"kernels","src_path":"/k/src/lib.rs"}],"metadata":{"offload":{"device_cfg":"dev"}}},
+ {"name":"util","id":"path+file:///u#0.1.0","source":null,"manifest_path":"/u/Cargo.toml",
+  "targets":[{"kind":["lib"],"name":"util","src_path":"/u/src/lib.rs"}],"metadata":null},
+ {"name":"libm","id":"registry+https://x#libm@0.2.0","source":"registry+https://x","manifest_path":"/r/libm/Cargo.toml",
+  "targets":[{"kind":["lib"],"name":"libm","src_path":"/r/libm/src/lib.rs"}],"metadata":null},
+ {"name":"other","id":"path+file:///w/other#0.1.0","source":null,"manifest_path":"/w/other/Cargo.toml",
+  "targets":[{"kind":["lib"],"name":"other","src_path":"/w/other/src/lib.rs"}],"metadata":null}],
+ "workspace_members":["path+file:///w/app#0.1.0","path+file:///w/other#0.1.0"],
+ "resolve":{"nodes":[{"id":"path+file:///w/app#0.1.0","dependencies":["path+file:///k#0.1.0"]},
+                     {"id":"path+file:///k#0.1.0","dependencies":["path+file:///u#0.1.0","registry+https://x#libm@0.2.0"]}]},
+ "target_directory":"/w/target","workspace_root":"/w"})";
+  auto app = parse_metadata(ws, "/w/app", std::nullopt);
+  REQUIRE(app.ok());
+  CHECK(app->name == "app");
+  CHECK_FALSE(app->lib.has_value());
+  // Only workspace members are candidates for "the package": not kernels, util, libm.
+  auto which = parse_metadata(ws, "/w", std::nullopt);
+  REQUIRE_FALSE(which.ok());
+  CHECK_THAT(which.error().message, Contains("(packages: app, other)"));
+  const auto deps = local_dependencies(ws, *app);
+  REQUIRE(deps.size() == 2);  // kernels and util (through kernels); not libm, not other
+  CHECK(deps[0].name == "kernels");
+  CHECK(deps[0].device_cfg == "dev");
+  CHECK(deps[0].target_directory == fs::path("/w/target"));
+  CHECK(deps[1].name == "util");
 }
 
 TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {

@@ -41,35 +41,49 @@ Manifest fake_manifest(std::vector<Target> targets) {
 
 }  // namespace
 
-TEST_CASE("rust plan for the host device: device, stub, package, embed, link", "[rust][plan]") {
-  const Plan plan = make_plan(fake_manifest({kHost}), fake_toolchain());
-  REQUIRE(plan.jobs.size() == 5);
+TEST_CASE("rust plan for the host device: device, image link, package, stub, embed, link", "[rust][plan]") {
+  Manifest m = fake_manifest({kHost});
+  m.rust_kernels = {"saxpy"};
+  Toolchain tc = fake_toolchain();
+  tc.rust_device_stub = "/ob/lib/offload-build/rust-device-stub.ll";
+  const Plan plan = make_plan(m, tc);
+  REQUIRE(plan.jobs.size() == 6);
   const Job& dev = plan.jobs[0];
   CHECK(dev.kind == JobKind::DeviceCompile);
   CHECK(dev.describe(plan.cwd) == "device host src/main.rs");
-  CHECK(dev.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "lib",
+  // A fat-LTO staticlib: the archive's object carries the core the kernels use.
+  CHECK(dev.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "staticlib",
                          "--target", "x86_64-unknown-linux-gnu", "--cfg", "offload_device",
-                         "-Cpanic=abort", "-Ccodegen-units=1", "--edition=2024", "-O",
-                         "--emit=obj=build/obj/src/main.rs.host.o",
+                         "-Cpanic=abort", "-Ccodegen-units=1", "-Clto=fat", "--edition=2024", "-O",
+                         "--emit=link=build/obj/src/main.rs.host.a",
                          "--emit=dep-info=build/obj/src/main.rs.host.d", "src/main.rs"});
   CHECK(dev.depfile == fs::path("/proj/build/obj/src/main.rs.host.d"));
-  CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.o"});
+  CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a"});
   CHECK(dev.unit == 1);
 
-  const Job& pack = plan.jobs[1];
+  const Job& image = plan.jobs[1];
+  CHECK(image.kind == JobKind::Assemble);
+  CHECK(image.argv == Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib",
+                           "-Wno-override-module", "-u", "saxpy", "-o", "build/obj/src/main.rs.host.o",
+                           "build/obj/src/main.rs.host.a", "/ob/lib/offload-build/rust-device-stub.ll"});
+  CHECK(image.inputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a",
+                                              "/ob/lib/offload-build/rust-device-stub.ll"});
+  CHECK(image.deps == std::vector<JobId>{0});
+
+  const Job& pack = plan.jobs[2];
   CHECK(pack.kind == JobKind::Package);
   CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "build/obj/src/main.rs.offload",
                           "--image=file=build/obj/src/main.rs.host.o,triple=x86_64-unknown-linux-gnu,"
                           "arch=generic,kind=openmp"});
-  CHECK(plan.jobs[2].argv == Argv{"touch", "build/obj/offload-stub.ll"});
-  const Job& embed = plan.jobs[3];
+  CHECK(plan.jobs[3].argv == Argv{"touch", "build/obj/offload-stub.ll"});
+  const Job& embed = plan.jobs[4];
   CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
                            "build/obj/offload-stub.ll", "-Xclang",
                            "-fembed-offload-object=build/obj/src/main.rs.offload", "-o",
                            "build/obj/src/main.rs.devimg.o"});
-  CHECK(embed.deps == std::vector<JobId>{2, 1});
+  CHECK(embed.deps == std::vector<JobId>{3, 2});
 
-  const Job& link = plan.jobs[4];
+  const Job& link = plan.jobs[5];
   CHECK(link.kind == JobKind::Link);
   CHECK(link.describe(plan.cwd) == "link build/rust-saxpy");
   CHECK(link.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "bin",
@@ -115,7 +129,7 @@ TEST_CASE("rust plan maps defines, device/host flags, link flags and libs", "[ru
   m.libs = {"m", "vendor/libfoo.a"};
   const Plan plan = make_plan(m, fake_toolchain());
   const Argv& dev = plan.jobs[0].argv;
-  const Argv dev_expected{"--cfg", "gpu", "-Cpanic=abort", "-Ccodegen-units=1", "--cfg", "fast",
+  const Argv dev_expected{"--cfg", "gpu", "-Cpanic=abort", "-Ccodegen-units=1", "-Clto=fat", "--cfg", "fast",
                           "--cfg", "mode=\"wide\"", "--edition=2024", "-O", "-Copt-level=3"};
   CHECK(Argv(dev.begin() + 7, dev.begin() + 7 + dev_expected.size()) == dev_expected);
   const Argv& link = plan.jobs.back().argv;

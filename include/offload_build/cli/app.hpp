@@ -6,4 +6,8 @@ namespace ob::cli {
 
 int main(int argc, char** argv);
 
+// `cargo-offload`, the cargo subcommand (`cargo offload build|run [ARGS]`):
+// `offload-build [OPTIONS] cargo build|run [ARGS]` (src/cli/cargo_offload.cpp).
+int cargo_offload_main(int argc, char** argv);
+
 }  // namespace ob::cli

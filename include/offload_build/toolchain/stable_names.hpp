@@ -32,8 +32,10 @@ struct StableNames {
   std::vector<std::pair<std::string, std::optional<std::string>>> env(const std::string& salt) const;
 };
 
-// Where the preload library is: next to the program (build tree), or in
-// <prefix>/lib/offload-build (installed). nullopt: not found.
+// A file offload-build ships (the preload library, the Rust device stub): next
+// to the program (build tree), or in <prefix>/lib/offload-build (installed).
+// nullopt: not found.
+std::optional<fs::path> find_support_file(const std::string& name);
 std::optional<fs::path> find_stable_names_library();
 
 // OFFLOAD_BUILD_STABLE_NAMES=0 turns stable names off (kernels named after

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -56,14 +58,19 @@ Result<Package> parse_metadata(std::string_view text, const fs::path& project_di
     return Error::failure(std::string("cannot read `cargo metadata` output: ") + e.what());
   }
   const fs::path target_dir = root.value("target_directory", "");
+  std::set<std::string> members;
+  for (const auto& id : root.value("workspace_members", json::array()))
+    if (id.is_string()) members.insert(id.get<std::string>());
   std::vector<json> pkgs;
-  for (const auto& p : root.value("packages", json::array())) pkgs.push_back(p);
+  for (const auto& p : root.value("packages", json::array()))
+    if (members.empty() || members.count(p.value("id", ""))) pkgs.push_back(p);
   const json* chosen = nullptr;
   std::vector<std::string> names;
   for (const auto& p : pkgs) {
     names.push_back(p.value("name", ""));
     const fs::path dir = fs::path(p.value("manifest_path", "")).parent_path();
-    if (package ? p.value("name", "") == *package : dir.lexically_normal() == project_dir.lexically_normal())
+    if (package ? p.value("name", "") == *package
+                : (dir / "").lexically_normal() == (project_dir / "").lexically_normal())
       chosen = &p;
   }
   if (!chosen && !package && pkgs.size() == 1) chosen = &pkgs.front();
@@ -73,6 +80,34 @@ Result<Package> parse_metadata(std::string_view text, const fs::path& project_di
                                 : fmt::format("which package? pass -p NAME (packages: {})", util::join(names, ", ")));
   }
   return read_package(*chosen, target_dir);
+}
+
+std::vector<Package> local_dependencies(std::string_view text, const Package& chosen) {
+  const json root = json::parse(text, nullptr, false);
+  if (!root.is_object()) return {};
+  std::map<std::string, std::vector<std::string>> edges;
+  const json resolve = root.value("resolve", json::object());
+  for (const auto& node : resolve.is_object() ? resolve.value("nodes", json::array()) : json::array())
+    for (const auto& d : node.value("dependencies", json::array()))
+      if (d.is_string()) edges[node.value("id", "")].push_back(d.get<std::string>());
+  std::set<std::string> seen{chosen.id};
+  std::vector<std::string> todo{chosen.id};
+  while (!todo.empty()) {
+    const std::string id = todo.back();
+    todo.pop_back();
+    for (const auto& d : edges[id])
+      if (seen.insert(d).second) todo.push_back(d);
+  }
+  std::vector<Package> out;
+  for (const auto& p : root.value("packages", json::array())) {
+    const std::string id = p.value("id", "");
+    const bool local = !p.contains("source") || p["source"].is_null();
+    if (id == chosen.id || !local || !seen.count(id)) continue;
+    auto pkg = read_package(p, chosen.target_directory);
+    if (pkg && pkg->lib) out.push_back(*pkg);
+  }
+  std::sort(out.begin(), out.end(), [](const Package& a, const Package& b) { return a.name < b.name; });
+  return out;
 }
 
 std::optional<Artifact> parse_artifact(std::string_view line) {
@@ -137,6 +172,11 @@ fs::path device_target_dir(const Package& p, const Target& t) {
   return p.target_directory / "offload-device" / t.short_name();
 }
 
+fs::path device_output(const Package& p, const Target& t) {
+  return device_target_dir(p, t) / "offload" /
+         (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_output_suffix(t));
+}
+
 fs::path device_image(const Package& p, const Target& t) {
   return device_target_dir(p, t) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
@@ -156,13 +196,13 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
     inv.argv.push_back("--offline");
   inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
   inv.argv.push_back("--");
-  // Fat LTO for a GPU image comes from the profile (cargo then embeds bitcode).
+  // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
   for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
     inv.argv.push_back(f);
   inv.argv.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
-  inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_image(p, t).string());
-  inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"}};
-  if (t.is_gpu()) inv.env.emplace_back(profile_lto_var(user.profile), "fat");
+  inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
+  inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
+             {profile_lto_var(user.profile), "fat"}};
   return inv;
 }
 

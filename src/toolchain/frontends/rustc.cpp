@@ -24,9 +24,22 @@ std::string crate_name(std::string_view name) {
   return out;
 }
 
-std::string device_crate_type(const Target& t) { return t.is_gpu() ? "staticlib" : "lib"; }
-std::string device_emit_kind(const Target& t) { return t.is_gpu() ? "llvm-bc" : "obj"; }
+std::string device_crate_type(const Target&) { return "staticlib"; }
+std::string device_emit_kind(const Target& t) { return t.is_gpu() ? "llvm-bc" : "link"; }
+std::string device_output_suffix(const Target& t) { return t.is_gpu() ? ".bc" : ".a"; }
 std::string device_image_suffix(const Target& t) { return t.is_gpu() ? ".bc" : ".o"; }
+bool needs_device_link(const Target& t) { return !t.is_gpu(); }
+
+std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
+                                     const std::vector<std::string>& kernels,
+                                     const fs::path& archive, const fs::path& stub,
+                                     const fs::path& out) {
+  std::vector<std::string> argv{tc.clang.string(), "--target=" + target.triple, "-r", "-nostdlib",
+                                "-Wno-override-module"};
+  for (const auto& k : kernels) argv.insert(argv.end(), {"-u", k});
+  argv.insert(argv.end(), {"-o", out.string(), archive.string(), stub.string()});
+  return argv;
+}
 
 std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
                                               const std::string& device_cfg, const Target& t,
@@ -34,9 +47,10 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
   std::vector<std::string> argv;
   if (t.is_gpu()) argv.push_back("-Ctarget-cpu=" + t.arch);
   argv.insert(argv.end(), {"--cfg", device_cfg, "-Cpanic=abort", "-Ccodegen-units=1"});
-  // A GPU image must be one fully linked module: a plain library's bitcode still
-  // carries ThinLTO data that ptxas cannot read.
-  if (t.is_gpu() && fat_lto) argv.push_back("-Clto=fat");
+  // One fully linked module: a GPU's bitcode must not carry ThinLTO data (ptxas
+  // cannot read it), and the host device's archive member must hold every
+  // `core` function the kernels call (a debug build's bounds checks included).
+  if (fat_lto) argv.push_back("-Clto=fat");
   if (rust.flavour == rust::Flavour::Native) argv.insert(argv.end(), {"-Zunstable-options", "-Zoffload=Device"});
   return argv;
 }

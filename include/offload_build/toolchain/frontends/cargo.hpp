@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
-// The package offload-build builds, from `cargo metadata --no-deps`.
+// A package from `cargo metadata`: the one offload-build builds, or a local
+// crate it depends on that defines kernels.
 struct Package {
   std::string name;
   std::string id;
@@ -34,10 +35,17 @@ struct Package {
   std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
 };
 
-// Pick the package: `-p NAME` when given, else the one whose Cargo.toml is in
-// `project_dir`, else the only one. Errors name what to pass.
+// Pick the package among the workspace members: `-p NAME` when given, else the
+// one whose Cargo.toml is in `project_dir`, else the only one. Errors name what to pass.
 Result<Package> parse_metadata(std::string_view json, const fs::path& project_dir,
                                const std::optional<std::string>& package);
+
+// The local packages (path dependencies and workspace members, not registry or
+// git ones) with a library target that `chosen` depends on, directly or not,
+// from the dependency graph ("resolve") of the same `cargo metadata` output;
+// sorted by name, `chosen` itself not included. Their target directory is
+// `chosen`'s: every device pass shares it.
+std::vector<Package> local_dependencies(std::string_view json, const Package& chosen);
 
 // One `compiler-artifact` message of cargo's JSON output.
 struct Artifact {
@@ -67,7 +75,9 @@ std::string profile_lto_var(const std::string& profile);
 
 // Where the device pass for a target writes: <target dir>/offload-device/<short>.
 fs::path device_target_dir(const Package& p, const Target& t);
-// The device image the pass emits (rustc --emit=KIND=PATH), inside that dir.
+// What the pass emits (rustc --emit=KIND=PATH) inside that dir: the GPU image,
+// or the host device's archive, which the device link makes device_image().
+fs::path device_output(const Package& p, const Target& t);
 fs::path device_image(const Package& p, const Target& t);
 // Packages and embedded objects: <target dir>/offload/<profile>.
 fs::path offload_dir(const Package& p, const std::string& profile);
@@ -77,7 +87,8 @@ struct Invocation {
   Env env;
 };
 
-// `cargo rustc --lib` for one target with the device cfg, in its own target dir.
+// `cargo rustc --lib` for one target with the device cfg, in its own target dir,
+// a fat-LTO staticlib (the profile's LTO setting) whatever the profile.
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
                        const UserArgs& user, const Target& t);
 

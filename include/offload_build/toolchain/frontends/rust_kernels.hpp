@@ -63,6 +63,11 @@ struct ModDecl {
 // Returns the file's out-of-line module declarations.
 std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, CrateScan& scan);
 
+// The symbols of the crate's device kernels (marked as kernels, or launched by
+// name, and not mangled), sorted: what the host device's image link pulls
+// (src/toolchain/frontends/rust_device.cpp).
+std::vector<std::string> device_kernel_symbols(const CrateScan& scan);
+
 // Check a scanned crate for the device cfg `device_cfg`; errors (exit 1) name
 // "file:line" relative to `project_dir` and say what to change.
 Result<void> check_crate(const CrateScan& scan, const std::string& device_cfg,

@@ -24,18 +24,34 @@ namespace fs = std::filesystem;
 // The crate name rustc gets: the manifest name with every other character as '_'.
 std::string crate_name(std::string_view name);
 
-// What the device pass emits for a target: an object for the host device (a
-// bitcode image goes straight to ld there), fat-LTO bitcode for a GPU.
-std::string device_crate_type(const Target& target);  // "lib" or "staticlib"
-std::string device_emit_kind(const Target& target);   // "obj" or "llvm-bc"
-std::string device_image_suffix(const Target& target);  // ".o" or ".bc"
+// What the device pass emits for a target. Every device pass is a fat-LTO
+// staticlib, so the image carries what the kernels use from the target's `core`
+// and `compiler_builtins` (bounds checks, overflow checks, iterator and slice
+// methods). For a GPU the emitted bitcode is the image. For the host device
+// rustc writes the archive, and the device link (below) makes the image: one
+// relocatable object, which is what libomptarget's host plugin loads.
+std::string device_crate_type(const Target& target);   // "staticlib"
+std::string device_emit_kind(const Target& target);    // "link" or "llvm-bc"
+std::string device_output_suffix(const Target& target);  // ".a" or ".bc": what rustc writes
+std::string device_image_suffix(const Target& target);   // ".o" or ".bc": the packaged image
+bool needs_device_link(const Target& target);            // the host device: archive -> object
 
 // Flags every device pass gets besides --target: cpu, the device cfg, codegen
-// settings, fat LTO for a GPU image (unless `fat_lto` is false: cargo sets it by
-// profile), and -Zoffload=Device in the native flavour.
+// settings, fat LTO (unless `fat_lto` is false: cargo sets it by profile), and
+// -Zoffload=Device in the native flavour.
 std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
                                               const std::string& device_cfg, const Target& target,
                                               bool fat_lto = true);
+
+// The host device's image from the device pass's archive: a relocatable link
+// (clang -r) that pulls the crate's fat-LTO object by its kernels' symbols
+// (-u NAME each), the compiler_builtins members they need, and the stub
+// (`stub`: rust-device-stub.ll, shipped with offload-build) that defines the
+// unwinding personality `core` refers to. Nothing of `std`.
+std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
+                                     const std::vector<std::string>& kernels,
+                                     const fs::path& archive, const fs::path& stub,
+                                     const fs::path& out);
 
 // Flags the host pass needs to link the images: -Zoffload, clang as the linker
 // with --offload-link, the embedded image object (flavour test), CUDA for nvptx
@@ -67,9 +83,13 @@ std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
                                    const std::optional<fs::path>& native_host_out,
                                    const fs::path& out, const fs::path& depfile);
 
-// Before planning a Rust build: find the nightly rustc and its flavour (into
-// tc.rust), print them under -v, and check the crate's kernels. Errors say what
-// to install or change.
-Result<void> prepare(const Manifest& m, Toolchain& tc, bool verbose);
+// Before planning a Rust build: check the crate's kernels (their symbols into
+// m.rust_kernels), find the nightly rustc and its flavour (into tc.rust), print
+// them under -v, and find the host device's stub. Errors say what to install or change.
+Result<void> prepare(Manifest& m, Toolchain& tc, bool verbose);
+
+// The stub every host-device image is linked with (rust-device-stub.ll,
+// shipped with offload-build), or an error saying where it was looked for.
+Result<fs::path> device_stub();
 
 }  // namespace ob::rustc
