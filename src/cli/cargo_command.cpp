@@ -146,14 +146,17 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
 // reruns it from scratch if cargo thinks it is fresh but the output is gone.
 Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
   const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
-  const fs::path output = cargo::device_output(c.pkg, t), image = cargo::device_image(c.pkg, t);
-  const auto link = rustc::device_link(s.tc, t, c.kernels, output, s.stub.value_or("rust-device-stub.ll"), image);
+  const fs::path image = cargo::device_image(c.pkg, t);
+  const bool link = rustc::needs_device_link(t);
+  auto image_link = [&](const fs::path& archive) {
+    return rustc::device_link(s.tc, t, c.kernels, archive, s.stub.value_or("rust-device-stub.ll"), image);
+  };
   if (s.o.dry_run) {
     std::cout << cargo_run::display(inv) << '\n';
-    if (rustc::needs_device_link(t)) std::cout << util::shell_join(link) << '\n';
+    if (link) std::cout << util::shell_join(image_link("<the archive cargo names>")) << '\n';
     return {};
   }
-  fs::create_directories(output.parent_path());
+  fs::create_directories(image.parent_path());
   for (int attempt = 0;; ++attempt) {
     auto out = run_cargo(inv, s.dir);
     if (!out) return out.error();
@@ -163,15 +166,18 @@ Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
     bool fresh = false;
     for (const auto& m : out->messages)
       if (auto a = cargo::parse_artifact(m); a && a->package_id == c.pkg.id) fresh = a->fresh;
-    if (fs::exists(output)) {
-      std::error_code ec;
-      const bool linked = fs::exists(image, ec) && fs::last_write_time(image, ec) >= fs::last_write_time(output, ec);
-      if (rustc::needs_device_link(t) && !(fresh && linked))
-        OB_TRY(cargo_run::run_tool(link, s.dir, "device link " + c.pkg.name));
+    const std::optional<fs::path> output =
+        link ? cargo::device_archive(out->messages, c.pkg) : std::optional(cargo::device_output(c.pkg, t));
+    std::error_code ec;
+    if (output && fs::exists(*output, ec)) {
+      const bool linked = fs::exists(image, ec) && fs::last_write_time(image, ec) >= fs::last_write_time(*output, ec);
+      if (link && !(fresh && linked)) OB_TRY(cargo_run::run_tool(image_link(*output), s.dir, "image link " + c.pkg.name));
       s.progress(fmt::format("device {} {}", t.short_name(), c.pkg.name), fresh ? " (fresh)" : "");
       return {};
     }
-    if (attempt > 0) return Error::failure(fmt::format("cargo's device pass for {} wrote no {}", t.short_name(), output.string()));
+    if (attempt > 0)
+      return Error::failure(fmt::format("cargo's device pass of {} for {} wrote no {}", c.pkg.name, t.short_name(),
+                                        output ? output->string() : "static library"));
     OB_TRY(cargo_run::run_tool({s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--target-dir",
                                 cargo::device_target_dir(c.pkg, t).string()},
                                s.dir, "cargo clean"));

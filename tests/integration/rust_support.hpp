@@ -18,6 +18,7 @@ inline bool have_nightly_rustc() {
 
 inline fs::path copy_rust_example(const std::string& name, const fs::path& dest) {
   const fs::path from = fs::path(OB_EXAMPLES) / name, to = dest / name;
+  fs::create_directories(to);
   for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path rel = it->path().lexically_relative(from);
     if (*rel.begin() == "build" || *rel.begin() == "target") {

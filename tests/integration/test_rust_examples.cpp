@@ -34,7 +34,7 @@ TEST_CASE("rust-saxpy --dry-run prints a script that bash runs into a working pr
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_FALSE(fs::exists(dir / "build"));
-  CHECK(count_occurrences(r.out, "\n") == 7);  // cd, mkdir, device, package, stub, embed, host+link
+  CHECK(count_occurrences(r.out, "\n") == 8);  // cd, mkdir, device, image link, package, stub, embed, host+link
   CHECK_THAT(r.out, Catch::Contains("--cfg offload_device") && Catch::Contains("-Zoffload=Test") &&
                         Catch::Contains("-fembed-offload-object=build/obj/src/main.rs.offload"));
   write_file(tmp.path() / "build.sh", r.out);

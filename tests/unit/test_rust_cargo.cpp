@@ -100,8 +100,11 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
                           "/w/target/offload-device/host", "--message-format=json-render-diagnostics",
                           "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
-                          "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)",
-                          "--emit=link=/w/target/offload-device/host/offload/rust_cargo.host.a"});
+                          "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)"});
+  // The archive stays where cargo puts it, so its fingerprint finds it next time.
+  CHECK(device_archive({R"({"reason":"compiler-artifact","package_id":"path+file:///w/rc#rust-cargo@0.1.0",)"
+                        R"("filenames":["/w/target/offload-device/host/x86_64-unknown-linux-gnu/release/librust_cargo.a"]})"},
+                       *p) == fs::path("/w/target/offload-device/host/x86_64-unknown-linux-gnu/release/librust_cargo.a"));
   CHECK(env_of(host, "RUSTC") == "/rust/bin/rustc");
   CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
   // Fat LTO in every profile: the archive's object holds the core the kernels call.

@@ -10,39 +10,10 @@
 const N: usize = 1024;
 
 // ---------------- device side ----------------
-// A kernel that panics (an index out of bounds, an overflow in a debug build)
-// ends the program: "device kernel panicked at FILE:LINE:COL: MESSAGE" on
-// stderr, then abort() (docs/RUST.md#panics). A handler that loops would hang it.
 #[cfg(offload_device)]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    use core::fmt::Write;
-    struct Line([u8; 512], usize);
-    impl Write for Line {
-        fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            for &b in s.as_bytes() {
-                if self.1 < self.0.len() {
-                    self.0[self.1] = b;
-                    self.1 += 1;
-                }
-            }
-            Ok(())
-        }
-    }
-    unsafe extern "C" {
-        fn write(fd: i32, buf: *const u8, len: usize) -> isize;
-        fn abort() -> !;
-    }
-    let mut line = Line([0; 512], 0);
-    let _ = write!(line, "device kernel panicked");
-    if let Some(at) = info.location() {
-        let _ = write!(line, " at {}:{}:{}", at.file(), at.line(), at.column());
-    }
-    let _ = writeln!(line, ": {}", info.message());
-    unsafe {
-        write(2, line.0.as_ptr(), line.1);
-        abort()
-    }
+    device_panic::report(info) // "device kernel panicked at ...", then abort()
 }
 
 // The runtime passes a launch-environment pointer first; the symbol must not be
@@ -86,5 +57,45 @@ fn main() {
              if bad == 0 { "OK" } else { "FAILED" });
     if bad != 0 {
         std::process::exit(1);
+    }
+}
+
+// A kernel that panics (an index out of bounds, an overflow in a debug build)
+// ends the program: "device kernel panicked at FILE:LINE:COL: MESSAGE" on
+// stderr, then abort() (docs/RUST.md#panics). A handler that loops would hang it.
+#[cfg(offload_device)]
+mod device_panic {
+    use core::fmt::Write;
+
+    struct Line([u8; 512], usize);
+
+    impl Write for Line {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            for &b in s.as_bytes() {
+                if self.1 < self.0.len() {
+                    self.0[self.1] = b;
+                    self.1 += 1;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    unsafe extern "C" {
+        fn write(fd: i32, buf: *const u8, len: usize) -> isize;
+        fn abort() -> !;
+    }
+
+    pub fn report(info: &core::panic::PanicInfo) -> ! {
+        let mut line = Line([0; 512], 0);
+        let _ = write!(line, "device kernel panicked");
+        if let Some(at) = info.location() {
+            let _ = write!(line, " at {}:{}:{}", at.file(), at.line(), at.column());
+        }
+        let _ = writeln!(line, ": {}", info.message());
+        unsafe {
+            write(2, line.0.as_ptr(), line.1);
+            abort()
+        }
     }
 }

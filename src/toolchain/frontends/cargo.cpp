@@ -177,6 +177,14 @@ fs::path device_output(const Package& p, const Target& t) {
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_output_suffix(t));
 }
 
+std::optional<fs::path> device_archive(const std::vector<std::string>& messages, const Package& p) {
+  for (const auto& m : messages)
+    if (auto a = parse_artifact(m); a && a->package_id == p.id)
+      for (const auto& f : a->filenames)
+        if (f.extension() == ".a") return f;
+  return std::nullopt;
+}
+
 fs::path device_image(const Package& p, const Target& t) {
   return device_target_dir(p, t) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
@@ -200,7 +208,10 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
     inv.argv.push_back(f);
   inv.argv.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
-  inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
+  // The host device's archive is cargo's own output (an --emit=link=PATH would
+  // leave cargo's fingerprint looking for it forever); a GPU's bitcode is extra.
+  if (!rustc::needs_device_link(t))
+    inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
              {profile_lto_var(user.profile), "fat"}};
   return inv;

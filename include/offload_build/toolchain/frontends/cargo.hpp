@@ -75,10 +75,13 @@ std::string profile_lto_var(const std::string& profile);
 
 // Where the device pass for a target writes: <target dir>/offload-device/<short>.
 fs::path device_target_dir(const Package& p, const Target& t);
-// What the pass emits (rustc --emit=KIND=PATH) inside that dir: the GPU image,
-// or the host device's archive, which the device link makes device_image().
+// A GPU's device pass emits its image (rustc --emit=llvm-bc=PATH) inside that
+// dir; the host device's pass leaves its archive where cargo puts it
+// (device_archive: from the pass's `compiler-artifact` message), and the image
+// link writes device_image() there.
 fs::path device_output(const Package& p, const Target& t);
 fs::path device_image(const Package& p, const Target& t);
+std::optional<fs::path> device_archive(const std::vector<std::string>& messages, const Package& p);
 // Packages and embedded objects: <target dir>/offload/<profile>.
 fs::path offload_dir(const Package& p, const std::string& profile);
 
