@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "cargo_cache.hpp"
 #include "cargo_run.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
@@ -60,6 +61,7 @@ struct Session {
   std::vector<KernelCrate> crates;    // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
   std::optional<fs::path> stub;       // rust-device-stub.ll, for host-device images
+  std::string metadata;               // `cargo metadata`'s output
   size_t step = 0, steps = 0;
 
   void progress(const std::string& what, const std::string& note = "") {
@@ -114,7 +116,7 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   tc->rust = *rust;
   if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   Session s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
-            cargo::split_user_args(cargo_args), {}, {}, {}, {}};
+            cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
@@ -126,6 +128,7 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   auto pkg = cargo::parse_metadata(out->out, s.dir, s.user.package);
   if (!pkg) return pkg.error();
   s.pkg = *pkg;
+  s.metadata = out->out;
   OB_TRY(find_kernel_crates(s, out->out));
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
@@ -144,7 +147,27 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
 
 // One device pass through cargo (and, for the host device, the image link);
 // reruns it from scratch if cargo thinks it is fresh but the output is gone.
-Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
+// The device image's key: the pass with paths relative to the workspace, and
+// the files of the kernel crate and of the local crates it depends on.
+std::string image_key(const Session& s, const KernelCrate& c, const cargo::Invocation& inv) {
+  cargo_cache::KeyInputs in;
+  in.rustc_version = s.tc.rust->version_line;
+  in.llvm = s.tc.root.filename().string();
+  const std::string root = c.pkg.workspace_root.string() + "/";
+  for (size_t i = 1; i < inv.argv.size(); ++i) {  // not cargo's own path
+    std::string a = inv.argv[i];
+    for (size_t at; (at = a.find(root)) != std::string::npos;) a.replace(at, root.size(), "<workspace>/");
+    in.argv.push_back(a);
+  }
+  in.kernels = c.kernels;
+  in.rustflags = cargo_run::user_rustflags();
+  in.workspace_root = c.pkg.workspace_root;
+  in.crate_dirs.push_back(c.pkg.manifest_path.parent_path());
+  for (const auto& d : cargo::local_dependencies(s.metadata, c.pkg)) in.crate_dirs.push_back(d.manifest_path.parent_path());
+  return cargo_cache::key(in);
+}
+
+Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const KernelCrate& c, const Target& t) {
   const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
   const fs::path image = cargo::device_image(c.pkg, t);
   const bool link = rustc::needs_device_link(t);
@@ -157,6 +180,12 @@ Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
     return {};
   }
   fs::create_directories(image.parent_path());
+  const std::string what = fmt::format("device {} {}", t.short_name(), c.pkg.name);
+  const std::string key = cache.enabled() ? image_key(s, c, inv) : "";
+  if (!key.empty() && cache.restore(key, image, what + " (cargo)")) {
+    s.progress(what, " (cached)");
+    return {};
+  }
   for (int attempt = 0;; ++attempt) {
     auto out = run_cargo(inv, s.dir);
     if (!out) return out.error();
@@ -172,7 +201,8 @@ Result<void> device_pass(Session& s, const KernelCrate& c, const Target& t) {
     if (output && fs::exists(*output, ec)) {
       const bool linked = fs::exists(image, ec) && fs::last_write_time(image, ec) >= fs::last_write_time(*output, ec);
       if (link && !(fresh && linked)) OB_TRY(cargo_run::run_tool(image_link(*output), s.dir, "image link " + c.pkg.name));
-      s.progress(fmt::format("device {} {}", t.short_name(), c.pkg.name), fresh ? " (fresh)" : "");
+      if (!key.empty()) cache.store(key, image, what + " (cargo)");
+      s.progress(what, fresh ? " (fresh)" : "");
       return {};
     }
     if (attempt > 0)
@@ -203,11 +233,16 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) 
   if (o.dry_run) std::cout << "cd " << util::shell_quote(s.dir.string()) << '\n';
 
   std::vector<clang_openmp::Image> images;
-  for (const auto& c : s.crates)
-    for (const auto& t : s.targets) {
-      OB_TRY(device_pass(s, c, t));
-      images.push_back({cargo::device_image(c.pkg, t), t});
-    }
+  {
+    cargo_cache::DeviceCache cache(o);
+    for (const auto& c : s.crates)
+      for (const auto& t : s.targets) {
+        auto done = device_pass(s, cache, c, t);
+        if (!done) return done.error();
+        images.push_back({cargo::device_image(c.pkg, t), t});
+      }
+    cache.finish();
+  }
   const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
   if (!o.dry_run) fs::create_directories(off);
   const fs::path package = off / (s.pkg.lib.value_or(rustc::crate_name(s.pkg.name)) + ".offload");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "rust_support.hpp"
+#include "support/servers.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -160,12 +161,14 @@ TEST_CASE("rust-workspace: kernels in a library crate, dev and release, host-onl
   CHECK_THAT(panic.err, Catch::Contains("device kernel panicked at kernels/src/device.rs:") &&
                             Catch::Contains("range end index 272 out of range for slice of length 256"));
 
-  // Editing the host-only crate runs no device pass.
+  // Editing the host-only crate runs no device pass: the image is served from
+  // the cache (the kernel crate's files are unchanged).
   edit_file(dir / "app/src/main.rs", "println!(\"gather:", "println!(\"edited gather:");
   auto host_edit = run_ob(run);
   INFO(host_edit.err);
   REQUIRE(host_edit.exit_code == 0);
-  CHECK(device_line(host_edit.err, "host") == "] device host kernels (fresh)");
+  CHECK(device_line(host_edit.err, "host") == "] device host kernels (cached)");
+  CHECK_THAT(host_edit.err, !Catch::Contains("Compiling kernels v0.1.0 (" + (dir / "kernels").string() + ")\n    Finished"));
   CHECK_THAT(host_edit.out, Catch::StartsWith("edited gather: out[0]=510"));
 
   // Editing a kernel does, and the program runs the new kernel.
@@ -212,4 +215,32 @@ TEST_CASE("cargo offload: the cargo subcommand from an installed prefix", "[inte
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "gather: out[0]=510 out[255]=255 OK\nblock_sums: sums[0]=120 sums[15]=3960 OK\n");
   CHECK(device_line(r.err, "host") == "] device host kernels");
+}
+
+TEST_CASE("cargo flow: a warm Redis remote serves another checkout's device passes", "[integration][rust][remote]") {
+  if (!have_nightly_rustc()) return;
+  TempDir tmp;
+  RedisServer server(tmp / "redis", {false, ""});
+  const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
+  const std::string ok = "gather: out[0]=510 out[255]=255 OK\nblock_sums: sums[0]=120 sums[15]=3960 OK\n";
+  auto build = [&](const std::string& machine) {
+    const fs::path dir = copy_rust_example("rust-workspace", tmp / machine);
+    return run_ob({"-C", (dir / "app").string(), "--cache-dir", (tmp / machine / "cache").string(),
+                   "--remote-storage", url, "cargo", "run"});
+  };
+  auto ci = build("ci");  // fills the remote
+  INFO(ci.err);
+  REQUIRE(ci.exit_code == 0);
+  CHECK(ci.out == ok);
+  CHECK(device_line(ci.err, "host") == "] device host kernels");
+
+  auto laptop = build("laptop");  // another path, an empty local cache, no target/
+  INFO(laptop.err);
+  REQUIRE(laptop.exit_code == 0);
+  CHECK(laptop.out == ok);
+  CHECK(device_line(laptop.err, "host") == "] device host kernels (cached)");
+  CHECK_THAT(laptop.err, !Catch::Contains("warning"));
+  // The laptop's own cache now has the image, and counted the hit.
+  auto stats = run_ob({"--cache-dir", (tmp / "laptop/cache").string(), "cache", "stats"});
+  CHECK_THAT(stats.out, Catch::Contains("entries           1") && Catch::Contains("hits              1"));
 }

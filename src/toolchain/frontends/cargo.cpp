@@ -23,8 +23,9 @@ bool has_kind(const json& target, std::string_view kind) {
   return false;
 }
 
-Result<Package> read_package(const json& pkg, const fs::path& target_dir) {
+Result<Package> read_package(const json& pkg, const fs::path& target_dir, const fs::path& workspace_root) {
   Package p;
+  p.workspace_root = workspace_root;
   p.name = pkg.value("name", "");
   p.id = pkg.value("id", "");
   p.manifest_path = pkg.value("manifest_path", "");
@@ -79,7 +80,7 @@ Result<Package> parse_metadata(std::string_view text, const fs::path& project_di
                                               util::join(names, ", "))
                                 : fmt::format("which package? pass -p NAME (packages: {})", util::join(names, ", ")));
   }
-  return read_package(*chosen, target_dir);
+  return read_package(*chosen, target_dir, root.value("workspace_root", ""));
 }
 
 std::vector<Package> local_dependencies(std::string_view text, const Package& chosen) {
@@ -103,7 +104,7 @@ std::vector<Package> local_dependencies(std::string_view text, const Package& ch
     const std::string id = p.value("id", "");
     const bool local = !p.contains("source") || p["source"].is_null();
     if (id == chosen.id || !local || !seen.count(id)) continue;
-    auto pkg = read_package(p, chosen.target_directory);
+    auto pkg = read_package(p, chosen.target_directory, chosen.workspace_root);
     if (pkg && pkg->lib) out.push_back(*pkg);
   }
   std::sort(out.begin(), out.end(), [](const Package& a, const Package& b) { return a.name < b.name; });

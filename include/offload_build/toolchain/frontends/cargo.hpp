@@ -31,6 +31,7 @@ struct Package {
   fs::path lib_root;                  // its crate root (src/lib.rs)
   std::vector<std::string> bins;
   fs::path target_directory;
+  fs::path workspace_root;
   std::vector<std::string> targets;   // [package.metadata.offload] targets
   std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
 };

@@ -1,0 +1,118 @@
+// The job cache of `offload-build cargo`'s device passes (see cargo_cache.hpp).
+#include "cargo_cache.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/cache/hash.hpp"
+
+namespace ob::cli::cargo_cache {
+
+namespace {
+
+std::optional<std::string> read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every regular file under `dir`, sorted, without target/ and hidden entries.
+std::vector<fs::path> crate_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.' || (it.depth() == 0 && name == "target")) {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::string key(const KeyInputs& in) {
+  cache::Hasher h;
+  h.field("cargo-device", "1");
+  h.field("rustc", in.rustc_version);
+  h.field("llvm", in.llvm);
+  for (const auto& a : in.argv) h.field("arg", a);
+  for (const auto& k : in.kernels) h.field("kernel", k);
+  for (const auto& f : in.rustflags) h.field("rustflag", f);
+  h.field("Cargo.lock", read_bytes(in.workspace_root / "Cargo.lock").value_or("<none>"));
+  for (const auto& dir : in.crate_dirs)
+    for (const auto& f : crate_files(dir)) {
+      h.field("file", f.lexically_relative(in.workspace_root).string());
+      h.field("content", read_bytes(f).value_or("<unreadable>"));
+    }
+  return h.hex();
+}
+
+DeviceCache::DeviceCache(const GlobalOptions& o) {
+  if (o.no_cache || o.dry_run) return;
+  storage_.emplace(cache_dir_for(o, std::nullopt));
+  storage_->warn_if_unwritable();
+  auto remotes = cache::configured_remotes(o.remote_storage, {});
+  if (!remotes)
+    std::cerr << "offload-build: warning: " << remotes.error().message << "; building without remote storage\n";
+  layers_.emplace(*storage_, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{});
+}
+
+bool DeviceCache::restore(const std::string& key, const fs::path& image, const std::string& what) {
+  if (!layers_) return false;
+  cache::Lookup found = layers_->get("result", key);
+  if (found.status == cache::LookupStatus::Hit) {
+    auto meta = cache::decode_result_meta(found.entry);
+    if (meta && meta->job == what && meta->modes.size() == 1 && found.entry.files.size() == 1) {
+      // A temp name of our own next to the image, then one rename: never half an image.
+      const fs::path tmp = image.parent_path() /
+                           fmt::format(".{}.ob-tmp-{}-{}", image.filename().string(), getpid(), std::random_device{}());
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(found.entry.files.front().data.data(), static_cast<std::streamsize>(found.entry.files.front().data.size()));
+      out.close();
+      std::error_code ec;
+      if (out && (fs::rename(tmp, image, ec), !ec)) {
+        ++counters_.hits;
+        return true;
+      }
+      fs::remove(tmp, ec);
+    } else {
+      layers_->discard("result", key);
+      ++counters_.corrupt;
+    }
+  }
+  ++counters_.misses;
+  ++counters_.misses_by_reason[found.status == cache::LookupStatus::Missing ? "no entry" : "corrupt"];
+  return false;
+}
+
+void DeviceCache::store(const std::string& key, const fs::path& image, const std::string& what) {
+  if (!layers_ || !layers_->writable()) return;
+  auto bytes = read_bytes(image);
+  if (!bytes) return;
+  cache::Entry entry;
+  entry.metadata = cache::encode_result_meta({what, {0644}, false, false});
+  entry.files.push_back({"image", std::move(*bytes)});
+  if (layers_->put("result", key, entry)) ++counters_.stores;
+  else ++counters_.store_failures;
+}
+
+void DeviceCache::finish() {
+  if (layers_) layers_->record(counters_);
+}
+
+}  // namespace ob::cli::cargo_cache
