@@ -103,3 +103,90 @@ TEST_CASE("a kernel without no_mangle or the launch pointer is explained", "[int
                                          "(src/main.rs:39) takes 3: the offload runtime passes a "
                                          "launch-environment pointer before the kernel's own arguments"));
 }
+
+// The device-code checks: each a single message naming file:line and what to do,
+// before any rustc runs (no build directory; no rustc is needed for them).
+namespace {
+
+exec::Captured build_with(const fs::path& dir, const std::string& from, const std::string& to) {
+  edit_file(dir / "src/main.rs", from, to);
+  return run_ob({"-C", dir.string(), "build"});
+}
+
+}  // namespace
+
+TEST_CASE("a kernel that uses std is explained before rustc runs", "[integration][rust]") {
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  auto r = build_with(dir, "        let a = (*a)[0];\n", "        let a = (*a)[0];\n        println!(\"a = {}\", a);\n");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:28: error: device kernel `saxpy` uses `println!`, which comes "
+                                      "from `std`, but device code is no_std: only `core` exists on the device; "
+                                      "there is no stdout or stderr on the device: write the values to an output "
+                                      "buffer the host passes in (a pointer argument) and print them on the host"));
+  CHECK(count_occurrences(r.err, "error:") == 1);
+  CHECK_FALSE(fs::exists(dir / "build"));
+
+  // The cargo flow checks the library crate the same way.
+  if (!have_nightly_rustc()) return;
+  const fs::path pkg = copy_rust_example("rust-cargo", tmp.path());
+  edit_file(pkg / "src/kernel.rs", "let mut i = 0;\n", "let mut i = 0;\n        let v: Vec<f64> = Vec::new();\n");
+  auto cargo = run_ob({"-C", pkg.string(), "cargo", "build"});
+  CHECK(cargo.exit_code == 1);
+  CHECK_THAT(cargo.err, Catch::StartsWith("src/kernel.rs:13: error: device kernel `scale_add` uses `Vec`, which "
+                                          "comes from `std`, but device code is no_std"));
+  CHECK_FALSE(fs::exists(pkg / "target"));
+}
+
+TEST_CASE("alloc in the device crate without an allocator is explained before rustc runs", "[integration][rust]") {
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  auto r = build_with(dir, "const N: usize = 1024;\n", "const N: usize = 1024;\n#[cfg(offload_device)]\nextern crate alloc;\n");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:12: error: the device crate uses `alloc` (`extern crate alloc`) "
+                                      "but has no #[global_allocator]: there is no allocator on the device") &&
+                        Catch::Contains("drop `extern crate alloc` from the device pass"));
+  CHECK_FALSE(fs::exists(dir / "build"));
+}
+
+TEST_CASE("a static mut used by a kernel is explained before rustc runs", "[integration][rust]") {
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  edit_file(dir / "src/main.rs", "const N: usize = 1024;\n", "const N: usize = 1024;\nstatic mut SCALE: f32 = 1.0;\n");
+  auto r = build_with(dir, "let a = (*a)[0];", "let a = (*a)[0] * SCALE;");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:28: error: device kernel `saxpy` uses `static mut SCALE` "
+                                      "(src/main.rs:11): the device has its own copy of every static, which the "
+                                      "host never sees (the host's `SCALE` is not mapped to the device)") &&
+                        Catch::Contains("pass a pointer instead"));
+  CHECK_FALSE(fs::exists(dir / "build"));
+}
+
+TEST_CASE("a generic kernel is explained before rustc runs", "[integration][rust]") {
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  auto r = build_with(dir, "pub extern \"C\" fn saxpy(", "pub extern \"C\" fn saxpy<T: Copy>(");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:25: error: device kernel `saxpy` is generic over `T`: a kernel "
+                                      "cannot be generic") &&
+                        Catch::Contains("Write one non-generic kernel per type that calls a generic helper"));
+  CHECK_FALSE(fs::exists(dir / "build"));
+}
+
+TEST_CASE("a panic handler that only loops gets a warning and the build goes on", "[integration][rust]") {
+  if (!have_nightly_rustc()) return;
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  auto r = run_ob({"-C", dir.string(), "--dry-run", "build"});
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:15: warning: the device crate's #[panic_handler] `panic` only "
+                                      "loops: it never returns or ends the program") &&
+                        Catch::Contains("See docs/RUST.md#panics"));
+  CHECK_THAT(r.out, Catch::Contains("--cfg offload_device"));  // the device pass still runs
+
+  // A handler that ends the program gets no warning.
+  edit_file(dir / "src/main.rs", "    loop {}\n", "    unsafe { abort() }\n");
+  auto quiet = run_ob({"-C", dir.string(), "--dry-run", "build"});
+  CHECK(quiet.exit_code == 0);
+  CHECK_THAT(quiet.err, !Catch::Contains("warning"));
+}
