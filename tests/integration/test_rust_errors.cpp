@@ -108,24 +108,29 @@ TEST_CASE("a kernel without no_mangle or the launch pointer is explained", "[int
 // before any rustc runs (no build directory; no rustc is needed for them).
 namespace {
 
-exec::Captured build_with(const fs::path& dir, const std::string& from, const std::string& to) {
-  edit_file(dir / "src/main.rs", from, to);
-  return run_ob({"-C", dir.string(), "build"});
+using Edits = std::vector<std::pair<std::string, std::string>>;
+
+// rust-saxpy with `edits` applied to src/main.rs: the build stops with one error
+// that starts with `starts` and contains `says`, and no build directory.
+void require_refused(const TempDir& tmp, const Edits& edits, const std::string& starts, const std::string& says) {
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  for (const auto& [from, to] : edits) edit_file(dir / "src/main.rs", from, to);
+  auto r = run_ob({"-C", dir.string(), "build"});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::StartsWith(starts) && Catch::Contains(says));
+  CHECK(count_occurrences(r.err, "error:") == 1);
+  CHECK_FALSE(fs::exists(dir / "build"));
 }
 
 }  // namespace
 
 TEST_CASE("a kernel that uses std is explained before rustc runs", "[integration][rust]") {
   TempDir tmp;
-  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
-  auto r = build_with(dir, "        let a = (*a)[0];\n", "        let a = (*a)[0];\n        println!(\"a = {}\", a);\n");
-  CHECK(r.exit_code == 1);
-  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:28: error: device kernel `saxpy` uses `println!`, which comes "
-                                      "from `std`, but device code is no_std: only `core` exists on the device; "
-                                      "there is no stdout or stderr on the device: write the values to an output "
-                                      "buffer the host passes in (a pointer argument) and print them on the host"));
-  CHECK(count_occurrences(r.err, "error:") == 1);
-  CHECK_FALSE(fs::exists(dir / "build"));
+  require_refused(tmp, {{"        let a = (*a)[0];\n", "        let a = (*a)[0];\n        println!(\"a = {}\", a);\n"}},
+                  "src/main.rs:28: error: device kernel `saxpy` uses `println!`, which comes from `std`, but "
+                  "device code is no_std: only `core` exists on the device; ",
+                  "there is no stdout or stderr on the device: write the values to an output buffer the host "
+                  "passes in (a pointer argument) and print them on the host");
 
   // The cargo flow checks the library crate the same way.
   if (!have_nightly_rustc()) return;
@@ -139,38 +144,25 @@ TEST_CASE("a kernel that uses std is explained before rustc runs", "[integration
 }
 
 TEST_CASE("alloc in the device crate without an allocator is explained before rustc runs", "[integration][rust]") {
-  TempDir tmp;
-  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
-  auto r = build_with(dir, "const N: usize = 1024;\n", "const N: usize = 1024;\n#[cfg(offload_device)]\nextern crate alloc;\n");
-  CHECK(r.exit_code == 1);
-  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:12: error: the device crate uses `alloc` (`extern crate alloc`) "
-                                      "but has no #[global_allocator]: there is no allocator on the device") &&
-                        Catch::Contains("drop `extern crate alloc` from the device pass"));
-  CHECK_FALSE(fs::exists(dir / "build"));
+  require_refused(TempDir(), {{"const N: usize = 1024;\n", "const N: usize = 1024;\n#[cfg(offload_device)]\nextern crate alloc;\n"}},
+                  "src/main.rs:12: error: the device crate uses `alloc` (`extern crate alloc`) but has no "
+                  "#[global_allocator]: there is no allocator on the device",
+                  "drop `extern crate alloc` from the device pass");
 }
 
 TEST_CASE("a static mut used by a kernel is explained before rustc runs", "[integration][rust]") {
-  TempDir tmp;
-  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
-  edit_file(dir / "src/main.rs", "const N: usize = 1024;\n", "const N: usize = 1024;\nstatic mut SCALE: f32 = 1.0;\n");
-  auto r = build_with(dir, "let a = (*a)[0];", "let a = (*a)[0] * SCALE;");
-  CHECK(r.exit_code == 1);
-  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:28: error: device kernel `saxpy` uses `static mut SCALE` "
-                                      "(src/main.rs:11): the device has its own copy of every static, which the "
-                                      "host never sees (the host's `SCALE` is not mapped to the device)") &&
-                        Catch::Contains("pass a pointer instead"));
-  CHECK_FALSE(fs::exists(dir / "build"));
+  require_refused(TempDir(), {{"const N: usize = 1024;\n", "const N: usize = 1024;\nstatic mut SCALE: f32 = 1.0;\n"},
+                              {"let a = (*a)[0];", "let a = (*a)[0] * SCALE;"}},
+                  "src/main.rs:28: error: device kernel `saxpy` uses `static mut SCALE` (src/main.rs:11): the "
+                  "device has its own copy of every static, which the host never sees (the host's `SCALE` is "
+                  "not mapped to the device)",
+                  "pass a pointer instead");
 }
 
 TEST_CASE("a generic kernel is explained before rustc runs", "[integration][rust]") {
-  TempDir tmp;
-  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
-  auto r = build_with(dir, "pub extern \"C\" fn saxpy(", "pub extern \"C\" fn saxpy<T: Copy>(");
-  CHECK(r.exit_code == 1);
-  CHECK_THAT(r.err, Catch::StartsWith("src/main.rs:25: error: device kernel `saxpy` is generic over `T`: a kernel "
-                                      "cannot be generic") &&
-                        Catch::Contains("Write one non-generic kernel per type that calls a generic helper"));
-  CHECK_FALSE(fs::exists(dir / "build"));
+  require_refused(TempDir(), {{"pub extern \"C\" fn saxpy(", "pub extern \"C\" fn saxpy<T: Copy>("}},
+                  "src/main.rs:25: error: device kernel `saxpy` is generic over `T`: a kernel cannot be generic",
+                  "Write one non-generic kernel per type that calls a generic helper");
 }
 
 TEST_CASE("a panic handler that only loops gets a warning and the build goes on", "[integration][rust]") {
