@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -22,10 +23,6 @@ std::string read_text(const fs::path& p) {
 std::string shown(const fs::path& file, const fs::path& project_dir) {
   fs::path rel = file.lexically_relative(project_dir);
   return (rel.empty() || *rel.begin() == "..") ? file.string() : rel.string();
-}
-
-std::string where(const fs::path& file, int line, const fs::path& project_dir) {
-  return fmt::format("{}:{}", shown(file, project_dir), line);
 }
 
 // cfg names every crate may test; never a misspelt device cfg.
@@ -48,25 +45,34 @@ bool is_pointer_param(const std::string& param) {
 
 }  // namespace
 
+std::string where(const fs::path& file, int line, const fs::path& project_dir) {
+  return fmt::format("{}:{}", shown(file, project_dir), line);
+}
+
 CrateScan scan_crate(const fs::path& crate_root) {
   CrateScan scan;
-  std::vector<std::pair<fs::path, bool>> todo{{crate_root, true}};  // file, owns its directory
+  struct Todo {
+    fs::path file;
+    bool owns_dir;  // a crate root or mod.rs: its modules live next to it
+    int scope;      // the cfg scope of its `mod` declaration
+  };
+  std::vector<Todo> todo{{crate_root, true, 0}};
   while (!todo.empty()) {
-    auto [file, owns_dir] = todo.back();
+    auto [file, owns_dir, scope] = todo.back();
     todo.pop_back();
     if (std::find(scan.files.begin(), scan.files.end(), file) != scan.files.end()) continue;
     scan.files.push_back(file);
     const fs::path dir = owns_dir ? file.parent_path() : file.parent_path() / file.stem();
-    for (const ModDecl& m : scan_text(read_text(file), file, scan)) {
+    for (const ModDecl& m : scan_text(read_text(file), file, scan, scope)) {
       std::error_code ec;
       if (!m.path_attr.empty()) {
         const fs::path p = (file.parent_path() / m.path_attr).lexically_normal();
-        if (fs::is_regular_file(p, ec)) todo.push_back({p, p.filename() == "mod.rs"});
+        if (fs::is_regular_file(p, ec)) todo.push_back({p, p.filename() == "mod.rs", m.scope});
         else scan.complete = false;
       } else if (fs::is_regular_file(dir / (m.name + ".rs"), ec)) {
-        todo.push_back({dir / (m.name + ".rs"), false});
+        todo.push_back({dir / (m.name + ".rs"), false, m.scope});
       } else if (fs::is_regular_file(dir / m.name / "mod.rs", ec)) {
-        todo.push_back({dir / m.name / "mod.rs", true});
+        todo.push_back({dir / m.name / "mod.rs", true, m.scope});
       } else {
         scan.complete = false;
       }
@@ -76,6 +82,11 @@ CrateScan scan_crate(const fs::path& crate_root) {
 }
 
 Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs::path& project_dir) {
+  return check_crate(scan, cfg, project_dir, std::cerr);
+}
+
+Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs::path& project_dir,
+                         std::ostream& warnings) {
   // Device kernels: marked as such, or defined with a body and launched by name.
   std::vector<const FnItem*> kernels;
   for (const auto& f : scan.functions) {
@@ -103,6 +114,7 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
         "declarations, the launches) under #[cfg(not({}))]",
         where(file, line, project_dir), cfg, hint, cfg, cfg));
   }
+  OB_TRY(check_device_code(scan, kernels, cfg, project_dir));
   for (const FnItem* k : kernels) {
     const std::string at = where(k->file, k->line, project_dir);
     if (!k->no_mangle) {
@@ -141,6 +153,7 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
         "#[cfg({})]",
         where(l.file, l.line, project_dir), l.kernel, l.kernel, l.kernel, l.kernel, cfg));
   }
+  warn_panic_handler(scan, cfg, project_dir, warnings);
   return {};
 }
 

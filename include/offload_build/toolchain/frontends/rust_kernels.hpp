@@ -1,12 +1,17 @@
 // A light reading of a Rust crate's sources, before rustc runs, to explain in
-// the user's terms the mistakes that otherwise surface as a crash at run time:
-// a device kernel whose symbol is mangled, a kernel without the launch-environment
-// pointer the runtime passes first, a kernel the host never declares, and a
-// crate that never splits on the device cfg. Not a Rust parser: it tokenizes
-// (comments and literals handled), follows `mod x;` to files, and matches items.
+// the user's terms the mistakes that otherwise surface as a crash at run time or
+// as a wall of rustc errors: a device kernel whose symbol is mangled, a kernel
+// without the launch-environment pointer the runtime passes first, a kernel the
+// host never declares, a crate that never splits on the device cfg, device code
+// that uses `std` or `alloc`, a kernel that uses a `static mut` or is generic, and
+// (a warning) a panic handler that hangs. Not a Rust parser: it tokenizes
+// (comments and literals handled), follows `mod x;` to files, matches items and
+// remembers the cfg(...) each item sits under.
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,13 +32,36 @@ struct Token {
 // Tokens of Rust source text; comments dropped, char literals and lifetimes as Other.
 std::vector<Token> tokenize(std::string_view text);
 
+// The code under a chain of #[cfg(...)] / #![cfg(...)] predicates: CrateScan::scopes
+// holds them, index 0 is the crate root (no predicate, always compiled).
+struct CfgScope {
+  int parent = -1;
+  std::vector<Token> predicate;  // the tokens inside cfg( ... )
+};
+
 struct FnItem {
   std::string name;
   fs::path file;
   int line = 0;
-  std::vector<std::string> params;  // each "name: Type" as tokens joined by spaces
-  bool no_mangle = false;           // #[no_mangle], #[unsafe(no_mangle)] or #[export_name]
-  bool offload_kernel = false;      // #[rustc_offload_kernel] or extern "gpu-kernel"
+  int scope = 0;                      // the cfg scope it sits in
+  std::vector<std::string> params;    // each "name: Type" as tokens joined by spaces
+  std::vector<std::string> generics;  // type and const parameters (not lifetimes), "impl Trait" arguments
+  bool no_mangle = false;             // #[no_mangle], #[unsafe(no_mangle)] or #[export_name]
+  bool offload_kernel = false;        // #[rustc_offload_kernel] or extern "gpu-kernel"
+  bool panic_handler = false;         // #[panic_handler]
+  bool only_loops = false;            // its body is `loop {}` (or a loop of spin hints only)
+  std::map<std::string, int> names;   // identifiers in its body, with the first line each is on
+};
+
+// Something the device checks look for: a `std` use (`println!`, `Vec`, `std::io`),
+// a `static mut NAME`, or a crate-level mark (`no_std`, `no_core`, `alloc` for
+// `extern crate alloc`, `global_allocator`).
+struct Mention {
+  std::string what;
+  fs::path file;
+  int line = 0;
+  int scope = 0;
+  int fn = -1;  // the index in CrateScan::functions of the function whose body holds it, or -1
 };
 
 struct Launch {
@@ -50,7 +78,17 @@ struct CrateScan {
   std::set<std::string> cfg_names;  // bare names tested in cfg(...) and cfg_attr(...)
   bool complete = true;             // every declared module file was found
   bool no_core = false;             // #![no_core] (possibly inside #![cfg_attr(..)])
+  std::vector<CfgScope> scopes{CfgScope{}};
+  std::vector<Mention> std_uses;      // what: "println!", "Vec", "std::io", ...
+  std::vector<Mention> static_muts;   // what: the static's name
+  std::vector<Mention> marks;         // what: "no_std", "no_core", "alloc", "global_allocator"
+  std::set<std::string> own_names;    // names the crate defines or imports (a `Vec` of its own)
 };
+
+// Whether the device pass (which sets `device_cfg`) compiles the code in `scope`:
+// Maybe when a predicate tests anything else (features, target_arch, ...).
+enum class Compiled { Yes, No, Maybe };
+Compiled device_compiles(const CrateScan& scan, int scope, const std::string& device_cfg);
 
 // Scan the crate root and every module file it declares (missing files are skipped).
 CrateScan scan_crate(const fs::path& crate_root);
@@ -58,10 +96,12 @@ CrateScan scan_crate(const fs::path& crate_root);
 struct ModDecl {
   std::string name;
   std::string path_attr;  // #[path = "..."], or empty
+  int scope = 0;          // the cfg scope of the declaration: the module file's own
 };
-// Scan one file's text into `scan` (for tests); `file` names it in the results.
-// Returns the file's out-of-line module declarations.
-std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, CrateScan& scan);
+// Scan one file's text into `scan` (for tests); `file` names it in the results,
+// `scope` is the cfg scope the whole file sits in. Returns the file's out-of-line
+// module declarations.
+std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, CrateScan& scan, int scope = 0);
 
 // The symbols of the crate's device kernels (marked as kernels, or launched by
 // name, and not mangled), sorted: what the host device's image link pulls
@@ -69,9 +109,22 @@ std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, Crat
 std::vector<std::string> device_kernel_symbols(const CrateScan& scan);
 
 // Check a scanned crate for the device cfg `device_cfg`; errors (exit 1) name
-// "file:line" relative to `project_dir` and say what to change.
+// "file:line" relative to `project_dir` and say what to change. Warnings (the
+// build goes on: a panic handler that hangs) go to `warnings`.
 Result<void> check_crate(const CrateScan& scan, const std::string& device_cfg,
                          const fs::path& project_dir);
+Result<void> check_crate(const CrateScan& scan, const std::string& device_cfg,
+                         const fs::path& project_dir, std::ostream& warnings);
+
+// The checks of the code the device pass compiles (rust_checks.cpp), run by
+// check_crate once the kernels are known: `std` and `alloc` in device code, a
+// `static mut` used by a kernel, generic kernels; and the panic handler warning.
+Result<void> check_device_code(const CrateScan& scan, const std::vector<const FnItem*>& kernels,
+                               const std::string& device_cfg, const fs::path& project_dir);
+void warn_panic_handler(const CrateScan& scan, const std::string& device_cfg, const fs::path& project_dir,
+                        std::ostream& warnings);
+// "file:line" with the file relative to `project_dir` when it lies under it.
+std::string where(const fs::path& file, int line, const fs::path& project_dir);
 
 // A GPU device pass needs a `core` for its target: from the rustc sysroot
 // (<sysroot>/lib/rustlib/<triple>) or, when none is installed, a #![no_core] crate.
