@@ -14,4 +14,3 @@ pub fn run() -> bool {
              if bad == 0 { "OK" } else { "FAILED" });
     bad == 0
 }
-// edited

@@ -21,4 +21,3 @@ pub extern "C" fn scale_add(_dyn_ptr: *mut u8, x: *mut [f64; N]) {
 unsafe extern "C" {
     pub fn scale_add(x: *mut [f64; N]);
 }
-// edited

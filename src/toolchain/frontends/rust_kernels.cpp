@@ -87,13 +87,7 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
 
 Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs::path& project_dir,
                          std::ostream& warnings) {
-  // Device kernels: marked as such, or defined with a body and launched by name.
-  std::vector<const FnItem*> kernels;
-  for (const auto& f : scan.functions) {
-    const bool launched = std::any_of(scan.launches.begin(), scan.launches.end(),
-                                      [&](const Launch& l) { return l.kernel == f.name; });
-    if (f.offload_kernel || launched) kernels.push_back(&f);
-  }
+  const std::vector<const FnItem*> kernels = device_kernels(scan);
   if (kernels.empty() && scan.launches.empty()) return {};
   auto fail = [](std::string msg) { return Error::failure(std::move(msg)); };
 

@@ -103,9 +103,10 @@ struct ModDecl {
 // module declarations.
 std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, CrateScan& scan, int scope = 0);
 
-// The symbols of the crate's device kernels (marked as kernels, or launched by
-// name, and not mangled), sorted: what the host device's image link pulls
-// (src/toolchain/frontends/rust_device.cpp).
+// The crate's device kernels: functions marked as kernels, or defined with a
+// body and launched by name (src/toolchain/frontends/rust_device.cpp).
+std::vector<const FnItem*> device_kernels(const CrateScan& scan);
+// Their symbols (the unmangled ones), sorted: what the host device's image link pulls.
 std::vector<std::string> device_kernel_symbols(const CrateScan& scan);
 
 // Check a scanned crate for the device cfg `device_cfg`; errors (exit 1) name
