@@ -31,7 +31,7 @@ echo "sanitize: unit tests in $((SECONDS - start)) s"
 
 # A handful of real builds with the sanitized program, each checked.
 start=$SECONDS
-ob="$root/$build/offload-build"
+ob="$(cd "$build" && pwd)/offload-build"
 tmp=$(mktemp -d /tmp/ob-sanitize-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export OFFLOAD_BUILD_CACHE_DIR="$tmp/cache" CI=1
