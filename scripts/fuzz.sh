@@ -2,10 +2,11 @@
 # Run each libFuzzer target of tests/fuzz/ for SECONDS (default 30), one after
 # the other, starting from the seed corpora in tests/fuzz/corpus/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
-# Targets: manifest clang_cli depfile cache_entry offload_log. Builds them in
-# build-san/ (OB_SANITIZE_BUILD; see scripts/sanitize.sh) when missing. New
-# inputs go to build-san/fuzz-corpus/<target>/, crashes to
-# build-san/fuzz-artifacts/; prints executions per target; exits 1 on a finding.
+# Targets: manifest clang_cli depfile cache_entry offload_log, in build-san/
+# (OB_SANITIZE_BUILD; see scripts/sanitize.sh). New inputs go to
+# build-san/fuzz-corpus/<target>/, findings to build-san/fuzz-artifacts/;
+# prints executions per target; exits 1 on a finding. scripts/test.sh runs it
+# with 30 s (OB_SKIP_FUZZ=1 skips it there).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,18 +15,10 @@ shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=(manifest clang_cli depfile cache_entry offload_log); fi
 build=${OB_SANITIZE_BUILD:-build-san}
-jobs=$(nproc 2>/dev/null || echo 2)
-if [ ! -f "$build/build.ninja" ]; then
-  launcher=()
-  if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-    -DCMAKE_CXX_COMPILER=clang++-22 -DOFFLOAD_BUILD_TESTS=ON -DOFFLOAD_BUILD_SANITIZE=ON \
-    "${launcher[@]}" >/dev/null
-fi
-# Built when missing (scripts/sanitize.sh, which CI runs first, builds them;
-# after a change: cmake --build build-san --target fuzz_targets).
+# Built by scripts/sanitize.sh (which CI runs first) or here when missing;
+# after a change: scripts/sanitize.sh --build-only.
 for t in "${targets[@]}"; do
-  if [ ! -x "$build/fuzz/fuzz_$t" ]; then cmake --build "$build" -j "$jobs" --target fuzz_targets; break; fi
+  if [ ! -x "$build/fuzz/fuzz_$t" ]; then bash scripts/sanitize.sh --build-only; break; fi
 done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -46,6 +39,6 @@ for t in "${targets[@]}"; do
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
   echo "fuzz: $t: ${secs} s, $execs executions, $cov, corpus $(ls "$corpus" | wc -l): $result"
-  if [ "$result" != ok ]; then grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -5; fi
+  if [ "$result" != ok ]; then tail -40 "$log"; fi
 done
 exit $status

@@ -52,6 +52,8 @@ void for_each_file(const fs::path& dir,
 void for_each_cache_file(const fs::path& v1,
                          const std::function<void(const fs::path&, const struct stat&)>& fn) {
   std::error_code ec;
+  // Nor through a symlinked v1: `cache stats` and `verify` say so instead.
+  if (!fs::is_directory(fs::symlink_status(v1, ec))) return;
   fs::directory_iterator kinds(v1, ec), end;
   for (; !ec && kinds != end; kinds.increment(ec)) {
     // Never through a symlink: a planted one would lead eviction elsewhere.
@@ -80,6 +82,10 @@ Usage Storage::usage() const {
 
 Storage::Verification Storage::verify(const Validator& validate) const {
   Verification v;
+  struct stat v1 {};
+  if (::lstat((dir_ / "v1").c_str(), &v1) == 0 && !S_ISDIR(v1.st_mode))
+    v.not_walked = S_ISLNK(v1.st_mode) ? "v1 is a symbolic link: not followed, no entry checked"
+                                       : "v1 is not a directory: no entry checked";
   for_each_cache_file(dir_ / "v1", [&](const fs::path& p, const struct stat& st) {
     if (is_temp_name(p.filename().string())) return;
     ++v.entries;

@@ -62,12 +62,14 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   std::error_code ec;
   cache::Counters c;
   cache::Usage u;
+  std::string problem;  // why builds do not use it
   fs::path shown = fs::absolute(dir, ec).lexically_normal();
   if (ec) shown = dir;
   if (fs::exists(dir, ec)) {
     cache::Storage storage(dir, max_size);
     c = storage.counters();
-    u = storage.usage();
+    u = storage.usage();  // never through a symlinked v1
+    problem = storage.distrust_reason();
   }
   if (json) {
     nlohmann::json j = cache::counters_to_json(c);
@@ -76,9 +78,11 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     j["entries"] = u.entries;
     j["bytes"] = u.bytes;
     j["max_size"] = max_size;
+    if (!problem.empty()) j["not_used"] = problem;
     out << util::dump_replacing(j) << "\n";
     return exit_code::ok;
   }
+  if (!problem.empty()) out << fmt::format("warning: builds do not use this cache: {}\n", problem);
   row(out, "cache directory", shown.string());
   row(out, "entries", std::to_string(u.entries));
   row(out, "size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
@@ -145,6 +149,10 @@ int cache_verify(const fs::path& dir, std::ostream& out) {
   if (!storage.signing_key().empty()) out << "checking signatures (a signing key is set)\n";
   const auto v = storage.verify(&cache::entry_problem);
   for (const auto& bad : v.corrupt) out << "corrupt: " << bad << '\n';
+  if (!v.not_walked.empty()) {
+    out << fmt::format("offload-build: error: cache {}: {}\n", dir.string(), v.not_walked);
+    return exit_code::failure;
+  }
   out << "cache " << dir.string() << ": " << v.entries << " entries, " << v.corrupt.size()
       << " corrupt\n";
   return v.corrupt.empty() ? 0 : 1;

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
 
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/exec/subprocess.hpp"
@@ -74,8 +75,6 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
   return code;
 }
 
-// An internal error in launcher mode, counted in the cache's statistics
-// ("internal error" under misses), when there is a cache.
 }  // namespace
 
 bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv) {
@@ -120,6 +119,9 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled}, o);
   Unchanged why;
   try {
+    // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
+    if (env_flag("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR"))
+      throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
     const int code = split_compile(command, o, why);
     if (code >= 0) return code;
     std::string link_reason;

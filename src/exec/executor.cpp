@@ -228,7 +228,7 @@ class Execution {
       return;
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
-      const fs::path& t = temps_[job.id][i];
+      const fs::path t = temps_[job.id][i];  // a copy: remove_temps clears temps_[job.id]
       if (!fs::exists(t)) {
         remove_temps(job.id);
         fail_job(job, 0, Error::failure(fmt::format("{} succeeded but did not write {}",

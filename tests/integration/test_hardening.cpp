@@ -345,3 +345,85 @@ TEST_CASE("temporaries of dead builds are swept, messages stay short, a cache pa
   CHECK(r.err.size() < 4000);
   CHECK_THAT(r.err, Catch::Contains("bytes)"));
 }
+
+TEST_CASE("an internal error in launcher mode runs the compiler unchanged, counted",
+          "[integration][launcher][fallback]") {
+  TempDir tmp;
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  write_file(dir / "broken.c", "int main(void) { return x; }\n");
+  const fs::path cache = tmp / "cache";
+  auto compile = [](const std::string& src, const std::string& out) {
+    return std::vector<std::string>{(fs::path(kLlvmBin) / "clang").string(), "-fopenmp",
+                                    "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2", "-c",
+                                    src, "-o", out};
+  };
+  // The test hook makes launcher mode throw before it splits anything.
+  auto through_ob = [&](const std::string& src, const std::string& out, bool verbose) {
+    auto argv = compile(src, out);
+    argv.insert(argv.begin(), OB_BINARY);
+    return run_tool(argv, dir, {{"OFFLOAD_BUILD_CACHE_DIR", cache.string()},
+                                {"OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR", "1"},
+                                {"OFFLOAD_BUILD_VERBOSE", verbose ? "1" : "0"}});
+  };
+  auto ref = run_tool(compile("saxpy.c", "ref.o"), dir);
+  REQUIRE(ref.exit_code == 0);
+  auto got = through_ob("saxpy.c", "got.o", false);
+  INFO(got.err);
+  REQUIRE(got.exit_code == 0);
+  // The compiler's own object, byte for byte (a split compile preloads the
+  // stable-names library), and its own (empty) output.
+  CHECK(read_file(dir / "got.o") == read_file(dir / "ref.o"));
+  CHECK(got.err == ref.err);
+  auto s = stats(cache);
+  CHECK(s["unchanged_by_reason"] == nlohmann::json{{"internal error", 1}});
+  CHECK(s["misses"] == 0);  // nothing was split
+  CHECK(s["entries"] == 0);
+
+  // Under -v the reason is said; a failing compile fails as the compiler does.
+  auto ref_bad = run_tool(compile("broken.c", "ref-bad.o"), dir);
+  auto bad = through_ob("broken.c", "got-bad.o", true);
+  CHECK(ref_bad.exit_code == 1);
+  CHECK(bad.exit_code == ref_bad.exit_code);
+  CHECK_THAT(bad.err, Catch::Contains("running the compiler unchanged: internal error: "
+                                      "OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set"));
+  CHECK_THAT(bad.err, Catch::Contains("use of undeclared identifier 'x'"));
+  CHECK(stats(cache)["unchanged_by_reason"] == nlohmann::json{{"internal error", 2}});
+}
+
+TEST_CASE("cache stats and verify on a read-only cache whose v1 is a symlink say so",
+          "[integration][cache][trust]") {
+  TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms(0755));
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  const fs::path real = tmp / "real";
+  REQUIRE(build(dir, real).exit_code == 0);  // the entries the symlink leads to
+  const size_t stored = entries(real, "result").size();
+  REQUIRE(stored > 0);
+  const fs::path cache = tmp / "cache";
+  fs::create_directories(cache);
+  fs::create_symlink(real / "v1", cache / "v1");
+  fs::permissions(cache, fs::perms(0555));
+  const bool root = geteuid() == 0;  // root writes anywhere: look as nobody
+  auto look = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {OB_BINARY, "--cache-dir", cache.string(), "cache"});
+    return run_tool(root ? as_nobody(args) : args);
+  };
+  auto s = look({"stats"});
+  INFO(s.out << s.err);
+  CHECK(s.exit_code == 0);
+  CHECK_THAT(s.out, Catch::Contains("warning: builds do not use this cache: v1 is a symbolic link"));
+  CHECK_THAT(s.out, Catch::Contains("\nentries           0\n"));  // not those behind it
+  auto j = look({"stats", "--json"});
+  REQUIRE(j.exit_code == 0);
+  auto parsed = nlohmann::json::parse(j.out);
+  CHECK(parsed["entries"] == 0);
+  CHECK(parsed["not_used"] == "v1 is a symbolic link");
+  auto v = look({"verify"});
+  INFO(v.out << v.err);
+  CHECK(v.exit_code == 1);
+  CHECK_THAT(v.out, Catch::Contains("v1 is a symbolic link: not followed, no entry checked"));
+  CHECK_THAT(v.out, !Catch::Contains("0 corrupt"));
+  CHECK(fs::is_symlink(cache / "v1"));
+  CHECK(entries(real, "result").size() == stored);
+  fs::permissions(cache, fs::perms(0755));  // for TempDir's removal
+}

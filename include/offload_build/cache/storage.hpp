@@ -175,6 +175,7 @@ class Storage {
   struct Verification {
     uint64_t entries = 0;
     std::vector<std::string> corrupt;  // "path: problem"
+    std::string not_walked;  // why no entry was looked at (a symlinked v1); empty when they were
   };
   using Validator = std::function<std::string(std::string_view kind, const Entry&)>;
   Verification verify(const Validator& validate = {}) const;
