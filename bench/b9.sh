@@ -9,6 +9,7 @@
 # Usage: bench/b9.sh [--reps N] [--quick] [--ob BINARY] [--out FILE] [--section FILE]
 #   --quick         1 run each, a 1x3 project only: a smoke test of the script
 #   --projects "10x3 50x1"  which projects (default both)
+#   --no-dead       skip the unreachable-remote measurements
 #   --out FILE      replace (or add) the "## B9" section of FILE (default
 #                   docs/BENCHMARKS.md)
 #   --section FILE  write only the section to FILE (bench/run.sh uses this)
@@ -21,16 +22,18 @@ OB=${OFFLOAD_BUILD:-$ROOT/build/offload-build}
 OUT=$ROOT/docs/BENCHMARKS.md
 SECTION=""
 QUICK=0
+DEAD=1
 PROJECTS="10x3 50x1"
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) REPS=$2; shift 2 ;;
     --quick) QUICK=1; REPS=1; shift ;;
     --projects) PROJECTS=$2; shift 2 ;;
+    --no-dead) DEAD=0; shift ;;
     --ob) OB=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --section) SECTION=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "b9: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -157,6 +160,7 @@ done
 # Unreachable remotes on a clean rebuild with a warm local cache (10x3).
 dead=${CONFIGS[0]%%:*}
 p=$WORK/p$dead c=$WORK/warm-local
+if [ "$DEAD" = 1 ]; then
 $OB -C "$p" -j$JOBS -q --cache-dir "$c" build
 say "B9: unreachable remotes on a warm local cache, $REPS run(s) each"
 hf "B9-dead" "$((REPS * 3))" \
@@ -168,6 +172,7 @@ hf "B9-deadcold" "$REPS" \
   -n none --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e build" \
   -n refused --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e --remote-storage redis://127.0.0.1:$REFUSED build" \
   -n blackhole --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e --remote-storage http://127.0.0.1:$BPORT/x build"
+fi
 
 section() {
   echo "## B9: remote storage: a fresh clone with an empty local cache and a warm remote"
@@ -179,6 +184,8 @@ section() {
   echo "job is looked up remotely, verified, written to the local cache and restored. ccache"
   echo "$(ccache --version | head -1 | grep -oE '[0-9.]+$') gets the same: an empty local cache, \`remote_storage\` on the same server"
   echo "(its own keys), warmed once; one-shot clang and the cold build are the reference."
+  command -v sccache >/dev/null && echo "sccache is installed but not measured here." ||
+    echo "sccache is not installed on this machine (Debian 12 does not package it): not compared."
   echo
   echo "| project | one-shot clang | cold build | offload-build + Redis | + HTTP | ccache + Redis | ccache + HTTP | Redis vs one-shot | Redis vs ccache | HTTP vs one-shot | HTTP vs ccache | commands run (Redis, HTTP) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -196,6 +203,7 @@ section() {
     IFS=: read -r name _ _ <<<"$cfg"
     echo "ccache in one more $name build from Redis: ${CC_NOTE[$name]:-n/a}."
   done
+  [ "$DEAD" = 1 ] || return 0
   echo
   echo "The cost of an unreachable remote ($dead): \`redis://\` on a port nothing listens on"
   echo "(connection refused), and \`http://\` to a listener that accepts and never answers"

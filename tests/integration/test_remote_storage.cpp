@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "offload_build/cache/storage.hpp"
 #include "support/ob_process.hpp"
 #include "support/servers.hpp"
 #include "support/temp_dir.hpp"
@@ -284,27 +285,72 @@ TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign en
   }
 }
 
-TEST_CASE("unreachable remotes: refused or never answering, each warned once, the build goes on",
+TEST_CASE("unreachable remotes: refused, never answering or unresolvable, each warned once, the build goes on",
           "[remote][integration]") {
   TempDir tmp{"ob-remote-dead"};
   BlackHole http_hole, redis_hole;
   const int refused = free_port();
+  // A host name that cannot resolve without asking anyone: an empty label
+  // ("..") is not a valid DNS name, so glibc's resolver refuses to encode a
+  // query for it (ns_name_pton) after reading /etc/hosts: no packet leaves
+  // the machine, whatever its DNS servers are. (A name under .invalid would
+  // be sent to the configured DNS server.) The Redis one carries a password:
+  // the warning must not show it.
+  const std::string nowhere = "no..such..host";
   const std::vector<std::string> remotes{
       "redis://127.0.0.1:" + std::to_string(refused),
       "http://127.0.0.1:" + std::to_string(http_hole.port()) + "/x|operation-timeout=300ms",
-      "redis://127.0.0.1:" + std::to_string(redis_hole.port()) + "|operation-timeout=300ms"};
-  fs::path dir = copy_example("saxpy-c", tmp.path());
-  auto r = build(dir, tmp / "cache", remotes);
+      "redis://127.0.0.1:" + std::to_string(redis_hole.port()) + "|operation-timeout=300ms",
+      // A generous connect-timeout (it covers resolving): failing to
+      // resolve must be the error, not a slow resolver on a loaded machine.
+      "redis://:" + kPassword + "@" + nowhere + ":6379|connect-timeout=5s",
+      "http://" + nowhere + "/x|connect-timeout=5s",
+      // A resolver that never answers (the shim below blocks for this name):
+      // connect-timeout (100 ms) bounds it, for hiredis as for libcurl. Were
+      // it unbounded, this build would hang and the test fail.
+      "redis://slow..dns:6379", "http://slow..dns/x"};
+  write_file(tmp / "slow_dns.c", R"(#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <netdb.h>
+#include <string.h>
+#include <unistd.h>
+int getaddrinfo(const char* node, const char* service, const struct addrinfo* hints,
+                struct addrinfo** res) {
+  if (node && strcmp(node, "slow..dns") == 0)
+    for (;;) sleep(1000);
+  int (*real)(const char*, const char*, const struct addrinfo*, struct addrinfo**) =
+      (int (*)(const char*, const char*, const struct addrinfo*, struct addrinfo**))dlsym(
+          RTLD_NEXT, "getaddrinfo");
+  return real(node, service, hints, res);
+}
+)");
+  const fs::path shim = tmp / "slow_dns.so";
+  auto cc = run_tool({"/usr/bin/cc", "-shared", "-fPIC", "-o", shim.string(),
+                      (tmp / "slow_dns.c").string(), "-ldl"});
+  INFO(cc.err);
+  REQUIRE(cc.exit_code == 0);
+  fs::path dir = copy_example("saxpy-c", tmp / "p");
+  auto r = build(dir, tmp / "cache", remotes, {}, {{"LD_PRELOAD", shim.string()}});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(count_occurrences(r.err, "warning: remote storage") == 3);
-  CHECK(count_occurrences(r.err, "(timed out)") == 2);
+  CHECK_THAT(r.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
+  CHECK(count_occurrences(r.err, "warning: remote storage") == 7);
+  CHECK(count_occurrences(r.err, "(timed out)") == 4);
+  CHECK(count_occurrences(r.err, "warning: remote storage redis://slow..dns:6379: connect: resolving slow..dns took longer than 100 ms (timed out)") == 1);
+  CHECK(count_occurrences(r.err, "warning: remote storage http://slow..dns/x: GET: ") == 1);
+  CHECK(count_occurrences(r.err, "warning: remote storage redis://:***@" + nowhere + ":6379: connect: cannot resolve " + nowhere) == 1);
+  CHECK(count_occurrences(r.err, "warning: remote storage http://" + nowhere + "/x: GET: Couldn't resolve host") == 1);
+  CHECK_THAT(r.err, !Catch::Contains(kPassword));
   check_runs(dir);
   auto s = stats(tmp / "cache")["remotes"];
   INFO(s.dump());
   CHECK(count_of(s["redis://127.0.0.1:" + std::to_string(refused)], "errors") == 1);
   CHECK(count_of(s["http://127.0.0.1:" + std::to_string(http_hole.port()) + "/x"], "timeouts") == 1);
   CHECK(count_of(s["redis://127.0.0.1:" + std::to_string(redis_hole.port())], "timeouts") == 1);
+  CHECK(count_of(s["redis://:***@" + nowhere + ":6379"], "errors") == 1);
+  CHECK(count_of(s["http://" + nowhere + "/x"], "errors") == 1);
+  CHECK(count_of(s["redis://slow..dns:6379"], "timeouts") == 1);
+  CHECK(count_of(s["http://slow..dns/x"], "timeouts") == 1);
 }
 
 TEST_CASE("a Redis server killed in the middle of a build", "[remote][redis][integration]") {
@@ -357,4 +403,116 @@ TEST_CASE("launcher mode with a remote: a compile on an empty cache is served fr
   CHECK(count_occurrences(second.err, ": hit") == 4);  // host-ir, device, package, host
   CHECK(read_file(tmp / "saxpy.o") == object);
   CHECK(count_of(remote_stats(tmp / "cache2", url), "hits") >= 4);
+}
+
+TEST_CASE("HTTPS (nginx, TLS with a self-signed certificate): ca-file trusts a private CA",
+          "[remote][http][integration]") {
+  TempDir tmp{"ob-https"};
+  const Certificate ca = make_self_signed_certificate(tmp / "tls");
+  write_file(tmp / "htpasswd", "ci:{PLAIN}" + kPassword + "\n");
+  NginxServer server(tmp / "nginx",
+                     "auth_basic cache; auth_basic_user_file " + (tmp / "htpasswd").string() + ";",
+                     &ca);
+  const std::string hostport = "127.0.0.1:" + std::to_string(server.port());
+  // The password in the URL itself: every message must still hide it. The
+  // connect timeout covers the TLS handshake: generous, for a loaded machine.
+  const std::string url = "https://ci:" + kPassword + "@" + hostport + "/ob|connect-timeout=5s";
+  const std::string shown = "https://ci:***@" + hostport + "/ob";
+  fs::path dir = copy_example("saxpy-c", tmp / "p");
+
+  // Without ca-file the system's CAs do not vouch for it: one warning, built locally.
+  auto untrusted = build(dir, tmp / "cache0", {url}, {"-v"});
+  INFO(untrusted.err);
+  REQUIRE(untrusted.exit_code == 0);
+  // "SSL peer certificate ... was not OK" (or, on a machine with no CA
+  // bundle at all, "Problem with the SSL CA cert").
+  CHECK(count_occurrences(untrusted.err, "warning: remote storage " + shown + ": GET: ") == 1);
+  CHECK(count_occurrences(untrusted.err, "warning: remote storage") == 1);
+  CHECK_THAT(untrusted.err, Catch::Contains("SSL"));
+  CHECK_THAT(untrusted.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
+  CHECK_THAT(untrusted.err, !Catch::Contains(kPassword));
+  CHECK(files_under(server.root()).empty());
+  CHECK(count_of(remote_stats(tmp / "cache0", shown), "errors") == 1);
+  check_runs(dir);
+
+  // With it: the writer stores every job over TLS, and a fresh clone with an
+  // empty local cache is served (hits counted, nothing run).
+  const std::string trusted = url + "|ca-file=" + ca.cert.string();
+  fs::remove_all(dir / "build");
+  auto writer = build(dir, tmp / "cache1", {trusted}, {"-v"});
+  INFO(writer.err);
+  REQUIRE(writer.exit_code == 0);
+  CHECK_THAT(writer.err, !Catch::Contains("warning"));
+  CHECK_THAT(writer.err, !Catch::Contains(kPassword));
+  CHECK(files_under(server.root() / "ob/v2").size() >= 5);
+  check_served_and_offloaded(dir, tmp / "cache2", trusted + "|read-only");
+  auto reader = remote_stats(tmp / "cache2", shown + "|read-only");
+  CHECK(count_of(reader, "hits") >= 5);
+  CHECK(count_of(reader, "errors") == 0);
+
+  // doctor reaches it through the private CA, and shows no password either.
+  auto doctor = run_ob({"--remote-storage", trusted, "doctor"}, {}, remote_env());
+  CHECK_THAT(doctor.out, Catch::Contains(shown + ": reachable"));
+  CHECK_THAT(doctor.out + doctor.err, !Catch::Contains(kPassword));
+}
+
+TEST_CASE("HTTP: two machines share one server, and signed entries refuse a poisoned one",
+          "[remote][http][integration]") {
+  TempDir tmp{"ob-http-machines"};
+  NginxServer server(tmp / "nginx");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/team";
+  const std::string key = "team-signing-secret";
+  const Env signing{{"OFFLOAD_BUILD_SIGNING_KEY", key}};
+
+  // Machine 1, the CI writer, signs what it stores.
+  fs::path one = copy_example("saxpy-c", tmp / "machine1");
+  auto cold = build(one, tmp / "cache1", {url}, {}, signing);
+  INFO(cold.err);
+  REQUIRE(cold.exit_code == 0);
+  CHECK_THAT(cold.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
+
+  // Machine 2: another checkout path, its own empty cache, read-only, the
+  // same key: no command runs, and its program is machine 1's byte for byte.
+  fs::path two = copy_example("saxpy-c", tmp / "machine2/work/src");
+  check_served_and_offloaded(two, tmp / "cache2", url + "|read-only", signing);
+  CHECK(read_file(two / "build/saxpy") == read_file(one / "build/saxpy"));
+  CHECK(count_of(remote_stats(tmp / "cache2", url + "|read-only"), "hits") >= 5);
+
+  // A writer without the key poisons the link's entry: well formed, under its
+  // valid key, with other content (an attacker can write this much).
+  const fs::path results = server.root() / "team/v2/result";
+  fs::path poisoned;
+  for (const auto& f : files_under(results)) {
+    const std::string k = f.filename().string();
+    auto e = cache::decode_entry(read_file(f), "result", k, key);
+    REQUIRE(e);
+    if (e->files.empty() || e->files[0].name != "saxpy") continue;
+    e->files[0].data = "#!/bin/sh\necho poisoned\n";
+    write_file(f, cache::encode_entry(*e, "result", k));  // unsigned
+    poisoned = f;
+  }
+  REQUIRE_FALSE(poisoned.empty());
+
+  // Signing on: refused (one warning, counted), the link runs locally, the
+  // program is right, and nothing of the poisoned value is kept.
+  fs::path three = copy_example("saxpy-c", tmp / "machine3");
+  auto on = build(three, tmp / "cache3", {url + "|read-only"}, {}, signing);
+  INFO(on.err);
+  REQUIRE(on.exit_code == 0);
+  CHECK(count_occurrences(on.err, "warning: remote storage " + url + "|read-only") == 1);
+  CHECK_THAT(on.err, Catch::Contains("not a valid entry"));
+  CHECK_THAT(on.err, Catch::Contains("5 jobs: 4 from cache, 1 run"));
+  check_runs(three);
+  CHECK(count_of(remote_stats(tmp / "cache3", url + "|read-only"), "rejected") == 1);
+  require_sound(tmp / "cache3");
+
+  // Signing off: a well-formed entry under a valid key is all that is
+  // checked, so the poisoned program is used (docs/CACHE.md says so).
+  fs::path four = copy_example("saxpy-c", tmp / "machine4");
+  auto off = build(four, tmp / "cache4", {url + "|read-only"}, {},
+                   {{"OFFLOAD_BUILD_SIGNING_KEY", std::nullopt}});
+  INFO(off.err);
+  REQUIRE(off.exit_code == 0);
+  CHECK_THAT(off.err, Catch::Contains("5 jobs: 5 from cache, 0 run"));
+  CHECK(run_tool({(four / "build/saxpy").string()}, four).out == "poisoned\n");
 }

@@ -1,8 +1,14 @@
-// Private servers for remote storage tests: redis-server and nginx (WebDAV)
-// on 127.0.0.1 with a free port (or a unix socket), in a temporary directory,
-// stopped by their PID; and a listener that accepts connections and never
-// answers. Nothing here touches any other address.
+// Private servers for remote storage tests: redis-server and nginx (WebDAV,
+// optionally over TLS with a self-signed certificate made here) on 127.0.0.1
+// with a free port (or a unix socket), in a temporary directory, stopped by
+// their PID; and a listener that accepts connections and never answers.
+// Nothing here touches any other address.
 #pragma once
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -152,10 +158,54 @@ class RedisServer {
   ServerProcess process_;
 };
 
-// nginx serving `root()` over WebDAV (GET, PUT, DELETE) on 127.0.0.1:port.
+// A self-signed certificate for 127.0.0.1 (its own CA: what `ca-file` must
+// name to trust it) and its key, written as PEM into `dir` by the OpenSSL
+// library (no openssl program needed). Valid from an hour ago for a day.
+struct Certificate {
+  std::filesystem::path cert, key;
+};
+
+inline Certificate make_self_signed_certificate(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  Certificate out{dir / "ca.pem", dir / "key.pem"};
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* x = X509_new();
+  bool ok = key && x && X509_set_version(x, 2) &&
+            ASN1_INTEGER_set(X509_get_serialNumber(x), 1) &&
+            X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+            X509_gmtime_adj(X509_getm_notAfter(x), 86400) && X509_set_pubkey(x, key);
+  X509_NAME* name = x ? X509_get_subject_name(x) : nullptr;
+  ok = ok && X509_NAME_add_entry_by_txt(
+                 name, "CN", MBSTRING_ASC,
+                 reinterpret_cast<const unsigned char*>("offload-build test CA"), -1, -1, 0) &&
+       X509_set_issuer_name(x, name);
+  X509V3_CTX ctx;
+  X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
+  for (auto [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:TRUE"},
+                            std::pair{NID_subject_alt_name, "IP:127.0.0.1"}}) {
+    X509_EXTENSION* ext = ok ? X509V3_EXT_conf_nid(nullptr, &ctx, nid, value) : nullptr;
+    ok = ext && X509_add_ext(x, ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  ok = ok && X509_sign(x, key, EVP_sha256()) > 0;
+  FILE* c = ok ? std::fopen(out.cert.c_str(), "w") : nullptr;
+  ok = c && PEM_write_X509(c, x);
+  if (c) std::fclose(c);
+  FILE* k = ok ? std::fopen(out.key.c_str(), "w") : nullptr;
+  ok = k && PEM_write_PrivateKey(k, key, nullptr, nullptr, 0, nullptr, nullptr);
+  if (k) std::fclose(k);
+  X509_free(x);
+  EVP_PKEY_free(key);
+  if (!ok) throw std::runtime_error("cannot make a self-signed certificate in " + dir.string());
+  return out;
+}
+
+// nginx serving `root()` over WebDAV (GET, PUT, DELETE) on 127.0.0.1:port;
+// over TLS when given a certificate.
 class NginxServer {
  public:
-  explicit NginxServer(const std::filesystem::path& dir, std::string extra_location = {})
+  explicit NginxServer(const std::filesystem::path& dir, std::string extra_location = {},
+                       const Certificate* tls = nullptr)
       : dir_(dir) {
     namespace fs = std::filesystem;
     fs::create_directories(dir / "root");
@@ -176,7 +226,11 @@ class NginxServer {
          << "  uwsgi_temp_path " << (dir / "tmp/uwsgi").string() << ";\n"
          << "  scgi_temp_path " << (dir / "tmp/scgi").string() << ";\n"
          << "  client_max_body_size 0;\n"
-         << "  server {\n    listen 127.0.0.1:" << port_ << ";\n"
+         << "  server {\n    listen 127.0.0.1:" << port_ << (tls ? " ssl" : "") << ";\n";
+    if (tls)
+      conf << "    ssl_certificate " << tls->cert.string() << ";\n    ssl_certificate_key "
+           << tls->key.string() << ";\n";
+    conf
          << "    root " << (dir / "root").string() << ";\n"
          << "    location / {\n      dav_methods PUT DELETE;\n      create_full_put_path on;\n"
          << "      " << extra_location << "\n    }\n  }\n}\n";

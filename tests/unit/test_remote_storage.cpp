@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 
@@ -166,6 +167,32 @@ TEST_CASE("credentials come from the environment when the URL names a variable",
   ::unsetenv("OB_TEST_TOKEN");
   auto missing = parse_ok("https://h/p|bearer-token=${OB_TEST_TOKEN}");
   CHECK_THAT(missing.unusable, Catch::Contains("OB_TEST_TOKEN is not set"));
+}
+
+TEST_CASE("ca-file: https only, and an unreadable file skips the remote with a reason", "[remote]") {
+  test::TempDir dir("ob-ca-file");
+  const std::string pem = (dir / "ca.pem").string();
+  { std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\n"; }
+  auto ok = parse_ok("https://ci:pw@h/p|ca-file=" + pem + "|read-only");
+  CHECK(ok.ca_file == pem);
+  CHECK(ok.unusable.empty());
+  CHECK(ok.display == "https://ci:***@h/p|read-only");
+  auto missing = parse_ok("https://h/p|ca-file=" + (dir / "nope.pem").string());
+  CHECK_THAT(missing.unusable, Catch::Contains("ca-file " + (dir / "nope.pem").string() + " cannot be read"));
+  for (const char* bad : {"http://h/p|ca-file=/x.pem", "redis://h|ca-file=/x.pem", "https://h|ca-file="}) {
+    INFO(bad);
+    CHECK_FALSE(parse_remote_url(bad));
+  }
+}
+
+TEST_CASE("a Redis host name that does not resolve is an error, not a hang", "[remote]") {
+  // An empty label: glibc refuses to make a DNS query of it, so nothing leaves
+  // the machine (see the integration test's unreachable remotes).
+  auto backend = make_redis_backend(parse_ok("redis://no..such..host:6379|connect-timeout=5s"));
+  auto got = backend->get("result", kKey);
+  REQUIRE_FALSE(got);
+  CHECK(got.failure().kind == RemoteFailure::Kind::Error);
+  CHECK_THAT(got.failure().message, Catch::StartsWith("connect: cannot resolve no..such..host"));
 }
 
 TEST_CASE("redaction hides passwords and tokens, parsed or not", "[remote]") {

@@ -1,16 +1,24 @@
 // Redis remote storage (hiredis): entries are string values under
-// "offload-build:v1:<kind>:<key>" (redis_key). GET, SET, EXISTS when not
+// "offload-build:v<format>:<kind>:<key>" (redis_key). GET, SET, EXISTS when not
 // overwriting, DEL; AUTH and SELECT after connecting. Works with any server
 // that speaks the Redis protocol. No TTL: configure the server's eviction
 // (maxmemory-policy allkeys-lru), as ccache's manual says.
 #include <hiredis/hiredis.h>
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -60,6 +68,60 @@ class SigpipeGuard {
   sigset_t pipe_, old_;
   bool was_pending_ = false;
 };
+
+// A host name resolved to one numeric address, waiting at most `timeout_ms`.
+// hiredis 0.14 resolves with a blocking getaddrinfo that its connect timeout
+// does not cover: a slow or unreachable DNS server would cost the resolver's
+// own timeouts (5 s per try and server by default). So the name is resolved
+// here on a detached thread; past the timeout we give up and the thread
+// finishes alone (it owns what it found). hiredis then gets the number, which
+// it resolves without a query. IPv4 first, as hiredis does.
+RemoteResult<std::string> resolve_bounded(const std::string& host, int timeout_ms) {
+  unsigned char probe[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, host.c_str(), probe) == 1 || ::inet_pton(AF_INET6, host.c_str(), probe) == 1)
+    return host;  // already a number
+  struct Resolution {
+    std::mutex mu;
+    std::condition_variable done_cv;
+    bool done = false;
+    int rc = 0;
+    std::string address;
+  };
+  auto state = std::make_shared<Resolution>();
+  std::thread([state, host] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    std::string address;
+    for (int family : {AF_INET, AF_INET6}) {
+      for (addrinfo* a = found; rc == 0 && a && address.empty(); a = a->ai_next) {
+        if (a->ai_family != family) continue;
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* raw = family == AF_INET
+                              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+        if (::inet_ntop(family, raw, text, sizeof text)) address = text;
+      }
+    }
+    if (found) ::freeaddrinfo(found);
+    std::lock_guard lock(state->mu);
+    state->rc = rc;
+    state->address = std::move(address);
+    state->done = true;
+    state->done_cv.notify_all();
+  }).detach();
+  std::unique_lock lock(state->mu);
+  if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return state->done; }))
+    return RemoteFailure{RemoteFailure::Kind::Timeout,
+                         fmt::format("resolving {} took longer than {} ms", host, timeout_ms)};
+  if (state->rc != 0 || state->address.empty())
+    return RemoteFailure{RemoteFailure::Kind::Error,
+                         fmt::format("cannot resolve {}: {}", host,
+                                     state->rc ? ::gai_strerror(state->rc) : "no IPv4 or IPv6 address")};
+  return state->address;
+}
 
 class RedisBackend final : public RemoteBackend {
  public:
@@ -134,11 +196,25 @@ class RedisBackend final : public RemoteBackend {
 
   RemoteResult<bool> connect() {
     if (ctx_) return true;
+    // connect-timeout bounds resolving and connecting together, as libcurl's does.
+    const auto start = std::chrono::steady_clock::now();
+    std::string address;
+    if (config_.scheme != RemoteConfig::Scheme::RedisUnix) {
+      auto resolved = resolve_bounded(config_.host, config_.connect_timeout_ms);
+      if (!resolved) {
+        RemoteFailure f = resolved.failure();
+        f.message = "connect: " + f.message;
+        return f;
+      }
+      address = std::move(*resolved);
+    }
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - start).count();
     errno = 0;
-    const timeval tv = to_timeval(config_.connect_timeout_ms);
+    const timeval tv = to_timeval(std::max(1, config_.connect_timeout_ms - static_cast<int>(spent)));
     redisContext* c = config_.scheme == RemoteConfig::Scheme::RedisUnix
                           ? redisConnectUnixWithTimeout(config_.path.c_str(), tv)
-                          : redisConnectWithTimeout(config_.host.c_str(),
+                          : redisConnectWithTimeout(address.c_str(),
                                                     config_.port ? config_.port : 6379, tv);
     int saved = errno;
     if (!c) return RemoteFailure{RemoteFailure::Kind::Error, "cannot allocate a Redis context"};

@@ -1,7 +1,11 @@
 // Remote storage URLs: `URL|attribute=value|...` (ccache's form), their
 // redaction for every message, and the entry names on each kind of server.
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -254,11 +258,18 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
     } else if (name == "bearer-token" && http) {
       if (value.empty()) return fail("bearer-token wants a token or ${VARIABLE}");
       c.bearer_token = expand(value, c.unusable);
+    } else if (name == "ca-file" && c.scheme == RemoteConfig::Scheme::Https) {
+      if (value.empty()) return fail("ca-file wants the path of a PEM file of CA certificates");
+      c.ca_file = expand(value, c.unusable);
+      // Unreadable: skipped with one warning (a remote never fails a build).
+      if (!c.ca_file.empty() && ::access(c.ca_file.c_str(), R_OK) != 0 && c.unusable.empty())
+        c.unusable = fmt::format("its ca-file {} cannot be read ({})", c.ca_file, std::strerror(errno));
     } else {
       return fail(fmt::format(
           "unknown attribute \"{}\"; known: read-only, connect-timeout, operation-timeout, "
-          "compress{}",
-          name, http ? ", layout, bearer-token" : ""));
+          "compress{}{}",
+          name, http ? ", layout, bearer-token" : "",
+          c.scheme == RemoteConfig::Scheme::Https ? ", ca-file" : ""));
     }
   }
 

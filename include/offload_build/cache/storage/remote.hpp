@@ -30,6 +30,7 @@ struct RemoteConfig {
   std::string user;               // from the URL (after ${VAR} expansion)
   std::string password;
   std::string bearer_token;       // http(s): bearer-token attribute
+  std::string ca_file;            // https: ca-file attribute (PEM CA certificates to trust)
   bool has_password = false;      // for redaction: the URL carried one
   bool read_only = false;
   int connect_timeout_ms = 100;
@@ -91,8 +92,9 @@ std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config);
 std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config);
 
 // Where entries live on a remote, for the docs, tests and `doctor`:
-// Redis key "offload-build:v1:<kind>:<key>"; HTTP path below the prefix
-// "v1/<kind>/<key[0:2]>/<key>" (subdirs), "v1-<kind>-<key>" (flat) or
+// Redis key "offload-build:v2:<kind>:<key>" (v: the entry format version);
+// HTTP path below the prefix "v2/<kind>/<key[0:2]>/<key>" (subdirs),
+// "v2-<kind>-<key>" (flat) or
 // "ac/<sha256 of the Redis key>" (bazel).
 std::string redis_key(std::string_view kind, std::string_view key);
 std::string http_path(RemoteConfig::Layout layout, std::string_view kind, std::string_view key);
