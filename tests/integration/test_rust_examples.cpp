@@ -134,6 +134,13 @@ TEST_CASE("rust-cargo: cargo run through offload-build and host-only edits keep 
   CHECK(device_line(kernel_edit.err, "host") == "] device host rust-cargo");
   CHECK_THAT(kernel_edit.out, Catch::StartsWith("edited host: x[0]=1 x[1]=4 x[255]=766 "));
 
+  // The dev profile too: its bounds and overflow checks need the device image's core.
+  auto dev = run_ob({"-C", dir.string(), "cargo", "run"});
+  INFO(dev.err);
+  CHECK(dev.exit_code == 1);  // the same edited kernel, unoptimized
+  CHECK_THAT(dev.out, Catch::StartsWith("edited host: x[0]=1 x[1]=4 x[255]=766 "));
+  CHECK(fs::exists(dir / "target/x86_64-unknown-linux-gnu/debug/rust-cargo"));
+
   auto dry = run_ob({"-C", dir.string(), "--dry-run", "cargo", "build", "--release"});
   INFO(dry.err);
   REQUIRE(dry.exit_code == 0);
