@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <fstream>
-#include <iterator>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/toolchain/stable_names.h"
+#include "offload_build/util/files.hpp"
 
 namespace ob::cache {
 
@@ -17,10 +17,7 @@ namespace {
 
 constexpr size_t kMaxCandidates = 8;
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string read_all(const fs::path& p) { return util::read_file(p).value_or(""); }
 
 // Whether `data` (an object or bitcode) names an OpenMP kernel after an inode
 // (__omp_offloading_<hex dev>_...) instead of a stable name: a file the

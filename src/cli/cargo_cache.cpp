@@ -1,30 +1,16 @@
 // The job cache of `offload-build cargo`'s device passes (see cargo_cache.hpp).
 #include "cargo_cache.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <random>
-#include <sstream>
-
-#include <fmt/core.h>
 
 #include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/cache/hash.hpp"
+#include "offload_build/util/files.hpp"
 
 namespace ob::cli::cargo_cache {
 
 namespace {
-
-std::optional<std::string> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Every regular file under `dir`, sorted, without target/ and hidden entries.
 std::vector<fs::path> crate_files(const fs::path& dir) {
@@ -45,6 +31,17 @@ std::vector<fs::path> crate_files(const fs::path& dir) {
 
 }  // namespace
 
+std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs) {
+  cache::Hasher h;
+  h.field("Cargo.lock", util::read_file(workspace_root / "Cargo.lock").value_or("<none>"));
+  for (const auto& dir : crate_dirs)
+    for (const auto& f : crate_files(dir)) {
+      h.field("file", f.lexically_relative(workspace_root).string());
+      h.field("content", util::read_file(f).value_or("<unreadable>"));
+    }
+  return h.hex();
+}
+
 std::string key(const KeyInputs& in) {
   cache::Hasher h;
   h.field("cargo-device", "1");
@@ -53,12 +50,7 @@ std::string key(const KeyInputs& in) {
   for (const auto& a : in.argv) h.field("arg", a);
   for (const auto& k : in.kernels) h.field("kernel", k);
   for (const auto& f : in.rustflags) h.field("rustflag", f);
-  h.field("Cargo.lock", read_bytes(in.workspace_root / "Cargo.lock").value_or("<none>"));
-  for (const auto& dir : in.crate_dirs)
-    for (const auto& f : crate_files(dir)) {
-      h.field("file", f.lexically_relative(in.workspace_root).string());
-      h.field("content", read_bytes(f).value_or("<unreadable>"));
-    }
+  h.field("files", in.files);
   return h.hex();
 }
 
@@ -78,18 +70,10 @@ bool DeviceCache::restore(const std::string& key, const fs::path& image, const s
   if (found.status == cache::LookupStatus::Hit) {
     auto meta = cache::decode_result_meta(found.entry);
     if (meta && meta->job == what && meta->modes.size() == 1 && found.entry.files.size() == 1) {
-      // A temp name of our own next to the image, then one rename: never half an image.
-      const fs::path tmp = image.parent_path() /
-                           fmt::format(".{}.ob-tmp-{}-{}", image.filename().string(), getpid(), std::random_device{}());
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(found.entry.files.front().data.data(), static_cast<std::streamsize>(found.entry.files.front().data.size()));
-      out.close();
-      std::error_code ec;
-      if (out && (fs::rename(tmp, image, ec), !ec)) {
+      if (util::write_file_atomic(image, found.entry.files.front().data)) {  // never half an image
         ++counters_.hits;
         return true;
       }
-      fs::remove(tmp, ec);
     } else {
       layers_->discard("result", key);
       ++counters_.corrupt;
@@ -102,7 +86,7 @@ bool DeviceCache::restore(const std::string& key, const fs::path& image, const s
 
 void DeviceCache::store(const std::string& key, const fs::path& image, const std::string& what) {
   if (!layers_ || !layers_->writable()) return;
-  auto bytes = read_bytes(image);
+  auto bytes = util::read_file(image);
   if (!bytes) return;
   cache::Entry entry;
   entry.metadata = cache::encode_result_meta({what, {0644}, false, false});

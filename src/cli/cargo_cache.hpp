@@ -19,23 +19,25 @@ namespace ob::cli::cargo_cache {
 
 namespace fs = std::filesystem;
 
-// What decides a device image, besides the files: rustc's and cargo's
-// identities, the target, the profile and shared cargo arguments, the device
-// flags, the kernels pulled, RUSTFLAGS, and Cargo.lock.
+// The files that decide a kernel crate's device images: Cargo.lock and the
+// path (relative to the workspace root) and content of every file under each
+// of `crate_dirs` (the kernel crate and the local crates it depends on; their
+// `target/` and hidden directories left out), as one digest. Conservative: any
+// edit in those crates is a new key; cargo's fingerprint still keeps the local
+// target directory fresh.
+std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs);
+
+// What decides one device image: rustc's identity, the LLVM toolchain, the
+// target, the profile and shared cargo arguments, the device flags, the kernels
+// pulled, RUSTFLAGS, and the files (files_digest).
 struct KeyInputs {
   std::string rustc_version;      // `rustc --version` line
   std::string llvm;               // the LLVM toolchain's directory name (llvm-22)
   std::vector<std::string> argv;  // the device pass, paths relative to the workspace
   std::vector<std::string> kernels;
   std::vector<std::string> rustflags;
-  fs::path workspace_root;
-  std::vector<fs::path> crate_dirs;  // the kernel crate and the local crates it depends on
+  std::string files;              // files_digest()
 };
-
-// The key: every input above and the path (relative to the workspace root)
-// and content of every file under each crate directory (its `target/` and
-// hidden directories left out). Conservative: any edit in those crates is a
-// new key; cargo's fingerprint still keeps the local target directory fresh.
 std::string key(const KeyInputs& in);
 
 class DeviceCache {

@@ -2,9 +2,7 @@
 #include "offload_build/cli/cargo_command.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/core.h>
 
@@ -14,6 +12,7 @@
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cli {
@@ -21,13 +20,6 @@ namespace ob::cli {
 namespace {
 
 using cargo_run::run_cargo;
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Result<std::vector<Target>> offload_targets(const GlobalOptions& o, const cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
@@ -48,6 +40,7 @@ struct KernelCrate {
   cargo::Package pkg;
   rust::CrateScan scan;
   std::vector<std::string> kernels;  // their symbols, for the host device's image link
+  std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
 };
 
 // Everything `cargo` needs, found once.
@@ -60,8 +53,6 @@ struct Session {
   cargo::Package pkg;                 // the package cargo builds
   std::vector<KernelCrate> crates;    // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
-  std::optional<fs::path> stub;       // rust-device-stub.ll, for host-device images
-  std::string metadata;               // `cargo metadata`'s output
   size_t step = 0, steps = 0;
 
   void progress(const std::string& what, const std::string& note = "") {
@@ -82,18 +73,26 @@ struct Session {
 // depends on whose library defines kernels (checked here, before cargo runs);
 // the package's own library when none does (its checks still run).
 Result<void> find_kernel_crates(Session& s, std::string_view metadata) {
-  std::vector<cargo::Package> candidates;
-  if (s.pkg.lib) candidates.push_back(s.pkg);
-  for (auto& dep : cargo::local_dependencies(metadata, s.pkg)) candidates.push_back(std::move(dep));
-  for (const auto& c : candidates) {
-    const rust::CrateScan scan = rust::scan_crate(c.lib_root);
-    OB_TRY(rust::check_crate(scan, c.device_cfg, s.dir));
-    auto kernels = rust::device_kernel_symbols(scan);
-    if (!kernels.empty()) s.crates.push_back({c, scan, std::move(kernels)});
+  auto dirs_of = [&](const cargo::Package& c, const std::vector<cargo::Package>& deps) {
+    std::vector<fs::path> dirs{c.manifest_path.parent_path()};
+    for (const auto& d : deps) dirs.push_back(d.manifest_path.parent_path());
+    return dirs;
+  };
+  const std::vector<cargo::Package> deps = cargo::local_dependencies(metadata, s.pkg);
+  std::vector<KernelCrate> candidates;
+  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps)});
+  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}});
+  for (auto& c : candidates) {
+    c.scan = rust::scan_crate(c.pkg.lib_root);
+    OB_TRY(rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
+    c.kernels = rust::device_kernel_symbols(c.scan);
+    if (c.kernels.empty()) continue;
+    if (c.dirs.empty()) c.dirs = dirs_of(c.pkg, cargo::local_dependencies(metadata, c.pkg));
+    s.crates.push_back(c);
   }
   if (!s.crates.empty()) return {};
   if (s.pkg.lib) {
-    s.crates.push_back({s.pkg, rust::scan_crate(s.pkg.lib_root), {}});
+    s.crates.push_back(candidates.front());  // the package's own library, without kernels
     return {};
   }
   return Error::usage(fmt::format(
@@ -116,7 +115,7 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   tc->rust = *rust;
   if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   Session s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
-            cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
+            cargo::split_user_args(cargo_args), {}, {}, {}};
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
@@ -128,7 +127,6 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   auto pkg = cargo::parse_metadata(out->out, s.dir, s.user.package);
   if (!pkg) return pkg.error();
   s.pkg = *pkg;
-  s.metadata = out->out;
   OB_TRY(find_kernel_crates(s, out->out));
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
@@ -136,20 +134,15 @@ Result<Session> open_session(const GlobalOptions& o, const std::vector<std::stri
   for (const auto& c : s.crates) {
     OB_TRY(rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
   }
-  if (std::any_of(s.targets.begin(), s.targets.end(), rustc::needs_device_link)) {
-    auto stub = rustc::device_stub();
-    if (!stub) return stub.error();
-    s.stub = *stub;
-  }
+  OB_TRY(rustc::find_device_stub(s.targets, s.tc));
   s.steps = s.crates.size() * s.targets.size() + (s.tc.rust->flavour == rust::Flavour::Native ? 2 : 4);
   return s;
 }
 
-// One device pass through cargo (and, for the host device, the image link);
-// reruns it from scratch if cargo thinks it is fresh but the output is gone.
 // The device image's key: the pass with paths relative to the workspace, and
-// the files of the kernel crate and of the local crates it depends on.
-std::string image_key(const Session& s, const KernelCrate& c, const cargo::Invocation& inv) {
+// `files`, the digest of the kernel crate's files and its local dependencies'.
+std::string image_key(const Session& s, const KernelCrate& c, const cargo::Invocation& inv,
+                      const std::string& files) {
   cargo_cache::KeyInputs in;
   in.rustc_version = s.tc.rust->version_line;
   in.llvm = s.tc.root.filename().string();
@@ -161,18 +154,20 @@ std::string image_key(const Session& s, const KernelCrate& c, const cargo::Invoc
   }
   in.kernels = c.kernels;
   in.rustflags = cargo_run::user_rustflags();
-  in.workspace_root = c.pkg.workspace_root;
-  in.crate_dirs.push_back(c.pkg.manifest_path.parent_path());
-  for (const auto& d : cargo::local_dependencies(s.metadata, c.pkg)) in.crate_dirs.push_back(d.manifest_path.parent_path());
+  in.files = files;
   return cargo_cache::key(in);
 }
 
-Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const KernelCrate& c, const Target& t) {
+// One device pass through cargo (and, for the host device, the image link),
+// or its image from the cache; reruns it from scratch if cargo thinks it is
+// fresh but the output is gone.
+Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const KernelCrate& c, const Target& t,
+                         const std::string& files) {
   const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
   const fs::path image = cargo::device_image(c.pkg, t);
   const bool link = rustc::needs_device_link(t);
   auto image_link = [&](const fs::path& archive) {
-    return rustc::device_link(s.tc, t, c.kernels, archive, s.stub.value_or("rust-device-stub.ll"), image);
+    return rustc::device_link(s.tc, t, c.kernels, archive, image);
   };
   if (s.o.dry_run) {
     std::cout << cargo_run::display(inv) << '\n';
@@ -181,7 +176,7 @@ Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const Kern
   }
   fs::create_directories(image.parent_path());
   const std::string what = fmt::format("device {} {}", t.short_name(), c.pkg.name);
-  const std::string key = cache.enabled() ? image_key(s, c, inv) : "";
+  const std::string key = cache.enabled() ? image_key(s, c, inv, files) : "";
   if (!key.empty() && cache.restore(key, image, what + " (cargo)")) {
     s.progress(what, " (cached)");
     return {};
@@ -235,19 +230,22 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) 
   std::vector<clang_openmp::Image> images;
   {
     cargo_cache::DeviceCache cache(o);
-    for (const auto& c : s.crates)
+    for (const auto& c : s.crates) {
+      // Read once per crate, whatever the number of targets.
+      const std::string files = cache.enabled() ? cargo_cache::files_digest(c.pkg.workspace_root, c.dirs) : "";
       for (const auto& t : s.targets) {
-        auto done = device_pass(s, cache, c, t);
+        auto done = device_pass(s, cache, c, t, files);
         if (!done) return done.error();
         images.push_back({cargo::device_image(c.pkg, t), t});
       }
+    }
     cache.finish();
   }
   const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
   if (!o.dry_run) fs::create_directories(off);
   const fs::path package = off / (s.pkg.lib.value_or(rustc::crate_name(s.pkg.name)) + ".offload");
   OB_TRY(s.tool(clang_openmp::package(s.tc, images, package), "package " + s.pkg.name));
-  const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(read_all(package));
+  const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(util::read_file(package).value_or(""));
   std::optional<fs::path> embedded, host_out;
   if (native) {
     host_out = off / ("native-" + hash) / "host.out";  // -Zoffload=Host= wants this name

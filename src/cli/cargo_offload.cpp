@@ -7,6 +7,7 @@
 
 #include "offload_build/cli/app.hpp"
 #include "offload_build/util/result.hpp"
+#include "options.hpp"
 
 namespace ob::cli {
 
@@ -34,12 +35,14 @@ constexpr const char* kUsage =
 
 bool is_subcommand(const std::string& a) { return a == "build" || a == "run"; }
 
-// offload-build's options that take a separate value (`-C build` is a directory).
+// Whether `a` is one of offload-build's options that takes its value as the
+// next argument (`-C build` names a directory), as the one option table says.
 bool takes_value(const std::string& a) {
-  for (const char* o : {"-C", "--manifest", "--target", "-j", "--jobs", "--cache-dir", "--base-dir",
-                        "--kernel-namespace", "--remote-storage", "--color", "--report"})
-    if (a == o) return true;
-  return false;
+  CLI::App app;
+  GlobalOptions options;
+  add_global_options(app, options);
+  const CLI::Option* opt = app.get_option_no_throw(a);
+  return opt && opt->get_type_size() > 0;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cli {
@@ -20,10 +21,7 @@ bool has_init(const fs::path& dir) {
   return fs::is_directory(dir / "init", ec);
 }
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string read_all(const fs::path& p) { return util::read_file(p).value_or(""); }
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))

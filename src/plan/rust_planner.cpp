@@ -50,8 +50,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
       link.kind = JobKind::Assemble;
       link.target = target;
       link.source = root;
-      link.argv = rustc::device_link(tc, target, m.rust_kernels, rel(out),
-                                     tc.rust_device_stub.value_or("rust-device-stub.ll"), rel(image));
+      link.argv = rustc::device_link(tc, target, m.rust_kernels, rel(out), rel(image));
       link.inputs = {out};
       if (tc.rust_device_stub) link.inputs.push_back(*tc.rust_device_stub);
       link.outputs = {image};

@@ -1,15 +1,13 @@
 #include "offload_build/report/build_report.hpp"
 
-#include <unistd.h>
-
 #include <ctime>
-#include <fstream>
 #include <set>
 #include <system_error>
 
 #include <fmt/core.h>
 
 #include "offload_build/exec/subprocess.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/json_text.hpp"
 
 namespace ob::report {
@@ -280,22 +278,10 @@ Result<void> write_report(const fs::path& file, const nlohmann::json& report) {
   const fs::path target = fs::absolute(file);
   std::error_code ec;
   if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
-  const fs::path tmp = target.parent_path() /
-                       fmt::format(".{}.ob-tmp-{}", target.filename().string(), getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << util::dump_replacing(report, 2) << '\n';  // non-UTF-8 names: U+FFFD
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return Error::failure(fmt::format("cannot write the report {}", target.string()));
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Error::failure(fmt::format("cannot write the report {}: {}", target.string(), ec.message()));
-  }
+  // Non-UTF-8 names: U+FFFD.
+  auto written = util::write_file_atomic(target, util::dump_replacing(report, 2) + '\n');
+  if (!written)
+    return Error::failure(fmt::format("cannot write the report {}: {}", target.string(), written.error().message));
   return {};
 }
 

@@ -28,7 +28,7 @@ struct Toolchain {
   // Rust projects only: the nightly rustc and its -Zoffload flavour, set by
   // rustc::prepare (toolchain/frontends/rustc.hpp) before planning.
   std::optional<rust::RustToolchain> rust;
-  std::optional<fs::path> rust_device_stub;  // rustc::device_stub(), for host-device images
+  std::optional<fs::path> rust_device_stub;  // rustc::find_device_stub(), for host-device images
 
   // The OpenMP device runtime for a GPU family (libompdevice / libomptarget-*.bc).
   // The host device needs none. Without one only ompx_bare kernels build.

@@ -32,12 +32,12 @@ bool needs_device_link(const Target& t) { return !t.is_gpu(); }
 
 std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
                                      const std::vector<std::string>& kernels,
-                                     const fs::path& archive, const fs::path& stub,
-                                     const fs::path& out) {
+                                     const fs::path& archive, const fs::path& out) {
   std::vector<std::string> argv{tc.clang.string(), "--target=" + target.triple, "-r", "-nostdlib",
                                 "-Wno-override-module"};
   for (const auto& k : kernels) argv.insert(argv.end(), {"-u", k});
-  argv.insert(argv.end(), {"-o", out.string(), archive.string(), stub.string()});
+  argv.insert(argv.end(), {"-o", out.string(), archive.string(),
+                           tc.rust_device_stub.value_or("rust-device-stub.ll").string()});
   return argv;
 }
 

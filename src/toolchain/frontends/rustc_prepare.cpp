@@ -1,5 +1,6 @@
 // Before a Rust build is planned: the kernel check (no compiler needed), then the
 // rustc and its flavour, then whether a GPU device crate has a `core` to use.
+#include <algorithm>
 #include <iostream>
 
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
@@ -8,8 +9,10 @@
 
 namespace ob::rustc {
 
-Result<fs::path> device_stub() {
-  if (auto stub = find_support_file("rust-device-stub.ll")) return *stub;
+Result<void> find_device_stub(const std::vector<Target>& targets, Toolchain& tc) {
+  if (std::none_of(targets.begin(), targets.end(), needs_device_link)) return {};
+  tc.rust_device_stub = find_support_file("rust-device-stub.ll");
+  if (tc.rust_device_stub) return {};
   return Error::failure(
       "rust-device-stub.ll, which offload-build links into every Rust host-device image, is "
       "neither next to the offload-build program nor in <prefix>/lib/offload-build: reinstall "
@@ -20,13 +23,7 @@ Result<void> prepare(Manifest& m, Toolchain& tc, bool verbose) {
   const rust::CrateScan scan = rust::scan_crate(m.sources.front().path);
   OB_TRY(rust::check_crate(scan, m.device_cfg, m.project_dir));
   m.rust_kernels = rust::device_kernel_symbols(scan);
-  bool host_device = false;
-  for (const auto& t : m.targets) host_device |= needs_device_link(t);
-  if (host_device) {
-    auto stub = device_stub();
-    if (!stub) return stub.error();
-    tc.rust_device_stub = *stub;
-  }
+  OB_TRY(find_device_stub(m.targets, tc));
   auto rust = rust::find_rust_toolchain(m.rustc);
   if (!rust) return rust.error();
   tc.rust = *rust;

@@ -46,12 +46,12 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
 // The host device's image from the device pass's archive: a relocatable link
 // (clang -r) that pulls the crate's fat-LTO object by its kernels' symbols
 // (-u NAME each), the compiler_builtins members they need, and the stub
-// (`stub`: rust-device-stub.ll, shipped with offload-build) that defines the
-// unwinding personality `core` refers to. Nothing of `std`.
+// (tc.rust_device_stub: rust-device-stub.ll, shipped with offload-build; shown
+// by that name when unset) that defines the unwinding personality `core`
+// refers to. Nothing of `std`.
 std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
                                      const std::vector<std::string>& kernels,
-                                     const fs::path& archive, const fs::path& stub,
-                                     const fs::path& out);
+                                     const fs::path& archive, const fs::path& out);
 
 // Flags the host pass needs to link the images: -Zoffload, clang as the linker
 // with --offload-link, the embedded image object (flavour test), CUDA for nvptx
@@ -88,8 +88,9 @@ std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
 // them under -v, and find the host device's stub. Errors say what to install or change.
 Result<void> prepare(Manifest& m, Toolchain& tc, bool verbose);
 
-// The stub every host-device image is linked with (rust-device-stub.ll,
-// shipped with offload-build), or an error saying where it was looked for.
-Result<fs::path> device_stub();
+// When one of `targets` needs the image link: the stub every host-device image
+// is linked with (rust-device-stub.ll, shipped with offload-build) into
+// tc.rust_device_stub, or an error saying where it was looked for.
+Result<void> find_device_stub(const std::vector<Target>& targets, Toolchain& tc);
 
 }  // namespace ob::rustc
