@@ -250,6 +250,11 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
       auto ms = parse_ms(value);
       if (!ms) return fail(fmt::format("{} wants milliseconds (250, 250ms, 2s)", name));
       (name == "connect-timeout" ? c.connect_timeout_ms : c.operation_timeout_ms) = *ms;
+    } else if (name == "max-entry-size") {
+      auto bytes = parse_size(value);
+      if (!bytes || *bytes < 1024)
+        return fail("max-entry-size wants a size of at least 1K (64M, 256M; K, M, G are binary)");
+      c.max_entry_bytes = *bytes;
     } else if (name == "layout" && http) {
       if (value == "subdirs") c.layout = RemoteConfig::Layout::Subdirs;
       else if (value == "flat") c.layout = RemoteConfig::Layout::Flat;
@@ -267,7 +272,7 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
     } else {
       return fail(fmt::format(
           "unknown attribute \"{}\"; known: read-only, connect-timeout, operation-timeout, "
-          "compress{}{}",
+          "max-entry-size, compress{}{}",
           name, http ? ", layout, bearer-token" : "",
           c.scheme == RemoteConfig::Scheme::Https ? ", ca-file" : ""));
     }

@@ -18,6 +18,9 @@
 
 namespace ob::cache {
 
+// The default cap on one remote value, stored and uncompressed (max-entry-size).
+inline constexpr uint64_t kDefaultMaxRemoteEntryBytes = 64ull << 20;  // 64 MiB
+
 // One configured remote: `URL|attribute=value|...` (docs/CACHE.md).
 struct RemoteConfig {
   enum class Scheme { Redis, RedisUnix, Http, Https };
@@ -36,6 +39,10 @@ struct RemoteConfig {
   int connect_timeout_ms = 100;
   int operation_timeout_ms = 2000;
   bool compress = true;           // send zstd-compressed entries (as stored locally)
+  // max-entry-size: the most bytes a value read from this remote may have, and
+  // the most its entry may declare uncompressed; bigger ones are refused before
+  // they are allocated or decompressed, and entries bigger are not uploaded.
+  uint64_t max_entry_bytes = kDefaultMaxRemoteEntryBytes;
   Layout layout = Layout::Subdirs;
   std::string display;            // the URL with every credential replaced by ***
   // Why this remote cannot be used although it parsed (a credential's
