@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -154,25 +155,53 @@ Result<Entry> parse_payload(std::string_view raw, std::string_view binding) {
   return entry;
 }
 
+// The binding at the start of a payload (u64 length, then the text), checked
+// on whatever prefix of the payload is there: an error as soon as the prefix
+// shows the entry was stored under another name, nothing while it is too short
+// to tell. parse_payload checks the whole payload again.
+std::optional<Error> binding_refutes(std::string_view prefix, std::string_view binding) {
+  if (prefix.size() < 8) return std::nullopt;
+  const uint64_t n = get_u64(prefix.data());
+  if (n != binding.size()) {
+    if (n > prefix.size() - 8 && n > binding.size() + 4096) return bad_payload("binding runs past the end");
+    if (n > prefix.size() - 8) return std::nullopt;  // parse_payload says what it is
+    return Error::failure(fmt::format("stored for {}, found under {}",
+                                      util::shorten(std::string(prefix.substr(8, n)), 120), binding));
+  }
+  const std::string_view have = prefix.substr(8, std::min<size_t>(n, prefix.size() - 8));
+  if (have != binding.substr(0, have.size()))
+    return Error::failure(fmt::format("stored for {}{}, found under {}",
+                                      util::shorten(std::string(have), 120),
+                                      have.size() < n ? "..." : "", binding));
+  return std::nullopt;
+}
+
 // Decompress one zstd frame that must expand to exactly `expected` bytes. The
 // output buffer grows with what is actually produced (never more than
-// expected + 1), so a hostile size field cannot make us allocate up front.
-Result<std::string> decompress(std::string_view stored, uint64_t expected) {
+// expected + 1), so a hostile size field cannot make us allocate up front; the
+// first 64 KiB come out alone and must start with `binding`, so an entry
+// stored under another name is refused before the rest is decompressed.
+Result<std::string> decompress(std::string_view stored, uint64_t expected, std::string_view binding) {
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), &ZSTD_freeDCtx);
   if (!dctx) throw std::bad_alloc();
   ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, 27);  // at most 128 MiB window
   const uint64_t limit = expected + 1;
   std::string out;
-  out.resize(static_cast<size_t>(
-      std::min<uint64_t>(limit, std::max<uint64_t>(uint64_t{stored.size()} * 4, 64 << 10))));
+  out.resize(static_cast<size_t>(std::min<uint64_t>(limit, 64 << 10)));
   ZSTD_inBuffer in{stored.data(), stored.size(), 0};
   size_t produced = 0;
+  bool bound = false;  // the binding checked
   for (;;) {
     ZSTD_outBuffer ob{out.data(), out.size(), produced};
     size_t ret = ZSTD_decompressStream(dctx.get(), &ob, &in);
     if (ZSTD_isError(ret)) return bad_payload(std::string("zstd: ") + ZSTD_getErrorName(ret));
     produced = ob.pos;
     if (produced > expected) return bad_payload("more data than the header says");
+    if (!bound && (produced >= 8 + binding.size() || ob.pos == ob.size || ret == 0)) {
+      if (auto refuted = binding_refutes(std::string_view(out.data(), produced), binding))
+        return *refuted;
+      bound = produced >= 8 + binding.size();
+    }
     if (ret == 0) {
       if (in.pos != in.size) return bad_payload("data after the compressed frame");
       break;
@@ -237,8 +266,11 @@ std::string encode_entry(const Entry& entry, std::string_view kind, std::string_
   return out;
 }
 
-Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::string_view key,
-                           std::string_view signing_key) {
+namespace {
+
+Result<Entry> decode(std::string_view bytes, std::string_view kind, std::string_view key,
+                     std::string_view signing_key, uint64_t max_payload, EntryFault& fault) {
+  fault = EntryFault::Damaged;
   // The magic first (on what there is of it), so a short foreign file is
   // "not an entry" and a short entry is "truncated".
   if (bytes.substr(0, sizeof kMagic) !=
@@ -263,17 +295,28 @@ Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::s
     return Error::failure(fmt::format(
         "size mismatch: the header says {} payload bytes, the file has {}", stored_size, have));
   std::string_view stored = bytes.substr(kHeaderSize);
+  // Over the caller's limit: refused before any work on the payload (a
+  // hostile remote's "62 KB that expand to 2 GB" costs nothing).
+  if (payload_size > max_payload && payload_size <= kMaxPayloadSize) {
+    fault = EntryFault::TooLarge;
+    return Error::failure(fmt::format("the entry declares {} bytes, over the {}-byte limit",
+                                      payload_size, max_payload));
+  }
   if (checksum(bytes.substr(0, kChecksumOffset), stored) != stored_checksum)
     return Error::failure("checksum mismatch");
   if (!(flags & kFlagSigned) &&
       std::string_view(h + kMacOffset, kMacSize).find_first_not_of('\0') != std::string_view::npos)
     return Error::failure("bad header: a signature on an entry marked unsigned");
   if (!signing_key.empty()) {
-    if (!(flags & kFlagSigned))
+    if (!(flags & kFlagSigned)) {
+      fault = EntryFault::Unsigned;
       return Error::failure("not signed (a signing key is set: OFFLOAD_BUILD_SIGNING_KEY)");
+    }
     const std::string expected = mac(signing_key, bytes.substr(0, kMacOffset), stored);
-    if (CRYPTO_memcmp(expected.data(), h + kMacOffset, kMacSize) != 0)
+    if (CRYPTO_memcmp(expected.data(), h + kMacOffset, kMacSize) != 0) {
+      fault = EntryFault::OtherKey;  // the checksum held: signed so, not damaged
       return Error::failure("signature mismatch (signed with another key, or altered)");
+    }
   }
 
   // Past the checksum the bytes are as written, unless written by hand.
@@ -287,9 +330,20 @@ Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::s
                                      stored_size, payload_size));
     return parse_payload(stored, binding_of(kind, key));
   }
-  auto raw = decompress(stored, payload_size);
+  const std::string binding = binding_of(kind, key);
+  auto raw = decompress(stored, payload_size, binding);
   if (!raw) return raw.error();
-  return parse_payload(*raw, binding_of(kind, key));
+  return parse_payload(*raw, binding);
+}
+
+}  // namespace
+
+Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::string_view key,
+                           std::string_view signing_key, uint64_t max_payload, EntryFault* fault) {
+  EntryFault why = EntryFault::Damaged;
+  auto entry = decode(bytes, kind, key, signing_key, max_payload, why);
+  if (!entry && fault) *fault = why;
+  return entry;
 }
 
 }  // namespace ob::cache

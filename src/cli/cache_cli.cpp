@@ -50,7 +50,17 @@ void doctor_remotes(const GlobalOptions& o, std::ostream& out) {
   }
   if (remotes->empty()) return;
   out << "\nremote storage\n";
-  for (const auto& r : *remotes) out << "  " << r.display << ": " << cache::probe_remote(r) << '\n';
+  const bool signing = !cache::Trust::from_environment().signing_key.empty();
+  for (const auto& r : *remotes) {
+    out << "  " << r.display << ": " << cache::probe_remote(r) << '\n';
+    // Who can change what builds get from it.
+    if (signing)
+      out << "    entries signed: values not signed with OFFLOAD_BUILD_SIGNING_KEY are skipped\n";
+    else
+      out << "    entries unsigned: anyone who can write to this server can change what builds "
+             "get (set OFFLOAD_BUILD_SIGNING_KEY; docs/CACHE.md#what-is-checked-and-the-trust-model)"
+          << (r.allow_unsigned ? "; accepted with |allow-unsigned" : "") << '\n';
+  }
   out << std::flush;
 }
 

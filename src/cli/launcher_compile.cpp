@@ -129,7 +129,12 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
     if (!remotes)
       std::cerr << "offload-build: warning: " << remotes.error().message
                 << "; compiling without remote storage\n";
-    layers.emplace(*storage, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{});
+    cache::LayeredOptions layered_options;  // remote warnings: once per build, not per compile
+    layered_options.first_in_build = [dir = storage->dir()](const std::string& code) {
+      return first_in_build(dir, "remote " + code);
+    };
+    layers.emplace(*storage, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{},
+                   std::move(layered_options));
     cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
     cache_options.keep_build_state = false;  // many compiles share one object directory
     // A hit prints the warnings its pass printed when it ran, in their place.

@@ -74,6 +74,8 @@ std::string build_id() {
   return fmt::format("{}-{}", pid, st ? st->second : 0);
 }
 
+}  // namespace
+
 // Whether this build said `code` already; marks it said. Markers live in
 // <cache>/launcher-notes/ and are removed after a day.
 bool first_in_build(const fs::path& cache, const std::string& code) {
@@ -92,8 +94,6 @@ bool first_in_build(const fs::path& cache, const std::string& code) {
   }
   return true;
 }
-
-}  // namespace
 
 void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
   bool say = o.verbose;

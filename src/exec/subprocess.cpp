@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/exec/interrupt.hpp"
+#include "offload_build/util/secrets.hpp"
 
 extern char** environ;
 
@@ -27,13 +28,14 @@ namespace {
 EchoPolicy g_policy;
 std::mutex g_echo_mutex;
 
-// Build the child's environment: ours, with the command's changes applied.
+// Build the child's environment: ours without the secrets
+// (util::hidden_from_children), with the command's changes applied.
 std::vector<std::string> child_environment(const Command& cmd) {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
+    if (eq == std::string_view::npos || util::hidden_from_children(kv.substr(0, eq))) continue;
     vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
   }
   for (const auto& [name, value] : cmd.env) {

@@ -264,13 +264,13 @@ TEST_CASE("layered storage: corrupt or foreign remote values never reach the loc
     LayeredOptions options;
     options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
     options.warning_fd = warnings.fds[1];
-    LayeredStorage layers(local, {parse_ok("redis://:pw@h")}, options);
+    LayeredStorage layers(local, {parse_ok("redis://:pw@h|allow-unsigned")}, options);
 
     CHECK(layers.get("result", kKey).status == LookupStatus::Missing);
     CHECK(local.get("result", kKey).status == LookupStatus::Missing);
-    // Disabled for the rest of the build: the good entry is not asked for.
-    CHECK(layers.get("result", "fedcba9876543210").status == LookupStatus::Missing);
-    CHECK(server->gets == 1);
+    // The remote stays on: the good entry is still served.
+    CHECK(layers.get("result", "fedcba9876543210").status == LookupStatus::Hit);
+    CHECK(server->gets == 2);
     auto c = layers.remote_counters().at("redis://:***@h");
     CHECK(c.errors == 1);
     CHECK(c.rejected == 1);
@@ -296,7 +296,8 @@ TEST_CASE("layered storage: a failing remote is warned about once and then left 
     return std::make_unique<FakeBackend>(c.host == "first" ? server : second);
   };
   options.warning_fd = warnings.fds[1];
-  LayeredStorage layers(local, {parse_ok("http://first/x"), parse_ok("http://second/x")}, options);
+  LayeredStorage layers(local, {parse_ok("http://first/x|allow-unsigned"),
+                                parse_ok("http://second/x|allow-unsigned")}, options);
 
   auto l = layers.get("result", kKey);  // the first times out, the second serves
   REQUIRE(l.status == LookupStatus::Hit);
@@ -402,6 +403,132 @@ TEST_CASE("layered storage: with a signing key, only entries signed with it are 
     Lookup l = layers.get("result", key);
     CHECK((l.status == LookupStatus::Hit) == ok);
     CHECK((local.get("result", key).status == LookupStatus::Hit) == ok);  // nothing unsigned kept
-    if (!ok) CHECK(layers.remote_counters().begin()->second.rejected == 1);
+    if (!ok) CHECK(layers.remote_counters().begin()->second.bad_signature == 1);
+    if (!ok) CHECK(layers.remote_counters().begin()->second.rejected == 0);
   }
+}
+
+TEST_CASE("layered storage: a writer with another key skips what it cannot check, deletes nothing, "
+          "keeps the remote on", "[remote]") {
+  // A client with a mistyped key meets the team's signed entries, an old
+  // unsigned one and a damaged one.
+  test::TempDir dir("ob-layered");
+  ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "mistyped", 1);
+  Storage local(dir / "cache");
+  ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+  auto server = std::make_shared<FakeServer>();
+  const std::string team1 = "1111111111111111", team2 = "2222222222222222", old = "3333333333333333",
+                    damaged = "4444444444444444", ours = "5555555555555555";
+  server->values[redis_key("result", team1)] = encode_entry(sample_entry("team"), "result", team1, "team key");
+  server->values[redis_key("result", team2)] = encode_entry(sample_entry("team"), "result", team2, "team key");
+  server->values[redis_key("result", old)] = encode_entry(sample_entry("old"), "result", old);
+  std::string bad = encode_entry(sample_entry("x"), "result", damaged, "mistyped");
+  bad[bad.size() / 2] ^= 0x20;
+  server->values[redis_key("result", damaged)] = bad;
+  server->values[redis_key("result", ours)] = encode_entry(sample_entry("ours"), "result", ours, "mistyped");
+  const auto team_value = server->values[redis_key("result", team1)];
+
+  WarningPipe warnings;
+  LayeredOptions options;
+  options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+  options.warning_fd = warnings.fds[1];
+  LayeredStorage layers(local, {parse_ok("redis://h")}, options);
+  for (const auto& k : {team1, team2, old, damaged})
+    CHECK(layers.get("result", k).status == LookupStatus::Missing);
+  REQUIRE(layers.get("result", ours).status == LookupStatus::Hit);  // still on after all of that
+  // The jobs are built locally and stored: the team's entries are not replaced,
+  // the unsigned one is (now signed), the damaged one was removed and is stored anew.
+  for (const auto& k : {team1, team2, old, damaged}) CHECK(layers.put("result", k, sample_entry("mine")));
+  layers.finish_uploads();
+  CHECK(server->values.at(redis_key("result", team1)) == team_value);
+  CHECK(decode_entry(server->values.at(redis_key("result", team2)), "result", team2, "team key").ok());
+  CHECK(decode_entry(server->values.at(redis_key("result", old)), "result", old, "mistyped").ok());
+  CHECK(decode_entry(server->values.at(redis_key("result", damaged)), "result", damaged, "mistyped").ok());
+  auto c = layers.remote_counters().at("redis://h");
+  CHECK(c.bad_signature == 3);
+  CHECK(c.rejected == 1);
+  CHECK(c.hits == 1);
+  CHECK(c.uploads == 2);
+  std::string w = warnings.read();
+  CHECK(count(w, "not signed with this build's key") == 1);  // once, for three values
+  CHECK(count(w, "not a valid entry") == 1);
+  CHECK(count(w, "not used for the rest of this build") == 0);
+  CHECK(count(w, "warning: unsigned remote storage") == 0);  // it has a key
+}
+
+TEST_CASE("layered storage: a writable remote without a key is said once; read-only, "
+          "allow-unsigned and a key are silent", "[remote]") {
+  struct Case {
+    std::string url;
+    bool with_key;
+    size_t warnings;
+  };
+  for (const auto& [url, with_key, expected] :
+       {Case{"redis://h", false, 1}, Case{"redis://h|read-only", false, 0},
+        Case{"redis://h|allow-unsigned", false, 0}, Case{"redis://h", true, 0}}) {
+    INFO(url << " key " << with_key);
+    test::TempDir dir("ob-layered");
+    if (with_key) ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "k", 1);
+    Storage local(dir / "cache");
+    ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+    auto server = std::make_shared<FakeServer>();
+    WarningPipe warnings;
+    LayeredOptions options;
+    options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+    options.warning_fd = warnings.fds[1];
+    LayeredStorage layers(local, {parse_ok(url)}, options);
+    for (int i = 0; i < 3; ++i) {
+      const std::string k = fmt::format("{:016x}", i);
+      CHECK(layers.get("result", k).status == LookupStatus::Missing);
+      CHECK(layers.put("result", k, sample_entry("x")));
+    }
+    layers.finish_uploads();
+    std::string w = warnings.read();
+    CHECK(count(w, "offload-build: warning: unsigned remote storage redis://h") == expected);
+    if (expected) CHECK_THAT(w, Catch::Contains("OFFLOAD_BUILD_SIGNING_KEY"));
+    if (expected) CHECK_THAT(w, Catch::Contains("|allow-unsigned"));
+  }
+  // Once per build, not per process, where the caller says what a build is.
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  int asked = 0;
+  for (int process = 0; process < 2; ++process) {
+    auto server = std::make_shared<FakeServer>();
+    WarningPipe warnings;
+    LayeredOptions options;
+    options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+    options.warning_fd = warnings.fds[1];
+    options.first_in_build = [&](const std::string&) { return asked++ == 0; };
+    LayeredStorage layers(local, {parse_ok("redis://h")}, options);
+    CHECK(layers.get("result", kKey).status == LookupStatus::Missing);
+    CHECK(count(warnings.read(), "unsigned remote storage") == (process == 0 ? 1u : 0u));
+  }
+}
+
+TEST_CASE("layered storage: values over max-entry-size are refused before decompression, "
+          "and not uploaded", "[remote]") {
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  auto server = std::make_shared<FakeServer>();
+  Entry big{R"({"job":"x"})", {{"out.o", std::string(3 << 20, 'a')}}};  // 3 MiB, compresses to little
+  server->values[redis_key("result", kKey)] = encode_entry(big, "result", kKey);
+  REQUIRE(server->values[redis_key("result", kKey)].size() < (64u << 10));
+  WarningPipe warnings;
+  LayeredOptions options;
+  options.factory = [server](const RemoteConfig&) { return std::make_unique<FakeBackend>(server); };
+  options.warning_fd = warnings.fds[1];
+  LayeredStorage layers(local, {parse_ok("redis://h|max-entry-size=1M|allow-unsigned")}, options);
+  CHECK(layers.get("result", kKey).status == LookupStatus::Missing);  // declared 3 MiB > 1 MiB
+  CHECK(server->values.count(redis_key("result", kKey)) == 1);     // left on the server
+  const std::string other = "0123456789abcdef";
+  Entry noise{R"({"job":"x"})", {{"out.o", std::string()}}};
+  for (int i = 0; i < (2 << 20) / 8; ++i) noise.files[0].data += fmt::format("{:08x}", i * 2654435761u);
+  CHECK(layers.put("result", other, noise));  // 2 MiB that compress badly: stored locally only
+  layers.finish_uploads();
+  CHECK(server->values.count(redis_key("result", other)) == 0);
+  auto c = layers.remote_counters().at("redis://h");
+  CHECK(c.oversized == 2);
+  CHECK(c.errors == 0);
+  CHECK(count(warnings.read(), "max-entry-size") == 1);
+  CHECK(local.get("result", other).status == LookupStatus::Hit);
 }

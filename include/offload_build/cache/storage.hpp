@@ -57,8 +57,19 @@ std::string encode_entry(const Entry& entry, std::string_view kind, std::string_
                          std::string_view signing_key = {}, bool compress = true);
 // The uncompressed payload's size, checked against kMaxPayloadSize.
 uint64_t payload_size(const Entry& entry);
+// Why decode_entry refused its input: damage (anything the checksum, the
+// format or the binding to kind/key catches), no signature where a key is
+// set, a signature made with another key (a valid entry of someone else's),
+// or a declared payload over `max_payload` (refused before anything is
+// decompressed).
+enum class EntryFault { Damaged, Unsigned, OtherKey, TooLarge };
+// `max_payload`: the largest uncompressed payload accepted (remote values:
+// the remote's max-entry-size). The binding is checked as soon as the first
+// decompressed bytes arrive, so a misplaced value costs no full decompression.
+// `fault`, when given, says which kind of failure an error is.
 Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::string_view key,
-                           std::string_view signing_key = {});
+                           std::string_view signing_key = {},
+                           uint64_t max_payload = kMaxPayloadSize, EntryFault* fault = nullptr);
 
 // Whom the cache trusts (docs/CACHE.md, "Trust"). By default a cache is
 // private: every directory and entry must belong to this user (or root) and be
@@ -82,6 +93,8 @@ struct RemoteCounters {
   uint64_t errors = 0;       // failures other than timeouts, and values that failed verification
   uint64_t timeouts = 0;
   uint64_t rejected = 0;     // of the errors: values that were not a valid entry for the key
+  uint64_t bad_signature = 0;  // values not signed with our key: skipped, left on the server
+  uint64_t oversized = 0;    // values over max-entry-size: skipped, left on the server
   uint64_t uploads = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

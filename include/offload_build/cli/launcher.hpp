@@ -65,6 +65,9 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
 // or ninja; remembered in the cache directory).
 void note_unchanged(const Unchanged& why, const GlobalOptions& options);
+// Whether this build (make's or ninja's run: the nearest ancestor that is not
+// a command shell) has not said `code` yet; marks it said, under `cache`.
+bool first_in_build(const std::filesystem::path& cache, const std::string& code);
 
 // `wrap --report FILE`: the build report of one compile. `report` is
 // make_report's JSON for a split compile (its jobs), or null for one run

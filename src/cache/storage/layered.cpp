@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "offload_build/util/secrets.hpp"
+
 namespace ob::cache {
 
 struct LayeredStorage::Remote {
@@ -21,6 +23,11 @@ struct LayeredStorage::Remote {
   std::unique_ptr<RemoteBackend> lookup;  // made on first use (lookups run on one thread)
   std::atomic<bool> disabled{false};
   std::atomic<bool> warned{false};
+  std::atomic<bool> used{false};  // the unsigned-remote warning was considered
+
+  std::mutex notes_mu;              // guards the two sets below
+  std::set<std::string> notes;      // once-per-process warnings said, by code
+  std::set<std::string> keep_off;   // "kind/key" holding someone else's valid entry: not overwritten
 
   mutable std::mutex mu;  // guards everything below
   RemoteCounters counters;
@@ -39,8 +46,14 @@ struct LayeredStorage::Remote {
 // A remote value is an entry for exactly this kind and key, signed with the
 // local cache's key when one is set: the same check as a local entry's.
 Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
-                                  std::string_view bytes, std::string_view signing_key) {
-  return decode_entry(bytes, kind, key, signing_key);
+                                  std::string_view bytes, std::string_view signing_key,
+                                  uint64_t max_entry_bytes, EntryFault* fault) {
+  if (bytes.size() > max_entry_bytes) {
+    if (fault) *fault = EntryFault::TooLarge;
+    return Error::failure(fmt::format("{} bytes, over max-entry-size ({} bytes)", bytes.size(),
+                                      max_entry_bytes));
+  }
+  return decode_entry(bytes, kind, key, signing_key, max_entry_bytes, fault);
 }
 
 LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes,
@@ -63,15 +76,41 @@ bool LayeredStorage::writable() const {
   return false;
 }
 
+void LayeredStorage::say(const std::string& line) const {
+  if (options_.warning_fd < 0) return;
+  ssize_t ignored = ::write(options_.warning_fd, line.data(), line.size());  // one write: whole
+  (void)ignored;
+}
+
 void LayeredStorage::disable(Remote& remote, const std::string& why) {
   remote.disabled = true;
   remote.space.notify_all();
-  if (remote.warned.exchange(true) || options_.warning_fd < 0) return;
-  std::string line = fmt::format(
+  if (remote.warned.exchange(true)) return;
+  say(fmt::format(
       "offload-build: warning: remote storage {}: {}; not used for the rest of this build\n",
-      remote.config.display, why);
-  ssize_t ignored = ::write(options_.warning_fd, line.data(), line.size());  // one write: whole
-  (void)ignored;
+      remote.config.display, why));
+}
+
+void LayeredStorage::note_once(Remote& remote, const std::string& code, const std::string& text) {
+  {
+    std::lock_guard lock(remote.notes_mu);
+    if (!remote.notes.insert(code).second) return;
+  }
+  if (options_.first_in_build && !options_.first_in_build(remote.config.display + " " + code)) return;
+  say(fmt::format("offload-build: warning: {}remote storage {}: {}\n",
+                  code == "unsigned" ? "unsigned " : "", remote.config.display, text));
+}
+
+// A writable remote without a signing key: whoever can write to the server
+// decides what every client builds. Said once per build (silenced by
+// |allow-unsigned), when the remote is first used.
+void LayeredStorage::warn_if_unsigned(Remote& remote) {
+  if (remote.used.exchange(true)) return;
+  if (remote.config.read_only || remote.config.allow_unsigned || !local_.signing_key().empty()) return;
+  note_once(remote, "unsigned",
+            "its entries are stored and read unsigned: anyone who can write to this server can "
+            "change what builds get. Set OFFLOAD_BUILD_SIGNING_KEY (the same on every client; "
+            "docs/CACHE.md#what-is-checked-and-the-trust-model), or add |allow-unsigned to the URL to accept this");
 }
 
 void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
@@ -83,22 +122,62 @@ void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
   disable(remote, failure.message + (timeout ? " (timed out)" : ""));
 }
 
+// A value that failed verification is skipped and the remote stays on. Only a
+// damaged one is removed (by a writer, so that the next build that misses can
+// store a good one). A valid entry signed with another key, or none, is left
+// alone: it may be a team mate's, and a client with a mistyped key must not
+// delete a team's entries. One warning per kind of problem.
 void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_view key,
-                            const std::string& why) {
+                            const std::string& why, EntryFault fault) {
+  const std::string id = fmt::format("{} {}", kind, key.substr(0, 16));
+  if (fault == EntryFault::Unsigned || fault == EntryFault::OtherKey) {
+    {
+      std::lock_guard lock(remote.mu);
+      ++remote.counters.bad_signature;
+    }
+    // Signed with another key: perhaps a team mate's with the right one (ours
+    // mistyped), so our upload does not replace it. An unsigned one is
+    // replaced by our signed entry (a team moving to signing).
+    if (fault == EntryFault::OtherKey) {
+      std::lock_guard lock(remote.notes_mu);
+      remote.keep_off.insert(fmt::format("{}/{}", kind, key));
+    }
+    note_once(remote, "signature",
+              fmt::format("the value for {} is not signed with this build's key ({}); skipped "
+                          "and left on the server (counted as bad_signature in `cache stats`; "
+                          "said once)", id, why));
+    return;
+  }
+  if (fault == EntryFault::TooLarge) {
+    {
+      std::lock_guard lock(remote.mu);
+      ++remote.counters.oversized;
+    }
+    {
+      std::lock_guard lock(remote.notes_mu);
+      remote.keep_off.insert(fmt::format("{}/{}", kind, key));
+    }
+    note_once(remote, "oversized",
+              fmt::format("the value for {} is too large ({}); skipped (max-entry-size=SIZE "
+                          "raises the limit; said once)", id, why));
+    return;
+  }
   {
     std::lock_guard lock(remote.mu);
     ++remote.counters.rejected;
+    ++remote.counters.errors;
   }
-  // A writer removes the bad value, so that the next build that misses can
-  // store a good one (left there, it would turn every client away for good).
   std::string removed;
   if (!remote.config.read_only) {
     auto gone = remote.lookup->remove(kind, key);
-    if (gone && *gone) removed = "; removed";
+    if (!gone) {
+      fail(remote, gone.failure());
+      return;
+    }
+    if (*gone) removed = "; removed";
   }
-  fail(remote, {RemoteFailure::Kind::Error,
-                fmt::format("the value for {} {} is not a valid entry ({}){}", kind,
-                            key.substr(0, 16), why, removed)});
+  note_once(remote, "damaged",
+            fmt::format("the value for {} is not a valid entry ({}){} (said once)", id, why, removed));
 }
 
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
@@ -111,6 +190,7 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
   for (auto& rp : remotes_) {
     Remote& r = *rp;
     if (r.disabled) continue;
+    warn_if_unsigned(r);
     if (!r.lookup) r.lookup = options_.factory(r.config);
     auto got = r.lookup->get(kind, key);
     if (!got) {
@@ -127,9 +207,11 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
       std::lock_guard lock(r.mu);
       r.counters.bytes_read += bytes.size();
     }
-    auto entry = verify_remote_value(kind, key, bytes, local_.signing_key());
+    EntryFault fault = EntryFault::Damaged;
+    auto entry = verify_remote_value(kind, key, bytes, local_.signing_key(), r.config.max_entry_bytes,
+                                     &fault);
     if (!entry) {
-      reject(r, kind, key, entry.error().message);
+      reject(r, kind, key, entry.error().message, fault);
       continue;
     }
     {
@@ -154,9 +236,19 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
   for (auto& rp : remotes_) {
     Remote& r = *rp;
     if (r.config.read_only || r.disabled) continue;
+    warn_if_unsigned(r);
+    {
+      std::lock_guard lock(r.notes_mu);
+      if (r.keep_off.count(fmt::format("{}/{}", kind, key))) continue;
+    }
     if (!r.config.compress && !plain)
       plain = std::make_shared<const std::string>(encode_entry(entry, kind, key, local_.signing_key(), false));
     auto value = r.config.compress ? bytes : plain;
+    if (value->size() > r.config.max_entry_bytes) {  // the server would refuse it to others anyway
+      std::lock_guard lock(r.mu);
+      ++r.counters.oversized;
+      continue;
+    }
     std::unique_lock lock(r.mu);
     if (!r.worker.joinable()) r.worker = std::thread([this, &r] { upload_loop(r); });
     // Bounded: wait while the queue is full (never for a disabled remote).
@@ -256,6 +348,10 @@ Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::stri
   } else if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
     where = "OFFLOAD_BUILD_REMOTE_STORAGE";
     urls = split_remote_list(env);
+    // A password or token written into the variable itself: kept from children.
+    for (const auto& u : urls)
+      if (redact_remote_url(u) != u && u.find("${") == std::string::npos)
+        util::hide_from_children(where);
   } else {
     where = "the manifest's remote_storage";
     urls = manifest;

@@ -12,6 +12,7 @@
 #include "offload_build/cache/hash.hpp"
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/util/secrets.hpp"
 
 namespace ob::cache {
 
@@ -38,10 +39,12 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-// "${NAME}": the environment variable's value; anything else as written.
-std::string expand(std::string_view value, std::string& unusable) {
+// "${NAME}": the environment variable's value; anything else as written. A
+// credential's variable is kept from every child process from now on.
+std::string expand(std::string_view value, std::string& unusable, bool credential = true) {
   if (value.size() > 3 && starts_with(value, "${") && value.back() == '}') {
     std::string name(value.substr(2, value.size() - 3));
+    if (credential) util::hide_from_children(name);
     const char* v = std::getenv(name.c_str());
     if (!v || !*v) {
       if (unusable.empty())
@@ -242,10 +245,10 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
     size_t eq = attr.find('=');
     std::string_view name = attr.substr(0, eq);
     std::string_view value = eq == std::string_view::npos ? std::string_view{} : attr.substr(eq + 1);
-    if (name == "read-only" || name == "compress") {
+    if (name == "read-only" || name == "compress" || name == "allow-unsigned") {
       auto b = parse_bool(value);
       if (!b) return fail(fmt::format("{} wants true or false", name));
-      (name == "read-only" ? c.read_only : c.compress) = *b;
+      (name == "read-only" ? c.read_only : name == "compress" ? c.compress : c.allow_unsigned) = *b;
     } else if (name == "connect-timeout" || name == "operation-timeout") {
       auto ms = parse_ms(value);
       if (!ms) return fail(fmt::format("{} wants milliseconds (250, 250ms, 2s)", name));
@@ -265,14 +268,14 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
       c.bearer_token = expand(value, c.unusable);
     } else if (name == "ca-file" && c.scheme == RemoteConfig::Scheme::Https) {
       if (value.empty()) return fail("ca-file wants the path of a PEM file of CA certificates");
-      c.ca_file = expand(value, c.unusable);
+      c.ca_file = expand(value, c.unusable, false);
       // Unreadable: skipped with one warning (a remote never fails a build).
       if (!c.ca_file.empty() && ::access(c.ca_file.c_str(), R_OK) != 0 && c.unusable.empty())
         c.unusable = fmt::format("its ca-file {} cannot be read ({})", c.ca_file, std::strerror(errno));
     } else {
       return fail(fmt::format(
           "unknown attribute \"{}\"; known: read-only, connect-timeout, operation-timeout, "
-          "max-entry-size, compress{}{}",
+          "max-entry-size, compress, allow-unsigned{}{}",
           name, http ? ", layout, bearer-token" : "",
           c.scheme == RemoteConfig::Scheme::Https ? ", ca-file" : ""));
     }

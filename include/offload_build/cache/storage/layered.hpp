@@ -1,9 +1,10 @@
 // The cache's storage as the job cache sees it: the local directory first,
 // then each remote in order. The one place that knows there are layers:
 // a remote value is verified before use and written back to the local cache;
-// a remote that fails (error, timeout, or a value that is not a valid entry,
-// which a writable remote then loses) is warned about once and not used again
-// in this process; a stored entry is sent to every writable remote by one
+// a remote that fails (error or timeout) is warned about once and not used
+// again in this process; a value that is not a valid entry for us is skipped
+// with one warning (a damaged one removed by a writer; one signed with another
+// key, or unsigned, left alone) and the remote stays on; a stored entry is sent to every writable remote by one
 // upload thread per remote, in parallel with the build, through a bounded
 // queue that finish_uploads() drains.
 #pragma once
@@ -28,6 +29,10 @@ struct LayeredOptions {
   size_t max_queued_bytes = 64u << 20;
   // Where the once-per-remote warnings go (one write(2) each); -1: nowhere.
   int warning_fd = 2;
+  // For warnings said once per build rather than once per process (launcher
+  // mode: a process per compile): true when `code` was not said yet in this
+  // build. Unset: once per process.
+  std::function<bool(const std::string& code)> first_in_build;
 };
 
 class LayeredStorage {
@@ -66,7 +71,11 @@ class LayeredStorage {
   struct Remote;
   void disable(Remote& remote, const std::string& why);  // and warn, once
   void fail(Remote& remote, const RemoteFailure& failure);  // count, disable, warn
-  void reject(Remote& remote, std::string_view kind, std::string_view key, const std::string& why);
+  void reject(Remote& remote, std::string_view kind, std::string_view key, const std::string& why,
+              EntryFault fault);
+  void say(const std::string& line) const;  // one write(2) to warning_fd
+  void note_once(Remote& remote, const std::string& code, const std::string& text);
+  void warn_if_unsigned(Remote& remote);
   void upload_loop(Remote& remote);
 
   Storage& local_;
@@ -78,8 +87,12 @@ class LayeredStorage {
 // The one check a remote value passes before anything uses it: the entry
 // format (magic, version, checksum, payload). `kind` and `key` are what the
 // value was asked for (entries bound to their key are checked here too).
+// A value over `max_entry_bytes` (as received, or declared uncompressed) is
+// refused before it is decompressed; `fault` says why a value was refused.
 Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
-                                  std::string_view bytes, std::string_view signing_key = {});
+                                  std::string_view bytes, std::string_view signing_key = {},
+                                  uint64_t max_entry_bytes = kDefaultMaxRemoteEntryBytes,
+                                  EntryFault* fault = nullptr);
 
 // `doctor`: read one probe key from the remote and say what happened:
 // "reachable (1.2 ms; read-write)", or the failure, error or timeout.

@@ -36,6 +36,7 @@ struct RemoteConfig {
   std::string ca_file;            // https: ca-file attribute (PEM CA certificates to trust)
   bool has_password = false;      // for redaction: the URL carried one
   bool read_only = false;
+  bool allow_unsigned = false;    // no warning for a writable remote without a signing key
   int connect_timeout_ms = 100;
   int operation_timeout_ms = 2000;
   bool compress = true;           // send zstd-compressed entries (as stored locally)
