@@ -60,6 +60,7 @@ constexpr std::pair<const char*, uint64_t RemoteCounters::*> kRemoteFields[] = {
     {"rejected", &RemoteCounters::rejected}, {"uploads", &RemoteCounters::uploads},
     {"bytes_read", &RemoteCounters::bytes_read}, {"bytes_written", &RemoteCounters::bytes_written},
     {"bad_signature", &RemoteCounters::bad_signature}, {"oversized", &RemoteCounters::oversized},
+    {"kept_foreign", &RemoteCounters::kept_foreign},
 };
 
 uint64_t get_count(const nlohmann::json& j, const char* key) {

@@ -1,5 +1,7 @@
 #include "offload_build/cli/app.hpp"
 
+#include "offload_build/cache/storage/layered.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -157,6 +159,7 @@ int dispatch(int argc, char** argv) {
     return exit_code::usage;
   }
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
+  cache::hide_remote_credentials(global.remote_storage);  // before any command starts
 
   report::set_color(report::decide_color(
       report::parse_color_choice(global.color).value_or(report::ColorChoice::Auto)));

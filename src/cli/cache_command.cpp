@@ -104,7 +104,9 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     row(out, "  timeouts", std::to_string(r.timeouts));
     row(out, "  skipped", fmt::format("{} not signed with this key, {} over max-entry-size",
                                       r.bad_signature, r.oversized));
-    row(out, "  uploads", std::to_string(r.uploads));
+    row(out, "  uploads", r.kept_foreign ? fmt::format("{} ({} not made: another key's entry there)",
+                                                       r.uploads, r.kept_foreign)
+                                          : std::to_string(r.uploads));
     row(out, "  bytes read", cache::format_size(r.bytes_read));
     row(out, "  bytes written", cache::format_size(r.bytes_written));
   }

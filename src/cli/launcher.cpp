@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/cache/storage/layered.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -114,6 +115,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   }
   GlobalOptions o = options;
   apply_launcher_environment(o);
+  cache::hide_remote_credentials(o.remote_storage);  // before the compiler, run unchanged or not
   exec::set_echo_policy({o.verbose, nullptr});
   if (env_flag("OFFLOAD_BUILD_DISABLE"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled}, o);

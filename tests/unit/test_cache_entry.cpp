@@ -11,6 +11,7 @@
 
 #include "offload_build/cache/hash.hpp"
 #include "offload_build/cache/storage.hpp"
+#include "support/entry_bomb.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob::cache;
@@ -417,71 +418,12 @@ uint64_t peak_rss_kb() {
 }
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-void put_le(std::string& s, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-// A well-formed, unsigned entry for result/<key> whose payload really
-// expands to `size` bytes (one file of zeros), compressed as a stream: the
-// 62 KB "decompression bomb" of the hostile-remote tests.
-std::string bomb(const std::string& key, uint64_t size) {
-  std::string raw;
-  auto blob = [&](std::string_view b) {
-    raw.append(8, '\0');
-    put_le(raw, raw.size() - 8, b.size());
-    raw.append(b);
-  };
-  const uint64_t prefix = 8 + 7 + key.size() + 8 + 2 + 8 + 8 + 5 + 8;
-  blob("result/" + key);
-  blob("{}");
-  raw.append(8, '\0');
-  put_le(raw, raw.size() - 8, 1);
-  blob("out.o");
-  raw.append(8, '\0');
-  put_le(raw, raw.size() - 8, size - prefix);
-  REQUIRE(raw.size() == prefix);
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(), &ZSTD_freeCCtx);
-  ZSTD_CCtx_setPledgedSrcSize(cctx.get(), size);
-  std::string stored, chunk(1 << 20, '\0'), out(ZSTD_CStreamOutSize(), '\0');
-  uint64_t left = size - prefix;
-  auto feed = [&](std::string_view in, ZSTD_EndDirective end) {
-    ZSTD_inBuffer ib{in.data(), in.size(), 0};
-    for (;;) {
-      ZSTD_outBuffer ob{out.data(), out.size(), 0};
-      size_t rest = ZSTD_compressStream2(cctx.get(), &ob, &ib, end);
-      REQUIRE(!ZSTD_isError(rest));
-      stored.append(out.data(), ob.pos);
-      if (end == ZSTD_e_end ? rest == 0 : ib.pos == ib.size) break;
-    }
-  };
-  feed(raw, ZSTD_e_continue);
-  while (left > 0) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
-    left -= n;
-    feed(std::string_view(chunk.data(), n), left ? ZSTD_e_continue : ZSTD_e_end);
-  }
-  // The header, as encode_entry writes it, around that payload.
-  std::string e = encode_entry(Entry{}, "result", key);
-  e.resize(kHeaderSize);
-  put_le(e, 12, 1);  // flags: zstd
-  e[16 + 4] = e[16 + 5] = e[16 + 6] = e[16 + 7] = 0;
-  put_le(e, 16, size);
-  put_le(e, 24, stored.size());
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_64bits_reset(st);
-  XXH3_64bits_update(st, e.data(), 64);
-  XXH3_64bits_update(st, stored.data(), stored.size());
-  put_le(e, 64, XXH3_64bits_digest(st));
-  XXH3_freeState(st);
-  return e + stored;
-}
-
 }  // namespace
 
 TEST_CASE("a remote value declaring 2 GB is refused from its header, with or without a key",
           "[cache][remote]") {
   const std::string key = "abcdef0123456789";
-  const std::string value = bomb(key, 2'000'000'000);
+  const std::string value = ob::test::entry_bomb(key, 2'000'000'000);
   INFO(value.size() << " bytes");
   CHECK(value.size() < (256u << 10));  // the attack costs the server next to nothing
   reset_peak_rss();
@@ -495,7 +437,7 @@ TEST_CASE("a remote value declaring 2 GB is refused from its header, with or wit
   }
   // Under another key (the binding is refused on the first bytes): with the
   // limit raised to what it declares, nothing near it is decompressed either.
-  const std::string under_other = bomb(key, 200'000'000);
+  const std::string under_other = ob::test::entry_bomb(key, 200'000'000);
   EntryFault fault = EntryFault::Damaged;
   auto r = decode_entry(under_other, "result", "0000000000000000", "", 256 << 20, &fault);
   REQUIRE_FALSE(r.ok());

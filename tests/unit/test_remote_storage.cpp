@@ -271,11 +271,11 @@ TEST_CASE("layered storage: corrupt or foreign remote values never reach the loc
     // The remote stays on: the good entry is still served.
     CHECK(layers.get("result", "fedcba9876543210").status == LookupStatus::Hit);
     CHECK(server->gets == 2);
-    auto c = layers.remote_counters().at("redis://:***@h");
+    auto c = layers.remote_counters().at("redis://:***@h|allow-unsigned");
     CHECK(c.errors == 1);
     CHECK(c.rejected == 1);
     std::string w = warnings.read();
-    CHECK(count(w, "warning: remote storage redis://:***@h:") == 1);
+    CHECK(count(w, "warning: remote storage redis://:***@h|allow-unsigned:") == 1);
     CHECK_THAT(w, Catch::Contains("not a valid entry"));
     CHECK(server->values.count(redis_key("result", kKey)) == 0);  // a writer removes it
     CHECK_THAT(w, !Catch::Contains("pw@"));
@@ -308,9 +308,9 @@ TEST_CASE("layered storage: a failing remote is warned about once and then left 
   CHECK(server->gets == 1);
   CHECK(server->puts == 0);
   auto c = layers.remote_counters();
-  CHECK(c.at("http://first/x").timeouts == 1);
-  CHECK(c.at("http://second/x").hits == 1);
-  CHECK(c.at("http://second/x").misses == 1);  // asked once: a miss is remembered for the process
+  CHECK(c.at("http://first/x|allow-unsigned").timeouts == 1);
+  CHECK(c.at("http://second/x|allow-unsigned").hits == 1);
+  CHECK(c.at("http://second/x|allow-unsigned").misses == 1);  // asked once: a miss is remembered for the process
   std::string w = warnings.read();
   CHECK(count(w, "warning: remote storage") == 1);
   CHECK_THAT(w, Catch::Contains("(timed out)"));
@@ -449,6 +449,7 @@ TEST_CASE("layered storage: a writer with another key skips what it cannot check
   CHECK(c.rejected == 1);
   CHECK(c.hits == 1);
   CHECK(c.uploads == 2);
+  CHECK(c.kept_foreign == 2);  // the team's two: another key's entries, not replaced
   std::string w = warnings.read();
   CHECK(count(w, "not signed with this build's key") == 1);  // once, for three values
   CHECK(count(w, "not a valid entry") == 1);
@@ -526,7 +527,7 @@ TEST_CASE("layered storage: values over max-entry-size are refused before decomp
   CHECK(layers.put("result", other, noise));  // 2 MiB that compress badly: stored locally only
   layers.finish_uploads();
   CHECK(server->values.count(redis_key("result", other)) == 0);
-  auto c = layers.remote_counters().at("redis://h");
+  auto c = layers.remote_counters().at("redis://h|allow-unsigned");
   CHECK(c.oversized == 2);
   CHECK(c.errors == 0);
   CHECK(count(warnings.read(), "max-entry-size") == 1);

@@ -95,6 +95,7 @@ struct RemoteCounters {
   uint64_t rejected = 0;     // of the errors: values that were not a valid entry for the key
   uint64_t bad_signature = 0;  // values not signed with our key: skipped, left on the server
   uint64_t oversized = 0;    // values over max-entry-size: skipped, left on the server
+  uint64_t kept_foreign = 0;  // uploads not made: the server holds another key's entry there
   uint64_t uploads = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

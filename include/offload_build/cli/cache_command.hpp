@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 // {"dir","entries","bytes","max_size","hits","misses","misses_by_reason",
 //  "corrupt","stores","store_failures","evictions","remotes"}; "remotes" maps
 // each remote storage's redacted URL to {"hits","misses","errors","timeouts",
-// "rejected","bad_signature","oversized","uploads","bytes_read","bytes_written"}.
+// "rejected","bad_signature","oversized","kept_foreign","uploads","bytes_read",
+// "bytes_written"}.
 // Does not create `dir`.
 int cache_stats(const fs::path& dir, bool json, std::ostream& out,
                 uint64_t max_size = cache::kDefaultMaxSize);

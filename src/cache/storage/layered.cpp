@@ -25,9 +25,8 @@ struct LayeredStorage::Remote {
   std::atomic<bool> warned{false};
   std::atomic<bool> used{false};  // the unsigned-remote warning was considered
 
-  std::mutex notes_mu;              // guards the two sets below
-  std::set<std::string> notes;      // once-per-process warnings said, by code
-  std::set<std::string> keep_off;   // "kind/key" holding someone else's valid entry: not overwritten
+  std::mutex notes_mu;
+  std::set<std::string> notes;  // once-per-process warnings said, by code
 
   mutable std::mutex mu;  // guards everything below
   RemoteCounters counters;
@@ -135,13 +134,7 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
       std::lock_guard lock(remote.mu);
       ++remote.counters.bad_signature;
     }
-    // Signed with another key: perhaps a team mate's with the right one (ours
-    // mistyped), so our upload does not replace it. An unsigned one is
-    // replaced by our signed entry (a team moving to signing).
-    if (fault == EntryFault::OtherKey) {
-      std::lock_guard lock(remote.notes_mu);
-      remote.keep_off.insert(fmt::format("{}/{}", kind, key));
-    }
+
     note_once(remote, "signature",
               fmt::format("the value for {} is not signed with this build's key ({}); skipped "
                           "and left on the server (counted as bad_signature in `cache stats`; "
@@ -153,10 +146,7 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
       std::lock_guard lock(remote.mu);
       ++remote.counters.oversized;
     }
-    {
-      std::lock_guard lock(remote.notes_mu);
-      remote.keep_off.insert(fmt::format("{}/{}", kind, key));
-    }
+
     note_once(remote, "oversized",
               fmt::format("the value for {} is too large ({}); skipped (max-entry-size=SIZE "
                           "raises the limit; said once)", id, why));
@@ -237,10 +227,6 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
     Remote& r = *rp;
     if (r.config.read_only || r.disabled) continue;
     warn_if_unsigned(r);
-    {
-      std::lock_guard lock(r.notes_mu);
-      if (r.keep_off.count(fmt::format("{}/{}", kind, key))) continue;
-    }
     if (!r.config.compress && !plain)
       plain = std::make_shared<const std::string>(encode_entry(entry, kind, key, local_.signing_key(), false));
     auto value = r.config.compress ? bytes : plain;
@@ -278,14 +264,41 @@ void LayeredStorage::upload_loop(Remote& r) {
     if (r.disabled) continue;  // dropped: the remote failed
     lock.unlock();
     if (!backend) backend = options_.factory(r.config);
-    auto done = backend->put(up.kind, up.key, *up.bytes, true);
-    if (!done) fail(r, done.failure());
+    RemoteResult<bool> done = false;
+    if (replaceable(r, *backend, up.kind, up.key)) {
+      done = backend->put(up.kind, up.key, *up.bytes, true);
+      if (!done) fail(r, done.failure());
+    }
     lock.lock();
-    if (done) {
+    if (done && *done) {
       ++r.counters.uploads;
       r.counters.bytes_written += up.bytes->size();
     }
   }
+}
+
+// With a signing key, a value on the server that is someone else's valid
+// entry (signed with another key: perhaps a team mate's with the right key,
+// ours mistyped) or over max-entry-size is not replaced by our upload; an
+// unsigned one is (a team moving to signing), and so is a damaged one or our
+// own (a manifest entry gains candidates). Without a key nothing can be told
+// apart: the upload replaces whatever is there.
+bool LayeredStorage::replaceable(Remote& r, RemoteBackend& backend, std::string_view kind,
+                                 std::string_view key) {
+  if (local_.signing_key().empty()) return true;
+  auto existing = backend.get(kind, key);
+  if (!existing) {
+    fail(r, existing.failure());
+    return false;
+  }
+  if (!*existing) return true;
+  EntryFault fault = EntryFault::Damaged;
+  if (verify_remote_value(kind, key, **existing, local_.signing_key(), r.config.max_entry_bytes, &fault))
+    return true;
+  if (fault != EntryFault::OtherKey && fault != EntryFault::TooLarge) return true;
+  std::lock_guard lock(r.mu);
+  ++r.counters.kept_foreign;
+  return false;
 }
 
 void LayeredStorage::finish_uploads() {
@@ -337,6 +350,18 @@ std::string probe_remote(const RemoteConfig& config, const BackendFactory& facto
                      config.read_only ? "read-only" : "read-write");
 }
 
+void hide_remote_credentials(const std::vector<std::string>& cli) {
+  for (const auto& u : cli)
+    for (auto& part : split_remote_list(u)) (void)parse_remote_url(part);
+  if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
+    for (const auto& u : split_remote_list(env)) {
+      (void)parse_remote_url(u);
+      if (redact_remote_url(u) != u && u.find("${") == std::string::npos)
+        util::hide_from_children("OFFLOAD_BUILD_REMOTE_STORAGE");
+    }
+  }
+}
+
 Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::string>& cli,
                                                      const std::vector<std::string>& manifest) {
   std::vector<std::string> urls;
@@ -348,14 +373,11 @@ Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::stri
   } else if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
     where = "OFFLOAD_BUILD_REMOTE_STORAGE";
     urls = split_remote_list(env);
-    // A password or token written into the variable itself: kept from children.
-    for (const auto& u : urls)
-      if (redact_remote_url(u) != u && u.find("${") == std::string::npos)
-        util::hide_from_children(where);
   } else {
     where = "the manifest's remote_storage";
     urls = manifest;
   }
+  hide_remote_credentials(cli);
   std::vector<RemoteConfig> out;
   for (const auto& u : urls) {
     auto parsed = parse_remote_url(u);

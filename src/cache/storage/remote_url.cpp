@@ -303,6 +303,7 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
       shown += c.path;
     }
   }
+  if (c.allow_unsigned) shown += "|allow-unsigned";  // a trust setting: shown in doctor and stats
   if (c.read_only) shown += "|read-only";
   if (!c.bearer_token.empty() || (http && text.find("|bearer-token=") != std::string_view::npos))
     shown += fmt::format("|bearer-token={}", kRedacted);

@@ -77,6 +77,7 @@ class LayeredStorage {
   void note_once(Remote& remote, const std::string& code, const std::string& text);
   void warn_if_unsigned(Remote& remote);
   void upload_loop(Remote& remote);
+  bool replaceable(Remote& remote, RemoteBackend& backend, std::string_view kind, std::string_view key);
 
   Storage& local_;
   LayeredOptions options_;
@@ -98,6 +99,11 @@ Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
 // "reachable (1.2 ms; read-write)", or the failure, error or timeout.
 std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory = make_remote_backend);
 
+// Keep every credential of the remotes in `cli` (--remote-storage) and in
+// $OFFLOAD_BUILD_REMOTE_STORAGE from child processes: the variables their
+// `${VAR}` forms name, and the variable itself when it holds a password or
+// token. Parses only; errors are the build's to report.
+void hide_remote_credentials(const std::vector<std::string>& cli);
 // The remotes configured for a build: `cli` (--remote-storage) when given,
 // else $OFFLOAD_BUILD_REMOTE_STORAGE when set (empty: none), else `manifest`.
 // An unparsable URL is an error naming where it came from.
