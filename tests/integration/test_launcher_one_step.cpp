@@ -41,13 +41,20 @@ TEST_CASE("a one-step compile and link is split into cached jobs and gives clang
   auto build = [&](const Argv& flags, const std::string& prog) {
     return concat(flags, {"main.c", "two.c", "-lm", "-o", prog});
   };
-  auto same_program = [&](const Argv& flags) {
+  // `stable`: offload-build's stable kernel names, given to clang too;
+  // else OFFLOAD_BUILD_STABLE_NAMES=0 (names from inodes, as plain clang).
+  auto same_program = [&](const Argv& flags, bool stable = false) {
     INFO(util::shell_join(flags));
-    auto ref = l.cc(build(flags, "ref"));
+    const Env ob_env = stable ? Env{} : plain_names;
+    const Env names = stable ? stable_names_env(l.ob(concat({"--dry-run", "wrap", "--"}, build(flags, "got"))).out)
+                             : Env{};
+    if (stable) REQUIRE(names.size() == 2);
+    auto ref = l.cc(build(flags, "ref"), names);
     REQUIRE(ref.exit_code == 0);
     auto before = l.stats();
-    const auto before_files = names_in(l.tmp.path());
-    auto got = l.ob(build(flags, "got"), plain_names);
+    auto before_files = names_in(l.tmp.path());
+    before_files.erase("cache");  // the test's cache
+    auto got = l.ob(build(flags, "got"), ob_env);
     INFO(got.err);
     REQUIRE(got.exit_code == 0);
     CHECK(got.err == ref.err);
@@ -64,7 +71,7 @@ TEST_CASE("a one-step compile and link is split into cached jobs and gives clang
     // The second build: every job served, the same program, which runs.
     fs::remove(l.tmp / "got");
     before = l.stats();
-    auto warm = l.ob(build(flags, "got"), plain_names);
+    auto warm = l.ob(build(flags, "got"), ob_env);
     REQUIRE(warm.exit_code == 0);
     CHECK(warm.err == ref.err);
     after = l.stats();
@@ -81,6 +88,9 @@ TEST_CASE("a one-step compile and link is split into cached jobs and gives clang
   SECTION("no -O, link-only options") {
     same_program({kClang, "-fopenmp", kHostTargets, "-Iinc", "-DOFFSET=4", "-L", l.tmp.path().string(),
                   "-Wl,-rpath," + l.tmp.path().string()});
+  }
+  SECTION("stable kernel names (clang given the same names)") {
+    same_program({kClang, "-fopenmp", kHostTargets, "-O2", "-Iinc", "-DOFFSET=4"}, true);
   }
   SECTION("with an object among the sources") {
     REQUIRE(l.cc({kClang, "-c", "-x", "c", "/dev/null", "-o", "empty.o"}).exit_code == 0);
