@@ -129,7 +129,11 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     std::string link_reason;
     const int linked = cached_link(command, o, link_reason);
     if (linked >= 0) return linked;
-    why.reason += "; " + link_reason;
+    Unchanged one_step;  // set when it is a one-step offload build not split
+    const int built = split_build(command, o, one_step);
+    if (built >= 0) return built;
+    if (!one_step.code.empty()) why = one_step;
+    else why.reason += "; " + link_reason;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.

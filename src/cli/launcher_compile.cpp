@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <set>
 #include <optional>
 #include <utility>
 
@@ -94,6 +95,55 @@ class CollectingRunner final : public CommandRunner {
   std::unique_ptr<CommandRunner> inner_;
 };
 
+// `text` without the lines of clang's driver diagnostics (`clang-22: warning:
+// argument unused during compilation: '-L/x'`) already in `said`, which it
+// adds its own to. Every driver command of a split compile (host parse, host
+// codegen) says them again; the compiler alone says each once.
+std::string without_repeated_driver_diagnostics(std::string_view text, const std::string& driver,
+                                                std::set<std::string>& said) {
+  std::string out;
+  const std::string prefix = driver + ": ";
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
+    const std::string line(text.substr(at, end - at));
+    at = end;
+    const bool diagnostic =
+        util::starts_with(line, prefix) &&
+        (util::starts_with(line.substr(prefix.size()), "warning: ") ||
+         util::starts_with(line.substr(prefix.size()), "error: ") ||
+         util::starts_with(line.substr(prefix.size()), "note: "));
+    if (!diagnostic || said.insert(line).second) out += line;
+  }
+  return out;
+}
+
+std::string in_clang_order(const Plan& plan, const std::map<JobId, std::string>& output) {
+  // Per translation unit (in plan order), the host parse's output first, then
+  // every other job's: clang's order (single parse: the host-IR job; else the
+  // unit's last job, the host pass, which parses the host side).
+  std::vector<size_t> units;
+  for (const auto& job : plan.jobs)
+    if (std::find(units.begin(), units.end(), job.unit) == units.end()) units.push_back(job.unit);
+  std::string text;
+  std::set<std::string> said;
+  auto print = [&](const Job& job) {
+    auto it = output.find(job.id);
+    if (it != output.end())
+      text += without_repeated_driver_diagnostics(it->second, fs::path(job.argv.front()).filename(), said);
+  };
+  for (size_t unit : units) {
+    std::optional<JobId> host;
+    for (const auto& job : plan.jobs) {
+      if (job.unit != unit) continue;
+      if (!host || plan.jobs[*host].kind != JobKind::HostIr) host = job.id;
+    }
+    print(plan.jobs[*host]);
+    for (const auto& job : plan.jobs)
+      if (job.unit == unit && job.id != *host) print(job);
+  }
+  return text;
+}
+
 }  // namespace
 
 struct Recording {
@@ -157,21 +207,13 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
   if (!summary && !o.verbose) return std::nullopt;
-  // The host parse's diagnostics first, then each device pass's: clang's
-  // order (two parse: the host pass, the last job, parses the host side).
-  const JobId host = plan.jobs.front().kind == JobKind::HostIr ? plan.jobs.front().id
-                                                                 : plan.jobs.back().id;
-  std::cerr << runner.output[host];
-  for (const auto& [job, text] : runner.output)
-    if (job != host) std::cerr << text;
+  std::cerr << in_clang_order(plan, runner.output);
   if (!summary) {
     std::cerr << "offload-build: " << summary.error().message << '\n';
     return std::nullopt;
   }
   return exit_code::ok;
 }
-
-namespace {
 
 // Where compilers' answers are remembered: next to a private, trusted cache
 // only (a listing planted there would run).
@@ -182,12 +224,10 @@ std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
   return storage.dir() / "probes";
 }
 
-// Kernel names from each file's place (relative to the base directory, if
-// any) and the project's namespace (--kernel-namespace).
-void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::path& base,
-                             const std::optional<fs::path>& memo, const GlobalOptions& o) {
-  plan.base_dir = base;
-  auto names = stable_names_for(compiler, base, memo);
+void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
+                             const GlobalOptions& o) {
+  plan.base_dir = setup.base;
+  auto names = stable_names_for(setup.compiler, setup.base, memo);
   if (!names) return;
   std::string ns = o.kernel_namespace.value_or("");
   if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
@@ -197,7 +237,79 @@ void use_stable_kernel_names(Plan& plan, const fs::path& compiler, const fs::pat
   if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
 }
 
-}  // namespace
+std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const GlobalOptions& o,
+                                        Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
+    why = {std::move(reason), code};
+    return std::nullopt;
+  };
+  LaunchSetup s;
+  std::error_code ec;
+  s.cwd = fs::current_path(ec);
+  if (ec) return pass("no current directory", kPaths);
+  const auto compiler = resolve_program(command.front(), s.cwd);
+  if (!compiler) return pass(command.front() + " not found", kCompiler);
+  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
+    return pass(command.front() + " is not clang", kCompiler);
+  s.compiler = *compiler;
+  auto expanded = clang_cli::expand_response_files(command, s.cwd);
+  if (!expanded) return pass("a response file cannot be read", kPaths);
+  s.expanded = std::move(*expanded);
+  s.base = base_dir_for(o, std::nullopt);
+  s.argv = clang_cli::relative_to_base(s.expanded, s.base, s.cwd);
+  return s;
+}
+
+bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const Toolchain& tc,
+                    const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  auto pass = [&](std::string reason, const char* code) {
+    why = {std::move(reason), code};
+    return false;
+  };
+  std::error_code ec;
+  if (!resolve_natives(req, tc, memo))
+    return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
+  const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
+  if (check_output && !fs::is_directory(output.parent_path(), ec))
+    return pass("the output's directory does not exist", kPaths);
+  if (auto dep = requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec))
+    return pass("the depfile's directory does not exist", kPaths);
+  if (req.opt_record && !fs::is_directory((s.cwd / *req.opt_record).lexically_normal().parent_path(), ec))
+    return pass("the optimization record's directory does not exist", kPaths);
+  return true;
+}
+
+std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver,
+                                  const std::vector<std::string>& command, const std::string& project) {
+  if (o.dry_run) {
+    std::cout << dry_run_script(plan) << std::flush;
+    return exit_code::ok;
+  }
+  std::optional<Recording> record;
+  if (o.report) record.emplace();
+  const auto started = std::chrono::system_clock::now();
+  auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr);
+  if (code && record) {
+    report::ReportData d;
+    d.project = project;
+    d.started = started;
+    d.duration_s = record->recorder.elapsed();
+    d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
+    d.plan = &plan;
+    d.recorder = &record->recorder;
+    d.cache_enabled = !o.no_cache;
+    if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+    d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
+      auto it = record->misses.find(job.id);
+      if (it == record->misses.end()) return std::nullopt;
+      return report::MissReason{it->second.reason, it->second.detail};
+    };
+    write_launcher_report(o, command, report::make_report(d), nullptr, *code);
+  }
+  return code;
+}
 
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
@@ -205,32 +317,17 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     why = {std::move(reason), code};
     return -1;
   };
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (ec) return pass("no current directory", kPaths);
-  const auto compiler = resolve_program(command.front(), cwd);
-  if (!compiler) return pass(command.front() + " not found", kCompiler);
-  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
-    return pass(command.front() + " is not clang", kCompiler);
-  const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read", kPaths);
-  const fs::path base = base_dir_for(o, std::nullopt);
-  auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
+  auto setup = launch_setup(command, o, why);
+  if (!setup) return -1;
+  const fs::path& cwd = setup->cwd;
+  auto parsed = clang_cli::parse(setup->argv);
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());
   auto& req = *parsed.compile;
-  const auto toolchain = toolchain_of(*compiler);
+  const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
   const auto memo = trusted_probe_memo(o);  // compilers' answers, next to the cache
-  if (!resolve_natives(req, *toolchain, memo))
-    return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
-  const fs::path output = (cwd / req.output_arg()).lexically_normal();
-  if (!fs::is_directory(output.parent_path(), ec))
-    return pass("the output's directory does not exist", kPaths);
-  if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
-    return pass("the depfile's directory does not exist", kPaths);
-  if (req.opt_record && !fs::is_directory((cwd / *req.opt_record).lexically_normal().parent_path(), ec))
-    return pass("the optimization record's directory does not exist", kPaths);
+  if (!ready_to_split(req, *setup, *toolchain, memo, true, why)) return -1;
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
@@ -243,7 +340,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   Plan plan;
   if (req.save_temps) {
     // The driver's own commands, each a job, so every temp is clang's.
-    auto listing = probe->list(*expanded, cwd);
+    auto listing = probe->list(setup->expanded, cwd);
     auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
     if (exec::interrupted()) return exit_code::interrupted;
     if (!listed) return pass("-save-temps: " + listed.error().message, kOption);
@@ -254,40 +351,15 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   } else {
     plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
     if (exec::interrupted()) return exit_code::interrupted;
-    use_stable_kernel_names(plan, *compiler, base, memo, o);
+    use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
     if (o.verbose)
       std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
                                single ? "one host parse, " : "", req.targets.size(),
                                single ? "codegen" : "pass");
   }
-  if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
-    return exit_code::ok;
-  }
-  std::optional<Recording> record;
-  if (o.report) record.emplace();
-  const auto started = std::chrono::system_clock::now();
-  if (auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr)) {
-    if (record) {
-      report::ReportData d;
-      d.project = fs::path(req.output_arg()).filename().string();
-      d.started = started;
-      d.duration_s = record->recorder.elapsed();
-      d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
-      d.plan = &plan;
-      d.recorder = &record->recorder;
-      d.cache_enabled = !o.no_cache;
-      if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
-      d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
-        auto it = record->misses.find(job.id);
-        if (it == record->misses.end()) return std::nullopt;
-        return report::MissReason{it->second.reason, it->second.detail};
-      };
-      write_launcher_report(o, command, report::make_report(d), nullptr, *code);
-    }
+  if (auto code = run_and_report(plan, o, jobserver, command, fs::path(req.output_arg()).filename().string()))
     return *code;
-  }
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 

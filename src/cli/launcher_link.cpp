@@ -31,26 +31,43 @@ std::vector<fs::path> link_tools(const Toolchain& tc) {
 
 }  // namespace
 
+Job offload_link_job(std::vector<std::string> argv, std::vector<fs::path> inputs, const fs::path& program,
+                     const fs::path& work, const fs::path& cwd, const Toolchain& tc) {
+  Job link;
+  link.kind = JobKind::Link;
+  link.unit = 1;
+  link.inputs = std::move(inputs);
+  // The output spelled as the executor writes it (it renames a temporary into place).
+  const std::string out_arg = arg_path(program, cwd).string();
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out_arg;
+    else if (util::starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out_arg;
+  }
+  link.depfile = work / "link.d";
+  argv.push_back("-Wl,--dependency-file=" + arg_path(*link.depfile, cwd).string());
+  link.argv = std::move(argv);
+  link.outputs = {program};
+  link.tools = link_tools(tc);
+  return link;
+}
+
 int cached_link(const std::vector<std::string>& command, const GlobalOptions& o, std::string& reason) {
   auto pass = [&](std::string why) {
     reason = std::move(why);
     return -1;
   };
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (ec) return pass("no current directory");
-  const auto compiler = resolve_program(command.front(), cwd);
-  if (!compiler || !clang_cli::is_clang(fs::canonical(*compiler, ec)))
-    return pass(command.front() + " is not clang");
-  const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read");
-  const fs::path base = base_dir_for(o, std::nullopt);
-  std::vector<std::string> argv = clang_cli::relative_to_base(*expanded, base, cwd);
+  Unchanged why;
+  auto setup = launch_setup(command, o, why);
+  if (!setup) return pass(why.reason);
+  const fs::path& cwd = setup->cwd;
+  const fs::path& base = setup->base;
+  std::vector<std::string> argv = setup->argv;
   const auto parsed = clang_cli::parse_link(argv);
   if (!parsed.link) return pass(parsed.pass_reason);
-  const auto toolchain = toolchain_of(*compiler);
+  const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain) return pass("no LLVM installation next to " + command.front());
 
+  std::error_code ec;
   Plan plan;
   plan.cwd = cwd;
   plan.base_dir = base;
@@ -58,26 +75,13 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   if (!fs::is_directory(plan.program.parent_path(), ec)) return pass("the output's directory does not exist");
   plan.build_dir = launcher_work_dir(plan.program);
   plan.directories = {plan.build_dir};
-  Job link;
-  link.kind = JobKind::Link;
-  link.unit = 1;
+  std::vector<fs::path> inputs;
   for (const auto& in : parsed.link->inputs) {
     const fs::path p = (cwd / in).lexically_normal();
     if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
-    link.inputs.push_back(p);
+    inputs.push_back(p);
   }
-  // The output spelled as the executor writes it (it renames a temporary into place).
-  const std::string out_arg = arg_path(plan.program, cwd).string();
-  for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out_arg;
-    else if (util::starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out_arg;
-  }
-  link.depfile = plan.build_dir / "link.d";
-  argv.push_back("-Wl,--dependency-file=" + arg_path(*link.depfile, cwd).string());
-  link.argv = std::move(argv);
-  link.outputs = {plan.program};
-  link.tools = link_tools(*toolchain);
-  plan.add(std::move(link));
+  plan.add(offload_link_job(std::move(argv), std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();

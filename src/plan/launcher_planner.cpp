@@ -36,11 +36,13 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   };
   const fs::path source = (cwd / req.source).lexically_normal();
 
-  // Debug info records the compilation directory (clang's default: the cwd).
-  // Naming it makes it part of the cache key, so an object built in another
-  // directory is never served with that directory in its debug info.
+  // Debug info records the compilation directory (clang's default: the cwd),
+  // and so does the IR of a compile tracking source locations (remarks,
+  // records), which -flto/-foffload-lto objects keep. Naming it makes it part
+  // of the cache key, so an object built in another directory is never
+  // served with that directory in it.
   std::vector<std::string> extra;
-  if (req.debug_info && !req.sets_compilation_dir)
+  if ((req.debug_info || req.tracks_locations || req.opt_record) && !req.sets_compilation_dir)
     extra.push_back("-fdebug-compilation-dir=" + cwd.string());
 
   // The compiler alone writes the caller's depfile from each front end in

@@ -26,5 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto parsed = clang_cli::parse(argv);
   if (!parsed.compile && parsed.pass_reason.empty()) __builtin_trap();  // a reason to pass through
+  // A one-step build: each source's compile and the link, or a reason.
+  auto build = clang_cli::parse_build(argv);
+  if (build.build) {
+    std::vector<std::string> objects;
+    for (size_t n = 0; n < build.build->sources.size(); ++n) {
+      objects.push_back("w/" + std::to_string(n) + ".o");
+      clang_cli::parse(clang_cli::build_compile_argv(*build.build, n, objects.back()));
+    }
+    if (clang_cli::build_link_argv(*build.build, objects).size() < argv.size()) __builtin_trap();
+  } else if (build.one_step && build.pass_reason.empty()) {
+    __builtin_trap();
+  }
   return 0;
 }

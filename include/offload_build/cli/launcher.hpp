@@ -13,6 +13,7 @@
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/exec/jobserver.hpp"
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::cli {
@@ -58,6 +59,43 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::Jobs
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& options,
                   Unchanged& why);
 
+// What every launcher call starts from: the working directory, the compiler
+// (clang, resolved), the command with response files expanded, and that with
+// the paths under the base directory relative to the working directory.
+struct LaunchSetup {
+  fs::path cwd;
+  fs::path compiler;
+  std::vector<std::string> expanded;
+  std::vector<std::string> argv;
+  fs::path base;
+};
+std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
+                                        const GlobalOptions& options, Unchanged& why);
+// A parsed compile made ready to plan: its native targets found, the output
+// (with `check_output`), depfile and record directories there; else `why`.
+bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& setup, const Toolchain& tc,
+                    const std::optional<fs::path>& memo, bool check_output, Unchanged& why);
+// The cache's probes/ directory where compilers' answers are remembered
+// (a private, trusted cache only).
+std::optional<fs::path> trusted_probe_memo(const GlobalOptions& options);
+// Kernel names from each file's place (relative to the base directory, if
+// any) and the project's namespace (--kernel-namespace).
+void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
+                             const GlobalOptions& options);
+// run_plan (or the --dry-run script), then the --report of `command`.
+std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& options,
+                                  exec::JobserverSetup& jobserver,
+                                  const std::vector<std::string>& command, const std::string& project);
+
+// ---- launcher_build.cpp ----
+
+// A one-step build (`clang -fopenmp <targets> a.c b.c -o prog`) split into
+// each source's compile (as `-c` would split it) and the cached link, one
+// plan. Returns the exit code; -1 with `why` when it is a one-step offload
+// build not split, -1 with `why` untouched when it is no one-step build.
+int split_build(const std::vector<std::string>& command, const GlobalOptions& options,
+                Unchanged& why);
+
 // ---- launcher_unchanged.cpp ----
 
 // Count a compile run unchanged in the cache's counters (unless --no-cache)
@@ -83,5 +121,11 @@ void write_launcher_report(const GlobalOptions& options, const std::vector<std::
 // or sets `pass_reason` and returns -1 when it is not such a link.
 int cached_link(const std::vector<std::string>& command, const GlobalOptions& options,
                 std::string& pass_reason);
+
+// That link as a job: `argv` (the -o path as the executor writes it, a
+// depfile of every file the linker read) producing `program`, reading
+// `inputs`, its work files under `work`.
+Job offload_link_job(std::vector<std::string> argv, std::vector<fs::path> inputs, const fs::path& program,
+                     const fs::path& work, const fs::path& cwd, const Toolchain& tc);
 
 }  // namespace ob::cli

@@ -17,7 +17,7 @@ using util::starts_with;
 constexpr std::string_view kSeparate[] = {
     "-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter",
     "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot", "-cxx-isystem", "-mllvm",
-    "-target", "--sysroot", "-L", "-l", "-B", "-Xlinker", "-resource-dir", "--gcc-toolchain"};
+    "-target", "--sysroot", "-L", "-l", "-B", "-Xlinker", "-rpath", "-resource-dir", "--gcc-toolchain"};
 
 // Commands that do not compile one source to an object, or write files
 // named after the output (which the split passes would name differently).
@@ -72,6 +72,12 @@ bool enables_debug_info(std::string_view t) {
 }
 
 }  // namespace
+
+bool takes_separate_value(std::string_view t) {
+  return any_exact(kSeparate, t) || t == "-o" || t == "-x" || t == "-MF" || t == "-MT" ||
+         t == "-MQ" || t == "-Xclang" || t == "-Xopenmp-target" || starts_with(t, "-Xopenmp-target=") ||
+         starts_with(t, "-Xarch_");
+}
 
 std::string CompileRequest::output_arg() const {
   if (output) return *output;
@@ -195,6 +201,8 @@ Parsed parse(const std::vector<std::string>& argv) {
       if (t == "-g0" || t == "-ggdb0") s.req.debug_info = false;
       if (starts_with(t, "-fdebug-compilation-dir") || starts_with(t, "-ffile-compilation-dir"))
         s.req.sets_compilation_dir = true;
+      if (starts_with(t, "-Rpass") || starts_with(t, "-fprofile-sample-use") || t == "-fstack-usage")
+        s.req.tracks_locations = true;
       add(ArgKind::Common, {t});
     } else {
       return pass("unknown option " + t);

@@ -33,4 +33,8 @@ struct Scan {
 // Decide: a compile to split (targets resolved), or the reason to pass through.
 Parsed finish(Scan scan);
 
+// Whether option `t`, written alone, takes the next argument as its value
+// (-I DIR, -o FILE, -x LANG, -Xclang ARG, -Xarch_NAME ARG, ...).
+bool takes_separate_value(std::string_view t);
+
 }  // namespace ob::clang_cli

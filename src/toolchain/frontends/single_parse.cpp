@@ -40,11 +40,21 @@ bool any_starts_with(const Argv& argv, std::string_view prefix) {
                      [&](const std::string& a) { return util::starts_with(a, prefix); });
 }
 
+// Whether cc1 tracks source locations without debug info (clang's
+// NeedLocTracking: remarks, optimization records, a sample profile,
+// -fstack-usage): its IR then has a DIFile naming the compilation directory,
+// which an -foffload-lto device object keeps.
+bool tracks_locations(const Argv& argv) {
+  return any_starts_with(argv, "-Rpass") || any_starts_with(argv, "-opt-record-file") ||
+         any_starts_with(argv, "-fprofile-sample-use") || any_starts_with(argv, "-stack-usage-file");
+}
+
 // The driver names the working directory for debug info and coverage even
-// when neither is on; cc1 defaults to it anyway. Left out then, the command
-// (the cache key) is the same from any build directory.
+// when neither is on; cc1 then does not use it (without it, a DIFile's
+// directory would be ""). Left out then, the command (the cache key) is the
+// same from any build directory.
 Argv without_unused_compilation_dirs(Argv argv) {
-  const bool debug = any_starts_with(argv, "-debug-info-kind=");
+  const bool debug = any_starts_with(argv, "-debug-info-kind=") || tracks_locations(argv);
   const bool coverage = any_starts_with(argv, "-fcoverage-mapping") ||
                         any_starts_with(argv, "-fprofile-instrument");
   std::erase_if(argv, [&](const std::string& a) {

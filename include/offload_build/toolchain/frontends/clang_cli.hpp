@@ -64,6 +64,10 @@ struct CompileRequest {
   std::vector<std::string> native;
   bool debug_info = false;            // some -g option (and no later -g0)
   bool sets_compilation_dir = false;  // -fdebug-compilation-dir= / -ffile-compilation-dir=
+  // Source locations tracked without debug info (-Rpass*=, optimization
+  // records, -fprofile-sample-use=, -fstack-usage): the IR names the
+  // compilation directory, as debug info does.
+  bool tracks_locations = false;
   // -fsave-optimization-record and friends: the record file as clang names
   // it (-foptimization-record-file=, else the -o path with its extension
   // replaced by .opt.FORMAT). Every cc1 of the compile writes that one file
@@ -88,6 +92,7 @@ inline constexpr const char* kNoGpu = "no GPU for native";                // --o
 inline constexpr const char* kCompiler = "not clang";                     // or not found, or no LLVM next to it
 inline constexpr const char* kPaths = "missing directory or file";        // output dir, response file, cwd
 inline constexpr const char* kDisabled = "OFFLOAD_BUILD_DISABLE";
+inline constexpr const char* kOneStep = "one-step build not split";  // compile and link: -x, mixed languages...
 inline constexpr const char* kFailed = "compile error";  // a pass failed: the compiler reports it
 inline constexpr const char* kInternal = "internal error";  // offload-build's own: the compiler runs unchanged
 }  // namespace unchanged
@@ -123,6 +128,34 @@ struct LinkParsed {
   std::string pass_reason;          // otherwise: why it runs unchanged
 };
 LinkParsed parse_link(const std::vector<std::string>& argv);
+
+// A one-step build: `clang -fopenmp <targets> [options] a.c b.c [x.o -lm] [-o prog]`
+// (no -c), which clang runs as a compile of each source to a temporary
+// object, then the link. Split when every source is C, or every one C++, by
+// its extension, with no -x, stdin, dependency files, -save-temps or
+// optimization records (those name files after each compile).
+struct BuildRequest {
+  std::vector<std::string> argv;     // the command (argv[0] the compiler)
+  std::vector<size_t> sources;       // their indexes in argv, in order
+  std::vector<bool> link_only;       // per argv index: dropped from the compiles
+  std::optional<std::string> output;  // -o as written; nullopt: a.out
+  std::string output_arg() const { return output.value_or("a.out"); }
+};
+struct BuildParsed {
+  std::optional<BuildRequest> build;  // set: split it
+  bool one_step = false;  // an OpenMP offload compile-and-link, split or not
+  std::string pass_reason;  // not split: why
+};
+BuildParsed parse_build(const std::vector<std::string>& argv);
+
+// The compile of source `n` (of req.sources) to `object`: the caller's
+// options without the other inputs, -o and the link-only options (-l, -L,
+// -Wl,, -rpath..., which a compile would warn are unused), then -c SOURCE -o OBJECT.
+std::vector<std::string> build_compile_argv(const BuildRequest& req, size_t n,
+                                            const std::string& object);
+// The link: the command with each source replaced by its object, in place.
+std::vector<std::string> build_link_argv(const BuildRequest& req,
+                                         const std::vector<std::string>& objects);
 
 // ccache's base_dir: `argv` with every absolute path under `base` (a whole
 // argument, an option's joined value such as -I/abs/inc, or the value after

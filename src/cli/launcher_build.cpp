@@ -1,0 +1,115 @@
+// Launcher mode's one-step build: `clang -fopenmp <targets> a.c b.c -o prog`,
+// which clang runs as a compile of each source to a temporary object and the
+// link. Split into each source's jobs (those of `clang ... -c a.c`) and the
+// offload link (launcher_link.cpp), all one plan, every job cached; the
+// objects live in `<prog>.offload-build/`, removed when the build ends.
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/driver_probe.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/util/paths.hpp"
+#include "options.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// Append `from`'s jobs to `into` as translation unit `unit`; the ids of the
+// jobs that write `from`'s program (the object).
+std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
+  const JobId offset = into.jobs.size();
+  std::vector<JobId> writers;
+  for (Job job : from.jobs) {
+    for (auto& d : job.deps) d += offset;
+    job.unit = unit;
+    const bool writes = std::find(job.outputs.begin(), job.outputs.end(), from.program) != job.outputs.end();
+    const JobId id = into.add(std::move(job));
+    if (writes) writers.push_back(id);
+  }
+  into.directories.insert(into.directories.end(), from.directories.begin(), from.directories.end());
+  return writers;
+}
+
+}  // namespace
+
+int split_build(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  auto pass = [&](std::string reason, const char* code) {
+    why = {std::move(reason), code};
+    return -1;
+  };
+  Unchanged setup_why;
+  auto setup = launch_setup(command, o, setup_why);
+  if (!setup) return -1;  // the compile's reason says it already
+  const fs::path& cwd = setup->cwd;
+  const auto parsed = clang_cli::parse_build(setup->argv);
+  if (!parsed.one_step) return -1;
+  if (!parsed.build) return pass(parsed.pass_reason, kOneStep);
+  const clang_cli::BuildRequest& build = *parsed.build;
+  std::error_code ec;
+  const fs::path program = (cwd / build.output_arg()).lexically_normal();
+  if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
+  const auto toolchain = toolchain_of(setup->compiler);
+  if (!toolchain)
+    return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
+  const auto memo = trusted_probe_memo(o);
+
+  // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
+  const fs::path work = launcher_work_dir(program);
+  std::vector<clang_cli::CompileRequest> compiles;
+  std::vector<std::string> objects;
+  for (size_t n = 0; n < build.sources.size(); ++n) {
+    const fs::path source = build.argv[build.sources[n]];
+    const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
+    objects.push_back(arg_path(object, cwd).string());
+    auto one = clang_cli::parse(clang_cli::build_compile_argv(build, n, objects.back()));
+    if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str());
+    if (!ready_to_split(*one.compile, *setup, *toolchain, memo, false, why)) return -1;
+    compiles.push_back(std::move(*one.compile));
+  }
+  const auto link_argv = clang_cli::build_link_argv(build, objects);
+  const auto link = clang_cli::parse_link(link_argv);
+  if (!link.link) return pass("a one-step build's link: " + link.pass_reason, kOneStep);
+  std::vector<fs::path> link_inputs;
+  for (const auto& in : link.link->inputs) {
+    const fs::path p = (cwd / in).lexically_normal();
+    if (!util::is_under(p, work) && !fs::is_regular_file(p, ec))
+      return pass("a one-step build's input " + in + " is not a file", kPaths);
+    link_inputs.push_back(p);
+  }
+
+  std::unique_ptr<DriverProbe> probe;
+  if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
+  auto jobserver = exec::jobserver_from_environment();
+  exec::install_signal_handlers();
+  Plan plan;
+  plan.cwd = cwd;
+  plan.program = program;
+  plan.build_dir = work;
+  plan.directories = {work};
+  std::vector<JobId> object_jobs;
+  for (size_t n = 0; n < compiles.size(); ++n) {
+    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+    if (exec::interrupted()) return exit_code::interrupted;
+    for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
+  }
+  Job link_job = offload_link_job(link_argv, std::move(link_inputs), program, work, cwd, *toolchain);
+  link_job.unit = compiles.size() + 1;
+  link_job.deps = object_jobs;
+  plan.add(std::move(link_job));
+  use_stable_kernel_names(plan, *setup, memo, o);
+  if (o.verbose)
+    std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
+                             compiles.size());
+  if (auto code = run_and_report(plan, o, jobserver, command, program.filename().string())) return *code;
+  return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
+}
+
+}  // namespace ob::cli
