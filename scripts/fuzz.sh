@@ -13,7 +13,7 @@ cd "$root"
 secs=${1:-30}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(manifest clang_cli depfile cache_entry offload_log); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(manifest clang_cli depfile cache_entry remote_value offload_log); fi
 build=${OB_SANITIZE_BUILD:-build-san}
 # Built by scripts/sanitize.sh (which CI runs first) or here when missing;
 # after a change: scripts/sanitize.sh --build-only.
