@@ -31,7 +31,7 @@ void expect_equivalent_plain_names(const Launcher& l, const Argv& compile, const
 
 }  // namespace
 
-TEST_CASE("-foffload-lto with remarks: the object is clang's, its device bitcode names the compilation directory",
+TEST_CASE("launcher: -foffload-lto with remarks: the object is clang's, its device bitcode names the compilation directory",
           "[launcher][integration]") {
   Launcher l;
   fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
@@ -76,7 +76,7 @@ TEST_CASE("driver warnings are printed once, as clang prints them, cold and from
   SECTION("the same object as clang's") { expect_equivalent(l, flags, "saxpy.c"); }
 }
 
-TEST_CASE("-rpath DIR in a compile is split and cached, with clang's warning once",
+TEST_CASE("launcher: -rpath DIR in a compile is split and cached, with clang's warning once",
           "[launcher][integration]") {
   Launcher l;
   fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");

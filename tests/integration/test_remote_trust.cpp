@@ -66,7 +66,7 @@ long children_peak_rss_mb() {
 
 }  // namespace
 
-TEST_CASE("Redis: values declaring 2 GB cost a build nothing; the remote stays on",
+TEST_CASE("Redis: values declaring 2 GB cost a build nothing: the remote stays on",
           "[remote][redis][integration]") {
   TempDir tmp{"ob-bomb"};
   RedisServer server(tmp / "redis", {false, kPassword});
@@ -99,7 +99,7 @@ TEST_CASE("Redis: values declaring 2 GB cost a build nothing; the remote stays o
 }
 
 TEST_CASE("Redis: a writer with a mistyped key deletes nothing and replaces none of the team's "
-          "entries; a team moving to signing replaces the unsigned ones",
+          "entries: a team moving to signing replaces the unsigned ones",
           "[remote][redis][integration]") {
   TempDir tmp{"ob-signing"};
   RedisServer server(tmp / "redis", {false, kPassword});
@@ -161,8 +161,8 @@ TEST_CASE("Redis: a writer with a mistyped key deletes nothing and replaces none
   }
 }
 
-TEST_CASE("a writable remote without a key is said once per build; read-only, allow-unsigned and "
-          "a key are silent; doctor says which are signed", "[remote][redis][integration]") {
+TEST_CASE("a writable remote without a key is said once per build: read-only, allow-unsigned and "
+          "a key are silent: doctor says which are signed", "[remote][redis][integration]") {
   TempDir tmp{"ob-unsigned"};
   RedisServer server(tmp / "redis", {false, kPassword});
   const std::string url = "redis://:" + kPassword + "@127.0.0.1:" + std::to_string(server.port());

@@ -457,7 +457,7 @@ TEST_CASE("layered storage: a writer with another key skips what it cannot check
   CHECK(count(w, "warning: unsigned remote storage") == 0);  // it has a key
 }
 
-TEST_CASE("layered storage: a writable remote without a key is said once; read-only, "
+TEST_CASE("layered storage: a writable remote without a key is said once: read-only, "
           "allow-unsigned and a key are silent", "[remote]") {
   struct Case {
     std::string url;
