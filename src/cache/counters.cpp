@@ -1,5 +1,6 @@
 // Shared counters in <dir>/stats.json, merged under an flock on <dir>/stats.lock;
-// clear() (which resets them). Automatic eviction hangs off record().
+// clear() (which resets them). Automatic eviction hangs off every store
+// (account_store) and record(): docs/CACHE.md, "Size limit".
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/file.h>
@@ -21,8 +22,10 @@ namespace ob::cache {
 
 namespace {
 
-// record() evicts once this much was stored since the last eviction: a tenth
-// of the limit, so a cache pruned to 90% stays within its limit.
+// Each store adds its bytes to stats.json's bytes_stored under the lock, and
+// evicts once this much was stored since the last eviction: a tenth of the
+// limit, so a cache pruned to 90% stays within its limit at every moment, but
+// for the entries being written and not yet counted (one per process storing).
 uint64_t eviction_threshold(uint64_t max_size) { return max_size / 10; }
 uint64_t prune_target(uint64_t max_size) { return max_size / 10 * 9; }
 
@@ -178,6 +181,22 @@ void Storage::record(const Counters& delta) {
     merged.bytes_stored = 0;
   }
   write_counters(dir_, merged, trust_.umask);
+}
+
+uint64_t Storage::account(uint64_t stored, std::optional<uint64_t> prune_to) {
+  StatsLock lock(dir_, trust_.umask);
+  if (!lock.locked()) return 0;
+  Counters merged = read_counters(dir_ / "stats.json");
+  merged.bytes_stored += stored;
+  uint64_t removed = 0;
+  if (prune_to || merged.bytes_stored > eviction_threshold(max_size_)) {
+    // Under the lock, so only one process prunes at a time.
+    removed = remove_lru(prune_to.value_or(prune_target(max_size_)));
+    merged.evictions += removed;
+    merged.bytes_stored = 0;
+  }
+  write_counters(dir_, merged, trust_.umask);
+  return removed;
 }
 
 Counters Storage::counters() const { return read_counters(dir_ / "stats.json"); }

@@ -86,7 +86,7 @@ bool DeviceCache::restore(const std::string& key, const fs::path& image, const s
 
 void DeviceCache::store(const std::string& key, const fs::path& image, const std::string& what) {
   if (!layers_ || !layers_->writable()) return;
-  auto bytes = util::read_file(image);
+  auto bytes = util::read_file(image, util::kMaxBuildOutput);
   if (!bytes) return;
   cache::Entry entry;
   entry.metadata = cache::encode_result_meta({what, {0644}, false, false});

@@ -127,7 +127,8 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     std::string link_reason;
     const int linked = cached_link(command, o, link_reason);
     if (linked >= 0) return linked;
-    why.reason += "; " + link_reason;
+    // The same reason twice (an unreadable response file stops both) is said once.
+    if (link_reason != why.reason) why.reason += "; " + link_reason;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.

@@ -207,8 +207,9 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   if (!compiler) return pass(command.front() + " not found", kCompiler);
   if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
     return pass(command.front() + " is not clang", kCompiler);
-  const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read", kPaths);
+  std::string rsp_problem;
+  const auto expanded = clang_cli::expand_response_files(command, cwd, &rsp_problem);
+  if (!expanded) return pass("a response file cannot be read: " + rsp_problem, kPaths);
   const fs::path base = base_dir_for(o, std::nullopt);
   auto parsed = clang_cli::parse(clang_cli::relative_to_base(*expanded, base, cwd));
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());

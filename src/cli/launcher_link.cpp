@@ -42,8 +42,9 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   const auto compiler = resolve_program(command.front(), cwd);
   if (!compiler || !clang_cli::is_clang(fs::canonical(*compiler, ec)))
     return pass(command.front() + " is not clang");
-  const auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (!expanded) return pass("a response file cannot be read");
+  std::string rsp_problem;
+  const auto expanded = clang_cli::expand_response_files(command, cwd, &rsp_problem);
+  if (!expanded) return pass("a response file cannot be read: " + rsp_problem);
   const fs::path base = base_dir_for(o, std::nullopt);
   std::vector<std::string> argv = clang_cli::relative_to_base(*expanded, base, cwd);
   const auto parsed = clang_cli::parse_link(argv);
