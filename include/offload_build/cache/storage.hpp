@@ -99,7 +99,7 @@ struct Counters {
   uint64_t stores = 0;
   uint64_t store_failures = 0;
   uint64_t evictions = 0;
-  uint64_t bytes_stored = 0;  // on disk since the last prune, counted by put(); drives eviction
+  uint64_t bytes_stored = 0;  // added by record(): evicts past a tenth of the limit (put() keeps its own tally)
   std::map<std::string, RemoteCounters> remotes;  // by redacted URL
   // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
   std::map<std::string, uint64_t> unchanged_by_reason;
@@ -199,8 +199,8 @@ class Storage {
 
  private:
   void mark_unwritable(const std::string& reason);
-  // Under stats.lock: add `stored` bytes (a store's, on disk) to stats.json's
-  // bytes_stored, then evict least-recently-used entries down to `prune_to`,
+  // Under stats.lock: add `stored` bytes (a store's, on disk) to the tally
+  // kept in stats.lock, then evict least-recently-used entries down to `prune_to`,
   // or, without one, down to 90% of the limit once a tenth of the limit was
   // stored since the last eviction: the limit holds while builds run.
   // Returns the entries removed (counted as evictions).
