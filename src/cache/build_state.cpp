@@ -1,5 +1,4 @@
 #include "offload_build/cache/build_state.hpp"
-#include <iterator>
 
 #include "offload_build/util/json_text.hpp"
 
@@ -13,6 +12,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
@@ -88,9 +88,10 @@ JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
 std::string job_id(const Job& job, const fs::path& cwd) { return job.describe(cwd); }
 
 BuildState::BuildState(fs::path file) : file_(std::move(file)) {
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) return;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Regular and at most 1 GiB, or no state: it only costs explanations and a rehash.
+  const auto read = util::read_file(file_, uint64_t{1} << 30);
+  if (!read) return;
+  const std::string& text = *read;
   auto doc = util::parse_lossless(text);
   if (doc.is_discarded() || !doc.is_object() || doc.value("version", 0) != kStateVersion) return;
   try {

@@ -1,5 +1,6 @@
 // Shared counters in <dir>/stats.json, merged under an flock on <dir>/stats.lock;
-// clear() (which resets them). Automatic eviction hangs off record().
+// clear() (which resets them). Automatic eviction hangs off every store
+// (account) and record(): docs/CACHE.md, "Where it lives".
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/file.h>
@@ -21,8 +22,11 @@ namespace ob::cache {
 
 namespace {
 
-// record() evicts once this much was stored since the last eviction: a tenth
-// of the limit, so a cache pruned to 90% stays within its limit.
+// Each store adds its bytes to a tally kept in stats.lock itself (a decimal
+// number, read and rewritten under the lock: no file created per store), and
+// evicts once this much was stored since the last eviction: a tenth of the
+// limit, so a cache pruned to 90% stays within its limit at every moment, but
+// for the entries being written and not yet counted (one per process storing).
 uint64_t eviction_threshold(uint64_t max_size) { return max_size / 10; }
 uint64_t prune_target(uint64_t max_size) { return max_size / 10 * 9; }
 
@@ -48,6 +52,20 @@ class StatsLock {
   StatsLock(const StatsLock&) = delete;
   StatsLock& operator=(const StatsLock&) = delete;
   bool locked() const { return fd_ >= 0; }
+
+  // The bytes stored since the last eviction (0 when unreadable: at worst an
+  // eviction comes a little late or early).
+  uint64_t tally() const {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    uint64_t v = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) v = v * 10 + uint64_t(buf[i] - '0');
+    return v;
+  }
+  void set_tally(uint64_t v) {
+    const std::string text = fmt::format("{:020}\n", v);  // fixed width: no truncation needed
+    if (::pwrite(fd_, text.data(), text.size(), 0) != ssize_t(text.size())) return;
+  }
 
  private:
   int fd_ = -1;
@@ -182,6 +200,23 @@ void Storage::record(const Counters& delta) {
   write_counters(dir_, merged, trust_.umask);
 }
 
+uint64_t Storage::account(uint64_t stored, std::optional<uint64_t> prune_to) {
+  StatsLock lock(dir_, trust_.umask);
+  if (!lock.locked()) return 0;
+  const uint64_t tally = lock.tally() + stored;
+  if (!prune_to && tally <= eviction_threshold(max_size_)) {
+    lock.set_tally(tally);  // the common case: one pread and one pwrite
+    return 0;
+  }
+  // Under the lock, so only one process prunes at a time.
+  const uint64_t removed = remove_lru(prune_to.value_or(prune_target(max_size_)));
+  lock.set_tally(0);
+  Counters merged = read_counters(dir_ / "stats.json");
+  merged.evictions += removed;
+  write_counters(dir_, merged, trust_.umask);
+  return removed;
+}
+
 Counters Storage::counters() const { return read_counters(dir_ / "stats.json"); }
 
 void Storage::clear() {
@@ -201,6 +236,7 @@ void Storage::clear() {
   fs::remove_all(dir_ / "probes", ec);  // remembered compiler answers (driver listings, rustc)
   StatsLock lock(dir_, trust_.umask);
   fs::remove(dir_ / "stats.json", ec);
+  if (lock.locked()) lock.set_tally(0);
 }
 
 }  // namespace ob::cache

@@ -3,20 +3,22 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/core.h>
 
 #include "offload_build/cache/hash.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
 
 namespace {
+
+// Sources and headers are hashed whole; a generated one may be large.
+constexpr uint64_t kMaxSourceFile = uint64_t{2} << 30;
 
 bool mentions_time_macros(const std::string& text) {
   for (const char* m : {"__DATE__", "__TIME__", "__TIMESTAMP__"})
@@ -89,9 +91,10 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
     f.stamp = to_stamp(st);
     return f;
   }
-  std::ifstream in(full, std::ios::binary);
-  if (!in) return f;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A source or header; one that turned into a FIFO or device since the stat is no file.
+  auto read = util::read_file(full, kMaxSourceFile);
+  if (!read) return f;
+  const std::string& text = *read;
   f.exists = true;
   f.sha256 = sha256_hex(text);
   f.device = st.st_dev;

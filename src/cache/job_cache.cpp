@@ -17,7 +17,8 @@ namespace {
 
 constexpr size_t kMaxCandidates = 8;
 
-std::string read_all(const fs::path& p) { return util::read_file(p).value_or(""); }
+// A depfile lists every file a compile read: thousands of lines at most.
+constexpr uint64_t kMaxDepfile = uint64_t{64} << 20;
 
 // Whether `data` (an object or bitcode) names an OpenMP kernel after an inode
 // (__omp_offloading_<hex dev>_...) instead of a stable name: a file the
@@ -190,10 +191,10 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   return Served::No;
 }
 
-std::vector<Dep> JobCache::deps_from_depfile(const Job& job, const fs::path& depfile,
+std::vector<Dep> JobCache::deps_from_depfile(const Job& job, std::string_view depfile,
                                              bool& time_macros) {
   std::vector<Dep> deps;
-  for (const auto& path : parse_depfile(read_all(depfile))) {
+  for (const auto& path : parse_depfile(depfile)) {
     const FileFacts& f = files_.get(path, plan_.cwd);
     if (!f.exists) continue;  // temporaries of the tool itself
     bool is_output = false;
@@ -230,9 +231,16 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
 
   bool time_macros = false;
   std::vector<Dep> deps = pending.key.inputs;
+  std::optional<std::string> depfile_text;
   if (job.depfile) {
     if (!depfile) return;  // the tool wrote no depfile: we cannot know what it read
-    deps = deps_from_depfile(job, *depfile, time_macros);
+    // Not a regular file, or absurdly large: what it read is unknown, so nothing is stored.
+    depfile_text = util::read_file(*depfile, kMaxDepfile);
+    if (!depfile_text) {
+      ++counters_.misses_by_reason["depfile unreadable"];
+      return;
+    }
+    deps = deps_from_depfile(job, *depfile_text, time_macros);
   }
   // Time-dependent outputs are neither stored nor remembered: they rebuild every time.
   if (time_macros && !options_.allow_time_macros) {
@@ -246,7 +254,9 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   Entry entry;
   ResultMeta meta{id, {}, !diagnostics.empty()};
   for (size_t i = 0; i < job.outputs.size(); ++i) {
-    entry.files.push_back({job.outputs[i].filename().string(), read_all(temps[i])});
+    auto data = util::read_file(temps[i], kMaxPayloadSize);
+    if (!data) return;  // not a regular file, or too big to cache: the build is fine
+    entry.files.push_back({job.outputs[i].filename().string(), std::move(*data)});
     // Keyed without inodes, so it must not hold inode names (docs/CACHE.md).
     if (job.stable_names && names_kernels_by_inode(entry.files.back().data)) {
       ++counters_.misses_by_reason["kernel names from inodes"];
@@ -256,8 +266,8 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     auto perms = fs::status(temps[i], ec).permissions();
     meta.modes.push_back(static_cast<unsigned>(perms & fs::perms::mask) & 0777);
   }
-  if (job.keep_depfile && depfile)
-    entry.files.push_back({job.depfile->filename().string(), read_all(*depfile)});
+  if (job.keep_depfile && depfile_text)
+    entry.files.push_back({job.depfile->filename().string(), std::move(*depfile_text)});
   if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
   entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
@@ -266,7 +276,6 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     return;
   }
   ++counters_.stores;
-  for (const auto& f : entry.files) counters_.bytes_stored += f.data.size();
   if (job.depfile) update_manifest(pending.key, deps, rkey);
 }
 

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/util/files.hpp"
 #include "safe_dir.hpp"
 
 namespace ob::cache {
@@ -48,22 +49,50 @@ void for_each_file(const fs::path& dir,
   }
 }
 
-// Every file in <v1>/<kind>/<shard>/.
-void for_each_cache_file(const fs::path& v1,
-                         const std::function<void(const fs::path&, const struct stat&)>& fn) {
-  std::error_code ec;
-  // Nor through a symlinked v1: `cache stats` and `verify` say so instead.
-  if (!fs::is_directory(fs::symlink_status(v1, ec))) return;
-  fs::directory_iterator kinds(v1, ec), end;
-  for (; !ec && kinds != end; kinds.increment(ec)) {
-    // Never through a symlink: a planted one would lead eviction elsewhere.
-    std::error_code ec2;
-    if (!fs::is_directory(kinds->symlink_status(ec2))) continue;
-    fs::directory_iterator shards(kinds->path(), ec2);
-    for (; !ec2 && shards != end; shards.increment(ec2)) {
-      std::error_code ec3;
-      if (!fs::is_directory(shards->symlink_status(ec3))) continue;
-      for_each_file(shards->path(), fn);
+// Why builds refuse a directory level of the cache with this lstat (as
+// open_dir_at does); empty when they use it.
+std::string level_problem(const struct stat& st, bool shared) {
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
+  return detail::distrust(st, shared);
+}
+
+using EntryFn = std::function<void(const fs::path&, const struct stat&)>;
+
+// Every non-directory in <dir>/v1/<kind>/<shard>/ (entries, temp files, planted
+// symlinks: `fn` sorts them out), each level checked as builds check it: a
+// symlinked or untrusted v1, kind or shard directory is never entered (a
+// planted one would lead eviction or verification elsewhere) and is named in
+// `problems` ("v1/result is a symbolic link"). What is neither a directory nor
+// a symlink at the kind and shard levels is no cache of ours: skipped.
+void walk_cache(const fs::path& dir, bool shared, const EntryFn& fn,
+                std::vector<std::string>& problems) {
+  auto enter = [&](const fs::path& p, const std::string& shown) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return false;
+    std::string why = level_problem(st, shared);
+    if (why.empty() && shown == "v1" && !S_ISDIR(st.st_mode)) why = "is not a directory";
+    if (!why.empty()) {
+      problems.push_back(shown + " " + why);
+      return false;
+    }
+    return S_ISDIR(st.st_mode);
+  };
+  auto children = [](const fs::path& p) {
+    std::vector<fs::directory_entry> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) out.push_back(*it);
+    return out;
+  };
+  if (!enter(dir / "v1", "v1")) return;
+  for (const auto& kind : children(dir / "v1")) {
+    const std::string k = "v1/" + kind.path().filename().string();
+    if (!enter(kind.path(), k)) continue;
+    for (const auto& shard : children(kind.path())) {
+      if (!enter(shard.path(), k + "/" + shard.path().filename().string())) continue;
+      for (const auto& e : children(shard.path())) {
+        struct stat st {};
+        if (::lstat(e.path().c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fn(e.path(), st);
+      }
     }
   }
 }
@@ -72,26 +101,27 @@ void for_each_cache_file(const fs::path& v1,
 
 Usage Storage::usage() const {
   Usage u;
-  for_each_cache_file(dir_ / "v1", [&](const fs::path& p, const struct stat& st) {
-    if (is_temp_name(p.filename().string())) return;
+  walk_cache(dir_, shared(), [&](const fs::path& p, const struct stat& st) {
+    if (!S_ISREG(st.st_mode) || is_temp_name(p.filename().string())) return;
     ++u.entries;
     u.bytes += uint64_t(st.st_size);
-  });
+  }, u.not_walked);
   return u;
 }
 
 Storage::Verification Storage::verify(const Validator& validate) const {
   Verification v;
-  struct stat v1 {};
-  if (::lstat((dir_ / "v1").c_str(), &v1) == 0 && !S_ISDIR(v1.st_mode))
-    v.not_walked = S_ISLNK(v1.st_mode) ? "v1 is a symbolic link: not followed, no entry checked"
-                                       : "v1 is not a directory: no entry checked";
-  for_each_cache_file(dir_ / "v1", [&](const fs::path& p, const struct stat& st) {
+  std::vector<std::string> levels;
+  walk_cache(dir_, shared(), [&](const fs::path& p, const struct stat& st) {
     if (is_temp_name(p.filename().string())) return;
+    const bool link = S_ISLNK(st.st_mode);
+    if (!link && !S_ISREG(st.st_mode)) return;  // no entry of ours; builds never open it
     ++v.entries;
     const std::string key = p.filename().string();
     const std::string kind = p.parent_path().parent_path().filename().string();
     auto bad = [&](const std::string& problem) { v.corrupt.push_back(p.string() + ": " + problem); };
+    // A build finds it corrupt (and removes it): never followed.
+    if (link) return bad("a symbolic link, not an entry");
     if (std::string d = detail::distrust(st, shared()); !d.empty()) return bad("the entry " + d);
     struct stat now {};
     auto bytes = detail::read_at(AT_FDCWD, p.string(), kHeaderSize + kMaxPayloadSize, now);
@@ -100,7 +130,14 @@ Storage::Verification Storage::verify(const Validator& validate) const {
     if (!decoded) return bad(decoded.error().message);
     if (validate)
       if (std::string problem = validate(kind, *decoded); !problem.empty()) bad(problem);
-  });
+  }, levels);
+  // Each level builds refuse: said as for v1 itself, and `cache verify` fails.
+  for (const std::string& level : levels) {
+    if (!v.not_walked.empty()) v.not_walked += "; ";
+    const bool top = level.rfind("v1 ", 0) == 0;
+    v.not_walked += level + (level.ends_with("symbolic link") ? ": not followed, " : ": not entered, ") +
+                    (top ? "no entry checked" : "no entry under it checked");
+  }
   return v;
 }
 
@@ -118,10 +155,16 @@ uint64_t Storage::remove_lru(uint64_t max_size) {
       if (to_ns(st.st_mtim) < stale_before) ::unlink(p.c_str());
       return;
     }
+    if (S_ISLNK(st.st_mode)) {  // planted in place of an entry: a build would remove it too
+      ::unlink(p.c_str());
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) return;
     items.push_back({p, uint64_t(st.st_size), to_ns(st.st_mtim)});
     total += uint64_t(st.st_size);
   };
-  for_each_cache_file(dir_ / "v1", visit);
+  std::vector<std::string> not_walked;  // said by `cache stats` and `verify`
+  walk_cache(dir_, shared(), visit, not_walked);
   // Counter files left by a process killed inside record().
   for_each_file(dir_, [&](const fs::path& p, const struct stat& st) {
     if (is_temp_name(p.filename().string()) && to_ns(st.st_mtim) < stale_before)
@@ -146,13 +189,7 @@ uint64_t Storage::remove_lru(uint64_t max_size) {
 
 uint64_t Storage::prune(uint64_t max_size) {
   if (!writable_) return 0;
-  uint64_t removed = remove_lru(max_size);
-  if (removed > 0) {
-    Counters delta;
-    delta.evictions = removed;
-    record(delta);
-  }
-  return removed;
+  return account(0, max_size);
 }
 
 Result<uint64_t> parse_size(std::string_view text) {
@@ -207,17 +244,6 @@ Result<uint64_t> parse_size(std::string_view text) {
   return bytes;
 }
 
-std::string format_size(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes) / 1024.0;
-  size_t u = 0;
-  // Move up while the rounded value would print as 1024.0 or more.
-  while (u + 1 < std::size(kUnits) && v >= 1023.95) {
-    v /= 1024.0;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", v, kUnits[u]);
-}
+std::string format_size(uint64_t bytes) { return util::format_bytes(bytes); }
 
 }  // namespace ob::cache

@@ -10,17 +10,18 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 #include "safe_dir.hpp"
 
 namespace ob::cache {
 
 namespace {
+
+constexpr uint64_t kMaxSigningKeyFile = 64 << 10;  // 64 KiB: a key is one line
 
 constexpr std::string_view kCacheDirTag =
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -81,14 +82,15 @@ Trust Trust::from_environment() {
   if (const char* key = std::getenv("OFFLOAD_BUILD_SIGNING_KEY"); key && *key) {
     t.signing_key = key;
   } else if (const char* file = std::getenv("OFFLOAD_BUILD_SIGNING_KEY_FILE"); file && *file) {
-    std::ifstream in(file, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A key is a line: a device, a FIFO or a huge file is refused unread.
+    auto read = util::read_regular_file(file, kMaxSigningKeyFile, "a signing key file");
+    std::string text = read ? std::move(*read) : std::string();
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    if (!in.good() && !in.eof()) text.clear();
     if (text.empty())
       t.problem = fmt::format("the signing key file {} (OFFLOAD_BUILD_SIGNING_KEY_FILE) cannot "
-                              "be read or is empty",
-                              util::shorten(file, 200));
+                              "be read or is empty{}",
+                              util::shorten(file, 200),
+                              read ? "" : " (" + util::shorten(read.error().message, 300) + ")");
     t.signing_key = text;
   }
   return t;
@@ -289,7 +291,10 @@ bool Storage::put_encoded(std::string_view kind, std::string_view key, std::stri
     err = detail::write_at(shard.get(), std::string(key), bytes, trust_.umask);
     if (err != ENOENT) break;
   }
-  if (err == 0) return true;
+  if (err == 0) {
+    account(bytes.size(), std::nullopt);
+    return true;
+  }
   mark_unwritable(std::strerror(err));
   warn_unwritable_once(dir_, unwritable_reason_);
   return false;

@@ -45,6 +45,13 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
     return std::nullopt;
   }
   std::optional<cache::Storage> storage(std::in_place, dir, limit);
+  if (!storage->trusted()) {
+    out << fmt::format("offload-build: error: cache directory {} is not used by builds ({}); "
+                       "nothing removed\n",
+                       storage->dir().string(), storage->distrust_reason());
+    code = exit_code::failure;
+    return std::nullopt;
+  }
   if (!storage->writable()) {
     out << fmt::format("offload-build: error: cache directory {} is not writable; nothing removed\n",
                        storage->dir().string());
@@ -68,8 +75,9 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   if (fs::exists(dir, ec)) {
     cache::Storage storage(dir, max_size);
     c = storage.counters();
-    u = storage.usage();  // never through a symlinked v1
+    u = storage.usage();  // never through a symlinked or untrusted level
     problem = storage.distrust_reason();
+    if (problem.empty()) problem = util::join(u.not_walked, "; ");
   }
   if (json) {
     nlohmann::json j = cache::counters_to_json(c);
@@ -122,6 +130,8 @@ int cache_clear(const fs::path& dir, std::ostream& out) {
   auto storage = open_for_change(dir, cache::kDefaultMaxSize, "clear", out, code);
   if (!storage) return code;
   cache::Usage before = storage->usage();
+  for (const auto& level : before.not_walked)  // removed, never followed
+    out << fmt::format("warning: {}: removed without following it\n", level);
   storage->clear();
   out << fmt::format("cleared {}: removed {} entries ({})\n", storage->dir().string(),
                      before.entries, cache::format_size(before.bytes));
@@ -135,6 +145,10 @@ int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostr
   if (!opened) return code;
   cache::Storage& storage = *opened;
   cache::Usage before = storage.usage();
+  for (const auto& level : before.not_walked)
+    out << fmt::format("warning: {}: not followed, nothing under it pruned (builds do not use "
+                       "this cache; `offload-build cache clear` removes it)\n",
+                       level);
   uint64_t removed = storage.prune(limit);
   cache::Usage after = storage.usage();
   out << fmt::format(

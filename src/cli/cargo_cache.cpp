@@ -6,6 +6,7 @@
 
 #include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/cache/hash.hpp"
+#include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
 
 namespace ob::cli::cargo_cache {
@@ -33,11 +34,19 @@ std::vector<fs::path> crate_files(const fs::path& dir) {
 
 std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs) {
   cache::Hasher h;
-  h.field("Cargo.lock", util::read_file(workspace_root / "Cargo.lock").value_or("<none>"));
+  // Bounded reads (a planted FIFO or /dev/zero costs nothing); a file that
+  // cannot be read whole is keyed by its identity (size and mtime), so a
+  // change to it still changes the key.
+  auto content = [](const fs::path& f, const char* missing) {
+    if (auto text = util::read_file(f, util::kMaxBuildOutput)) return std::move(*text);
+    std::error_code ec;
+    return fs::exists(f, ec) ? "<unreadable> " + util::file_identity(f) : std::string(missing);
+  };
+  h.field("Cargo.lock", content(workspace_root / "Cargo.lock", "<none>"));
   for (const auto& dir : crate_dirs)
     for (const auto& f : crate_files(dir)) {
       h.field("file", f.lexically_relative(workspace_root).string());
-      h.field("content", util::read_file(f).value_or("<unreadable>"));
+      h.field("content", content(f, "<unreadable>"));
     }
   return h.hex();
 }
@@ -86,7 +95,7 @@ bool DeviceCache::restore(const std::string& key, const fs::path& image, const s
 
 void DeviceCache::store(const std::string& key, const fs::path& image, const std::string& what) {
   if (!layers_ || !layers_->writable()) return;
-  auto bytes = util::read_file(image);
+  auto bytes = util::read_file(image, util::kMaxBuildOutput);
   if (!bytes) return;
   cache::Entry entry;
   entry.metadata = cache::encode_result_meta({what, {0644}, false, false});

@@ -245,7 +245,7 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) 
   if (!o.dry_run) fs::create_directories(off);
   const fs::path package = off / (s.pkg.lib.value_or(rustc::crate_name(s.pkg.name)) + ".offload");
   OB_TRY(s.tool(clang_openmp::package(s.tc, images, package), "package " + s.pkg.name));
-  const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(util::read_file(package).value_or(""));
+  const std::string hash = o.dry_run ? "HASH" : cargo::content_hash(util::read_file(package, util::kMaxBuildOutput).value_or(""));
   std::optional<fs::path> embedded, host_out;
   if (native) {
     host_out = off / ("native-" + hash) / "host.out";  // -Zoffload=Host= wants this name

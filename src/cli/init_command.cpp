@@ -21,8 +21,6 @@ bool has_init(const fs::path& dir) {
   return fs::is_directory(dir / "init", ec);
 }
 
-std::string read_all(const fs::path& p) { return util::read_file(p).value_or(""); }
-
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -99,8 +97,10 @@ Result<void> init_project(const InitOptions& options, std::ostream& out) {
     const fs::path to = dir / rel;
     fs::create_directories(to.parent_path(), ec);
     if (ec) return Error::failure(fmt::format("init: cannot create {}: {}", to.parent_path().string(), ec.message()));
+    auto text = util::read_regular_file(from / rel, util::kMaxWholeFile, "a template file");
+    if (!text) return Error::failure("init: " + text.error().message);
     std::ofstream o(to, std::ios::binary | std::ios::trunc);
-    o << replace_all(read_all(from / rel), "@NAME@", name);
+    o << replace_all(std::move(*text), "@NAME@", name);
     o.close();
     if (!o) return Error::failure(fmt::format("init: cannot write {}", to.string()));
     // Keep an executable bit; the copy is the user's to edit, even from a read-only install.

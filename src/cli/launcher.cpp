@@ -133,7 +133,8 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     const int built = split_build(command, o, one_step);
     if (built >= 0) return built;
     if (!one_step.code.empty()) why = one_step;
-    else why.reason += "; " + link_reason;
+    // The same reason twice (an unreadable response file stops both) is said once.
+    else if (link_reason != why.reason) why.reason += "; " + link_reason;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.

@@ -253,8 +253,9 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
     return pass(command.front() + " is not clang", kCompiler);
   s.compiler = *compiler;
-  auto expanded = clang_cli::expand_response_files(command, s.cwd);
-  if (!expanded) return pass("a response file cannot be read", kPaths);
+  std::string rsp_problem;
+  auto expanded = clang_cli::expand_response_files(command, s.cwd, &rsp_problem);
+  if (!expanded) return pass("a response file cannot be read: " + rsp_problem, kPaths);
   s.expanded = std::move(*expanded);
   s.base = base_dir_for(o, std::nullopt);
   s.argv = clang_cli::relative_to_base(s.expanded, s.base, s.cwd);

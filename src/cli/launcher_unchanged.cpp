@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -17,16 +16,18 @@
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/build_report.hpp"
+#include "offload_build/util/files.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
 
 namespace {
 
+constexpr uint64_t kMaxProcFile = 4 << 20;  // a command line is at most a few MiB
+
 // /proc/PID/stat: (parent pid, start time in clock ticks since boot).
 std::optional<std::pair<pid_t, unsigned long long>> proc_stat(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = util::read_file("/proc/" + std::to_string(pid) + "/stat", kMaxProcFile).value_or("");
   const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(text.substr(close + 2));
@@ -44,8 +45,7 @@ std::optional<std::pair<pid_t, unsigned long long>> proc_stat(pid_t pid) {
 // Whether `pid` is a shell running a command string (`sh -c '...'`), as make
 // and ninja start their commands.
 bool is_command_shell(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = util::read_file("/proc/" + std::to_string(pid) + "/cmdline", kMaxProcFile).value_or("");
   std::vector<std::string> args;
   for (size_t at = 0; at < text.size();) {
     const size_t end = text.find('\0', at);

@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "manifest_reader.hpp"
@@ -15,6 +12,7 @@
 #include "offload_build/cache/storage.hpp"
 #include "offload_build/cache/storage/remote.hpp"
 #include "offload_build/manifest/json_locator.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob {
@@ -251,21 +249,9 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file) {
 }
 
 Result<Manifest> load_manifest(const fs::path& file) {
-  auto cannot_read = [&](int err) {
-    return Error::usage("cannot read " + file.string() + ": " + std::strerror(err));
-  };
-  std::error_code ec;
-  if (fs::is_directory(file, ec)) return cannot_read(EISDIR);
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) return cannot_read(errno);
-  std::string text;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const int err = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (err) return cannot_read(err);
-  return parse_manifest(text, file);
+  auto text = util::read_regular_file(file, kMaxManifestSize, "a manifest");
+  if (!text) return text.error();
+  return parse_manifest(*text, file);
 }
 
 }  // namespace ob

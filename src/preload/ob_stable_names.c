@@ -11,7 +11,8 @@
  * spellings (symlinks, "..") keeps one identity, as the compiler's header
  * deduplication (#pragma once) needs. Directories and other non-regular files
  * keep their real identity. Results are remembered per real (device, inode),
- * so each file's path is resolved once per process. Two files whose ids
+ * in a table that grows, so each file's path is resolved once per process
+ * however many files it reads. Two files whose ids
  * collide would be one file to the compiler: the second keeps its real
  * identity (its kernels then get inode names, which the cache refuses to
  * store: docs/CACHE.md). */
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -34,26 +36,42 @@
 
 /* --- memo: real identity -> stable inode ------------------------------------ */
 
-enum { kSlots = 8192 };
+/* Two open-addressing hash tables that grow (doubling at half full, memory
+ * from mmap, never malloc: we run inside any program's stat calls): `memo`
+ * maps a real (device, inode) to the id it was given, `ids` holds the ids in
+ * use (a collision check in constant time). A file that cannot be remembered
+ * (mmap failed) keeps its real identity, and so does every spelling of it:
+ * the compiler's #pragma once still sees one file. */
 struct slot {
   int used;
   dev_t dev;
   ino_t ino;
   unsigned long long id; /* 0: the file keeps its real identity */
 };
-static struct slot memo[kSlots];
+enum { kFirstSlots = 8192 }; /* a power of two */
+static struct slot* memo;
+static size_t memo_cap, memo_count;
+static unsigned long long* ids; /* 0: an empty slot (ids are never 0) */
+static size_t ids_cap, ids_count;
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int busy; /* inside our own work: leave every call alone */
 
-static size_t slot_of(const struct stat* st) {
-  unsigned long long h = (unsigned long long)st->st_ino * 0x9E3779B97F4A7C15ULL ^ (unsigned long long)st->st_dev;
-  return (size_t)(h % kSlots);
+static size_t hash_file(dev_t dev, ino_t ino) {
+  unsigned long long h = ((unsigned long long)ino * 0x9E3779B97F4A7C15ULL) ^ (unsigned long long)dev;
+  return (size_t)(h ^ (h >> 29));
+}
+static size_t hash_id(unsigned long long id) { return (size_t)((id * 0x9E3779B97F4A7C15ULL) >> 17); }
+
+static void* map_zeroed(size_t bytes) {
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
 }
 
 /* 1 and *id when the file `st` describes was seen before. Under memo_lock. */
 static int memo_find(const struct stat* st, unsigned long long* id) {
-  size_t i = slot_of(st), n;
-  for (n = 0; n < kSlots && memo[i].used; ++n, i = (i + 1) % kSlots) {
+  size_t i;
+  if (!memo) return 0;
+  for (i = hash_file(st->st_dev, st->st_ino) & (memo_cap - 1); memo[i].used; i = (i + 1) & (memo_cap - 1)) {
     if (memo[i].dev == st->st_dev && memo[i].ino == st->st_ino) {
       *id = memo[i].id;
       return 1;
@@ -65,23 +83,68 @@ static int memo_find(const struct stat* st, unsigned long long* id) {
 /* Whether another file already has `id`. Under memo_lock. */
 static int memo_taken(unsigned long long id) {
   size_t i;
-  for (i = 0; i < kSlots; ++i)
-    if (memo[i].used && memo[i].id == id) return 1;
+  if (!ids) return 0;
+  for (i = hash_id(id) & (ids_cap - 1); ids[i]; i = (i + 1) & (ids_cap - 1))
+    if (ids[i] == id) return 1;
   return 0;
 }
 
-/* Under memo_lock. A full table remembers nothing more (ids are recomputed). */
-static void memo_add(const struct stat* st, unsigned long long id) {
-  size_t i = slot_of(st), n;
-  for (n = 0; n < kSlots; ++n, i = (i + 1) % kSlots) {
-    if (!memo[i].used) {
-      memo[i].used = 1;
-      memo[i].dev = st->st_dev;
-      memo[i].ino = st->st_ino;
-      memo[i].id = id;
-      return;
-    }
+static void put_file(struct slot* table, size_t cap, const struct slot* s) {
+  size_t i = hash_file(s->dev, s->ino) & (cap - 1);
+  while (table[i].used) i = (i + 1) & (cap - 1);
+  table[i] = *s;
+}
+static void put_id(unsigned long long* table, size_t cap, unsigned long long id) {
+  size_t i = hash_id(id) & (cap - 1);
+  while (table[i]) i = (i + 1) & (cap - 1);
+  table[i] = id;
+}
+
+/* Room for one more entry in both tables (kept at most half full). 0 when
+ * memory ran out. Under memo_lock. */
+static int memo_reserve(void) {
+  size_t i;
+  if ((memo_count + 1) * 2 > memo_cap) {
+    size_t cap = memo_cap ? memo_cap * 2 : kFirstSlots;
+    struct slot* grown = map_zeroed(cap * sizeof *grown);
+    if (!grown) return 0;
+    for (i = 0; i < memo_cap; ++i)
+      if (memo[i].used) put_file(grown, cap, &memo[i]);
+    if (memo) munmap(memo, memo_cap * sizeof *memo);
+    memo = grown;
+    memo_cap = cap;
   }
+  if ((ids_count + 1) * 2 > ids_cap) {
+    size_t cap = ids_cap ? ids_cap * 2 : kFirstSlots;
+    unsigned long long* grown = map_zeroed(cap * sizeof *grown);
+    if (!grown) return 0;
+    for (i = 0; i < ids_cap; ++i)
+      if (ids[i]) put_id(grown, cap, ids[i]);
+    if (ids) munmap(ids, ids_cap * sizeof *ids);
+    ids = grown;
+    ids_cap = cap;
+  }
+  return 1;
+}
+
+/* Remember `st` with `id`; returns the id the file keeps: `id`, or 0 (its
+ * real identity) when another file has that id or it cannot be remembered.
+ * Under memo_lock. */
+static unsigned long long memo_add(const struct stat* st, unsigned long long id) {
+  struct slot s;
+  if (!memo_reserve()) return 0;
+  if (memo_taken(id)) id = 0;
+  s.used = 1;
+  s.dev = st->st_dev;
+  s.ino = st->st_ino;
+  s.id = id;
+  put_file(memo, memo_cap, &s);
+  ++memo_count;
+  if (id) {
+    put_id(ids, ids_cap, id);
+    ++ids_count;
+  }
+  return id;
 }
 
 /* --- computing an identity ---------------------------------------------------- */
@@ -135,10 +198,7 @@ static void stabilize(int dirfd, const char* path, int fd, struct stat* st) {
   busy = 0;
   if (!id) return;
   pthread_mutex_lock(&memo_lock);
-  if (!memo_find(st, &id)) { /* another thread may have been first */
-    if (memo_taken(id)) id = 0;
-    memo_add(st, id);
-  }
+  if (!memo_find(st, &id)) id = memo_add(st, id); /* another thread may have been first */
   pthread_mutex_unlock(&memo_lock);
   if (id) apply(st, id);
   errno = saved;

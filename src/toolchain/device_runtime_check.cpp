@@ -1,9 +1,8 @@
 #include "offload_build/toolchain/device_runtime_check.hpp"
 
-#include <fstream>
-#include <iterator>
-
 #include <fmt/core.h>
+
+#include "offload_build/util/files.hpp"
 
 namespace ob {
 
@@ -17,9 +16,9 @@ constexpr std::string_view kRuntimePrefix = "__kmpc_";
 
 Result<void> check_device_object(const Job& job, const fs::path& object, const fs::path& cwd) {
   if (!job.forbid_device_runtime_calls || !job.target) return {};
-  std::ifstream in(object, std::ios::binary);
-  if (!in) return Error::failure(fmt::format("cannot read {}", object.string()));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto read = util::read_regular_file(object, util::kMaxBuildOutput, "a device object");
+  if (!read) return Error::failure(read.error().message);
+  const std::string& bytes = *read;
   if (bytes.find(kRuntimePrefix) == std::string::npos) return {};
   const Target& t = *job.target;
   return Error::failure(fmt::format(

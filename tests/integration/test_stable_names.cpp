@@ -216,3 +216,55 @@ TEST_CASE("launcher: every project file is keyed by content, wherever it lies",
     CHECK(out == "old 2\n");
   }
 }
+
+TEST_CASE("a #pragma once header reached through a hard link after 9000 others is included once",
+          "[integration][stable-names][launcher][many-files]") {
+  // The library remembers each real file's identity; its table used to stop
+  // at 8192 files, after which a hard link to a header got a second identity
+  // and `#pragma once` let it in twice ("redefinition of 'once_t'").
+  TempDir tmp{"ob-stable"};
+  const fs::path dir = tmp / "proj";
+  constexpr int kHeaders = 9000;
+  std::string includes;
+  for (int i = 0; i < kHeaders; ++i) {
+    const std::string name = "many/h" + std::to_string(i) + ".h";
+    write_file(dir / name, "#define H" + std::to_string(i) + " " + std::to_string(i) + "\n");
+    includes += "#include \"" + name + "\"\n";
+  }
+  write_file(dir / "once.h", "#pragma once\nstruct once_t { int v; };\n");
+  fs::create_hard_link(dir / "once.h", dir / "linked.h");
+  write_file(dir / "main.c", includes +
+                                 "#include \"once.h\"\n#include \"linked.h\"\n#include <stdio.h>\n"
+                                 "int main(void) {\n  struct once_t o = {H8999};\n"
+                                 "#pragma omp target map(tofrom: o)\n  o.v += 1;\n"
+                                 "  printf(\"v=%d\\n\", o.v);\n  return o.v == 9000 ? 0 : 1;\n}\n");
+  // Plain clang agrees: the header is one file.
+  checked(run_tool({kClang, "-fopenmp", kHost, "-fsyntax-only", "main.c"}, dir));
+  const fs::path cache = tmp / "cache";
+  auto stats = [&] {
+    return nlohmann::json::parse(
+        checked(run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"})).out);
+  };
+
+  SECTION("a manifest build") {
+    write_file(dir / "offload.json",
+               R"({"name": "many", "output": "many", "sources": ["main.c"], "targets": ["host"]})");
+    checked(run_ob({"-C", dir.string(), "--cache-dir", cache.string(), "build"}));
+    auto p = run_tool({(dir / "build/many").string()}, dir, kMandatory);
+    INFO(p.err);
+    CHECK(p.out == "v=9000\n");
+    CHECK(stats()["stores"].get<int>() >= 3);
+  }
+  SECTION("launcher mode splits the compile (not run unchanged)") {
+    const Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()}, {"OFFLOAD_BUILD_EXPLAIN", "1"}};
+    auto c = checked(run_ob({kClang, "-fopenmp", kHost, "-c", "main.c", "-o", "main.o"}, dir, env));
+    CHECK_THAT(c.err, Catch::Contains("host-ir main.c: miss"));
+    checked(run_ob({kClang, "-fopenmp", kHost, "main.o", "-o", "prog"}, dir, env));
+    auto p = run_tool({(dir / "prog").string()}, dir, kMandatory);
+    CHECK(p.out == "v=9000\n");
+    auto s = stats();
+    INFO(s.dump());
+    CHECK(s["unchanged_by_reason"].empty());
+    CHECK(s["stores"].get<int>() >= 3);
+  }
+}

@@ -673,3 +673,139 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     CHECK(s.counters().hits == 0);
   }
 }
+
+TEST_CASE("the size limit holds while six processes store (eviction while storing)", "[cache][limit]") {
+  // Issue 18: the limit used to be enforced only when a build ended (record()),
+  // so six concurrent builds with a 1 MiB limit held 5.5 MB at the peak. Now
+  // every store counts its bytes under stats.lock and evicts past a tenth of
+  // the limit: the cache stays within the limit plus the entries in flight.
+  TempDir tmp("ob-cache");
+  const fs::path dir = tmp / "c";
+  const uint64_t max = 1 << 20;
+  constexpr int kWriters = 6, kEntries = 40;
+  constexpr size_t kSize = 50000;  // incompressible: ~50 KB on disk each, 12 MB in all
+  { Storage init(dir, max); }
+  std::fflush(nullptr);
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::alarm(60);
+      Storage s(dir, max);
+      for (int i = 0; i < kEntries; ++i)
+        if (!s.put("result", key_of(std::to_string(w) + "/" + std::to_string(i)),
+                   entry_with(random_bytes(kSize, uint64_t(w) * 1000 + uint64_t(i)))))
+          ::_exit(1);
+      ::_exit(0);  // no record(): the limit must hold without it
+    }
+    children.push_back(pid);
+  }
+  // Watch the cache's size while they run.
+  Storage watcher(dir, max);
+  uint64_t peak = 0, samples = 0;
+  size_t running = children.size();
+  std::vector<int> statuses;
+  while (running > 0) {
+    peak = std::max(peak, watcher.usage().bytes);
+    ++samples;
+    for (pid_t& pid : children) {
+      int status = 0;
+      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
+        statuses.push_back(status);
+        pid = 0;
+        --running;
+      }
+    }
+  }
+  peak = std::max(peak, watcher.usage().bytes);
+  for (int status : statuses) CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  const uint64_t slack = kWriters * (kSize + kHeaderSize + 1024);  // one entry in flight per writer
+  INFO("peak " << peak << " bytes over " << samples << " samples; limit " << max << " + slack " << slack);
+  CHECK(peak <= max + slack);
+  CHECK(peak > max / 2);  // the watcher saw the cache fill
+  CHECK(watcher.usage().bytes <= max);
+  CHECK(watcher.counters().evictions > 0);
+}
+
+TEST_CASE("one build storing more than the limit keeps the cache within it at every store",
+          "[cache][limit]") {
+  TempDir tmp("ob-cache");
+  const uint64_t max = 200 << 10;
+  Storage s(tmp / "c", max);
+  uint64_t peak = 0;
+  for (int i = 0; i < 60; ++i) {
+    REQUIRE(s.put("result", key_of("one" + std::to_string(i)), entry_with(random_bytes(10000, 7000 + i))));
+    peak = std::max(peak, s.usage().bytes);
+  }
+  INFO("peak " << peak);
+  CHECK(peak <= max);  // 600 KB stored, never more than 200 KiB held
+  CHECK(s.counters().evictions > 0);
+}
+
+TEST_CASE("stats, verify, prune and clear refuse a symlinked kind or shard directory alike",
+          "[cache][trust]") {
+  // Issue 18: `cache verify` passed a cache whose v1/result was a symlink
+  // ("3 entries, 0 corrupt", exit 0) while builds refused it.
+  TempDir tmp("ob-cache");
+  const fs::path dir = tmp / "c", elsewhere = tmp / "elsewhere";
+  fs::create_directories(elsewhere);
+  {
+    Storage s(dir);
+    for (int i = 0; i < 3; ++i)
+      REQUIRE(s.put("result", key_of("w" + std::to_string(i)), entry_with(random_bytes(500, i))));
+  }
+  std::string level, moved;
+  SECTION("v1/result is a symlink") {
+    level = "v1/result";
+    moved = "result";
+  }
+  SECTION("a shard v1/result/xx is a symlink") {
+    const std::string shard = key_of("w0").substr(0, 2);
+    level = "v1/result/" + shard;
+    moved = shard;
+  }
+  fs::rename(dir / level, elsewhere / moved);
+  fs::create_symlink(elsewhere / moved, dir / level);
+  const auto behind = files_named(elsewhere, "");
+  REQUIRE_FALSE(behind.empty());
+
+  const auto v = Storage(dir).verify();  // the entries themselves are fine
+  CHECK(v.corrupt.empty());
+  CHECK(v.not_walked == level + " is a symbolic link: not followed, no entry under it checked");
+  std::ostringstream verify;
+  CHECK(ob::cli::cache_verify(dir, verify) == 1);
+  CHECK_THAT(verify.str(), Catch::Contains(level + " is a symbolic link: not followed, no entry under it checked"));
+  CHECK_THAT(verify.str(), !Catch::Contains("0 corrupt"));
+
+  std::ostringstream stats, json;
+  CHECK(ob::cli::cache_stats(dir, false, stats) == 0);
+  CHECK_THAT(stats.str(), Catch::Contains("warning: builds do not use this cache: " + level +
+                                          " is a symbolic link"));
+  CHECK(ob::cli::cache_stats(dir, true, json) == 0);
+  auto j = nlohmann::json::parse(json.str());
+  CHECK(j["not_used"] == level + " is a symbolic link");
+
+  std::ostringstream prune;
+  CHECK(ob::cli::cache_prune(dir, 0, prune) == 0);
+  CHECK_THAT(prune.str(), Catch::Contains("warning: " + level + " is a symbolic link: not followed"));
+  CHECK(files_named(elsewhere, "") == behind);  // nothing behind the link evicted
+
+  std::ostringstream clear;
+  CHECK(ob::cli::cache_clear(dir, clear) == 0);
+  CHECK_FALSE(fs::exists(fs::symlink_status(dir / level)));  // the link is gone
+  CHECK(files_named(elsewhere, "") == behind);                 // what it pointed to is not
+}
+
+TEST_CASE("verify counts an entry that is a symlink as corrupt", "[cache][trust]") {
+  TempDir tmp("ob-cache");
+  const fs::path dir = tmp / "c";
+  Storage s(dir);
+  REQUIRE(s.put("result", key_of("real"), entry_with(random_bytes(500, 1))));
+  const fs::path planted = s.entry_path("result", key_of("planted"));
+  fs::create_directories(planted.parent_path());
+  fs::create_symlink(s.entry_path("result", key_of("real")), planted);
+  const auto v = s.verify();
+  CHECK(v.entries == 2);
+  CHECK(v.corrupt == std::vector<std::string>{planted.string() + ": a symbolic link, not an entry"});
+}

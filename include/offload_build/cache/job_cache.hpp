@@ -69,7 +69,7 @@ class JobCache {
                    std::string& diagnostics);
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                 const std::vector<fs::path>& temps, const Job& job);
-  std::vector<Dep> deps_from_depfile(const Job& job, const fs::path& depfile, bool& time_macros);
+  std::vector<Dep> deps_from_depfile(const Job& job, std::string_view depfile, bool& time_macros);
   void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
 
   LayeredStorage& storage_;

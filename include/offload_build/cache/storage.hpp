@@ -113,7 +113,7 @@ struct Counters {
   uint64_t stores = 0;
   uint64_t store_failures = 0;
   uint64_t evictions = 0;
-  uint64_t bytes_stored = 0;  // since the last prune; drives automatic eviction
+  uint64_t bytes_stored = 0;  // added by record(): evicts past a tenth of the limit (put() keeps its own tally)
   std::map<std::string, RemoteCounters> remotes;  // by redacted URL
   // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
   std::map<std::string, uint64_t> unchanged_by_reason;
@@ -129,6 +129,9 @@ nlohmann::json counters_to_json(const Counters& c);
 struct Usage {
   uint64_t entries = 0;
   uint64_t bytes = 0;
+  // Directory levels not walked, as builds refuse them ("v1/result is a
+  // symbolic link"): the same walk for stats, verify, prune and clear.
+  std::vector<std::string> not_walked;
 };
 
 enum class LookupStatus { Hit, Missing, Corrupt };
@@ -166,8 +169,9 @@ class Storage {
   // entry's time for LRU; a corrupt entry is removed (when writable) and reported.
   Lookup get(std::string_view kind, std::string_view key);
 
-  // Store atomically (temp file in the same directory + rename). Returns false
-  // and warns once per process (stderr) when the cache cannot be written.
+  // Store atomically (temp file in the same directory + rename), then count the
+  // bytes and evict past the limit (account_store). Returns false and warns
+  // once per process (stderr) when the cache cannot be written.
   bool put(std::string_view kind, std::string_view key, const Entry& entry);
   // The same with the entry already encoded (remote storage: one encoding for
   // every layer; a verified remote value written back as received).
@@ -189,7 +193,9 @@ class Storage {
   struct Verification {
     uint64_t entries = 0;
     std::vector<std::string> corrupt;  // "path: problem"
-    std::string not_walked;  // why no entry was looked at (a symlinked v1); empty when they were
+    // Directory levels not walked, and why ("v1/result is a symbolic link: not
+    // followed, no entry under it checked"); empty when every level was.
+    std::string not_walked;
   };
   using Validator = std::function<std::string(std::string_view kind, const Entry&)>;
   Verification verify(const Validator& validate = {}) const;
@@ -207,6 +213,12 @@ class Storage {
 
  private:
   void mark_unwritable(const std::string& reason);
+  // Under stats.lock: add `stored` bytes (a store's, on disk) to the tally
+  // kept in stats.lock, then evict least-recently-used entries down to `prune_to`,
+  // or, without one, down to 90% of the limit once a tenth of the limit was
+  // stored since the last eviction: the limit holds while builds run.
+  // Returns the entries removed (counted as evictions).
+  uint64_t account(uint64_t stored, std::optional<uint64_t> prune_to);
   uint64_t remove_lru(uint64_t max_size);  // prune without touching the counters
 
   void check_trust();

@@ -60,8 +60,13 @@ struct Manifest {
   bool is_rust() const { return !sources.empty() && sources.front().language == Language::Rust; }
 };
 
+// The largest manifest load_manifest reads (docs/MANIFEST.md).
+inline constexpr uint64_t kMaxManifestSize = uint64_t{16} << 20;  // 16 MiB
+
 // Read, validate and resolve `file`. Errors are usage errors (exit 2) of the form
 //   path/offload.json:LINE:COL: error: WHAT; accepted: ...  [did you mean "X"?]
+// A file that is not a regular one (a device, a FIFO: a symlink to /dev/zero)
+// or is larger than kMaxManifestSize is refused at once, unread.
 Result<Manifest> load_manifest(const fs::path& file);
 
 // Same, from text (for tests); `file` is used for messages and relative paths.

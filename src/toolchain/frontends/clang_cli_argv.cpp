@@ -1,11 +1,10 @@
 // The device and host passes of a launcher compile, built from the caller's
 // own command line; response files; recognizing clang.
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -233,20 +232,26 @@ std::vector<std::string> split_response_file(std::string_view text) {
 namespace {
 
 bool expand_into(const std::vector<std::string>& args, const fs::path& base, int depth,
-                 std::vector<std::string>& out) {
+                 std::vector<std::string>& out, std::string& problem) {
   for (const auto& a : args) {
     if (a.size() < 2 || a.front() != '@') {
       out.push_back(a);
       continue;
     }
-    if (depth > 20) return false;  // a response file including itself
     fs::path file = a.substr(1);
     if (file.is_relative()) file = base / file;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return false;
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (depth > 20) {  // a response file including itself
+      problem = file.string() + " names response files more than 20 deep (does it include itself?)";
+      return false;
+    }
+    auto text = util::read_regular_file(file, kMaxResponseFile, "a response file");
+    if (!text) {
+      problem = text.error().message;
+      return false;
+    }
     // Response files named inside a response file are relative to it (as in clang).
-    if (!expand_into(split_response_file(text), file.parent_path(), depth + 1, out)) return false;
+    if (!expand_into(split_response_file(*text), file.parent_path(), depth + 1, out, problem))
+      return false;
   }
   return true;
 }
@@ -254,9 +259,14 @@ bool expand_into(const std::vector<std::string>& args, const fs::path& base, int
 }  // namespace
 
 std::optional<std::vector<std::string>> expand_response_files(const std::vector<std::string>& argv,
-                                                              const fs::path& cwd) {
+                                                              const fs::path& cwd,
+                                                              std::string* problem) {
   std::vector<std::string> out;
-  if (!expand_into(argv, cwd, 0, out)) return std::nullopt;
+  std::string why;
+  if (!expand_into(argv, cwd, 0, out, why)) {
+    if (problem) *problem = why;
+    return std::nullopt;
+  }
   return out;
 }
 

@@ -3,22 +3,15 @@
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/core.h>
+
+#include "offload_build/util/files.hpp"
 
 namespace ob::rust {
 
 namespace {
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string shown(const fs::path& file, const fs::path& project_dir) {
   fs::path rel = file.lexically_relative(project_dir);
@@ -63,7 +56,12 @@ CrateScan scan_crate(const fs::path& crate_root) {
     if (std::find(scan.files.begin(), scan.files.end(), file) != scan.files.end()) continue;
     scan.files.push_back(file);
     const fs::path dir = owns_dir ? file.parent_path() : file.parent_path() / file.stem();
-    for (const ModDecl& m : scan_text(read_text(file), file, scan, scope)) {
+    const auto text = util::read_file(file);  // a regular file of at most 64 MiB
+    if (!text) {
+      scan.complete = false;
+      continue;
+    }
+    for (const ModDecl& m : scan_text(*text, file, scan, scope)) {
       std::error_code ec;
       if (!m.path_attr.empty()) {
         const fs::path p = (file.parent_path() / m.path_attr).lexically_normal();

@@ -108,9 +108,13 @@ struct Parsed {
 Parsed parse(const std::vector<std::string>& argv);
 
 // Expand @FILE arguments (recursively, GNU quoting as clang does on Linux),
-// relative to `cwd`. nullopt when a response file cannot be read.
+// relative to `cwd`. nullopt when a response file cannot be read (missing,
+// not a regular file, over kMaxResponseFile, nested more than 20 deep);
+// `problem` then says which and why.
+inline constexpr uint64_t kMaxResponseFile = uint64_t{64} << 20;  // 64 MiB
 std::optional<std::vector<std::string>> expand_response_files(const std::vector<std::string>& argv,
-                                                              const fs::path& cwd);
+                                                              const fs::path& cwd,
+                                                              std::string* problem = nullptr);
 
 // Split a response file's text into arguments (GNU rules: whitespace
 // separates, '' and "" quote, backslash escapes).

@@ -1,0 +1,180 @@
+// util::read_regular_file, the one bounded whole-file reader: a symlink to
+// /dev/zero or /dev/urandom, a FIFO, an oversized file and a /proc file are
+// refused at once, with the file and what is wrong named. Each read runs in a
+// forked child with an alarm and an address-space limit, so a regression
+// (reading /dev/zero forever, blocking on the FIFO) fails the test instead of
+// hanging it or eating the machine's memory.
+#include <catch2/catch.hpp>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/util/files.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using ob::test::TempDir;
+
+namespace {
+
+struct Outcome {
+  bool finished = false;  // exited by itself (no alarm, no memory kill)
+  std::string error;      // the error message; empty when the read succeeded
+  double seconds = 0;
+};
+
+// Run `read` (returning the error message, empty on success) in a child with
+// a 20 s alarm and a 1 GiB address-space limit; the message comes back
+// through a pipe.
+template <class Fn>
+Outcome bounded(Fn read) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(20);
+    struct rlimit lim {uint64_t{1} << 30, uint64_t{1} << 30};
+    ::setrlimit(RLIMIT_AS, &lim);
+    const std::string msg = read();
+    const std::string out = "E" + msg;  // "E" alone: success
+    ssize_t ignored = ::write(fds[1], out.data(), out.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  Outcome o;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.finished = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !got.empty();
+  if (!got.empty()) o.error = got.substr(1);
+  return o;
+}
+
+Outcome read_as(const fs::path& file, uint64_t max, const char* what) {
+  return bounded([&] {
+    auto r = ob::util::read_regular_file(file, max, what);
+    return r ? std::string() : r.error().message;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("read_regular_file refuses devices and FIFOs at once, naming the file", "[files]") {
+  TempDir tmp("ob-files");
+  for (const char* dev : {"/dev/zero", "/dev/urandom"}) {
+    SECTION(std::string("a symlink to ") + dev) {
+      const fs::path link = tmp / "offload.json";
+      fs::create_symlink(dev, link);
+      auto o = read_as(link, ob::kMaxManifestSize, "a manifest");
+      INFO(o.error);
+      REQUIRE(o.finished);
+      CHECK(o.error == link.string() +
+                           ": not a regular file (a character device); a manifest must be a regular file");
+      CHECK(o.seconds < 10);  // in practice well under a millisecond
+    }
+  }
+  SECTION("a FIFO no one writes to: the open does not block") {
+    const fs::path fifo = tmp / "offload.json";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    auto o = read_as(fifo, ob::kMaxManifestSize, "a manifest");
+    INFO(o.error);
+    REQUIRE(o.finished);
+    CHECK(o.error == fifo.string() + ": not a regular file (a FIFO); a manifest must be a regular file");
+  }
+  SECTION("a directory keeps its usual wording") {
+    auto o = read_as(tmp.path(), 100, "a manifest");
+    REQUIRE(o.finished);
+    CHECK(o.error == "cannot read " + tmp.path().string() + ": Is a directory");
+  }
+}
+
+TEST_CASE("read_regular_file refuses files over the cap, reading at most cap + 1 bytes", "[files]") {
+  TempDir tmp("ob-files");
+  const fs::path big = tmp / "offload.json";
+  {
+    std::ofstream(big).put('{');
+    fs::resize_file(big, uint64_t{40} << 20);  // sparse: 40 MiB that cost nothing
+  }
+  auto o = read_as(big, ob::kMaxManifestSize, "a manifest");
+  INFO(o.error);
+  REQUIRE(o.finished);
+  CHECK(o.error == big.string() + " is 40.0 MiB; a manifest is at most 16.0 MiB");
+
+  // A /proc file says its size is 0: the cap still holds while reading.
+  auto proc = read_as("/proc/self/status", 64, "a test file");
+  REQUIRE(proc.finished);
+  CHECK(proc.error == "/proc/self/status is over 64 B; a test file is at most 64 B");
+
+  // At the cap exactly: read whole.
+  std::ofstream(tmp / "exact", std::ios::binary) << std::string(64, 'x');
+  auto exact = ob::util::read_regular_file(tmp / "exact", 64, "a test file");
+  REQUIRE(exact.ok());
+  CHECK(exact->size() == 64);
+}
+
+TEST_CASE("read_regular_file: a missing file says so and reports ENOENT", "[files]") {
+  TempDir tmp("ob-files");
+  int err = -1;
+  auto r = ob::util::read_regular_file(tmp / "nope", 10, "a depfile", &err);
+  REQUIRE_FALSE(r.ok());
+  CHECK(err == ENOENT);
+  CHECK(r.error().code == ob::exit_code::usage);
+  CHECK(r.error().message == "cannot read " + (tmp / "nope").string() + ": No such file or directory");
+  CHECK_FALSE(ob::util::read_file(tmp / "nope"));
+}
+
+TEST_CASE("load_manifest refuses a manifest that is a symlink to /dev/zero, or too large", "[files][manifest]") {
+  TempDir tmp("ob-files");
+  const fs::path link = tmp / "offload.json";
+  fs::create_symlink("/dev/zero", link);
+  auto o = bounded([&] {
+    auto m = ob::load_manifest(link);
+    return m ? std::string() : std::to_string(m.error().code) + " " + m.error().message;
+  });
+  REQUIRE(o.finished);
+  CHECK(o.error == "2 " + link.string() +
+                       ": not a regular file (a character device); a manifest must be a regular file");
+}
+
+TEST_CASE("response files: /dev/zero, a FIFO and an oversized file are refused at once", "[files][launcher]") {
+  TempDir tmp("ob-files");
+  fs::create_symlink("/dev/zero", tmp / "zero.rsp");
+  REQUIRE(::mkfifo((tmp / "fifo.rsp").c_str(), 0600) == 0);
+  {
+    std::ofstream(tmp / "big.rsp").put('-');
+    fs::resize_file(tmp / "big.rsp", ob::clang_cli::kMaxResponseFile + 1);
+  }
+  for (const char* rsp : {"zero.rsp", "fifo.rsp", "big.rsp"}) {
+    INFO(rsp);
+    auto o = bounded([&] {
+      std::string problem;
+      auto r = ob::clang_cli::expand_response_files({"clang", std::string("@") + rsp, "k.c"}, tmp.path(),
+                                                    &problem);
+      return r ? std::string() : problem;
+    });
+    INFO(o.error);
+    REQUIRE(o.finished);
+    CHECK_THAT(o.error, Catch::StartsWith((tmp / rsp).string()));
+    CHECK_THAT(o.error, Catch::Contains("a response file"));
+  }
+}
