@@ -185,7 +185,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
     };
     layers.emplace(*storage, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{},
                    std::move(layered_options));
-    cache::JobCacheOptions cache_options{false, o.explain ? &std::cerr : nullptr};
+    cache::JobCacheOptions cache_options{.explain = o.explain ? &std::cerr : nullptr, .replay = {}};
     cache_options.keep_build_state = false;  // many compiles share one object directory
     // A hit prints the warnings its pass printed when it ran, in their place.
     cache_options.replay = [&](const Job& job, std::string_view text) {

@@ -1,4 +1,4 @@
-// Shared by the Rust integration tests: the nightly check (with a visible skip)
+// Shared by the Rust integration tests: the nightly check (a skip without one)
 // and copying Rust examples without their build/ and target/ directories.
 #pragma once
 
@@ -6,15 +6,25 @@
 
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "support/ob_process.hpp"
+#include "support/skip.hpp"
 
 namespace ob::test {
 
-// True when a nightly rustc with -Zoffload exists; otherwise says so visibly.
-inline bool have_nightly_rustc() {
-  static const auto tc = rust::find_rust_toolchain(std::nullopt);
-  if (!tc) WARN("skipped: no nightly rustc (" << tc.error().message << ")");
-  return tc.ok();
+// Why no nightly rustc with -Zoffload can be used here; "" when one can.
+inline const std::string& nightly_rustc_problem() {
+  static const std::string why = [] {
+    auto tc = rust::find_rust_toolchain(std::nullopt);
+    return tc ? std::string() : tc.error().message;
+  }();
+  return why;
 }
+
+// The test is skipped (OB_SKIP) unless a nightly rustc with -Zoffload is here.
+#define OB_REQUIRE_NIGHTLY_RUSTC()                                                    \
+  do {                                                                                \
+    if (const std::string& ob_why_ = ::ob::test::nightly_rustc_problem(); !ob_why_.empty()) \
+      OB_SKIP("no nightly rustc with -Zoffload (" << ob_why_ << ")");                 \
+  } while (0)
 
 inline fs::path copy_rust_example(const std::string& name, const fs::path& dest) {
   const fs::path from = fs::path(OB_EXAMPLES) / name, to = dest / name;

@@ -16,6 +16,7 @@
 #include "offload_build/cache/storage.hpp"
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 using namespace ob;
 using namespace ob::test;
@@ -81,10 +82,7 @@ std::vector<std::string> as_nobody(std::vector<std::string> argv) {
 }  // namespace
 
 TEST_CASE("a cache directory another user could write is not used", "[integration][cache][trust]") {
-  if (geteuid() != 0) {
-    WARN("skipped: needs root to act as a second user");
-    return;
-  }
+  if (geteuid() != 0) OB_SKIP("needs root to act as a second user");
   TempDir tmp;
   fs::path dir = copy_example("saxpy-c", tmp.path());
   fs::permissions(tmp.path(), fs::perms(0755));

@@ -48,7 +48,7 @@ TEST_CASE("init --lang cxx: a project that builds and runs as is", "[init]") {
 }
 
 TEST_CASE("init --lang rust: a project that builds and runs as is", "[init][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   init_builds_and_runs("rust", {"offload.json", "src/main.rs", "README.md"});
 }
 

@@ -105,7 +105,7 @@ const char* kExpected = "sum=8000 out[0]=188 x=[1, 6, 7, 60]\n";
 }  // namespace
 
 TEST_CASE("rust kernels that use core build and run in debug and release", "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   for (const std::string flags : {R"("--edition=2024")",
                                   R"("--edition=2024", "-O", "-Cdebug-assertions", "-Coverflow-checks")"}) {
@@ -126,7 +126,7 @@ TEST_CASE("rust kernels that use core build and run in debug and release", "[int
 }
 
 TEST_CASE("a panicking rust kernel ends the program with a message, not a hang", "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = write_two_kernel_crate(tmp.path() / "p", R"("--edition=2024")");
   auto build = run_ob({"-C", dir.string(), "build"});
@@ -142,7 +142,7 @@ TEST_CASE("a panicking rust kernel ends the program with a message, not a hang",
 
 TEST_CASE("rust-workspace: kernels in a library crate, dev and release, host-only and kernel edits",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-workspace", tmp.path());
   const std::string ok = "gather: out[0]=510 out[255]=255 OK\nblock_sums: sums[0]=120 sums[15]=3960 OK\n";
@@ -187,7 +187,7 @@ TEST_CASE("rust-workspace: kernels in a library crate, dev and release, host-onl
 }
 
 TEST_CASE("cargo offload: the cargo subcommand from an installed prefix", "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path prefix = tmp.path() / "prefix";
   auto install = run_tool({"cmake", "--install", fs::path(OB_BINARY).parent_path().string(), "--prefix",
@@ -218,7 +218,7 @@ TEST_CASE("cargo offload: the cargo subcommand from an installed prefix", "[inte
 }
 
 TEST_CASE("cargo flow: a warm Redis remote serves another checkout's device passes", "[integration][rust][remote]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   RedisServer server(tmp / "redis", {false, ""});
   const std::string url = "redis://127.0.0.1:" + std::to_string(server.port()) + "|allow-unsigned";

@@ -89,7 +89,7 @@ TEST_CASE("a crate without the device cfg split is explained before rustc runs",
   CHECK_FALSE(fs::exists(dir / "build"));
 
   // Naming the cfg in the manifest is the other fix.
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   edit_file(dir / "offload.json", "\"language\": \"rust\",", "\"language\": \"rust\", \"device_cfg\": \"gpu_side\",");
   auto fixed = run_ob({"-C", dir.string(), "run"});
   INFO(fixed.err);
@@ -151,7 +151,7 @@ TEST_CASE("a kernel that uses std is explained before rustc runs", "[integration
                   "passes in (a pointer argument) and print them on the host");
 
   // The cargo flow checks the library crate the same way.
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   const fs::path pkg = copy_rust_example("rust-cargo", tmp.path());
   edit_file(pkg / "src/kernel.rs", "let mut i = 0;\n", "let mut i = 0;\n        let v: Vec<f64> = Vec::new();\n");
   auto cargo = run_ob({"-C", pkg.string(), "cargo", "build"});
@@ -189,7 +189,7 @@ TEST_CASE("a generic kernel is explained before rustc runs", "[integration][rust
 }
 
 TEST_CASE("a panic handler that only loops gets a warning and the build goes on", "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
   const std::string handler = "#[cfg(offload_device)]\n#[panic_handler]\nfn hang(_: &core::panic::PanicInfo) -> ! {\n    BODY\n}\n";

@@ -9,7 +9,7 @@ using namespace ob::test;
 
 TEST_CASE("rust-saxpy builds, and run --verify shows the kernel launch and the right numbers",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
   auto r = run_ob({"-C", dir.string(), "-v", "run", "--verify"});
@@ -27,7 +27,7 @@ TEST_CASE("rust-saxpy builds, and run --verify shows the kernel launch and the r
 
 TEST_CASE("rust-saxpy --dry-run prints a script that bash runs into a working program",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
   auto r = run_ob({"-C", dir.string(), "--dry-run", "build"});
@@ -47,11 +47,8 @@ TEST_CASE("rust-saxpy --dry-run prints a script that bash runs into a working pr
 
 TEST_CASE("rust-nvptx: a no_core device crate for sm_90 builds and links its image",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
-  if (!fs::exists("/usr/local/cuda/bin/ptxas")) {
-    WARN("skipped: no CUDA ptxas at /usr/local/cuda for the nvptx device link");
-    return;
-  }
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  if (!fs::exists("/usr/local/cuda/bin/ptxas")) OB_SKIP("no CUDA ptxas at /usr/local/cuda for the nvptx device link");
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-nvptx", tmp.path());
   auto r = run_ob({"-C", dir.string(), "build"});
@@ -65,7 +62,7 @@ TEST_CASE("rust-nvptx: a no_core device crate for sm_90 builds and links its ima
 
 TEST_CASE("rust crate with modules: a host-only edit runs no device pass, a kernel edit does",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   // examples/rust-cargo's sources as an offload.json project: main.rs is lib.rs plus main.
   const fs::path dir = copy_rust_example("rust-cargo", tmp.path());
@@ -107,7 +104,7 @@ TEST_CASE("rust crate with modules: a host-only edit runs no device pass, a kern
 
 TEST_CASE("rust-cargo: cargo run through offload-build and host-only edits keep the device pass fresh",
           "[integration][rust]") {
-  if (!have_nightly_rustc()) return;
+  OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp;
   const fs::path dir = copy_rust_example("rust-cargo", tmp.path());
   const std::vector<std::string> run{"-C", dir.string(), "cargo", "run", "--release"};

@@ -5,6 +5,7 @@
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/terminal.hpp"
+#include "support/skip.hpp"
 
 using namespace ob;
 using namespace ob::test;
@@ -37,10 +38,7 @@ std::string joined(const std::vector<std::string>& lines) { return util::join(li
 }  // namespace
 
 TEST_CASE("on a terminal the progress is one status line rewritten in place", "[ux]") {
-  if (!have_script()) {
-    WARN("skipped: util-linux `script` is not installed");
-    return;
-  }
+  if (!have_script()) OB_SKIP("util-linux `script` is not installed");
   Project p;
   auto r = run_ob_on_terminal(p.args({"-j2", "build"}));
   INFO(r.out << r.err);
@@ -67,10 +65,7 @@ TEST_CASE("on a terminal the progress is one status line rewritten in place", "[
 }
 
 TEST_CASE("NO_COLOR and --color=never turn colors off and the status line stays", "[ux]") {
-  if (!have_script()) {
-    WARN("skipped: util-linux `script` is not installed");
-    return;
-  }
+  if (!have_script()) OB_SKIP("util-linux `script` is not installed");
   Project p;
   auto r = run_ob_on_terminal(p.args({"build"}), {{"NO_COLOR", "1"}});
   REQUIRE(r.exit_code == 0);
@@ -92,10 +87,7 @@ TEST_CASE("NO_COLOR and --color=never turn colors off and the status line stays"
 
 TEST_CASE("compiler warnings and errors on a terminal are printed whole, never inside the status line",
           "[ux]") {
-  if (!have_script()) {
-    WARN("skipped: util-linux `script` is not installed");
-    return;
-  }
+  if (!have_script()) OB_SKIP("util-linux `script` is not installed");
   Project p;
   write_file(p.dir / "offload.json",
              R"({"name": "saxpy", "output": "saxpy", "sources": ["saxpy.c", "more.c"],
@@ -137,10 +129,7 @@ TEST_CASE("plain lines when the output is not a terminal, or CI is set, or TERM 
     CHECK_FALSE(Catch::Contains("\r").match(r.err));
     CHECK_FALSE(Catch::Contains("\x1b").match(r.err));
   }
-  if (!have_script()) {
-    WARN("skipped: util-linux `script` is not installed");
-    return;
-  }
+  if (!have_script()) OB_SKIP("util-linux `script` is not installed");
   SECTION("a terminal with CI=1") {
     auto r = run_ob_on_terminal(p.args({"-j1", "build"}), {{"CI", "1"}});
     REQUIRE(r.exit_code == 0);

@@ -6,6 +6,7 @@
 
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
+#include "support/skip.hpp"
 
 using namespace ob::doctor;
 
@@ -217,10 +218,7 @@ TEST_CASE("format_report without libomptarget or rustc", "[doctor]") {
 }
 
 TEST_CASE("doctor probes this machine", "[doctor]") {
-  if (!fs::exists("/usr/lib/llvm-22/bin/clang")) {
-    WARN("no /usr/lib/llvm-22 here; skipped");
-    return;
-  }
+  if (!fs::exists("/usr/lib/llvm-22/bin/clang")) OB_SKIP("no LLVM 22 at /usr/lib/llvm-22");
   auto start = std::chrono::steady_clock::now();
   DoctorFacts f = probe_facts(fs::path("/usr/lib/llvm-22"));
   auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

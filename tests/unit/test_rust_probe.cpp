@@ -6,6 +6,7 @@
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "support/temp_dir.hpp"
+#include "support/skip.hpp"
 
 using namespace ob;
 using namespace ob::rust;
@@ -142,10 +143,7 @@ TEST_CASE("rustc search: a manifest hint or $RUSTC is used alone", "[rust][probe
 
 TEST_CASE("rustc probe of this machine", "[rust][probe]") {
   auto tc = find_rust_toolchain(std::nullopt);
-  if (!tc) {
-    WARN("skipped: no nightly rustc (" << tc.error().message << ")");
-    return;
-  }
+  if (!tc) OB_SKIP("no nightly rustc with -Zoffload (" << tc.error().message << ")");
   // The nightly here (offload-recipes.md) knows -Zoffload but lacks LLVM Offload.
   CHECK((tc->flavour == Flavour::Test || tc->flavour == Flavour::Native));
   CHECK(tc->cargo.has_value());

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "offload_build/toolchain/toolchain.hpp"
+#include "support/skip.hpp"
 
 using namespace ob;
 
@@ -271,10 +272,7 @@ TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
 }
 
 TEST_CASE("the real LLVM 22 on this machine", "[toolchain]") {
-  if (!fs::exists("/usr/lib/llvm-22/bin/clang")) {
-    WARN("no /usr/lib/llvm-22 here; skipped");
-    return;
-  }
+  if (!fs::exists("/usr/lib/llvm-22/bin/clang")) OB_SKIP("no LLVM 22 at /usr/lib/llvm-22");
   auto tc = toolchain_at("/usr/lib/llvm-22");
   REQUIRE(tc.ok());
   CHECK(tc->linker_wrapper == "/usr/lib/llvm-22/bin/clang-linker-wrapper");

@@ -160,7 +160,7 @@ Parsed finish(Scan s) {
     s.req.opt_record = s.record_file ? *s.record_file
                                      : fs::path(*s.req.output).replace_extension(".opt." + s.record_format).string();
   }
-  return Parsed{std::move(s.req), {}};
+  return Parsed{std::move(s.req), {}, {}};
 }
 
 }  // namespace ob::clang_cli
