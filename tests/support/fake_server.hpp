@@ -6,8 +6,6 @@
 // poll of at most 50 ms that checks for that). Nothing touches another address.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,11 +15,12 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "servers.hpp"
 
 namespace ob::test {
 
@@ -153,15 +152,7 @@ class FakeServer {
   using Handler = std::function<void(FakeConnection&)>;
   explicit FakeServer(Handler handler, std::chrono::seconds lifetime = std::chrono::seconds(90))
       : handler_(std::move(handler)), end_(FakeConnection::Clock::now() + lifetime) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::listen(fd_, 64) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("FakeServer: cannot listen on 127.0.0.1");
-    port_ = ntohs(a.sin_port);
+    fd_ = listen_on_loopback(port_, "FakeServer");
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~FakeServer() { stop(); }

@@ -49,6 +49,26 @@ long peak_rss_mb() {
 }
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
+struct Cost {
+  double seconds = 0, cpu_seconds = 0;
+  long rss_grown_mb = 0;
+};
+std::ostream& operator<<(std::ostream& o, const Cost& c) {
+  return o << "took " << c.seconds << " s, " << c.cpu_seconds << " s of CPU, peak RSS grew "
+           << c.rss_grown_mb << " MB";
+}
+
+// backend.get(), timed, with the CPU it used and how much the peak RSS grew.
+RemoteResult<std::optional<std::string>> measured_get(RemoteBackend& backend, Cost& cost) {
+  reset_peak_rss();
+  const long before = peak_rss_mb();
+  const double cpu = thread_cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  auto got = backend.get("result", kKey);
+  cost = {seconds_since(start), thread_cpu_seconds() - cpu, peak_rss_mb() - before};
+  return got;
+}
+
 // A Redis server answering every command with `answer(words)`.
 void redis_loop(FakeConnection& c, const std::function<bool(FakeConnection&, const std::vector<std::string>&)>& answer) {
   for (;;) {
@@ -73,15 +93,14 @@ TEST_CASE("Redis backend: a reply trickled a byte a second ends at operation-tim
     });
   });
   auto backend = make_redis_backend(config(redis_url(server, "|operation-timeout=2s")));
-  const auto start = std::chrono::steady_clock::now();
-  auto got = backend->get("result", kKey);
-  const double took = seconds_since(start);
-  INFO("took " << took << " s");
+  Cost cost;
+  auto got = measured_get(*backend, cost);
+  INFO(cost);
   REQUIRE_FALSE(got);
   CHECK(got.failure().kind == RemoteFailure::Kind::Timeout);
   CHECK(got.failure().message == "GET: no whole reply within operation-timeout (2000 ms)");
-  CHECK(took >= 1.9);
-  CHECK(took < 10);  // before the fix: as long as the server went on (1000 s here)
+  CHECK(cost.seconds >= 1.9);
+  CHECK(cost.seconds < 10);  // before the fix: as long as the server went on (1000 s here)
 }
 
 TEST_CASE("Redis backend: every call has one deadline, AUTH and uploads included", "[remote][hostile]") {
@@ -107,49 +126,39 @@ TEST_CASE("Redis backend: every call has one deadline, AUTH and uploads included
   CHECK(server.connections() == 2);  // each failure drops the connection
 }
 
-TEST_CASE("Redis backend: a value over max-entry-size is refused at its header, without holding it",
+TEST_CASE("Redis backend: a value over max-entry-size or an array is refused at its header",
           "[remote][hostile]") {
-  // $1500000000 and then bytes for as long as the client reads them.
-  FakeServer server([](FakeConnection& c) {
-    redis_loop(c, [](FakeConnection& c, const auto&) {
-      if (!c.send("$1500000000\r\n")) return false;
-      c.flood(std::string(1 << 16, 'z'));
-      return false;
+  // The header, then bytes for as long as the client reads them (or silence).
+  struct Case {
+    std::string header;
+    bool flood;
+    std::string why;
+  };
+  for (const auto& [header, flood, why] : {
+           // Before the fix: 4.6 GB of RSS (three copies of 1.5 GB).
+           Case{"$1500000000\r\n", true,
+                "GET: the value is 1500000000 bytes, more than max-entry-size (67108864 bytes)"},
+           // Before the fix: 41 s, 4.7 s of CPU in hiredis.
+           Case{"*2147483647\r\n", false, "GET: an array reply (*), where one value was expected"}}) {
+    FakeServer server([&](FakeConnection& c) {
+      redis_loop(c, [&](FakeConnection& c, const auto&) {
+        if (!c.send(header)) return false;
+        if (flood) c.flood(std::string(1 << 16, 'z'));
+        else c.hold();
+        return false;
+      });
     });
-  });
-  auto backend = make_redis_backend(config(redis_url(server, "|operation-timeout=30s")));
-  reset_peak_rss();
-  const long before = peak_rss_mb();
-  const auto start = std::chrono::steady_clock::now();
-  auto got = backend->get("result", kKey);
-  const double took = seconds_since(start);
-  const long grown = peak_rss_mb() - before;
-  INFO("took " << took << " s, peak RSS grew " << grown << " MB");
-  REQUIRE_FALSE(got);
-  CHECK(got.failure().kind == RemoteFailure::Kind::Error);
-  CHECK(got.failure().message ==
-        "GET: the value is 1500000000 bytes, more than max-entry-size (67108864 bytes)");
-  CHECK(took < 5);      // refused at once, not at the 30 s timeout
-  CHECK(grown < 300);   // before the fix: 4.6 GB (three copies of 1.5 GB)
-}
-
-TEST_CASE("Redis backend: a 2^31-element array costs no CPU", "[remote][hostile]") {
-  FakeServer server([](FakeConnection& c) {
-    redis_loop(c, [](FakeConnection& c, const auto&) {
-      if (c.send("*2147483647\r\n")) c.hold();
-      return false;
-    });
-  });
-  auto backend = make_redis_backend(config(redis_url(server, "|operation-timeout=30s")));
-  const double cpu = thread_cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
-  auto got = backend->get("result", kKey);
-  const double took = seconds_since(start), used = thread_cpu_seconds() - cpu;
-  INFO("took " << took << " s, " << used << " s of CPU");
-  REQUIRE_FALSE(got);
-  CHECK_THAT(got.failure().message, Catch::Contains("GET: an array reply"));
-  CHECK(used < 0.5);  // before the fix: 16 s of CPU in hiredis
-  CHECK(took < 5);
+    auto backend = make_redis_backend(config(redis_url(server, "|operation-timeout=30s")));
+    Cost cost;
+    auto got = measured_get(*backend, cost);
+    INFO(header << ": " << cost);
+    REQUIRE_FALSE(got);
+    CHECK(got.failure().kind == RemoteFailure::Kind::Error);
+    CHECK(got.failure().message == why);
+    CHECK(cost.seconds < 5);  // refused at once, not at the 30 s timeout
+    CHECK(cost.cpu_seconds < 0.5);
+    CHECK(cost.rss_grown_mb < 300);
+  }
 }
 
 TEST_CASE("Redis backend: a value over max-entry-size is not uploaded; a right reply in pieces is read",
@@ -185,18 +194,14 @@ TEST_CASE("HTTP backend: bodies over max-entry-size are refused, declared or sen
       if (c.send("HTTP/1.1 200 OK\r\nContent-Length: 1500000000\r\n\r\n")) c.flood(std::string(1 << 16, 'z'));
     });
     auto backend = make_http_backend(config(http_url(server, "|operation-timeout=30s")));
-    reset_peak_rss();
-    const long before = peak_rss_mb();
-    const auto start = std::chrono::steady_clock::now();
-    auto got = backend->get("result", kKey);
-    const double took = seconds_since(start);
-    const long grown = peak_rss_mb() - before;
-    INFO("took " << took << " s, peak RSS grew " << grown << " MB");
+    Cost cost;
+    auto got = measured_get(*backend, cost);
+    INFO(cost);
     REQUIRE_FALSE(got);
     CHECK(got.failure().message ==
           "GET: the value is 1500000000 bytes, more than max-entry-size (67108864 bytes)");
-    CHECK(took < 5);
-    CHECK(grown < 300);  // before the fix: the whole 1.5 GB (capped at 2 GiB)
+    CHECK(cost.seconds < 5);
+    CHECK(cost.rss_grown_mb < 300);  // before the fix: the whole 1.5 GB (capped at 2 GiB)
   }
   SECTION("a chunked body without end") {
     FakeServer server([](FakeConnection& c) {
@@ -205,14 +210,12 @@ TEST_CASE("HTTP backend: bodies over max-entry-size are refused, declared or sen
       c.flood("10000\r\n" + std::string(0x10000, 'z') + "\r\n");
     });
     auto backend = make_http_backend(config(http_url(server, "|operation-timeout=30s|max-entry-size=8M")));
-    reset_peak_rss();
-    const long before = peak_rss_mb();
-    auto got = backend->get("result", kKey);
-    const long grown = peak_rss_mb() - before;
-    INFO("peak RSS grew " << grown << " MB");
+    Cost cost;
+    auto got = measured_get(*backend, cost);
+    INFO(cost);
     REQUIRE_FALSE(got);
     CHECK(got.failure().message == "GET: the value is more than max-entry-size (8388608 bytes)");
-    CHECK(grown < 300);  // before the fix: 2 GiB
+    CHECK(cost.rss_grown_mb < 300);  // before the fix: 2 GiB
   }
 }
 
@@ -227,17 +230,16 @@ TEST_CASE("HTTP backend: a trickled body or an unacknowledged upload ends at the
     }
   });
   auto backend = make_http_backend(config(http_url(server, "|operation-timeout=2s")));
-  auto start = std::chrono::steady_clock::now();
-  auto got = backend->get("result", kKey);
-  double took = seconds_since(start);
-  INFO("GET took " << took << " s");
+  Cost cost;
+  auto got = measured_get(*backend, cost);
+  INFO("GET " << cost);
   REQUIRE_FALSE(got);
   CHECK(got.failure().kind == RemoteFailure::Kind::Timeout);
-  CHECK(took < 10);
+  CHECK(cost.seconds < 10);
   for (bool overwrite : {true, false}) {
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     auto put = backend->put("result", kKey, std::string(4 << 20, 'v'), overwrite);
-    took = seconds_since(start);
+    const double took = seconds_since(start);
     INFO("PUT took " << took << " s");
     REQUIRE_FALSE(put);
     CHECK(put.failure().kind == RemoteFailure::Kind::Timeout);

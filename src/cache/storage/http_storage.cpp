@@ -108,6 +108,7 @@ size_t read_header(char* ptr, size_t size, size_t n, void* user) {
         body->too_large = true;
         return 0;  // aborts the transfer before the body
       }
+      body->data.reserve(static_cast<size_t>(value));  // at most the cap: one allocation
     }
   }
   return size * n;
