@@ -81,8 +81,8 @@ using Clock = std::chrono::steady_clock;
 
 // A response body, capped at max-entry-size: a Content-Length over it is
 // refused before the body is read (read_header), and a body without one
-// (chunked) aborted as soon as it grows past it (write_body). Nothing is
-// reserved from what the server declares.
+// (chunked) aborted as soon as it grows past it (write_body). A declared size
+// is reserved only when within the cap.
 struct Body {
   std::string data;
   uint64_t max = 0;
