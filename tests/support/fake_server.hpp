@@ -182,7 +182,10 @@ class FakeServer {
       std::lock_guard lock(mu_);
       workers_.emplace_back([this, c] {
         FakeConnection conn(c, stop_, end_);
-        handler_(conn);
+        try {
+          handler_(conn);
+        } catch (...) {  // a request it cannot parse (std::stoul): the connection ends
+        }
         ::close(c);
       });
     }
