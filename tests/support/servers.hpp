@@ -251,20 +251,24 @@ class NginxServer {
   ServerProcess process_;
 };
 
+// A socket listening on 127.0.0.1 at a free port (set in `port`), for `who`.
+inline int listen_on_loopback(int& port, const char* who) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::listen(fd, 64) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error(std::string(who) + ": cannot listen on 127.0.0.1");
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
 // Accepts connections (the kernel completes the handshake) and never answers.
 class BlackHole {
  public:
-  BlackHole() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::listen(fd_, 64) != 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("BlackHole: cannot listen on 127.0.0.1");
-    port_ = ntohs(a.sin_port);
-  }
+  BlackHole() { fd_ = listen_on_loopback(port_, "BlackHole"); }
   ~BlackHole() { ::close(fd_); }
   int port() const { return port_; }
 

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -532,4 +534,60 @@ TEST_CASE("layered storage: values over max-entry-size are refused before decomp
   CHECK(c.errors == 0);
   CHECK(count(warnings.read(), "max-entry-size") == 1);
   CHECK(local.get("result", other).status == LookupStatus::Hit);
+}
+
+namespace {
+
+// Answers every call (a miss) after `delay`, recording the limit the layer
+// gave it for that call: a server that is slow but never fails.
+class SlowBackend final : public RemoteBackend {
+ public:
+  SlowBackend(std::chrono::milliseconds delay, std::vector<int64_t>& limits)
+      : delay_(delay), limits_(limits) {}
+  RemoteResult<std::optional<std::string>> get(std::string_view, std::string_view) override {
+    limits_.push_back(call_ms(INT64_MAX));
+    std::this_thread::sleep_for(delay_);
+    return std::optional<std::string>{};
+  }
+  RemoteResult<bool> put(std::string_view, std::string_view, std::string_view, bool) override {
+    limits_.push_back(call_ms(INT64_MAX));
+    std::this_thread::sleep_for(delay_);
+    return true;
+  }
+  RemoteResult<bool> remove(std::string_view, std::string_view) override { return false; }
+
+ private:
+  std::chrono::milliseconds delay_;
+  std::vector<int64_t>& limits_;
+};
+
+}  // namespace
+
+TEST_CASE("layered storage: a slow server that never fails is dropped once its build budget is spent",
+          "[remote]") {
+  test::TempDir dir("ob-layered");
+  Storage local(dir / "cache");
+  std::vector<int64_t> limits;
+  WarningPipe warnings;
+  LayeredOptions options;
+  options.factory = [&](const RemoteConfig&) {
+    return std::make_unique<SlowBackend>(std::chrono::milliseconds(300), limits);
+  };
+  options.warning_fd = warnings.fds[1];
+  // Budget: operation-timeout + 1 s - connect-timeout = 400 + 1000 - 50 ms;
+  // each call spends at least 250 ms past connect-timeout.
+  LayeredStorage layers(
+      local, {parse_ok("redis://h|connect-timeout=50ms|operation-timeout=400ms|read-only")}, options);
+  for (int i = 0; i < 20; ++i) layers.get("result", fmt::format("{:016x}", i));
+  INFO(limits.size() << " calls");
+  // A slower machine only makes each call slower: at most 6 calls, never 20.
+  CHECK(limits.size() <= 6);
+  CHECK(limits.size() >= 1);
+  // Each call was given what was left of the budget, never more than that.
+  for (size_t i = 1; i < limits.size(); ++i) CHECK(limits[i] < limits[i - 1]);
+  CHECK(limits.front() <= 50 + 1350);
+  std::string w = warnings.read();
+  CHECK(count(w, "warning: remote storage") == 1);
+  CHECK_THAT(w, Catch::Contains("too slow"));
+  CHECK(layers.remote_counters().begin()->second.timeouts == 1);
 }

@@ -3,7 +3,8 @@
 // DELETE`), ccache-style HTTP servers, and bazel-remote's `ac/` namespace.
 // GET: 2xx with a body is a value, 404 (and 410) a miss, anything else an
 // error (401/403: wrong credentials; 5xx: a broken server). HEAD before PUT
-// only when not overwriting, as ccache does.
+// only when not overwriting, as ccache does. Each call is bounded as a whole
+// by connect-timeout + operation-timeout, and every body by max-entry-size.
 //
 // libcurl is opened with dlopen on first use: linked, its 30-odd libraries
 // would be loaded by every launcher compile, with or without a remote.
@@ -11,11 +12,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/storage.hpp"
 #include "offload_build/cache/storage/remote.hpp"
 
 namespace ob::cache {
@@ -73,15 +77,46 @@ struct CurlApi {
   }
 };
 
-// A response body, capped: no server makes us hold more than an entry can be.
+using Clock = std::chrono::steady_clock;
+
+// A response body, capped at max-entry-size: a Content-Length over it is
+// refused before the body is read (read_header), and a body without one
+// (chunked) aborted as soon as it grows past it (write_body). A declared size
+// is reserved only when within the cap.
 struct Body {
   std::string data;
+  uint64_t max = 0;
+  std::optional<uint64_t> declared;  // Content-Length
   bool too_large = false;
 };
 
+size_t read_header(char* ptr, size_t size, size_t n, void* user) {
+  auto* body = static_cast<Body*>(user);
+  std::string_view line(ptr, size * n);
+  constexpr std::string_view name = "content-length:";
+  if (line.size() > name.size() &&
+      std::equal(name.begin(), name.end(), line.begin(),
+                 [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    line.remove_prefix(name.size());
+    while (!line.empty() && (line[0] == ' ' || line[0] == '\t')) line.remove_prefix(1);
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (ec == std::errc::result_out_of_range) value = UINT64_MAX;
+    if (ec == std::errc() || ec == std::errc::result_out_of_range) {
+      body->declared = value;
+      if (value > body->max) {
+        body->too_large = true;
+        return 0;  // aborts the transfer before the body
+      }
+      body->data.reserve(static_cast<size_t>(value));  // at most the cap: one allocation
+    }
+  }
+  return size * n;
+}
+
 size_t write_body(char* ptr, size_t size, size_t n, void* user) {
   auto* body = static_cast<Body*>(user);
-  if (body->data.size() + size * n > kHeaderSize + kMaxPayloadSize) {
+  if (size * n > body->max - body->data.size()) {  // data.size() <= max always
     body->too_large = true;
     return 0;  // aborts the transfer
   }
@@ -122,12 +157,9 @@ class HttpBackend final : public RemoteBackend {
   RemoteResult<std::optional<std::string>> get(std::string_view kind,
                                                std::string_view key) override {
     Body body;
-    auto status = perform("GET", url(kind, key), &body, nullptr);
-    if (!status) {
-      if (body.too_large)
-        return RemoteFailure{RemoteFailure::Kind::Error, "GET: the value is larger than any entry"};
-      return status.failure();
-    }
+    body.max = config_.max_entry_bytes;
+    auto status = perform("GET", url(kind, key), &body, nullptr, deadline());
+    if (!status) return status.failure();
     if (*status == 404 || *status == 410) return std::optional<std::string>{};
     if (*status / 100 != 2) return http_failure("GET", *status);
     if (body.data.empty())  // an empty 2xx is not an entry (ccache counts it as an error)
@@ -137,21 +169,23 @@ class HttpBackend final : public RemoteBackend {
 
   RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
                          bool overwrite) override {
+    if (value.size() > config_.max_entry_bytes) return false;  // not sent: over max-entry-size
     const std::string target = url(kind, key);
+    const auto until = deadline();  // HEAD and PUT together
     if (!overwrite) {
-      auto head = perform("HEAD", target, nullptr, nullptr);
+      auto head = perform("HEAD", target, nullptr, nullptr, until);
       if (!head) return head.failure();
       if (*head / 100 == 2) return false;
     }
     Upload up{value};
-    auto status = perform("PUT", target, nullptr, &up);
+    auto status = perform("PUT", target, nullptr, &up, until);
     if (!status) return status.failure();
     if (*status / 100 != 2) return http_failure("PUT", *status);
     return true;
   }
 
   RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
-    auto status = perform("DELETE", url(kind, key), nullptr, nullptr);
+    auto status = perform("DELETE", url(kind, key), nullptr, nullptr, deadline());
     if (!status) return status.failure();
     if (*status == 404) return false;
     if (*status / 100 != 2) return http_failure("DELETE", *status);
@@ -163,6 +197,20 @@ class HttpBackend final : public RemoteBackend {
     return base_ + "/" + http_path(config_.layout, kind, key);
   }
 
+  // One call's deadline: connect-timeout and operation-timeout together (the
+  // one libcurl timeout covers connecting, sending and receiving).
+  Clock::time_point deadline() const {
+    return Clock::now() +
+           std::chrono::milliseconds(call_ms(int64_t{config_.connect_timeout_ms} + config_.operation_timeout_ms));
+  }
+
+  RemoteFailure too_large(const char* method, std::optional<uint64_t> declared) {
+    std::string size = declared ? fmt::format("{} bytes, more", *declared) : "more";
+    return {RemoteFailure::Kind::Error,
+            fmt::format("{}: the value is {} than max-entry-size ({} bytes)", method, size,
+                        config_.max_entry_bytes)};
+  }
+
   static RemoteFailure http_failure(const char* method, long status) {
     std::string why = status == 401 || status == 403 ? " (wrong or missing credentials?)" : "";
     return {RemoteFailure::Kind::Error, fmt::format("{}: HTTP status {}{}", method, status, why)};
@@ -170,9 +218,12 @@ class HttpBackend final : public RemoteBackend {
 
   // One request on the kept connection; the HTTP status, or why there is none.
   RemoteResult<long> perform(const char* method, const std::string& target, Body* body,
-                             Upload* upload) {
+                             Upload* upload, Clock::time_point until) {
     const CurlApi& api = CurlApi::get();
     if (!api.problem.empty()) return RemoteFailure{RemoteFailure::Kind::Error, api.problem};
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0)
+      return RemoteFailure{RemoteFailure::Kind::Timeout, fmt::format("{}: no time left for it", method)};
     if (!curl_) {
       curl_ = api.easy_init();
       if (!curl_) return RemoteFailure{RemoteFailure::Kind::Error, "curl_easy_init failed"};
@@ -193,8 +244,7 @@ class HttpBackend final : public RemoteBackend {
     // in getaddrinfo unless told to leave it: without this a DNS server that
     // never answers costs the resolver's own timeouts after all.
     api.easy_setopt(c, CURLOPT_QUICK_EXIT, 1L);
-    api.easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                    static_cast<long>(config_.connect_timeout_ms + config_.operation_timeout_ms));
+    api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(left));  // the whole request
     api.easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
     api.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     // A private CA (ca-file): trusted instead of the system's certificates.
@@ -208,6 +258,8 @@ class HttpBackend final : public RemoteBackend {
     if (body) {
       api.easy_setopt(c, CURLOPT_WRITEFUNCTION, &write_body);
       api.easy_setopt(c, CURLOPT_WRITEDATA, body);
+      api.easy_setopt(c, CURLOPT_HEADERFUNCTION, &read_header);
+      api.easy_setopt(c, CURLOPT_HEADERDATA, body);
     } else {
       api.easy_setopt(c, CURLOPT_WRITEFUNCTION, &discard_body);
     }
@@ -222,6 +274,7 @@ class HttpBackend final : public RemoteBackend {
       api.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     }
     CURLcode rc = api.easy_perform(c);
+    if (body && body->too_large) return too_large(method, body->declared);
     if (rc != CURLE_OK) {
       RemoteFailure f;
       f.kind = rc == CURLE_OPERATION_TIMEDOUT ? RemoteFailure::Kind::Timeout

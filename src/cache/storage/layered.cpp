@@ -24,6 +24,7 @@ struct LayeredStorage::Remote {
   std::atomic<bool> disabled{false};
   std::atomic<bool> warned{false};
   std::atomic<bool> used{false};  // the unsigned-remote warning was considered
+  std::atomic<int64_t> slow_ms{0};  // time requests spent past connect-timeout, this process
 
   std::mutex notes_mu;
   std::set<std::string> notes;  // once-per-process warnings said, by code
@@ -73,6 +74,32 @@ bool LayeredStorage::writable() const {
   for (const auto& r : remotes_)
     if (!r->config.read_only && !r->disabled) return true;
   return false;
+}
+
+// A remote's time budget for one build, beyond connect-timeout per request:
+// what requests spend past connect-timeout (a healthy server answers well
+// within it) adds up, each call may take only what is left of the budget
+// (as the backend's own limit), and once it is spent the remote is dropped
+// for the build. So a server that answers every request just inside
+// operation-timeout, which never fails a request, costs a build at most
+// connect-timeout + operation-timeout + 1 s, not a timeout per request.
+// Lookups and uploads draw on the same budget.
+template <class Call>
+auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
+  const int64_t healthy = r.config.connect_timeout_ms;
+  const int64_t budget = int64_t{r.config.operation_timeout_ms} + 1000 - healthy;
+  backend.limit_calls_to(healthy + std::max<int64_t>(0, budget - r.slow_ms.load()));
+  const auto start = std::chrono::steady_clock::now();
+  auto result = call(backend);
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - start).count();
+  const int64_t slow = (r.slow_ms += std::max<int64_t>(0, ms - healthy));
+  if (result && slow >= budget && !r.disabled)
+    fail(r, {RemoteFailure::Kind::Timeout,
+             fmt::format("too slow: its requests took {} ms past connect-timeout ({} ms) in all, "
+                         "the most one build waits for one remote",
+                         slow, healthy)});
+  return result;
 }
 
 void LayeredStorage::say(const std::string& line) const {
@@ -159,7 +186,7 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
   }
   std::string removed;
   if (!remote.config.read_only) {
-    auto gone = remote.lookup->remove(kind, key);
+    auto gone = timed(remote, *remote.lookup, [&](RemoteBackend& b) { return b.remove(kind, key); });
     if (!gone) {
       fail(remote, gone.failure());
       return;
@@ -182,7 +209,7 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
     if (r.disabled) continue;
     warn_if_unsigned(r);
     if (!r.lookup) r.lookup = options_.factory(r.config);
-    auto got = r.lookup->get(kind, key);
+    auto got = timed(r, *r.lookup, [&](RemoteBackend& b) { return b.get(kind, key); });
     if (!got) {
       fail(r, got.failure());
       continue;
@@ -266,7 +293,7 @@ void LayeredStorage::upload_loop(Remote& r) {
     if (!backend) backend = options_.factory(r.config);
     RemoteResult<bool> done = false;
     if (replaceable(r, *backend, up.kind, up.key)) {
-      done = backend->put(up.kind, up.key, *up.bytes, true);
+      done = timed(r, *backend, [&](RemoteBackend& b) { return b.put(up.kind, up.key, *up.bytes, true); });
       if (!done) fail(r, done.failure());
     }
     lock.lock();
@@ -286,7 +313,7 @@ void LayeredStorage::upload_loop(Remote& r) {
 bool LayeredStorage::replaceable(Remote& r, RemoteBackend& backend, std::string_view kind,
                                  std::string_view key) {
   if (local_.signing_key().empty()) return true;
-  auto existing = backend.get(kind, key);
+  auto existing = timed(r, backend, [&](RemoteBackend& b) { return b.get(kind, key); });
   if (!existing) {
     fail(r, existing.failure());
     return false;

@@ -1,14 +1,15 @@
 // Redis remote storage (hiredis): entries are string values under
 // "offload-build:v<format>:<kind>:<key>" (redis_key). GET, SET, EXISTS when not
-// overwriting, DEL; AUTH and SELECT after connecting. Works with any server
+// overwriting, DEL; AUTH and SELECT after connecting. Each call (get, put,
+// remove) is bounded as a whole by operation-timeout and every reply by
+// max-entry-size (RedisBackend below). Works with any server
 // that speaks the Redis protocol. No TTL: configure the server's eviction
 // (maxmemory-policy allkeys-lru), as ccache's manual says.
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
 #include <netdb.h>
-#include <pthread.h>
-#include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -23,51 +24,23 @@
 #include <fmt/format.h>
 
 #include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/cache/storage/resp_reader.hpp"
 
 namespace ob::cache {
 
 namespace {
 
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
-
 struct ContextFree {
   void operator()(redisContext* c) const { redisFree(c); }
 };
 
-timeval to_timeval(int ms) { return {ms / 1000, (ms % 1000) * 1000}; }
-
-// hiredis writes with write(2): a server gone mid-request would raise SIGPIPE
-// and kill the build. Blocked in this thread around each call, and a SIGPIPE
-// raised meanwhile consumed (what libcurl does for OpenSSL), so the write
-// fails with EPIPE instead; nothing else in the process changes.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~SigpipeGuard() {
-    if (!was_pending_) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe_, nullptr, &zero) > 0) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
- private:
-  sigset_t pipe_, old_;
-  bool was_pending_ = false;
+struct CommandFree {
+  void operator()(char* c) const { redisFreeCommand(c); }
 };
+
+using Clock = std::chrono::steady_clock;
+
+timeval to_timeval(int ms) { return {ms / 1000, (ms % 1000) * 1000}; }
 
 // A host name resolved to one numeric address, waiting at most `timeout_ms`.
 // hiredis 0.14 resolves with a blocking getaddrinfo that its connect timeout
@@ -123,81 +96,154 @@ RemoteResult<std::string> resolve_bounded(const std::string& host, int timeout_m
   return state->address;
 }
 
+// Server text (an error reply) for a message: at most 200 bytes, printable.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 200)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  if (text.size() > 200) out += "...";
+  return out;
+}
+
+// hiredis connects (connect-timeout, unix sockets) and formats commands; the
+// I/O is ours, on the context's socket: every backend call (get, put,
+// remove) has one deadline, operation-timeout after connecting, for all its
+// commands (AUTH and SELECT on a new connection included), each written and
+// its whole reply read with poll() against that deadline. hiredis' own
+// timeout bounds each read() only, so a server trickling a byte a second
+// could stall a build for as long as it went on. Replies are read by our
+// RespReader, which refuses a value over max-entry-size and any array before
+// allocating them. send() with MSG_NOSIGNAL: a server gone mid-request is
+// EPIPE, not a SIGPIPE that would kill the build.
 class RedisBackend final : public RemoteBackend {
  public:
   explicit RedisBackend(RemoteConfig config) : config_(std::move(config)) {}
 
   RemoteResult<std::optional<std::string>> get(std::string_view kind,
                                                std::string_view key) override {
-    auto reply = command({"GET", redis_key(kind, key)});
+    auto reply = request({"GET", redis_key(kind, key)}, "GET");
     if (!reply) return reply.failure();
-    redisReply* r = (*reply).get();
-    if (r->type == REDIS_REPLY_NIL) return std::optional<std::string>{};
-    if (r->type == REDIS_REPLY_STRING) return std::optional<std::string>{std::string(r->str, r->len)};
+    RespReply& r = *reply;
+    if (r.type == RespReply::Type::Nil) return std::optional<std::string>{};
+    if (r.type == RespReply::Type::Bulk) return std::optional<std::string>{std::move(r.text)};
     return unexpected("GET", r);
   }
 
   RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
                          bool overwrite) override {
+    if (value.size() > config_.max_entry_bytes) return false;  // not sent: over max-entry-size
     const std::string k = redis_key(kind, key);
+    auto started = start();
+    if (!started) return started.failure();
     if (!overwrite) {
-      auto exists = command({"EXISTS", k});
+      auto exists = command({"EXISTS", k}, "EXISTS");
       if (!exists) return exists.failure();
-      if ((*exists)->type == REDIS_REPLY_INTEGER && (*exists)->integer > 0) return false;
+      if ((*exists).type == RespReply::Type::Integer && (*exists).integer > 0) return false;
     }
-    auto reply = command({"SET", k, value});
+    auto reply = command({"SET", k, value}, "SET");
     if (!reply) return reply.failure();
-    if ((*reply)->type == REDIS_REPLY_STATUS) return true;
-    return unexpected("SET", (*reply).get());
+    if ((*reply).type == RespReply::Type::Status) return true;
+    return unexpected("SET", *reply);
   }
 
   RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
-    auto reply = command({"DEL", redis_key(kind, key)});
+    auto reply = request({"DEL", redis_key(kind, key)}, "DEL");
     if (!reply) return reply.failure();
-    if ((*reply)->type == REDIS_REPLY_INTEGER) return (*reply)->integer > 0;
-    return unexpected("DEL", (*reply).get());
+    if ((*reply).type == RespReply::Type::Integer) return (*reply).integer > 0;
+    return unexpected("DEL", *reply);
   }
 
  private:
-  static RemoteFailure unexpected(const char* what, redisReply* r) {
-    if (r->type == REDIS_REPLY_ERROR)
-      return {RemoteFailure::Kind::Error, fmt::format("{}: {}", what, std::string(r->str, r->len))};
-    return {RemoteFailure::Kind::Error, fmt::format("{}: unexpected reply type {}", what, r->type)};
+  RemoteFailure unexpected(const char* what, const RespReply& r) {
+    ctx_.reset();  // a server answering out of turn: start again on a new connection
+    if (r.type == RespReply::Type::Error)
+      return {RemoteFailure::Kind::Error, fmt::format("{}: {}", what, printable(r.text))};
+    static const char* const names[] = {"a status", "an error", "an integer", "a bulk string", "nil"};
+    return {RemoteFailure::Kind::Error,
+            fmt::format("{}: unexpected reply ({})", what, names[static_cast<int>(r.type)])};
   }
 
-  // The context's failure, as error or timeout. hiredis (0.14) reports a
-  // timed-out read or connect as an I/O error with errno EAGAIN or ETIMEDOUT.
-  RemoteFailure context_failure(int saved_errno) {
-    RemoteFailure f;
-    f.message = ctx_ && ctx_->errstr[0] ? ctx_->errstr : std::strerror(saved_errno);
-    if (ctx_ && ctx_->err == REDIS_ERR_IO &&
-        (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT ||
-         saved_errno == EINPROGRESS))
-      f.kind = RemoteFailure::Kind::Timeout;
-    ctx_.reset();  // unusable now; the layer disables this remote anyway
-    return f;
+  RemoteFailure io_failure(RemoteFailure::Kind kind, std::string message) {
+    ctx_.reset();  // the reply stream is out of step now; the layer disables this remote anyway
+    return {kind, std::move(message)};
   }
 
-  RemoteResult<Reply> raw(const std::vector<std::string_view>& args) {
+  RemoteFailure timed_out(const char* what, const char* phase) {
+    return io_failure(RemoteFailure::Kind::Timeout,
+                      fmt::format("{}: {} within operation-timeout ({} ms)", what, phase,
+                                  config_.operation_timeout_ms));
+  }
+
+  // Wait until the socket is ready for `events`: 1, 0 at the deadline, -1 on error.
+  int wait(short events) {
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
+      if (left <= 0) return 0;
+      pollfd p{ctx_->fd, events, 0};
+      const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (r > 0) return 1;
+      if (r < 0 && errno != EINTR) return -1;
+    }
+  }
+
+  // One command sent and its reply read, before deadline_.
+  RemoteResult<RespReply> command(const std::vector<std::string_view>& args, const char* what) {
     std::vector<const char*> argv;
     std::vector<size_t> lens;
     for (auto a : args) {
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
-    SigpipeGuard guard;
-    errno = 0;
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data()));
-    int saved = errno;
-    if (!r) return context_failure(saved);
-    return Reply(r);
+    char* raw = nullptr;
+    const int length = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), argv.data(), lens.data());
+    std::unique_ptr<char, CommandFree> formatted(raw);
+    if (length < 0 || !raw) return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: out of memory", what));
+    for (size_t sent = 0; sent < static_cast<size_t>(length);) {
+      const ssize_t n = ::send(ctx_->fd, raw + sent, static_cast<size_t>(length) - sent,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: cannot send: {}", what, std::strerror(errno)));
+      const int ready = wait(POLLOUT);
+      if (ready == 0) return timed_out(what, "the request was not sent");
+      if (ready < 0) return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: {}", what, std::strerror(errno)));
+    }
+    formatted.reset();
+    RespReader reader(config_.max_entry_bytes);
+    char buffer[64 * 1024];
+    for (;;) {
+      const ssize_t n = ::recv(ctx_->fd, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n > 0) {
+        const auto state = reader.feed(std::string_view(buffer, static_cast<size_t>(n)));
+        if (state == RespReader::State::Done) return std::move(reader.reply());
+        if (state == RespReader::State::Bad)
+          return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: {}", what, reader.error()));
+        continue;
+      }
+      if (n == 0)
+        return io_failure(RemoteFailure::Kind::Error,
+                          fmt::format("{}: the server closed the connection before its whole reply", what));
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: {}", what, std::strerror(errno)));
+      const int ready = wait(POLLIN);
+      if (ready == 0) return timed_out(what, "no whole reply");
+      if (ready < 0) return io_failure(RemoteFailure::Kind::Error, fmt::format("{}: {}", what, std::strerror(errno)));
+    }
   }
 
-  RemoteResult<bool> connect() {
-    if (ctx_) return true;
-    // connect-timeout bounds resolving and connecting together, as libcurl's does.
-    const auto start = std::chrono::steady_clock::now();
+  // Connect when needed (connect-timeout: resolving and connecting), then
+  // start this call's deadline (operation-timeout), which also covers AUTH
+  // and SELECT on a new connection.
+  RemoteResult<bool> start() {
+    if (ctx_) {
+      deadline_ = Clock::now() + std::chrono::milliseconds(call_ms(config_.operation_timeout_ms));
+      return true;
+    }
+    const auto begin = Clock::now();
     std::string address;
     if (config_.scheme != RemoteConfig::Scheme::RedisUnix) {
       auto resolved = resolve_bounded(config_.host, config_.connect_timeout_ms);
@@ -208,57 +254,52 @@ class RedisBackend final : public RemoteBackend {
       }
       address = std::move(*resolved);
     }
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - start).count();
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - begin).count();
     errno = 0;
     const timeval tv = to_timeval(std::max(1, config_.connect_timeout_ms - static_cast<int>(spent)));
     redisContext* c = config_.scheme == RemoteConfig::Scheme::RedisUnix
                           ? redisConnectUnixWithTimeout(config_.path.c_str(), tv)
-                          : redisConnectWithTimeout(address.c_str(),
-                                                    config_.port ? config_.port : 6379, tv);
-    int saved = errno;
+                          : redisConnectWithTimeout(address.c_str(), config_.port ? config_.port : 6379, tv);
+    const int saved = errno;
     if (!c) return RemoteFailure{RemoteFailure::Kind::Error, "cannot allocate a Redis context"};
     ctx_.reset(c);
     if (c->err) {
-      auto f = context_failure(saved);
-      f.message = "connect: " + f.message;
+      // hiredis (0.14) reports a timed-out connect as an I/O error with errno
+      // EAGAIN, ETIMEDOUT or EINPROGRESS.
+      RemoteFailure f{RemoteFailure::Kind::Error, "connect: " + std::string(c->errstr[0] ? c->errstr : std::strerror(saved))};
+      if (c->err == REDIS_ERR_IO && (saved == EAGAIN || saved == EWOULDBLOCK || saved == ETIMEDOUT || saved == EINPROGRESS))
+        f.kind = RemoteFailure::Kind::Timeout;
+      ctx_.reset();
       return f;
     }
-    if (redisSetTimeout(c, to_timeval(config_.operation_timeout_ms)) != REDIS_OK)
-      return context_failure(errno);
+    deadline_ = Clock::now() + std::chrono::milliseconds(call_ms(config_.operation_timeout_ms));
     if (config_.has_password) {
       std::vector<std::string_view> auth{"AUTH"};
       if (!config_.user.empty()) auth.push_back(config_.user);
       auth.push_back(config_.password);
-      auto r = raw(auth);
+      auto r = command(auth, "AUTH");
       if (!r) return r.failure();
-      if ((*r)->type == REDIS_REPLY_ERROR) {
-        auto f = unexpected("AUTH", (*r).get());
-        ctx_.reset();
-        return f;
-      }
+      if ((*r).type == RespReply::Type::Error) return unexpected("AUTH", *r);
     }
     if (config_.db != 0) {
       std::string db = std::to_string(config_.db);
-      auto r = raw({"SELECT", db});
+      auto r = command({"SELECT", db}, "SELECT");
       if (!r) return r.failure();
-      if ((*r)->type == REDIS_REPLY_ERROR) {
-        auto f = unexpected("SELECT", (*r).get());
-        ctx_.reset();
-        return f;
-      }
+      if ((*r).type == RespReply::Type::Error) return unexpected("SELECT", *r);
     }
     return true;
   }
 
-  RemoteResult<Reply> command(const std::vector<std::string_view>& args) {
-    auto connected = connect();
-    if (!connected) return connected.failure();
-    return raw(args);  // an error reply ("NOAUTH") is the caller's to judge
+  // start() and one command: an error reply ("NOAUTH") is the caller's to judge.
+  RemoteResult<RespReply> request(const std::vector<std::string_view>& args, const char* what) {
+    auto started = start();
+    if (!started) return started.failure();
+    return command(args, what);
   }
 
   RemoteConfig config_;
   std::unique_ptr<redisContext, ContextFree> ctx_;
+  Clock::time_point deadline_;
 };
 
 }  // namespace

@@ -77,6 +77,8 @@ class LayeredStorage {
   void note_once(Remote& remote, const std::string& code, const std::string& text);
   void warn_if_unsigned(Remote& remote);
   void upload_loop(Remote& remote);
+  template <class Call>
+  auto timed(Remote& remote, RemoteBackend& backend, Call call);  // within the build's budget
   bool replaceable(Remote& remote, RemoteBackend& backend, std::string_view kind, std::string_view key);
 
   Storage& local_;

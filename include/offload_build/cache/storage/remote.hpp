@@ -6,6 +6,7 @@
 // disable after a failure, uploads) is in layered.cpp alone.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -93,6 +94,19 @@ class RemoteBackend {
                                  std::string_view value, bool overwrite) = 0;
   // Remove; false when there was nothing.
   virtual RemoteResult<bool> remove(std::string_view kind, std::string_view key) = 0;
+
+  // The most the next calls may take, each: the layer sets it before every
+  // call from what is left of this remote's time budget for the build
+  // (layered.cpp). A backend ends each call by the earlier of its own
+  // timeouts and this (connecting keeps its connect-timeout).
+  void limit_calls_to(int64_t ms) { call_limit_ms_ = ms; }
+
+ protected:
+  // `own_ms` (the backend's timeout for a call), or less when the layer said so.
+  int64_t call_ms(int64_t own_ms) const { return std::min(own_ms, call_limit_ms_); }
+
+ private:
+  int64_t call_limit_ms_ = INT64_MAX;
 };
 
 std::unique_ptr<RemoteBackend> make_redis_backend(const RemoteConfig& config);
