@@ -9,6 +9,8 @@
 // went on (here: its 90 s lifetime) or held GBs.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <chrono>
 
 #include "support/fake_server.hpp"
@@ -95,6 +97,14 @@ TEST_CASE("hostile Redis servers cost one warning and their timeout, never the b
       return c.trickle("+" + std::string(1000, 'O') + "\r\n", 1000ms);
     }));
     hostile_build(redis_url(server), "SET: no whole reply within operation-timeout (2000 ms) (timed out)");
+  }
+  SECTION("every reply after 1.9 s: slow, never failing, dropped once its budget is spent") {
+    FakeServer server(redis([](FakeConnection& c, const auto& words) {
+      std::this_thread::sleep_for(1900ms);  // inside operation-timeout, every time
+      return c.send(words[0] == "GET" ? "$-1\r\n" : "+OK\r\n");
+    }));
+    // Before the per-build budget: 17.4 s (a 1.9 s wait per lookup and upload).
+    hostile_build(redis_url(server), "too slow: its requests took");
   }
   SECTION("a 1.5 GB value declared, and bytes for as long as they are read") {
     FakeServer server(redis([](FakeConnection& c, const auto&) {

@@ -161,7 +161,7 @@ TEST_CASE("Redis backend: a value over max-entry-size or an array is refused at 
   }
 }
 
-TEST_CASE("Redis backend: a value over max-entry-size is not uploaded; a right reply in pieces is read",
+TEST_CASE("Redis backend: a value over max-entry-size is not uploaded: a right reply in pieces is read",
           "[remote][hostile]") {
   std::atomic<int> sets{0};
   FakeServer server([&](FakeConnection& c) {

@@ -82,23 +82,28 @@ bool LayeredStorage::writable() const {
 // (as the backend's own limit), and once it is spent the remote is dropped
 // for the build. So a server that answers every request just inside
 // operation-timeout, which never fails a request, costs a build at most
-// connect-timeout + operation-timeout + 1 s, not a timeout per request.
+// operation-timeout + 1 s past connect-timeout per request in all, not a
+// timeout per request.
 // Lookups and uploads draw on the same budget.
 template <class Call>
 auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
   const int64_t healthy = r.config.connect_timeout_ms;
-  const int64_t budget = int64_t{r.config.operation_timeout_ms} + 1000 - healthy;
-  backend.limit_calls_to(healthy + std::max<int64_t>(0, budget - r.slow_ms.load()));
+  const int64_t budget = int64_t{r.config.operation_timeout_ms} + 1000;
+  const int64_t limit = healthy + std::max<int64_t>(0, budget - r.slow_ms.load());
+  backend.limit_calls_to(limit);
   const auto start = std::chrono::steady_clock::now();
   auto result = call(backend);
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start).count();
   const int64_t slow = (r.slow_ms += std::max<int64_t>(0, ms - healthy));
-  if (result && slow >= budget && !r.disabled)
-    fail(r, {RemoteFailure::Kind::Timeout,
-             fmt::format("too slow: its requests took {} ms past connect-timeout ({} ms) in all, "
-                         "the most one build waits for one remote",
-                         slow, healthy)});
+  const std::string why = fmt::format(
+      "too slow: its requests took {} ms past connect-timeout ({} ms) in all, the most one build "
+      "waits for one remote (operation-timeout + 1 s)", slow, healthy);
+  // Cut short by what was left of the budget, not by its own timeout: say so.
+  if (!result && result.failure().kind == RemoteFailure::Kind::Timeout &&
+      limit < r.config.operation_timeout_ms)
+    return decltype(result)(RemoteFailure{RemoteFailure::Kind::Timeout, why});
+  if (result && slow >= budget && !r.disabled) fail(r, {RemoteFailure::Kind::Timeout, why});
   return result;
 }
 
