@@ -81,14 +81,16 @@ bool LayeredStorage::writable() const {
 // within it) adds up, each call may take only what is left of the budget
 // (as the backend's own limit), and once it is spent the remote is dropped
 // for the build. So a server that answers every request just inside
-// operation-timeout, which never fails a request, costs a build at most
-// operation-timeout + 1 s past connect-timeout per request in all, not a
-// timeout per request.
+// operation-timeout, which never fails a request, costs a build about
+// connect-timeout + operation-timeout + 1 s, not a timeout per request.
 // Lookups and uploads draw on the same budget.
 template <class Call>
 auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
   const int64_t healthy = r.config.connect_timeout_ms;
-  const int64_t budget = int64_t{r.config.operation_timeout_ms} + 1000;
+  // connect-timeout + this is the goal: operation-timeout + 1 s in all (at
+  // least operation-timeout, whatever connect-timeout is).
+  const int64_t op = r.config.operation_timeout_ms;
+  const int64_t budget = std::max(op + 1000 - healthy, op);
   const int64_t limit = healthy + std::max<int64_t>(0, budget - r.slow_ms.load());
   backend.limit_calls_to(limit);
   const auto start = std::chrono::steady_clock::now();
@@ -98,7 +100,7 @@ auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
   const int64_t slow = (r.slow_ms += std::max<int64_t>(0, ms - healthy));
   const std::string why = fmt::format(
       "too slow: its requests took {} ms past connect-timeout ({} ms) in all, the most one build "
-      "waits for one remote (operation-timeout + 1 s)", slow, healthy);
+      "waits for one remote (connect-timeout + operation-timeout + 1 s)", slow, healthy);
   // Cut short by what was left of the budget, not by its own timeout: say so.
   if (!result && result.failure().kind == RemoteFailure::Kind::Timeout &&
       limit < r.config.operation_timeout_ms)
