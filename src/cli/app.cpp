@@ -116,7 +116,7 @@ int dispatch(int argc, char** argv) {
                                    "that means for each target");
   for (auto* sub : {build_cmd, run_cmd, doctor_cmd}) sub->fallthrough();
   auto* cargo_cmd = app.add_subcommand(
-      "cargo", "Rust offload on a cargo project: cargo build|run [CARGO ARGS] [-- ARGS]");
+      "cargo", "Rust offload on a cargo project: cargo build|run [--verify] [CARGO ARGS] [-- ARGS]");
   cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
   CacheCli cache_cli;
   add_cache_commands(app, cache_cli);
@@ -124,8 +124,8 @@ int dispatch(int argc, char** argv) {
   auto* init_cmd = app.add_subcommand(
       "init", "Create a project that builds and runs as is (offload.json, sources, README)");
   init_cmd->add_option("--lang", init_options.lang, "Language of the project (default: c)")
-      ->option_text("c|cxx|rust")
-      ->check(CLI::IsMember({"c", "cxx", "rust"}));
+      ->option_text("c|cxx|rust|cargo")
+      ->check(CLI::IsMember({"c", "cxx", "rust", "cargo"}));
   init_cmd->add_option("dir", init_options.dir, "Directory to create the project in")
       ->required();
   build_cmd->add_flag("--compdb", global.compdb,
@@ -179,7 +179,9 @@ int dispatch(int argc, char** argv) {
     return result ? *result : report_error(result.error());
   }
   if (*cargo_cmd) {
-    auto result = cargo(global, cargo_cmd->remaining());
+    const std::vector<std::string> rest = cargo_cmd->remaining();  // after `cargo`; before it, ours
+    const int at = std::max(1, argc - static_cast<int>(rest.size()) - 1);
+    auto result = cargo(global, rest, std::vector<std::string>(argv + 1, argv + at));
     return result ? *result : report_error(result.error());
   }
   if (*run_cmd) {

@@ -24,19 +24,10 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "options.hpp"
+#include "summary.hpp"
 
 namespace ob::cli {
 
-namespace {
-
-fs::path manifest_path(const GlobalOptions& o) {
-  fs::path dir = o.directory;
-  if (!o.manifest) return dir / "offload.json";
-  return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
-}
-
-// "offload-build: 13 jobs: 10 from cache, 3 run in 1.42 s" (the prefix colored
-// on a terminal); nothing under --quiet.
 void print_summary(const ExecSummary& s, double seconds, bool quiet) {
   if (quiet) return;
   std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
@@ -44,6 +35,14 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
   if (s.jobs_up_to_date) line += fmt::format(", {} up to date", s.jobs_up_to_date);
   std::cerr << report::paint(report::Style::Summary, "offload-build:") << ' ' << line
             << fmt::format(" in {:.2f} s", seconds) << '\n';
+}
+
+namespace {
+
+fs::path manifest_path(const GlobalOptions& o) {
+  fs::path dir = o.directory;
+  if (!o.manifest) return dir / "offload.json";
+  return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
 }
 
 // What build() keeps for the summary line and --report, however the build ends.

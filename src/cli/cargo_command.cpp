@@ -2,12 +2,15 @@
 #include "offload_build/cli/cargo_command.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include <fmt/core.h>
 
+#include "cargo_args.hpp"
 #include "cargo_cache.hpp"
 #include "cargo_run.hpp"
+#include "summary.hpp"
 #include "offload_build/exec/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
@@ -54,9 +57,15 @@ struct Session {
   std::vector<KernelCrate> crates;    // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
   size_t step = 0, steps = 0;
+  ExecSummary jobs{};  // each step a job: " (cached)" served, " (fresh)" up to date, else run
 
   void progress(const std::string& what, const std::string& note = "") {
     std::cerr << fmt::format("[{}/{}] {}{}\n", ++step, steps, what, note) << std::flush;
+    count(note);
+  }
+  void count(const std::string& note) {
+    ++jobs.jobs_total;
+    ++(note == " (cached)" ? jobs.jobs_served : note == " (fresh)" ? jobs.jobs_up_to_date : jobs.jobs_run);
   }
   // Run (or, for --dry-run, print) a plain tool.
   Result<void> tool(const std::vector<std::string>& argv, const std::string& what) {
@@ -211,17 +220,13 @@ Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const Kern
 
 }  // namespace
 
-Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) {
+Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
+                  const std::vector<std::string>& before) {
   exec::set_echo_policy({o.verbose, nullptr});
-  if (args.empty() || (args[0] != "build" && args[0] != "run"))
-    return Error::usage("offload-build cargo runs cargo build or cargo run: write `offload-build cargo "
-                        "build [--release] [CARGO ARGS]` or `offload-build cargo run [CARGO ARGS] [-- ARGS]`");
-  const bool run = args[0] == "run";
-  auto dash = std::find(args.begin(), args.end(), "--");
-  const std::vector<std::string> cargo_args(args.begin() + 1, dash);
-  const std::vector<std::string> program_args(dash == args.end() ? dash : dash + 1, args.end());
-
-  auto session = open_session(o, cargo_args);
+  auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
+  if (!parsed) return parsed.error();
+  const auto started = std::chrono::steady_clock::now();
+  auto session = open_session(o, parsed->cargo);
   if (!session) return session.error();
   Session& s = *session;
   const bool native = s.tc.rust->flavour == rust::Flavour::Native;
@@ -271,24 +276,25 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args) 
     std::cout << cargo_run::display(host) << '\n' << std::flush;
     return exit_code::ok;
   }
-  s.progress("link " + s.pkg.name);
+  std::cerr << fmt::format("[{}/{}] link {}\n", ++s.step, s.steps, s.pkg.name) << std::flush;
   auto out = run_cargo(host, s.dir);
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::failure("the host pass failed (cargo's messages above say why)\n  command: " + cargo_run::display(host));
   std::vector<fs::path> programs;
+  bool fresh = true;  // cargo compiled none of the package's targets
   for (const auto& m : out->messages)
-    if (auto a = cargo::parse_artifact(m); a && a->executable && a->package_id == s.pkg.id) programs.push_back(*a->executable);
+    if (auto a = cargo::parse_artifact(m); a && a->package_id == s.pkg.id) {
+      fresh = fresh && a->fresh;
+      if (a->executable) programs.push_back(*a->executable);
+    }
+  s.count(fresh ? " (fresh)" : "");
   for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  if (!run) return exit_code::ok;
+  print_summary(s.jobs, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), o.quiet);
+  if (!parsed->run) return exit_code::ok;
   if (programs.size() != 1)
     return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
-  Command prog{{programs.front().string()}, {}, {}};
-  prog.argv.insert(prog.argv.end(), program_args.begin(), program_args.end());
-  if (!std::getenv("OMP_TARGET_OFFLOAD")) prog.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
-  auto pid = exec::spawn(prog);
-  if (!pid) return pid.error();
-  return exec::wait_exit_code(*pid);
+  return run_program(o, {parsed->verify, parsed->program}, programs.front());
 }
 
 }  // namespace ob::cli

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "cargo_args.hpp"
 #include "offload_build/cli/app.hpp"
 #include "offload_build/util/result.hpp"
-#include "options.hpp"
 
 namespace ob::cli {
 
@@ -19,7 +19,7 @@ constexpr const char* kUsage =
     "through LLVM's linker wrapper). It is `offload-build cargo`; see docs/RUST.md.\n"
     "\n"
     "Usage: cargo offload [OFFLOAD-BUILD OPTIONS] build [CARGO ARGS]\n"
-    "       cargo offload [OFFLOAD-BUILD OPTIONS] run [CARGO ARGS] [-- PROGRAM ARGS]\n"
+    "       cargo offload [OFFLOAD-BUILD OPTIONS] run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
     "\n"
     "Offload-build options (before build|run):\n"
     "  --target T[,T...]   offload targets (host, sm_90, gfx90a...); default: the\n"
@@ -30,20 +30,10 @@ constexpr const char* kUsage =
     "  (`offload-build --help` lists the others)\n"
     "\n"
     "Examples:\n"
-    "  cargo offload run --release\n"
+    "  cargo offload run --release --verify   # prove a kernel ran on the offload device\n"
     "  cargo offload --target sm_90 build\n";
 
 bool is_subcommand(const std::string& a) { return a == "build" || a == "run"; }
-
-// Whether `a` is one of offload-build's options that takes its value as the
-// next argument (`-C build` names a directory), as the one option table says.
-bool takes_value(const std::string& a) {
-  CLI::App app;
-  GlobalOptions options;
-  add_global_options(app, options);
-  const CLI::Option* opt = app.get_option_no_throw(a);
-  return opt && opt->get_type_size() > 0;
-}
 
 }  // namespace
 
@@ -57,12 +47,18 @@ int cargo_offload_main(int argc, char** argv) {
       std::cout << kUsage;
       return exit_code::ok;
     }
-    sub += takes_value(a) ? 2 : 1;
+    sub += cargo_args::takes_value(a) ? 2 : 1;
   }
   if (sub >= args.size()) {
     std::cerr << "cargo offload: say build or run: `cargo offload build [CARGO ARGS]` or `cargo "
                  "offload run [CARGO ARGS] [-- ARGS]` (`cargo offload --help`)\n";
     return exit_code::usage;
+  }
+  const std::vector<std::string> ours(args.begin(), args.begin() + static_cast<long>(sub));
+  if (auto parsed = cargo_args::parse({{"cargo", "offload"}, ours, {}}, {args.begin() + static_cast<long>(sub), args.end()});
+      !parsed) {
+    std::cerr << "cargo offload: error: " << parsed.error().message << '\n';
+    return parsed.error().code;
   }
   std::vector<std::string> forwarded{"offload-build"};
   forwarded.insert(forwarded.end(), args.begin(), args.begin() + static_cast<long>(sub));

@@ -57,8 +57,8 @@ std::string project_name_for(const fs::path& dir) {
 }
 
 Result<void> init_project(const InitOptions& options, std::ostream& out) {
-  if (options.lang != "c" && options.lang != "cxx" && options.lang != "rust")
-    return Error::usage(fmt::format("init: unknown language \"{}\"; use --lang c, cxx or rust",
+  if (options.lang != "c" && options.lang != "cxx" && options.lang != "rust" && options.lang != "cargo")
+    return Error::usage(fmt::format("init: unknown language \"{}\"; use --lang c, cxx, rust or cargo",
                                     options.lang));
   if (options.dir.empty()) return Error::usage("init: name the directory to create, e.g. `offload-build init my-app`");
   const auto templates = find_templates_dir();
@@ -93,6 +93,8 @@ Result<void> init_project(const InitOptions& options, std::ostream& out) {
                                     util::join(existing, ", ")));
 
   const std::string name = project_name_for(dir);
+  std::string crate = name;  // the name as a Rust path (a cargo package's library)
+  std::replace(crate.begin(), crate.end(), '-', '_');
   for (const auto& rel : files) {
     const fs::path to = dir / rel;
     fs::create_directories(to.parent_path(), ec);
@@ -100,7 +102,7 @@ Result<void> init_project(const InitOptions& options, std::ostream& out) {
     auto text = util::read_regular_file(from / rel, util::kMaxWholeFile, "a template file");
     if (!text) return Error::failure("init: " + text.error().message);
     std::ofstream o(to, std::ios::binary | std::ios::trunc);
-    o << replace_all(std::move(*text), "@NAME@", name);
+    o << replace_all(replace_all(std::move(*text), "@NAME@", name), "@CRATE@", crate);
     o.close();
     if (!o) return Error::failure(fmt::format("init: cannot write {}", to.string()));
     // Keep an executable bit; the copy is the user's to edit, even from a read-only install.
@@ -111,8 +113,8 @@ Result<void> init_project(const InitOptions& options, std::ostream& out) {
                      dir.string());
   for (const auto& rel : files) out << "  " << rel.string() << '\n';
   out << fmt::format("Build and run it, proving the kernel ran on the offload device:\n"
-                     "  offload-build -C {} run --verify\n",
-                     util::shell_quote(dir.string()));
+                     "  offload-build -C {} {}run --verify\n",
+                     util::shell_quote(dir.string()), options.lang == "cargo" ? "cargo " : "");
   return {};
 }
 

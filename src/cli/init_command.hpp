@@ -1,4 +1,4 @@
-// offload-build init [--lang c|cxx|rust] DIR: a new project from templates/init/<lang>/.
+// offload-build init [--lang c|cxx|rust|cargo] DIR: a new project from templates/init/<lang>/.
 #pragma once
 
 #include <filesystem>
@@ -14,7 +14,7 @@ namespace ob::cli {
 namespace fs = std::filesystem;
 
 struct InitOptions {
-  std::string lang = "c";  // c, cxx, rust
+  std::string lang = "c";  // c, cxx, rust (a manifest project), cargo (a cargo package)
   fs::path dir;
 };
 
@@ -29,7 +29,8 @@ std::optional<fs::path> find_templates_dir();
 std::string project_name_for(const fs::path& dir);
 
 // Copy templates/init/<lang>/ into options.dir (created when missing),
-// replacing @NAME@ by the project name in every file. Refuses, writing
+// replacing @NAME@ by the project name and @CRATE@ by it with '_' for '-' (a
+// Rust crate name) in every file. Refuses, writing
 // nothing, when any file it would write exists. Says what it wrote on `out`.
 Result<void> init_project(const InitOptions& options, std::ostream& out);
 

@@ -55,9 +55,12 @@ int program_status(int status) {
 Result<int> run(const GlobalOptions& o, const RunOptions& r) {
   auto program = build(o);
   if (!program) return program.error();
+  return run_program(o, r, *program);
+}
 
+Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::path& program) {
   Command cmd;
-  cmd.argv.push_back(program->string());
+  cmd.argv.push_back(program.string());
   cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
   if (!std::getenv("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = std::getenv("LIBOMPTARGET_INFO") != nullptr;
@@ -92,7 +95,8 @@ Result<int> run(const GlobalOptions& o, const RunOptions& r) {
     return Error::failure(
         "run --verify: the program ran but no kernel was launched on an offload device; its "
         "target regions ran on the host. Check that OMP_TARGET_OFFLOAD is not DISABLED and that "
-        "the manifest's targets include one this machine can run (\"host\" always can)");
+        "the offload targets (the manifest's \"targets\", Cargo.toml's [package.metadata.offload] "
+        "targets or --target) include one this machine can run (\"host\" always can)");
   }
   return exit_code::ok;
 }

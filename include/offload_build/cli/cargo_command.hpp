@@ -11,7 +11,13 @@
 
 namespace ob::cli {
 
-// `args` starts with "build" or "run". Returns the exit code to use.
-Result<int> cargo(const GlobalOptions& options, const std::vector<std::string>& args);
+// `args` starts with "build" or "run"; `before` are the words between
+// `offload-build` and `cargo` (where a misplaced offload-build option goes, as
+// the error says). Ends with the summary line of its jobs: a device pass per
+// kernel crate and target, the package, the embed (flavour test) and the host
+// pass. `run --verify` proves offload as `offload-build run --verify` does.
+// Returns the exit code to use.
+Result<int> cargo(const GlobalOptions& options, const std::vector<std::string>& args,
+                  const std::vector<std::string>& before = {});
 
 }  // namespace ob::cli

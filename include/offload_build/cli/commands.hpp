@@ -53,4 +53,10 @@ Result<fs::path> build(const GlobalOptions& options);
 // Build, then run the program; returns the exit code to use.
 Result<int> run(const GlobalOptions& options, const RunOptions& run_options);
 
+// Run a built program as `run` does (OMP_TARGET_OFFLOAD=MANDATORY unless set;
+// under --verify the offload log's summary, an error when no kernel ran on an
+// offload device); the program's exit status is the result. `run` after build,
+// `cargo run` after the host pass.
+Result<int> run_program(const GlobalOptions& options, const RunOptions& run_options, const fs::path& program);
+
 }  // namespace ob::cli

@@ -1,0 +1,38 @@
+// Private to src/cli: the words after `offload-build cargo` / `cargo offload`:
+// build|run, cargo's arguments, offload-build's `--verify`, the program's
+// arguments after `--`, and offload-build's options put there by mistake.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "offload_build/util/result.hpp"
+
+namespace ob::cli::cargo_args {
+
+struct CargoArgs {
+  bool run = false;                  // run, else build
+  bool verify = false;               // run --verify (offload-build's, not given to cargo)
+  std::vector<std::string> cargo;    // cargo's arguments, without build|run and --verify
+  std::vector<std::string> program;  // after `--`
+};
+
+// How the user's command line reads, to show where a misplaced option goes:
+// head + offload-build's options + mid + build|run ... ({"offload-build"},
+// {"-C", "dir"}, {"cargo"}; or {"cargo", "offload"}, {...}, {}).
+struct CommandLine {
+  std::vector<std::string> head, ours, mid;
+};
+
+// Whether `a` is one of offload-build's options that takes its value as the
+// next argument (`-C build` names a directory), as the one option table says.
+bool takes_value(const std::string& a);
+
+// `args` is build|run and what follows. A usage error when it is neither, when
+// --verify follows build, or when one of offload-build's own options (that
+// cargo has not: --no-cache, --dry-run, -C, ... or --target with an offload
+// target such as sm_90) stands among cargo's arguments: the error names them
+// and gives the command line with them moved before `mid` (or build|run).
+Result<CargoArgs> parse(const CommandLine& line, const std::vector<std::string>& args);
+
+}  // namespace ob::cli::cargo_args
