@@ -48,6 +48,15 @@ TEST_CASE("cargo run --verify shows the kernel launch and the summary line, debu
   CHECK(again.out == kExampleOut);
   CHECK_THAT(again.err, Catch::Matches("(.|\n)*offload-build: 5 jobs: 1 from cache, 3 run, 1 up to date in [0-9.]+ s\n(.|\n)*"));
 
+  // cargo offload run --verify: the same, as a cargo subcommand (called as cargo calls it).
+  const fs::path cargo_offload = fs::path(OB_BINARY).parent_path() / "cargo-offload";
+  auto sub = run_tool({cargo_offload.string(), "offload", "--cache-dir", cache.string(), "run", "--verify"}, dir);
+  INFO(sub.out << sub.err);
+  CHECK(sub.exit_code == 0);
+  CHECK(sub.out == kExampleOut);
+  CHECK_THAT(sub.err, Catch::Contains("offload-build: 5 jobs: 1 from cache, 3 run, 1 up to date in ") &&
+                          Catch::Contains("offload-build: verify: offload: 1 kernel launch on device 0 (scale_add)"));
+
   auto release = run_verify(dir, cache, {"--release"});
   CHECK(release.out == kExampleOut);
   CHECK_THAT(release.err, Catch::Contains("offload-build: 5 jobs: 0 from cache, 5 run in "));
@@ -73,10 +82,11 @@ TEST_CASE("cargo flow: an offload-build option after cargo run gets offload-buil
   TempDir tmp{"ob-cargo-args"};
   const std::string dir = tmp.path().string();
 
-  auto r = run_ob({"-C", dir, "cargo", "run", "--release", "--no-cache", "--", "--no-cache"});
+  // -v, -j4 and --help are cargo's too: they stay; after `--`, the program's.
+  auto r = run_ob({"-C", dir, "cargo", "run", "--release", "--no-cache", "-v", "-j4", "--help", "--", "--no-cache"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--no-cache is offload-build's, not cargo's: it goes before `cargo`:\n  offload-build -C " +
-                                    dir + " --no-cache cargo run --release -- --no-cache\n"));
+                                    dir + " --no-cache cargo run --release -v -j4 --help -- --no-cache\n"));
 
   auto two = run_ob({"cargo", "build", "--cache-dir", "/tmp/c", "-p", "app", "--dry-run", "--target", "sm_90"});
   CHECK(two.exit_code == 2);
