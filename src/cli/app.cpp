@@ -131,6 +131,12 @@ int dispatch(int argc, char** argv) {
   build_cmd->add_flag("--compdb", global.compdb,
                       "Also write compile_commands.json (every host and device pass) into the "
                       "build directory, for clangd");
+  auto* clean_cmd = app.add_subcommand(
+      "clean", "Remove the manifest's build directory (never the cache); --dry-run says what");
+  clean_cmd->fallthrough();
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel "
+                "ran on an offload device");
   auto* wrap_cmd = app.add_subcommand(
       "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
               "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
@@ -142,9 +148,16 @@ int dispatch(int argc, char** argv) {
     subcommands.push_back(sub->get_name());
   if (is_launcher_call(subcommands, argc, argv))
     return launch(std::vector<std::string>(argv + 1, argv + argc), global);
+  if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
+  // `verify [--] PROGRAM ARGS...`: what follows is the program's, as for wrap.
+  const int verify_at = command_word(app, argc, argv);
+  const bool verifying = verify_at + 1 < argc && std::string_view(argv[verify_at]) == "verify" &&
+                         std::string_view(argv[verify_at + 1]) != "--help" &&
+                         std::string_view(argv[verify_at + 1]) != "-h";
+  const int parsed_to = verifying ? verify_at + 1 : wrap_at < argc ? wrap_at + 1 : argc;
 
   try {
-    app.parse(wrap_at < argc ? wrap_at + 1 : argc, argv);
+    app.parse(parsed_to, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -176,6 +189,14 @@ int dispatch(int argc, char** argv) {
   }
   if (*cache_cli.command) {
     auto result = run_cache_command(global, cache_cli);
+    return result ? *result : report_error(result.error());
+  }
+  if (*clean_cmd) {
+    auto result = clean(global);
+    return result ? *result : report_error(result.error());
+  }
+  if (*verify_cmd) {
+    auto result = verify(global, std::vector<std::string>(argv + verify_at + 1, argv + argc));
     return result ? *result : report_error(result.error());
   }
   if (*cargo_cmd) {

@@ -27,13 +27,20 @@
 
 namespace ob::cli {
 
-namespace {
-
 fs::path manifest_path(const GlobalOptions& o) {
   fs::path dir = o.directory;
   if (!o.manifest) return dir / "offload.json";
   return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
 }
+
+Error no_manifest(const fs::path& file) {
+  return Error::usage(fmt::format(
+      "no manifest at {}; `offload-build init DIR` creates a project that builds as is, or write "
+      "an offload.json there (docs/MANIFEST.md), or pass -C DIR or --manifest FILE",
+      file.string()));
+}
+
+namespace {
 
 // "offload-build: 13 jobs: 10 from cache, 3 run in 1.42 s" (the prefix colored
 // on a terminal); nothing under --quiet.
@@ -145,12 +152,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
-  if (!fs::exists(file)) {
-    return Error::usage(fmt::format(
-        "no manifest at {}; create an offload.json there (see docs/MANIFEST.md), or pass -C DIR "
-        "or --manifest FILE",
-        file.string()));
-  }
+  if (!fs::exists(file)) return no_manifest(file);
   auto manifest = load_manifest(file);
   if (!manifest) return manifest.error();
   session.project = manifest->name;
