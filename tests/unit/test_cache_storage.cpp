@@ -593,6 +593,31 @@ TEST_CASE("format_size prints one decimal in binary units", "[cache]") {
   CHECK(format_size(3ull << 40) == "3.0 TiB");
 }
 
+TEST_CASE("unsupported options are counted by name, the most frequent kept, and zeroed", "[cache]") {
+  TempDir tmp("ob-cache");
+  Storage s(tmp / "c");
+  Counters often;
+  often.unchanged_by_reason["unsupported option"] = 5;
+  often.unsupported_options["-ftime-trace"] = 5;
+  s.record(often);
+  for (size_t i = 0; i < Counters::kMaxNamedOptions + 8; ++i) {
+    Counters one;
+    one.unchanged_by_reason["unsupported option"] = 1;
+    one.unsupported_options["-fopt" + std::to_string(i)] = 1;
+    s.record(one);
+  }
+  const Counters c = s.counters();
+  CHECK(c.unsupported_options.size() == Counters::kMaxNamedOptions);  // bounded
+  CHECK(c.unsupported_options.at("-ftime-trace") == 5);
+  CHECK(c.unchanged_by_reason.at("unsupported option") == 5 + Counters::kMaxNamedOptions + 8);
+  CHECK(ob::cli::most_frequent(c.unsupported_options, 2).front() == std::pair<std::string, uint64_t>{"-ftime-trace", 5});
+
+  std::ostringstream zeroed;
+  CHECK(ob::cli::cache_zero(s.dir(), zeroed) == 0);
+  CHECK_FALSE(s.counters().any());
+  CHECK(s.counters().unsupported_options.empty());
+}
+
 TEST_CASE("cache stats, prune and clear commands", "[cache]") {
   TempDir tmp("ob-cache");
   fs::path dir = tmp / "c";
