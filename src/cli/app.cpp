@@ -137,6 +137,7 @@ int dispatch(int argc, char** argv) {
   auto* verify_cmd = app.add_subcommand(
       "verify", "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel "
                 "ran on an offload device");
+  verify_cmd->fallthrough();
   auto* wrap_cmd = app.add_subcommand(
       "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
               "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
@@ -149,12 +150,14 @@ int dispatch(int argc, char** argv) {
   if (is_launcher_call(subcommands, argc, argv))
     return launch(std::vector<std::string>(argv + 1, argv + argc), global);
   if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
-  // `verify [--] PROGRAM ARGS...`: what follows is the program's, as for wrap.
-  const int verify_at = command_word(app, argc, argv);
-  const bool verifying = verify_at + 1 < argc && std::string_view(argv[verify_at]) == "verify" &&
-                         std::string_view(argv[verify_at + 1]) != "--help" &&
-                         std::string_view(argv[verify_at + 1]) != "-h";
-  const int parsed_to = verifying ? verify_at + 1 : wrap_at < argc ? wrap_at + 1 : argc;
+  // `verify [OPTIONS] [--] PROGRAM ARGS...`: from PROGRAM on, the words are
+  // the program's (not parsed, as for wrap).
+  int program_at = argc;
+  if (const int at = command_word(app, argc, argv); at < argc && std::string_view(argv[at]) == "verify") {
+    const int word = command_word(app, argc, argv, at + 1);
+    program_at = word < argc ? word : int(std::find(argv + at + 1, argv + argc, std::string_view("--")) - argv);
+  }
+  const int parsed_to = program_at < argc ? program_at : wrap_at < argc ? wrap_at + 1 : argc;
 
   try {
     app.parse(parsed_to, argv);
@@ -196,7 +199,7 @@ int dispatch(int argc, char** argv) {
     return result ? *result : report_error(result.error());
   }
   if (*verify_cmd) {
-    auto result = verify(global, std::vector<std::string>(argv + verify_at + 1, argv + argc));
+    auto result = verify(global, std::vector<std::string>(argv + program_at, argv + argc));
     return result ? *result : report_error(result.error());
   }
   if (*cargo_cmd) {

@@ -71,8 +71,8 @@ int next_word(const CLI::App& app, const CLI::App& level, int i, int argc, char*
 
 }  // namespace
 
-int command_word(const CLI::App& app, int argc, char** argv) {
-  const int at = next_word(app, app, 1, argc, argv);
+int command_word(const CLI::App& app, int argc, char** argv, int from) {
+  const int at = next_word(app, app, from, argc, argv);
   return at == kHelp ? argc : at;
 }
 

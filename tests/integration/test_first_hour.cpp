@@ -211,7 +211,8 @@ TEST_CASE("cache stats puts every value in one column and names unsupported opti
 TEST_CASE("verify -- PROGRAM proves offload of any program, and fails without it", "[ux]") {
   Project p;
   REQUIRE(p.ob({"build"}).exit_code == 0);
-  auto ok = run_ob({"verify", "--", "./build/saxpy"}, p.dir);
+  // Global options may come between `verify` and `--`.
+  auto ok = run_ob({"verify", "--color", "never", "--", "./build/saxpy"}, p.dir);
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(ok.out == "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_device=yes\n");
@@ -222,7 +223,7 @@ TEST_CASE("verify -- PROGRAM proves offload of any program, and fails without it
   // A program without offload: built with clang alone, no -fopenmp.
   write_file(p.tmp / "plain.c", "#include <stdio.h>\nint main(void) { puts(\"plain\"); return 0; }\n");
   REQUIRE(run_tool({kClang, "plain.c", "-o", "plain"}, p.tmp.path()).exit_code == 0);
-  auto plain = run_ob({"verify", "--", "./plain"}, p.tmp.path());
+  auto plain = run_ob({"verify", "./plain", "--not-ours"}, p.tmp.path());  // `--` is optional
   CHECK(plain.exit_code == 1);
   CHECK(plain.out == "plain\n");
   CHECK_THAT(plain.err, Catch::Contains("offload-build: error: verify: ./plain ran but no kernel was "
