@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <random>
@@ -101,7 +102,8 @@ Counters read_counters(const fs::path& file) {
   c.evictions = get_count(j, "evictions");
   c.bytes_stored = get_count(j, "bytes_stored");
   for (auto [key, into] : {std::pair{"misses_by_reason", &c.misses_by_reason},
-                           std::pair{"unchanged_by_reason", &c.unchanged_by_reason}}) {
+                           std::pair{"unchanged_by_reason", &c.unchanged_by_reason},
+                           std::pair{"unsupported_options", &c.unsupported_options}}) {
     if (auto it = j.find(key); it != j.end() && it->is_object()) {
       for (const auto& [reason, n] : it->items())
         if (n.is_number_unsigned()) (*into)[reason] = n.get<uint64_t>();
@@ -134,6 +136,7 @@ nlohmann::json counters_to_json(const Counters& c) {
       {"evictions", c.evictions},
       {"bytes_stored", c.bytes_stored},
       {"unchanged_by_reason", c.unchanged_by_reason},
+      {"unsupported_options", c.unsupported_options},
   };
 }
 
@@ -164,6 +167,12 @@ Counters& Counters::operator+=(const Counters& other) {
   bytes_stored += other.bytes_stored;
   for (const auto& [url, r] : other.remotes) remotes[url] += r;
   for (const auto& [reason, n] : other.unchanged_by_reason) unchanged_by_reason[reason] += n;
+  for (const auto& [option, n] : other.unsupported_options) unsupported_options[option] += n;
+  // Bounded: the least frequent names go (the total stays in unchanged_by_reason).
+  while (unsupported_options.size() > kMaxNamedOptions)
+    unsupported_options.erase(std::min_element(
+        unsupported_options.begin(), unsupported_options.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; }));
   return *this;
 }
 
@@ -218,6 +227,14 @@ uint64_t Storage::account(uint64_t stored, std::optional<uint64_t> prune_to) {
 }
 
 Counters Storage::counters() const { return read_counters(dir_ / "stats.json"); }
+
+void Storage::zero_counters() {
+  if (!writable_) return;
+  StatsLock lock(dir_, trust_.umask);
+  if (!lock.locked()) return;
+  std::error_code ec;
+  fs::remove(dir_ / "stats.json", ec);
+}
 
 void Storage::clear() {
   if (!writable_) return;

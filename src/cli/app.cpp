@@ -131,6 +131,13 @@ int dispatch(int argc, char** argv) {
   build_cmd->add_flag("--compdb", global.compdb,
                       "Also write compile_commands.json (every host and device pass) into the "
                       "build directory, for clangd");
+  auto* clean_cmd = app.add_subcommand(
+      "clean", "Remove the manifest's build directory (never the cache); --dry-run says what");
+  clean_cmd->fallthrough();
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel "
+                "ran on an offload device");
+  verify_cmd->fallthrough();
   auto* wrap_cmd = app.add_subcommand(
       "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
               "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
@@ -142,9 +149,18 @@ int dispatch(int argc, char** argv) {
     subcommands.push_back(sub->get_name());
   if (is_launcher_call(subcommands, argc, argv))
     return launch(std::vector<std::string>(argv + 1, argv + argc), global);
+  if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
+  // `verify [OPTIONS] [--] PROGRAM ARGS...`: from PROGRAM on, the words are
+  // the program's (not parsed, as for wrap).
+  int program_at = argc;
+  if (const int at = command_word(app, argc, argv); at < argc && std::string_view(argv[at]) == "verify") {
+    const int word = command_word(app, argc, argv, at + 1);
+    program_at = word < argc ? word : int(std::find(argv + at + 1, argv + argc, std::string_view("--")) - argv);
+  }
+  const int parsed_to = program_at < argc ? program_at : wrap_at < argc ? wrap_at + 1 : argc;
 
   try {
-    app.parse(wrap_at < argc ? wrap_at + 1 : argc, argv);
+    app.parse(parsed_to, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -176,6 +192,14 @@ int dispatch(int argc, char** argv) {
   }
   if (*cache_cli.command) {
     auto result = run_cache_command(global, cache_cli);
+    return result ? *result : report_error(result.error());
+  }
+  if (*clean_cmd) {
+    auto result = clean(global);
+    return result ? *result : report_error(result.error());
+  }
+  if (*verify_cmd) {
+    auto result = verify(global, std::vector<std::string>(argv + program_at, argv + argc));
     return result ? *result : report_error(result.error());
   }
   if (*cargo_cmd) {

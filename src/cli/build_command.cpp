@@ -28,6 +28,19 @@
 
 namespace ob::cli {
 
+fs::path manifest_path(const GlobalOptions& o) {
+  fs::path dir = o.directory;
+  if (!o.manifest) return dir / "offload.json";
+  return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
+}
+
+Error no_manifest(const fs::path& file) {
+  return Error::usage(fmt::format(
+      "no manifest at {}; `offload-build init DIR` creates a project that builds as is, or write "
+      "an offload.json there (docs/MANIFEST.md), or pass -C DIR or --manifest FILE",
+      file.string()));
+}
+
 void print_summary(const ExecSummary& s, double seconds, bool quiet) {
   if (quiet) return;
   std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
@@ -38,12 +51,6 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
 }
 
 namespace {
-
-fs::path manifest_path(const GlobalOptions& o) {
-  fs::path dir = o.directory;
-  if (!o.manifest) return dir / "offload.json";
-  return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
-}
 
 // What build() keeps for the summary line and --report, however the build ends.
 struct BuildSession {
@@ -144,12 +151,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
-  if (!fs::exists(file)) {
-    return Error::usage(fmt::format(
-        "no manifest at {}; create an offload.json there (see docs/MANIFEST.md), or pass -C DIR "
-        "or --manifest FILE",
-        file.string()));
-  }
+  if (!fs::exists(file)) return no_manifest(file);
   auto manifest = load_manifest(file);
   if (!manifest) return manifest.error();
   session.project = manifest->name;

@@ -1,6 +1,7 @@
 // `offload-build cache stats|clear|prune`: resolve the directory and size the
 // same way a build does, then hand over to cache_command.cpp.
 #include <iostream>
+#include <sstream>
 
 #include "cache_cli.hpp"
 #include "offload_build/cli/cache_command.hpp"
@@ -10,11 +11,12 @@
 namespace ob::cli {
 
 void add_cache_commands(CLI::App& app, CacheCli& c) {
-  c.command = app.add_subcommand("cache", "Show or manage the kernel cache");
-  c.command->require_subcommand(1);
+  c.command = app.add_subcommand("cache", "Show or manage the kernel cache (alone: its stats)");
+  c.command->require_subcommand(0, 1);
   c.command->fallthrough();
   c.stats = c.command->add_subcommand("stats", "Hits, misses by reason, entries, size, evictions");
   c.stats->add_flag("--json", c.json, "Print one JSON object");
+  c.stats->add_flag("--zero", c.zero, "Then zero the counters (entries stay), as ccache -z");
   c.clear = c.command->add_subcommand("clear", "Remove every entry and zero the counters");
   c.prune = c.command->add_subcommand("prune", "Evict least-recently-used entries");
   c.prune->add_option("--max-size", c.max_size, "Size to prune to, e.g. 500M, 5G (default: the "
@@ -29,8 +31,7 @@ namespace {
 // The manifest in -C DIR, when there is one: it may name the cache directory,
 // its size and remote storage.
 Result<std::optional<Manifest>> manifest_in(const GlobalOptions& o) {
-  const fs::path file = o.manifest ? (o.manifest->is_absolute() ? *o.manifest : o.directory / *o.manifest)
-                                   : o.directory / "offload.json";
+  const fs::path file = manifest_path(o);
   if (!fs::exists(file)) return std::optional<Manifest>();
   auto m = load_manifest(file);
   if (!m) return m.error();
@@ -74,7 +75,14 @@ Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
     manifest_size = (*m)->cache_max_size;
   }
   const fs::path dir = cache_dir_for(o, manifest_dir);
-  if (*c.stats) return cache_stats(dir, c.json, std::cout, manifest_size.value_or(cache::kDefaultMaxSize));
+  if (*c.stats || c.command->get_subcommands().empty()) {  // `cache` alone: its stats
+    const int code = cache_stats(dir, c.json, std::cout, manifest_size.value_or(cache::kDefaultMaxSize));
+    if (code != exit_code::ok || !c.zero) return code;
+    std::ostringstream said;  // under --json, only the JSON object on stdout
+    const int zeroed = cache_zero(dir, said);
+    (zeroed == exit_code::ok && c.json ? std::cerr : std::cout) << said.str();
+    return zeroed;
+  }
   if (*c.clear) return cache_clear(dir, std::cout);
   if (*c.verify) return cache_verify(dir, std::cout);
   std::optional<uint64_t> limit = manifest_size;

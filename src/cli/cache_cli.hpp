@@ -16,6 +16,7 @@ struct CacheCli {
   CLI::App* prune = nullptr;
   CLI::App* verify = nullptr;
   bool json = false;
+  bool zero = false;  // stats --zero
   std::optional<std::string> max_size;
 };
 

@@ -1,12 +1,14 @@
 // The `cache` subcommands: stats, clear, prune.
 #include "offload_build/cli/cache_command.hpp"
 
+#include <algorithm>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/json_text.hpp"
 
@@ -14,9 +16,29 @@ namespace ob::cli {
 
 namespace {
 
-void row(std::ostream& out, std::string_view label, std::string_view value) {
-  out << fmt::format("{:<18}{}\n", label, value);
-}
+// Label and value lines, every value starting in one column (two spaces past
+// the longest label), and headings.
+class Rows {
+ public:
+  void add(std::string label, std::string value) { lines_.push_back({std::move(label), std::move(value), true}); }
+  void heading(std::string text) { lines_.push_back({std::move(text), {}, false}); }
+  void print(std::ostream& out) const {
+    size_t width = 0;
+    for (const auto& l : lines_)
+      if (l.has_value) width = std::max(width, l.label.size());
+    for (const auto& l : lines_)
+      out << (l.has_value ? fmt::format("{:<{}}{}\n", l.label, width + 2, l.value) : l.label + "\n");
+  }
+
+ private:
+  struct Line {
+    std::string label, value;
+    bool has_value;
+  };
+  std::vector<Line> lines_;
+};
+
+constexpr size_t kOptionsShown = 5;  // unsupported options named in `cache stats`
 
 // A cache path that exists but is not a directory: an error naming it (exit 2).
 std::optional<int> not_a_directory(const fs::path& dir, std::ostream& out) {
@@ -91,37 +113,43 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     return exit_code::ok;
   }
   if (!problem.empty()) out << fmt::format("warning: builds do not use this cache: {}\n", problem);
-  row(out, "cache directory", shown.string());
-  row(out, "entries", std::to_string(u.entries));
-  row(out, "size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
-  row(out, "hits", std::to_string(c.hits));
-  row(out, "misses", std::to_string(c.misses));
-  for (const auto& [reason, n] : c.misses_by_reason) row(out, "  " + reason, std::to_string(n));
+  Rows rows;
+  rows.add("cache directory", shown.string());
+  rows.add("entries", std::to_string(u.entries));
+  rows.add("size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
+  rows.add("hits", std::to_string(c.hits));
+  rows.add("misses", std::to_string(c.misses));
+  for (const auto& [reason, n] : c.misses_by_reason) rows.add("  " + reason, std::to_string(n));
   uint64_t lookups = c.hits + c.misses;
-  row(out, "hit rate",
-      lookups ? fmt::format("{:.1f}%", 100.0 * double(c.hits) / double(lookups)) : "-");
-  row(out, "corrupt entries", std::to_string(c.corrupt));
-  row(out, "stores", std::to_string(c.stores));
-  row(out, "store failures", std::to_string(c.store_failures));
-  row(out, "evictions", std::to_string(c.evictions));
+  rows.add("hit rate", lookups ? fmt::format("{:.1f}%", 100.0 * double(c.hits) / double(lookups)) : "-");
+  rows.add("corrupt entries", std::to_string(c.corrupt));
+  rows.add("stores", std::to_string(c.stores));
+  rows.add("store failures", std::to_string(c.store_failures));
+  rows.add("evictions", std::to_string(c.evictions));
   for (const auto& [url, r] : c.remotes) {
-    out << "remote storage " << url << '\n';
-    row(out, "  hits", std::to_string(r.hits));
-    row(out, "  misses", std::to_string(r.misses));
-    row(out, "  errors", fmt::format("{} ({} invalid entries)", r.errors, r.rejected));
-    row(out, "  timeouts", std::to_string(r.timeouts));
-    row(out, "  skipped", fmt::format("{} not signed with this key, {} over max-entry-size",
+    rows.heading("remote storage " + url);
+    rows.add("  hits", std::to_string(r.hits));
+    rows.add("  misses", std::to_string(r.misses));
+    rows.add("  errors", fmt::format("{} ({} invalid entries)", r.errors, r.rejected));
+    rows.add("  timeouts", std::to_string(r.timeouts));
+    rows.add("  skipped", fmt::format("{} not signed with this key, {} over max-entry-size",
                                       r.bad_signature, r.oversized));
-    row(out, "  uploads", r.kept_foreign ? fmt::format("{} ({} not made: another key's entry there)",
+    rows.add("  uploads", r.kept_foreign ? fmt::format("{} ({} not made: another key's entry there)",
                                                        r.uploads, r.kept_foreign)
                                           : std::to_string(r.uploads));
-    row(out, "  bytes read", cache::format_size(r.bytes_read));
-    row(out, "  bytes written", cache::format_size(r.bytes_written));
+    rows.add("  bytes read", cache::format_size(r.bytes_read));
+    rows.add("  bytes written", cache::format_size(r.bytes_written));
   }
   uint64_t unchanged = 0;
   for (const auto& [reason, n] : c.unchanged_by_reason) unchanged += n;
-  row(out, "compiles run unchanged", std::to_string(unchanged));  // launcher mode
-  for (const auto& [reason, n] : c.unchanged_by_reason) row(out, "  " + reason, std::to_string(n));
+  rows.add("compiles run unchanged", std::to_string(unchanged));  // launcher mode
+  for (const auto& [reason, n] : c.unchanged_by_reason) {
+    rows.add("  " + reason, std::to_string(n));
+    if (reason != clang_cli::unchanged::kOption) continue;
+    for (const auto& [option, count] : most_frequent(c.unsupported_options, kOptionsShown))
+      rows.add("    " + option, std::to_string(count));
+  }
+  rows.print(out);
   return exit_code::ok;
 }
 
@@ -174,6 +202,27 @@ int cache_verify(const fs::path& dir, std::ostream& out) {
   out << "cache " << dir.string() << ": " << v.entries << " entries, " << v.corrupt.size()
       << " corrupt\n";
   return v.corrupt.empty() ? 0 : 1;
+}
+
+}  // namespace ob::cli
+
+namespace ob::cli {
+
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n) {
+  std::vector<std::pair<std::string, uint64_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+int cache_zero(const fs::path& dir, std::ostream& out) {
+  int code;
+  auto storage = open_for_change(dir, cache::kDefaultMaxSize, "zero", out, code);
+  if (!storage) return code;
+  storage->zero_counters();
+  out << fmt::format("zeroed the counters of {} (entries kept)\n", storage->dir().string());
+  return exit_code::ok;
 }
 
 }  // namespace ob::cli

@@ -118,7 +118,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   cache::hide_remote_credentials(o.remote_storage);  // before the compiler, run unchanged or not
   exec::set_echo_policy({o.verbose, nullptr});
   if (env_flag("OFFLOAD_BUILD_DISABLE"))
-    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled}, o);
+    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o);
   Unchanged why;
   try {
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
@@ -138,7 +138,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.
-    why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal};
+    why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal, {}};
   }
   return pass_through(command, why, o);
 }

@@ -41,8 +41,8 @@ std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
 
 int split_build(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
-  auto pass = [&](std::string reason, const char* code) {
-    why = {std::move(reason), code};
+  auto pass = [&](std::string reason, const char* code, std::string option = {}) {
+    why = {std::move(reason), code, std::move(option)};
     return -1;
   };
   Unchanged setup_why;
@@ -70,7 +70,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
     objects.push_back(arg_path(object, cwd).string());
     auto one = clang_cli::parse(clang_cli::build_compile_argv(build, n, objects.back()));
-    if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str());
+    if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
     if (!ready_to_split(*one.compile, *setup, *toolchain, memo, false, why)) return -1;
     compiles.push_back(std::move(*one.compile));
   }

@@ -241,7 +241,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
                                         Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
-    why = {std::move(reason), code};
+    why = {std::move(reason), code, {}};
     return std::nullopt;
   };
   LaunchSetup s;
@@ -266,7 +266,7 @@ bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const 
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code) {
-    why = {std::move(reason), code};
+    why = {std::move(reason), code, {}};
     return false;
   };
   std::error_code ec;
@@ -314,15 +314,15 @@ std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec
 
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
-  auto pass = [&](std::string reason, const char* code) {
-    why = {std::move(reason), code};
+  auto pass = [&](std::string reason, const char* code, std::string option = {}) {
+    why = {std::move(reason), code, std::move(option)};
     return -1;
   };
   auto setup = launch_setup(command, o, why);
   if (!setup) return -1;
   const fs::path& cwd = setup->cwd;
   auto parsed = clang_cli::parse(setup->argv);
-  if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str());
+  if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
   auto& req = *parsed.compile;
   const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain)
@@ -333,7 +333,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
-  else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption);
+  else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
   auto jobserver = exec::jobserver_from_environment();
@@ -344,7 +344,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     auto listing = probe->list(setup->expanded, cwd);
     auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
     if (exec::interrupted()) return exit_code::interrupted;
-    if (!listed) return pass("-save-temps: " + listed.error().message, kOption);
+    if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
     plan = std::move(*listed);
     if (o.verbose)
       std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
@@ -355,9 +355,9 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
     if (o.verbose)
-      std::cerr << fmt::format("offload-build: splitting into {}{} device passes, package, host {}\n",
+      std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",
                                single ? "one host parse, " : "", req.targets.size(),
-                               single ? "codegen" : "pass");
+                               req.targets.size() == 1 ? "" : "es", single ? "codegen" : "pass");
   }
   if (auto code = run_and_report(plan, o, jobserver, command, fs::path(req.output_arg()).filename().string()))
     return *code;

@@ -14,9 +14,11 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/storage.hpp"
+#include "offload_build/cli/cache_command.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -97,18 +99,27 @@ bool first_in_build(const fs::path& cache, const std::string& code) {
 
 void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
   bool say = o.verbose;
+  std::string most;  // the unsupported options counted most, by name
   if (!o.no_cache) {
     cache::Storage storage(cache_dir_for(o, std::nullopt));
     cache::Counters delta;
     delta.unchanged_by_reason[why.code] = 1;
+    if (!why.option.empty()) delta.unsupported_options[why.option] = 1;
     storage.record(delta);
-    if (say) say = first_in_build(storage.dir(), why.code);
+    // Each unsupported option is named once per build.
+    if (say) say = first_in_build(storage.dir(), why.code + why.option);
+    if (say && !why.option.empty()) {
+      std::vector<std::string> named;
+      for (const auto& [option, n] : most_frequent(storage.counters().unsupported_options, 3))
+        named.push_back(fmt::format("{} {}", option, n));
+      if (!named.empty()) most = "; counted most: " + util::join(named, ", ");
+    }
   }
   if (say)
     std::cerr << fmt::format(
-        "offload-build: running the compiler unchanged: {} (\"{}\" in `offload-build cache stats`; "
-        "said once per build)\n",
-        why.reason, why.code);
+        "offload-build: running the compiler unchanged: {} (\"{}\" in `offload-build cache stats`{}; "
+        "said once per build{})\n",
+        why.reason, why.code, most, why.option.empty() ? "" : " and option");
 }
 
 void write_launcher_report(const GlobalOptions& o, const std::vector<std::string>& command,

@@ -8,6 +8,13 @@
 namespace ob::cli {
 
 void add_global_options(CLI::App& app, GlobalOptions& options);
+// Before CLI11 parses argv: an unknown command word (with the closest one
+// suggested), no command at all (the commands listed), `help`. The exit code
+// when it answered; nullopt when argv is CLI11's to parse.
+std::optional<int> check_command_words(const CLI::App& app, int argc, char** argv);
+// The index of the first word at or after `from` that is not a global option
+// or its value; argc at `--`, at a help flag or at the end.
+int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
 size_t effective_jobs(const GlobalOptions& options);
 // How many driver probes may run at once: -j, or 1 under a make jobserver
 // (they run in the slot make started us with; they take no tokens).

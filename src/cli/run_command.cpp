@@ -50,27 +50,19 @@ int program_status(int status) {
   return status;
 }
 
-}  // namespace
-
-Result<int> run(const GlobalOptions& o, const RunOptions& r) {
-  auto program = build(o);
-  if (!program) return program.error();
-  return run_program(o, r, *program);
-}
-
-Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::path& program) {
-  Command cmd;
-  cmd.argv.push_back(program.string());
-  cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
+// Run `cmd` (OMP_TARGET_OFFLOAD=MANDATORY unless set); with `verify`, read the
+// offload runtime's log from its stderr, print the summary and fail when no
+// kernel was launched on an offload device (`no_kernel` says what to check).
+Result<int> run_program(Command cmd, const GlobalOptions& o, bool verify, std::string_view no_kernel) {
   if (!std::getenv("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = std::getenv("LIBOMPTARGET_INFO") != nullptr;
-  if (r.verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
+  if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
 
   if (o.dry_run) {
     std::cout << cmd.display() << '\n' << std::flush;
     return exit_code::ok;
   }
-  if (!r.verify) {
+  if (!verify) {
     auto pid = exec::spawn(cmd);
     if (!pid) return pid.error();
     return program_status(exec::wait_exit_code(*pid));
@@ -91,14 +83,44 @@ Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::p
 
   std::cerr << "offload-build: verify: " << report::format_summary(summary) << '\n';
   if (status != 0) return program_status(status);
-  if (summary.launches.empty()) {
-    return Error::failure(
-        "run --verify: the program ran but no kernel was launched on an offload device; its "
-        "target regions ran on the host. Check that OMP_TARGET_OFFLOAD is not DISABLED and that "
-        "the offload targets (the manifest's \"targets\", Cargo.toml's [package.metadata.offload] "
-        "targets or --target) include one this machine can run (\"host\" always can)");
-  }
+  if (summary.launches.empty()) return Error::failure(std::string(no_kernel));
   return exit_code::ok;
+}
+
+}  // namespace
+
+Result<int> run(const GlobalOptions& o, const RunOptions& r) {
+  auto program = build(o);
+  if (!program) return program.error();
+  return run_program(o, r, *program);
+}
+
+Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::path& program) {
+  Command cmd;
+  cmd.argv.push_back(program.string());
+  cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
+  return run_program(std::move(cmd), o, r.verify,
+                     "run --verify: the program ran but no kernel was launched on an offload "
+                     "device; its target regions ran on the host. Check that OMP_TARGET_OFFLOAD is "
+                     "not DISABLED and that the offload targets (the manifest's \"targets\", "
+                     "Cargo.toml's [package.metadata.offload] targets or --target) include one this "
+                     "machine can run (\"host\" always can)");
+}
+
+Result<int> verify(const GlobalOptions& o, std::vector<std::string> command) {
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty())
+    return Error::usage("verify: no program; usage: offload-build verify -- PROGRAM ARGS...");
+  const std::string program = command.front();
+  Command cmd{std::move(command), o.directory == "." ? fs::path() : o.directory, {}};
+  return run_program(
+      std::move(cmd), o, true,
+      fmt::format("verify: {} ran but no kernel was launched on an offload device; its target "
+                  "regions ran on the host, or it has none. Check that it was compiled with "
+                  "-fopenmp and offload targets (e.g. --offload-arch=..., or through "
+                  "offload-build as the compiler launcher: docs/LAUNCHER.md) and that "
+                  "OMP_TARGET_OFFLOAD is not DISABLED",
+                  program));
 }
 
 }  // namespace ob::cli

@@ -65,6 +65,12 @@ struct CmakeProject {
     CHECK(r.exit_code == 0);
     CHECK(r.out == "vecdemo: y[7]=15.0 dot=131072.0 out[1]=1.0 device=1 bad=0 OK\n");
     CHECK(count_occurrences(r.err, "Launching kernel __omp_offloading_") == 4);  // one per region
+    // The proof the README gives for a CMake-built program.
+    auto verified = run_ob({"verify", "--", (build / "vecdemo").string()}, build);
+    INFO(verified.err);
+    CHECK(verified.exit_code == 0);
+    CHECK(verified.out == r.out);
+    CHECK_THAT(verified.err, Catch::Contains("offload-build: verify: offload: 4 kernel launches on device "));
   }
   void no_work_dirs_left(const fs::path& build) {
     for (const auto& e : fs::recursive_directory_iterator(build))

@@ -410,7 +410,7 @@ TEST_CASE("cache stats and verify on a read-only cache whose v1 is a symlink say
   INFO(s.out << s.err);
   CHECK(s.exit_code == 0);
   CHECK_THAT(s.out, Catch::Contains("warning: builds do not use this cache: v1 is a symbolic link"));
-  CHECK_THAT(s.out, Catch::Contains("\nentries           0\n"));  // not those behind it
+  CHECK_THAT(s.out, Catch::Contains("\nentries                 0\n"));  // not those behind it
   auto j = look({"stats", "--json"});
   REQUIRE(j.exit_code == 0);
   auto parsed = nlohmann::json::parse(j.out);

@@ -268,7 +268,7 @@ TEST_CASE("wrap --, global options and response files", "[launcher][integration]
                  "-c", "saxpy.c", "-o", "w.o"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.err, Catch::Contains("splitting into one host parse, 1 device passes, package, host codegen"));
+  CHECK_THAT(r.err, Catch::Contains("splitting into one host parse, 1 device pass, package, host codegen"));
   // -v shows every command: the driver asked for its device pass, the host
   // parse, the device cc1 reading its IR, the host codegen.
   CHECK_THAT(r.err, Catch::Contains("--offload-device-only -MD -MF w.o.offload-build/dev.host.d -o "
@@ -280,7 +280,7 @@ TEST_CASE("wrap --, global options and response files", "[launcher][integration]
   auto two = l.ob({"--cache-dir", other_cache.string(), "-v", "wrap", "--", kClang, "@flags.rsp",
                    "-c", "saxpy.c", "-o", "w2.o"}, {{"OFFLOAD_BUILD_TWO_PARSE", "1"}});
   REQUIRE(two.exit_code == 0);
-  CHECK_THAT(two.err, Catch::Contains("splitting into 1 device passes, package, host pass"));
+  CHECK_THAT(two.err, Catch::Contains("splitting into 1 device pass, package, host pass"));
   CHECK(two.err.find("-###") == std::string::npos);
   CHECK(read_file(l.tmp / "w2.o") == read_file(l.tmp / "ref.o"));
   CHECK(read_file(l.tmp / "w.o") == read_file(l.tmp / "ref.o"));

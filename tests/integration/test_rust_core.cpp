@@ -242,5 +242,6 @@ TEST_CASE("cargo flow: a warm Redis remote serves another checkout's device pass
   CHECK_THAT(laptop.err, !Catch::Contains("warning"));
   // The laptop's own cache now has the image, and counted the hit.
   auto stats = run_ob({"--cache-dir", (tmp / "laptop/cache").string(), "cache", "stats"});
-  CHECK_THAT(stats.out, Catch::Contains("entries           1") && Catch::Contains("hits              1"));
+  CHECK_THAT(stats.out, Catch::Contains("\nentries                 1\n") &&
+                              Catch::Contains("\nhits                    1\n"));
 }

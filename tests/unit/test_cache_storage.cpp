@@ -593,6 +593,31 @@ TEST_CASE("format_size prints one decimal in binary units", "[cache]") {
   CHECK(format_size(3ull << 40) == "3.0 TiB");
 }
 
+TEST_CASE("unsupported options are counted by name, the most frequent kept, and zeroed", "[cache]") {
+  TempDir tmp("ob-cache");
+  Storage s(tmp / "c");
+  Counters often;
+  often.unchanged_by_reason["unsupported option"] = 5;
+  often.unsupported_options["-ftime-trace"] = 5;
+  s.record(often);
+  for (size_t i = 0; i < Counters::kMaxNamedOptions + 8; ++i) {
+    Counters one;
+    one.unchanged_by_reason["unsupported option"] = 1;
+    one.unsupported_options["-fopt" + std::to_string(i)] = 1;
+    s.record(one);
+  }
+  const Counters c = s.counters();
+  CHECK(c.unsupported_options.size() == Counters::kMaxNamedOptions);  // bounded
+  CHECK(c.unsupported_options.at("-ftime-trace") == 5);
+  CHECK(c.unchanged_by_reason.at("unsupported option") == 5 + Counters::kMaxNamedOptions + 8);
+  CHECK(ob::cli::most_frequent(c.unsupported_options, 2).front() == std::pair<std::string, uint64_t>{"-ftime-trace", 5});
+
+  std::ostringstream zeroed;
+  CHECK(ob::cli::cache_zero(s.dir(), zeroed) == 0);
+  CHECK_FALSE(s.counters().any());
+  CHECK(s.counters().unsupported_options.empty());
+}
+
 TEST_CASE("cache stats, prune and clear commands", "[cache]") {
   TempDir tmp("ob-cache");
   fs::path dir = tmp / "c";
@@ -629,7 +654,8 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     std::sort(keys.begin(), keys.end());
     CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "entries", "evictions",
                                            "hits", "max_size", "misses", "misses_by_reason",
-                                           "remotes", "store_failures", "stores", "unchanged_by_reason"});
+                                           "remotes", "store_failures", "stores", "unchanged_by_reason",
+                                           "unsupported_options"});
     CHECK(j["remotes"] == nlohmann::json::object());  // none used
     CHECK(j["dir"] == s.dir().string());
     CHECK(j["entries"] == 4);
@@ -646,17 +672,18 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     std::ostringstream text;
     CHECK(ob::cli::cache_stats(dir, false, text, 1 << 20) == 0);
     std::string t = text.str();
-    CHECK_THAT(t, Catch::Contains("cache directory   " + s.dir().string() + "\n"));
-    CHECK_THAT(t, Catch::Contains("entries           4\n"));
-    CHECK_THAT(t, Catch::Contains("size              " + format_size(u.bytes) + " / 1.0 MiB\n"));
-    CHECK_THAT(t, Catch::Contains("hits              3\n"));
-    CHECK_THAT(t, Catch::Contains("misses            1\n"));
-    CHECK_THAT(t, Catch::Contains("  no entry        1\n"));
-    CHECK_THAT(t, Catch::Contains("hit rate          75.0%\n"));
-    CHECK_THAT(t, Catch::Contains("corrupt entries   2\n"));
-    CHECK_THAT(t, Catch::Contains("stores            4\n"));
-    CHECK_THAT(t, Catch::Contains("store failures    5\n"));
-    CHECK_THAT(t, Catch::Contains("evictions         6\n"));
+    // Every value in one column: two spaces past the longest label ("compiles run unchanged").
+    CHECK_THAT(t, Catch::Contains("cache directory         " + s.dir().string() + "\n"));
+    CHECK_THAT(t, Catch::Contains("entries                 4\n"));
+    CHECK_THAT(t, Catch::Contains("size                    " + format_size(u.bytes) + " / 1.0 MiB\n"));
+    CHECK_THAT(t, Catch::Contains("hits                    3\n"));
+    CHECK_THAT(t, Catch::Contains("misses                  1\n"));
+    CHECK_THAT(t, Catch::Contains("  no entry              1\n"));
+    CHECK_THAT(t, Catch::Contains("hit rate                75.0%\n"));
+    CHECK_THAT(t, Catch::Contains("corrupt entries         2\n"));
+    CHECK_THAT(t, Catch::Contains("stores                  4\n"));
+    CHECK_THAT(t, Catch::Contains("store failures          5\n"));
+    CHECK_THAT(t, Catch::Contains("evictions               6\n"));
 
     std::ostringstream pruned;
     CHECK(ob::cli::cache_prune(dir, u.bytes / 2, pruned) == 0);

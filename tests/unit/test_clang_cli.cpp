@@ -167,6 +167,21 @@ TEST_CASE("each reason to run unchanged has a kind, counted in cache stats", "[l
   CHECK(code({"clang", "-fopenmp", "-fopenmp-targets=x86_64", "-c", "k.c"}) == unchanged::kTargets);
 }
 
+TEST_CASE("an unsupported option is named without its value, for cache stats", "[launcher][clang_cli]") {
+  auto option = [](Argv argv) {
+    auto p = parse(argv);
+    REQUIRE_FALSE(p.compile);
+    CHECK(p.pass_code == unchanged::kOption);
+    return p.option;
+  };
+  CHECK(option({"clang", "-fopenmp", "--offload-arch=sm_90", "-ftime-trace", "-c", "k.c"}) == "-ftime-trace");
+  CHECK(option({"clang", "-fopenmp", "--offload-arch=sm_90", "--frobnicate=a/b/c", "-c", "k.c"}) == "--frobnicate=");
+  CHECK(option({"clang", "-fopenmp", "--offload-arch=sm_90", "-MF", "k.d", "-c", "k.c"}) == "-MF");
+  CHECK(option({"clang", "-c", "k.c", "-Xarch_host"}) == "-Xarch_host");
+  CHECK(option_name(std::string(200, 'x')).size() < 100);  // bounded
+  CHECK(parse({"clang", "-O2", "-c", "k.c"}).option.empty());  // not an option's fault
+}
+
 TEST_CASE("what clang's driver splits is split: host -march, remarks, records, native",
           "[launcher][clang_cli]") {
   SECTION("-Xopenmp-target=<host triple> -march= sets the host device's CPU (the image's arch)") {

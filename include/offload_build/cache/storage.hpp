@@ -117,6 +117,10 @@ struct Counters {
   std::map<std::string, RemoteCounters> remotes;  // by redacted URL
   // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
   std::map<std::string, uint64_t> unchanged_by_reason;
+  // Of those, "unsupported option" by the option's name (clang_cli::option_name):
+  // the kMaxNamedOptions most frequent are kept.
+  std::map<std::string, uint64_t> unsupported_options;
+  static constexpr size_t kMaxNamedOptions = 32;
 
   Counters& operator+=(const Counters& other);
   bool any() const;  // anything counted (misses_by_reason only splits misses)
@@ -185,6 +189,8 @@ class Storage {
   // evict if the cache grew past its limit.
   void record(const Counters& delta);
   Counters counters() const;
+  // Zero the counters (`cache stats --zero`, as ccache -z); entries stay.
+  void zero_counters();
   Usage usage() const;
 
   // Decode every entry (`cache verify`): how many there are and which are bad

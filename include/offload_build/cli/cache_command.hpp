@@ -6,6 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -19,7 +23,8 @@ namespace fs = std::filesystem;
 // Directory, entries, size / max, hits, misses (by reason), hit rate, corrupt,
 // stores, store failures, evictions. With `json`, one object:
 // {"dir","entries","bytes","max_size","hits","misses","misses_by_reason",
-//  "corrupt","stores","store_failures","evictions","remotes"}; "remotes" maps
+//  "corrupt","stores","store_failures","evictions","remotes","unchanged_by_reason",
+//  "unsupported_options"}; "remotes" maps
 // each remote storage's redacted URL to {"hits","misses","errors","timeouts",
 // "rejected","bad_signature","oversized","kept_foreign","uploads","bytes_read",
 // "bytes_written"}.
@@ -27,6 +32,11 @@ namespace fs = std::filesystem;
 int cache_stats(const fs::path& dir, bool json, std::ostream& out,
                 uint64_t max_size = cache::kDefaultMaxSize);
 
+// Zero the counters, keeping the entries (`cache stats --zero`, as ccache -z).
+int cache_zero(const fs::path& dir, std::ostream& out);
+// The `n` largest counts, largest first (ties in name order).
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n);
 // Decode every entry; exit 1 (listing them) when any is corrupt.
 int cache_verify(const fs::path& dir, std::ostream& out);
 

@@ -47,11 +47,22 @@ fs::path cache_dir_for(const GlobalOptions& options,
 // a real path; empty when none is set (or it does not exist).
 fs::path base_dir_for(const GlobalOptions& options, const std::optional<fs::path>& manifest_base_dir);
 
+// The manifest file of -C DIR and --manifest FILE.
+fs::path manifest_path(const GlobalOptions& options);
+// The error for a missing manifest: where it was looked for, and how to make one.
+Error no_manifest(const fs::path& file);
+
 // Build the project; returns the linked program's path.
 Result<fs::path> build(const GlobalOptions& options);
 
 // Build, then run the program; returns the exit code to use.
 Result<int> run(const GlobalOptions& options, const RunOptions& run_options);
+// `verify [--] PROGRAM ARGS...`: run any program as `run --verify` runs the
+// manifest's; fails when no kernel ran on an offload device.
+Result<int> verify(const GlobalOptions& options, std::vector<std::string> command);
+// `clean`: remove the manifest's build directory (never the cache, never a
+// directory outside the project); under --dry-run, say what it would remove.
+Result<int> clean(const GlobalOptions& options);
 
 // Run a built program as `run` does (OMP_TARGET_OFFLOAD=MANDATORY unless set;
 // under --verify the offload log's summary, an error when no kernel ran on an

@@ -36,6 +36,7 @@ int launch(const std::vector<std::string>& command, const GlobalOptions& options
 struct Unchanged {
   std::string reason;
   std::string code;
+  std::string option;  // kOption: the option's name (clang_cli::Parsed::option)
 };
 
 // ---- launcher_compile.cpp ----

@@ -84,12 +84,17 @@ std::string CompileRequest::output_arg() const {
   return fs::path(source).filename().replace_extension(".o").string();
 }
 
+std::string option_name(std::string_view token) {
+  const size_t eq = token.find('=');
+  return util::shorten(token.substr(0, eq == std::string_view::npos ? eq : eq + 1), 64);
+}
+
 Parsed parse(const std::vector<std::string>& argv) {
   Scan s;
-  if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile};
+  if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile, {}};
   s.req.compiler = argv.front();
-  auto pass = [](std::string why, const char* code = unchanged::kOption) {
-    return Parsed{std::nullopt, std::move(why), code};
+  auto pass = [](std::string why, const char* code = unchanged::kOption, std::string_view option = {}) {
+    return Parsed{std::nullopt, std::move(why), code, option_name(option)};
   };
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -106,7 +111,7 @@ Parsed parse(const std::vector<std::string>& argv) {
     auto valued = [&](std::string_view opt, ArgKind kind) -> std::optional<Parsed> {
       if (t == opt) {
         auto v = next();
-        if (!v) return pass("option " + t + " without a value");
+        if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
         add(kind, {t, *v}, *v);
       } else {
         add(kind, {t}, t.substr(opt.size()));
@@ -174,16 +179,16 @@ Parsed parse(const std::vector<std::string>& argv) {
       for (const auto& x : util::split(list, ',')) s.archs.push_back(x);
     } else if (t == "-Xopenmp-target" || starts_with(t, "-Xopenmp-target=")) {
       auto v = next();
-      if (!v) return pass("option " + t + " without a value");
+      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
       add(ArgKind::XOpenmpTarget, {t, *v}, *v, t.size() > 15 ? t.substr(16) : "");
     } else if (starts_with(t, "-Xarch_")) {
       auto v = next();
-      if (!v) return pass("option " + t + " without a value");
+      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
       add(ArgKind::XArch, {t, *v}, t.substr(7));
     } else if (t == "-Xclang") {
       auto v = next();
-      if (!v) return pass("option -Xclang without a value");
-      if (any_prefix(kForeignCc1, *v)) return pass("-Xclang " + *v);
+      if (!v) return pass("option -Xclang without a value", unchanged::kOption, t);
+      if (any_prefix(kForeignCc1, *v)) return pass("-Xclang " + *v, unchanged::kOption, "-Xclang " + *v);
       add(ArgKind::Common, {t, *v});
     } else if (any_exact(kForeignExact, t) || any_prefix(kForeignPrefix, t)) {
       if (t == "--offload-jobs" || starts_with(t, "--offload-jobs=") || t == "--offload-new-driver")
@@ -191,10 +196,10 @@ Parsed parse(const std::vector<std::string>& argv) {
       else
         return pass("option " + t, any_exact(kOtherOutputExact, t) || any_prefix(kOtherOutputPrefix, t)
                                         ? unchanged::kNotCompile
-                                        : unchanged::kOption);
+                                        : unchanged::kOption, t);
     } else if (any_exact(kSeparate, t)) {
       auto v = next();
-      if (!v) return pass("option " + t + " without a value");
+      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
       add(ArgKind::Common, {t, *v});
     } else if (any_exact(kCommonExact, t) || any_prefix(kCommonPrefix, t)) {
       if (enables_debug_info(t)) s.req.debug_info = true;
@@ -205,7 +210,7 @@ Parsed parse(const std::vector<std::string>& argv) {
         s.req.tracks_locations = true;
       add(ArgKind::Common, {t});
     } else {
-      return pass("unknown option " + t);
+      return pass("unknown option " + t, unchanged::kOption, t);
     }
     if (stop) return *stop;
   }

@@ -127,7 +127,7 @@ Resolved resolve_targets(const Scan& s) {
 }  // namespace
 
 Parsed finish(Scan s) {
-  auto pass = [](std::string why, const char* code) { return Parsed{std::nullopt, std::move(why), code}; };
+  auto pass = [](std::string why, const char* code) { return Parsed{std::nullopt, std::move(why), code, {}}; };
   using namespace unchanged;
   if (!s.compile_only) return pass("not a compile to an object (no -c)", kNotCompile);
   if (s.inputs.empty()) return pass("no source file", kNotCompile);
@@ -151,16 +151,17 @@ Parsed finish(Scan s) {
     s.req.deps->targets = s.dep_targets;
     s.req.deps->phony = s.dep_phony;
   } else if (s.dep_file || !s.dep_targets.empty()) {
-    return pass("-MF/-MT without -MD or -MMD", kOption);
+    return Parsed{std::nullopt, "-MF/-MT without -MD or -MMD", kOption, s.dep_file ? "-MF" : "-MT"};
   }
   if (s.records) {
     // Without -o clang names each device's record after the source and its
     // target; with -o (as build systems write it) every pass shares one name.
-    if (!s.req.output && !s.record_file) return pass("optimization records without -o", kOption);
+    if (!s.req.output && !s.record_file)
+      return Parsed{std::nullopt, "optimization records without -o", kOption, "-fsave-optimization-record"};
     s.req.opt_record = s.record_file ? *s.record_file
                                      : fs::path(*s.req.output).replace_extension(".opt." + s.record_format).string();
   }
-  return Parsed{std::move(s.req), {}, {}};
+  return Parsed{std::move(s.req), {}, {}, {}};
 }
 
 }  // namespace ob::clang_cli

@@ -101,7 +101,14 @@ struct Parsed {
   std::optional<CompileRequest> compile;  // set: split it
   std::string pass_reason;                // otherwise: why the compiler runs unchanged
   std::string pass_code;                  // and its kind (unchanged::k...)
+  // For kOption: the option as spelled, its value left out ("-ftime-trace",
+  // "-fsanitize=", "-Xclang -load"): what `cache stats` counts by name.
+  std::string option;
 };
+
+// `token` named as `cache stats` counts it: up to and including its first '=',
+// at most 64 bytes (a joined value would make every compile's name its own).
+std::string option_name(std::string_view token);
 
 // Classify `argv` (argv[0] the compiler, response files already expanded).
 // Pure: reads no file and runs nothing.
