@@ -104,21 +104,12 @@ TEST_CASE("a depfile that is a symlink to /dev/zero is not read: nothing stored,
   TempDir tmp{"ob-hostile"};
   const fs::path dir = copy_example("saxpy-c", tmp.path());
   // A clang that replaces the depfile it wrote (-MF FILE) with a symlink to /dev/zero.
-  const fs::path llvm = tmp / "llvm";
-  fs::create_directories(llvm / "bin");
-  for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper", "llvm-objdump", "ld.lld"})
-    fs::create_symlink(std::string(kLlvmBin) + "/" + tool, llvm / "bin" / tool);
-  for (const char* tool : {"clang", "clang++"}) {
-    write_file(llvm / "bin" / tool,
-               std::string("#!/bin/sh\n") + kLlvmBin + "/" + tool +
-                   " \"$@\" || exit $?\n"
-                   "dep=; prev=\nfor a in \"$@\"; do [ \"$prev\" = -MF ] && dep=$a; prev=$a; done\n"
-                   "[ -n \"$dep\" ] && rm -f \"$dep\" && ln -s /dev/zero \"$dep\"\nexit 0\n");
-    fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
-  }
-  auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
-  m["toolchain"] = llvm.string();
-  write_file(dir / "offload.json", m.dump());
+  use_wrapped_clang(dir, tmp / "llvm", [](const std::string& tool) {
+    return std::string("#!/bin/sh\n") + kLlvmBin + "/" + tool +
+           " \"$@\" || exit $?\n"
+           "dep=; prev=\nfor a in \"$@\"; do [ \"$prev\" = -MF ] && dep=$a; prev=$a; done\n"
+           "[ -n \"$dep\" ] && rm -f \"$dep\" && ln -s /dev/zero \"$dep\"\nexit 0\n";
+  });
   const fs::path cache = tmp / "cache";
   double seconds = 0;
   auto r = run_bounded({"-C", dir.string(), "--cache-dir", cache.string(), "build"}, {}, {}, seconds);

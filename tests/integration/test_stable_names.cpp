@@ -73,18 +73,9 @@ TEST_CASE("a compiler that ignores the preloaded library falls back to inode key
   TempDir tmp{"ob-stable"};
   const fs::path dir = copy_example("saxpy-c", tmp.path());
   // A toolchain whose clang drops LD_PRELOAD, as a static or setuid one would.
-  const fs::path llvm = tmp / "llvm";
-  fs::create_directories(llvm / "bin");
-  for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper", "llvm-objdump", "ld.lld"})
-    fs::create_symlink(std::string(kLlvmBin) + "/" + tool, llvm / "bin" / tool);
-  for (const char* tool : {"clang", "clang++"}) {
-    write_file(llvm / "bin" / tool, std::string("#!/bin/sh\nunset LD_PRELOAD\nexec ") + kLlvmBin + "/" +
-                                        tool + " \"$@\"\n");
-    fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
-  }
-  auto m = nlohmann::json::parse(read_file(dir / "offload.json"));
-  m["toolchain"] = llvm.string();
-  write_file(dir / "offload.json", m.dump());
+  use_wrapped_clang(dir, tmp / "llvm", [](const std::string& tool) {
+    return std::string("#!/bin/sh\nunset LD_PRELOAD\nexec ") + kLlvmBin + "/" + tool + " \"$@\"\n";
+  });
   const Argv build{"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "--explain", "build"};
   checked(run_ob(build));
   // The same bytes under a new inode: kernel names would change, so it misses.

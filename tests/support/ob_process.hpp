@@ -1,6 +1,8 @@
 // Running the real offload-build binary (and other tools) from integration tests.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -112,5 +114,23 @@ inline std::vector<fs::path> temp_outputs(const fs::path& dir) {
 }
 
 inline const char* kLlvmBin = "/usr/lib/llvm-22/bin";
+
+// A toolchain at `llvm` whose clang and clang++ are shell scripts (`script`
+// gives each one's text from its name; the real one is kLlvmBin/NAME) and
+// whose other tools are the real ones; the manifest in `project` is pointed
+// at it ("toolchain"). For tests of compilers that misbehave.
+template <class Script>
+inline void use_wrapped_clang(const fs::path& project, const fs::path& llvm, Script script) {
+  fs::create_directories(llvm / "bin");
+  for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper", "llvm-objdump", "ld.lld"})
+    fs::create_symlink(std::string(kLlvmBin) + "/" + tool, llvm / "bin" / tool);
+  for (const std::string tool : {"clang", "clang++"}) {
+    write_file(llvm / "bin" / tool, script(tool));
+    fs::permissions(llvm / "bin" / tool, fs::perms::owner_all);
+  }
+  auto m = nlohmann::json::parse(read_file(project / "offload.json"));
+  m["toolchain"] = llvm.string();
+  write_file(project / "offload.json", m.dump());
+}
 
 }  // namespace ob::test
