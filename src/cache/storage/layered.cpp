@@ -98,14 +98,18 @@ auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start).count();
   const int64_t slow = (r.slow_ms += std::max<int64_t>(0, ms - healthy));
-  const std::string why = fmt::format(
-      "too slow: its requests took {} ms past connect-timeout ({} ms) in all, the most one build "
-      "waits for one remote (connect-timeout + operation-timeout + 1 s)", slow, healthy);
+  auto too_slow = [&] {
+    return RemoteFailure{RemoteFailure::Kind::Timeout,
+                         fmt::format("too slow: its requests took {} ms past connect-timeout ({} ms) "
+                                     "in all, the most one build waits for one remote "
+                                     "(connect-timeout + operation-timeout + 1 s)",
+                                     slow, healthy)};
+  };
   // Cut short by what was left of the budget, not by its own timeout: say so.
   if (!result && result.failure().kind == RemoteFailure::Kind::Timeout &&
       limit < r.config.operation_timeout_ms)
-    return decltype(result)(RemoteFailure{RemoteFailure::Kind::Timeout, why});
-  if (result && slow >= budget && !r.disabled) fail(r, {RemoteFailure::Kind::Timeout, why});
+    return decltype(result)(too_slow());
+  if (result && slow >= budget && !r.disabled) fail(r, too_slow());
   return result;
 }
 
@@ -168,7 +172,6 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
       std::lock_guard lock(remote.mu);
       ++remote.counters.bad_signature;
     }
-
     note_once(remote, "signature",
               fmt::format("the value for {} is not signed with this build's key ({}); skipped "
                           "and left on the server (counted as bad_signature in `cache stats`; "
@@ -180,7 +183,6 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
       std::lock_guard lock(remote.mu);
       ++remote.counters.oversized;
     }
-
     note_once(remote, "oversized",
               fmt::format("the value for {} is too large ({}); skipped (max-entry-size=SIZE "
                           "raises the limit; said once)", id, why));
