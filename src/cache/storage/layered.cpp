@@ -413,7 +413,6 @@ Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::stri
     where = "the manifest's remote_storage";
     urls = manifest;
   }
-  hide_remote_credentials(cli);
   std::vector<RemoteConfig> out;
   for (const auto& u : urls) {
     auto parsed = parse_remote_url(u);

@@ -104,7 +104,10 @@ std::string probe_remote(const RemoteConfig& config, const BackendFactory& facto
 // Keep every credential of the remotes in `cli` (--remote-storage) and in
 // $OFFLOAD_BUILD_REMOTE_STORAGE from child processes: the variables their
 // `${VAR}` forms name, and the variable itself when it holds a password or
-// token. Parses only; errors are the build's to report.
+// token. Parses only; errors are the build's to report. Called once at each
+// entry (cli::dispatch, launcher mode's launch()) before any command starts;
+// configured_remotes does not repeat it (its own parsing hides the `${VAR}`
+// forms of the list it uses).
 void hide_remote_credentials(const std::vector<std::string>& cli);
 // The remotes configured for a build: `cli` (--remote-storage) when given,
 // else $OFFLOAD_BUILD_REMOTE_STORAGE when set (empty: none), else `manifest`.
