@@ -23,8 +23,9 @@ packages=(
 )
 if [ "$group" = all ]; then
   # The tests (Catch2; remote storage servers; the report's JSON Schema), the
-  # sanitizer and fuzz builds (libclang-rt) and the benchmarks (hyperfine, ccache).
-  packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache hyperfine)
+  # sanitizer and fuzz builds (libclang-rt), the benchmarks (hyperfine, ccache,
+  # sccache), distributed builds (distcc) and the build picture (headless chromium).
+  packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium)
 fi
 
 missing=()
