@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/cache/hash.hpp"
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "offload_build/cache/hash.hpp"
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"

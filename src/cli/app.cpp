@@ -1,6 +1,6 @@
 #include "offload_build/cli/app.hpp"
 
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -11,7 +11,7 @@
 #include "offload_build/cli/cargo_command.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cli/launcher.hpp"
-#include "offload_build/report/style.hpp"
+#include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/util/strings.hpp"
 #include "cache_cli.hpp"
@@ -38,8 +38,8 @@ int report_error(const Error& e) {
   // Diagnostics that already say "error:" (file:line:col: error: ...) print as they are.
   const std::string message = shorten_lines(e.message);
   const std::string first_line = message.substr(0, message.find('\n'));
-  if (first_line.find("error:") != std::string::npos) std::cerr << report::paint_diagnostic(message) << '\n';
-  else std::cerr << report::paint_diagnostic("offload-build: error: " + message) << '\n';
+  if (first_line.find("error:") != std::string::npos) std::cerr << util::paint_diagnostic(message) << '\n';
+  else std::cerr << util::paint_diagnostic("offload-build: error: " + message) << '\n';
   return e.code;
 }
 
@@ -177,8 +177,8 @@ int dispatch(int argc, char** argv) {
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
   cache::hide_remote_credentials(global.remote_storage);  // before any command starts
 
-  report::set_color(report::decide_color(
-      report::parse_color_choice(global.color).value_or(report::ColorChoice::Auto)));
+  util::set_color(util::decide_color(
+      util::parse_color_choice(global.color).value_or(util::ColorChoice::Auto)));
   if (*doctor_cmd) {
     const int code = run_doctor(std::nullopt, std::cout);
     doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code

@@ -6,17 +6,17 @@
 
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cache/job_cache.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/exec/executor.hpp"
-#include "offload_build/exec/interrupt.hpp"
-#include "offload_build/exec/jobserver.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/interrupt.hpp"
+#include "offload_build/process/jobserver.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
-#include "offload_build/report/style.hpp"
+#include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
@@ -46,7 +46,7 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
   std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
                                  s.jobs_run);
   if (s.jobs_up_to_date) line += fmt::format(", {} up to date", s.jobs_up_to_date);
-  std::cerr << report::paint(report::Style::Summary, "offload-build:") << ' ' << line
+  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' ' << line
             << fmt::format(" in {:.2f} s", seconds) << '\n';
 }
 
@@ -119,7 +119,7 @@ Result<fs::path> build(const GlobalOptions& o) {
     auto written = write_build_report(fs::absolute(*o.report), session, result);
     if (!written) {
       if (result) return written.error();
-      std::cerr << report::paint_diagnostic("offload-build: warning: " + written.error().message)
+      std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message)
                 << '\n';
     }
   }
@@ -200,7 +200,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   auto runner = make_process_runner(true);
   ExecOptions exec_options;
   exec_options.parallelism = effective_jobs(o);
-  // Under make -jN: one token per job beyond the first (exec/jobserver.hpp).
+  // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
   if (jobserver.serial) exec_options.parallelism = 1;
   if (jobserver.jobserver) {
     exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
@@ -208,7 +208,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   }
   exec_options.observer = &listeners;
   exec_options.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
-    return check_device_object(job, outs.front(), plan.cwd);
+    if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
+    return check_device_object(*job.target, arg_path(job.source, plan.cwd), outs.front());
   };
 
   std::optional<cache::LayeredStorage> layers;

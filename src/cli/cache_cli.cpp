@@ -5,7 +5,7 @@
 
 #include "cache_cli.hpp"
 #include "offload_build/cli/cache_command.hpp"
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/manifest/manifest.hpp"
 
 namespace ob::cli {

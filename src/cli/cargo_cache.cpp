@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "offload_build/cache/entry_metadata.hpp"
-#include "offload_build/cache/hash.hpp"
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
 

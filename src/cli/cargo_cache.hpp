@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cache/storage.hpp"
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/toolchain/frontends/cargo.hpp"
 

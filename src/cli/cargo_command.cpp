@@ -11,7 +11,7 @@
 #include "cargo_cache.hpp"
 #include "cargo_run.hpp"
 #include "summary.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cli::cargo_run {

@@ -13,9 +13,9 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "offload_build/cache/storage.hpp"
-#include "offload_build/cache/storage/layered.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/storage/remote/layered.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"

@@ -10,7 +10,7 @@
 
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
-#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"

@@ -11,12 +11,12 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/job_cache.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
-#include "offload_build/exec/interrupt.hpp"
-#include "offload_build/exec/jobserver.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/interrupt.hpp"
+#include "offload_build/process/jobserver.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"

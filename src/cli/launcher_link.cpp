@@ -8,7 +8,7 @@
 
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
-#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"

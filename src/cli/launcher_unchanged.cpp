@@ -13,7 +13,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/cache_command.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/build_report.hpp"

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/process/jobserver.hpp"
 
 namespace ob::cli {
 

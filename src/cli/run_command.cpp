@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/report/offload_log.hpp"
 
 namespace ob::cli {

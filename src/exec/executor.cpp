@@ -14,7 +14,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/process/interrupt.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/util/strings.hpp"
 

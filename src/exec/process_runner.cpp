@@ -7,8 +7,8 @@
 #include <map>
 
 #include "offload_build/exec/command_runner.hpp"
-#include "offload_build/exec/interrupt.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/interrupt.hpp"
+#include "offload_build/process/subprocess.hpp"
 
 namespace ob {
 

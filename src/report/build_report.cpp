@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/json_text.hpp"
 

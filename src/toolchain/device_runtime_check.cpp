@@ -6,6 +6,8 @@
 
 namespace ob {
 
+namespace fs = std::filesystem;
+
 namespace {
 
 // Every entry point of the OpenMP device runtime is named __kmpc_*; both the
@@ -14,13 +16,11 @@ constexpr std::string_view kRuntimePrefix = "__kmpc_";
 
 }  // namespace
 
-Result<void> check_device_object(const Job& job, const fs::path& object, const fs::path& cwd) {
-  if (!job.forbid_device_runtime_calls || !job.target) return {};
+Result<void> check_device_object(const Target& t, const fs::path& source, const fs::path& object) {
   auto read = util::read_regular_file(object, util::kMaxBuildOutput, "a device object");
   if (!read) return Error::failure(read.error().message);
   const std::string& bytes = *read;
   if (bytes.find(kRuntimePrefix) == std::string::npos) return {};
-  const Target& t = *job.target;
   return Error::failure(fmt::format(
       "{}: target {} ({}) needs the OpenMP device runtime, and this LLVM installation has "
       "none for {} (Debian's LLVM 22 packages ship no libomptarget-{}.bc / libompdevice.a).\n"
@@ -29,7 +29,7 @@ Result<void> check_device_object(const Job& job, const fs::path& object, const f
       "thread_limit(..)' using <gpuintrin.h>, build this source for target \"host\" only, or "
       "point \"toolchain\" in offload.json at an LLVM that has the GPU OpenMP runtime.\n"
       "  (`offload-build doctor` shows which device runtimes are installed.)",
-      arg_path(job.source, cwd).string(), t.short_name(), t.triple, t.triple,
+      source.string(), t.short_name(), t.triple, t.triple,
       t.family() == TargetFamily::Nvptx ? "nvptx" : "amdgpu"));
 }
 

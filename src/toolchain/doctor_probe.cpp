@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/probe.hpp"

@@ -13,9 +13,9 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/probe.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/json_text.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/strings.hpp"

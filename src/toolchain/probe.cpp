@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/json_text.hpp"
 
 namespace ob::probe {

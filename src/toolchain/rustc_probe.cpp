@@ -11,7 +11,7 @@
 #include <map>
 #include <system_error>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "rustc_probe_memo.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/probe.hpp"

@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/json_text.hpp"
 
@@ -32,7 +32,7 @@ void set_probe_memo_dir(std::optional<fs::path> dir) { g_memo_dir = std::move(di
 bool read_probe_memo(RustcFacts& f) {
   if (!g_memo_dir || !f.rustc) return false;
   const std::string identity = util::file_identity(*f.rustc);
-  // Only a file of ours, not through a symlink (cache/storage.hpp).
+  // Only a file of ours, not through a symlink (storage/storage.hpp).
   auto text = cache::read_trusted_file(memo_file(identity), false);
   if (!text) return false;
   auto j = util::parse_lossless(*text);

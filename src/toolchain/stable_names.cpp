@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"

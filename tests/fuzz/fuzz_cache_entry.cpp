@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "offload_build/cache/entry_metadata.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 using namespace ob::cache;
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 
 using namespace ob::cache;
 

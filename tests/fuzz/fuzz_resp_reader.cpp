@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "offload_build/cache/storage/resp_reader.hpp"
+#include "offload_build/storage/remote/resp_reader.hpp"
 
 using namespace ob::cache;
 

@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/hash.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob::cache;

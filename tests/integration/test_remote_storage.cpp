@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "support/ob_process.hpp"
 #include "support/remote_build.hpp"
 #include "support/servers.hpp"

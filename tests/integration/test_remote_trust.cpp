@@ -9,8 +9,8 @@
 
 #include <map>
 
-#include "offload_build/cache/storage.hpp"
-#include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 #include "support/entry_bomb.hpp"
 #include "support/ob_process.hpp"
 #include "support/remote_build.hpp"

@@ -49,7 +49,7 @@ has() { grep -qF -- "$1" "$tmp/$2" || fail "no line in $2 with: $1"; }
 hasnt() { ! grep -qF -- "$1" "$tmp/$2" || fail "a line in $2 with: $1"; }
 
 run 0 ALL ""
-has "setup: all 28 packages already installed" out
+has "setup: all 31 packages already installed" out
 [ ! -s "$tmp/apt.log" ] || fail "apt-get ran although everything is installed"
 
 llvm="clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 liboffload-22-dev libclang-rt-22-dev"
@@ -68,7 +68,7 @@ run 0 "" ""
 has "apt-get update -q" apt.log
 has "apt-get install -y -q --no-install-recommends build-essential cmake" apt.log
 has "clang-22" apt.log
-has "redis-server nginx python3-jsonschema ccache hyperfine" apt.log
+has "redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium" apt.log
 
 demo_only="build-essential cmake ninja-build pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev
 libfmt-dev libssl-dev libxxhash-dev libzstd-dev libhiredis-dev libcurl4-openssl-dev $llvm"
@@ -76,7 +76,7 @@ run 0 "$demo_only" "" --demo
 has "setup: all 20 packages already installed" out
 [ ! -s "$tmp/apt.log" ] || fail "apt-get ran for --demo although its packages are installed"
 run 0 "$demo_only" ""
-has "apt-get install -y -q --no-install-recommends git catch2 redis-server nginx python3-jsonschema ccache hyperfine" apt.log
+has "apt-get install -y -q --no-install-recommends git catch2 redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium" apt.log
 
 run 2 ALL "" --tests
 has "unknown argument '--tests'" out

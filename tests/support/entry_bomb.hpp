@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 namespace ob::test {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "temp_dir.hpp"
 
 namespace ob::test {

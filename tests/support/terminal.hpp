@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "support/ob_process.hpp"

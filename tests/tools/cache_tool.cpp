@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 using namespace ob::cache;
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <random>
 
-#include "offload_build/cache/hash.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "support/entry_bomb.hpp"
 #include "support/temp_dir.hpp"
 

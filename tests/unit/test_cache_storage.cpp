@@ -25,10 +25,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/cache/hash.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/cache_command.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
 

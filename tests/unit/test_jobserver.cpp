@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "offload_build/exec/executor.hpp"
-#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/process/jobserver.hpp"
 #include "support/fake_runner.hpp"
 #include "support/temp_dir.hpp"
 

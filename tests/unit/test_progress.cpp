@@ -6,10 +6,11 @@
 
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
-#include "offload_build/report/style.hpp"
+#include "offload_build/util/style.hpp"
 
 using namespace ob;
 using namespace ob::report;
+using namespace ob::util;
 
 namespace {
 

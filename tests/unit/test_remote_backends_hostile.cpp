@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 #include "support/fake_server.hpp"
 
 using namespace ob;

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cache/storage/resp_reader.hpp"
+#include "offload_build/storage/remote/resp_reader.hpp"
 
 using namespace ob::cache;
 

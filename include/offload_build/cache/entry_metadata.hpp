@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "offload_build/cache/job_key.hpp"
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::cache {

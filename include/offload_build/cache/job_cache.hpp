@@ -12,7 +12,7 @@
 #include "offload_build/cache/build_state.hpp"
 #include "offload_build/cache/file_facts.hpp"
 #include "offload_build/cache/job_key.hpp"
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/plan/plan.hpp"
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <ostream>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 namespace ob::cli {
 

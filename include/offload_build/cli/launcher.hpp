@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/process/jobserver.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"

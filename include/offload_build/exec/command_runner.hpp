@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "offload_build/exec/command.hpp"
+#include "offload_build/process/command.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/util/result.hpp"
 

@@ -43,7 +43,7 @@ struct ExecOptions {
                      std::string_view output)>
       after_run;
   // Optional slots shared with other processes (a make jobserver,
-  // exec/jobserver.hpp). While one of our commands runs, another starts only
+  // process/jobserver.hpp). While one of our commands runs, another starts only
   // after try_acquire_slot() returned true; it must not block (the executor
   // waits for its own commands instead). release_slot() gives one back when
   // a command ends. The first running command needs none.

@@ -6,14 +6,15 @@
 
 #include <filesystem>
 
-#include "offload_build/plan/plan.hpp"
+#include "offload_build/manifest/target.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob {
 
-// For a job with `forbid_device_runtime_calls`, fail when `object` (an nvptx
-// ELF or amdgcn bitcode file) references the OpenMP device runtime.
-Result<void> check_device_object(const Job& job, const std::filesystem::path& object,
-                                 const std::filesystem::path& cwd);
+// Fail when `object` (an nvptx ELF or amdgcn bitcode file), the device
+// object of `source` (as the user names it) for `target`, references the
+// OpenMP device runtime. Called for jobs with `forbid_device_runtime_calls`.
+Result<void> check_device_object(const Target& target, const std::filesystem::path& source,
+                                 const std::filesystem::path& object);
 
 }  // namespace ob

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/exec/command.hpp"
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/command.hpp"
+#include "offload_build/process/subprocess.hpp"
 
 namespace ob::probe {
 

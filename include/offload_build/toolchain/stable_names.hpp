@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "offload_build/exec/command.hpp"
+#include "offload_build/process/command.hpp"
 
 namespace ob {
 

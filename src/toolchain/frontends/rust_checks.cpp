@@ -8,7 +8,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/report/style.hpp"
+#include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
 namespace ob::rust {
@@ -148,7 +148,7 @@ void warn_panic_handler(const CrateScan& scan, const std::string& cfg, const fs:
                         std::ostream& warnings) {
   for (const FnItem& f : scan.functions) {
     if (!f.panic_handler || !f.only_loops || !maybe_compiled(scan, f.scope, cfg)) continue;
-    warnings << report::paint_diagnostic(fmt::format(
+    warnings << util::paint_diagnostic(fmt::format(
                     "{}: warning: the device crate's #[panic_handler] `{}` only loops: it never returns "
                     "or ends the program, so a kernel that panics hangs the program instead of failing "
                     "it; make the handler end the program: on the host device (x86_64) write \"device "

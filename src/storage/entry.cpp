@@ -37,7 +37,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::cache {

@@ -1,4 +1,4 @@
-#include "offload_build/exec/command.hpp"
+#include "offload_build/process/command.hpp"
 
 #include "offload_build/util/strings.hpp"
 

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "offload_build/cache/storage.hpp"
-#include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 
 namespace ob::cache {
 

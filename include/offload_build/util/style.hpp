@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ob::report {
+namespace ob::util {
 
 enum class ColorChoice { Auto, Always, Never };
 
@@ -31,4 +31,4 @@ std::string paint(Style style, std::string_view text);
 // A diagnostic's first "error:" or "warning:" painted (the rest unchanged).
 std::string paint_diagnostic(std::string_view message);
 
-}  // namespace ob::report
+}  // namespace ob::util

@@ -1,5 +1,5 @@
 // The RESP2 reply reader: see resp_reader.hpp.
-#include "offload_build/cache/storage/resp_reader.hpp"
+#include "offload_build/storage/remote/resp_reader.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "offload_build/exec/jobserver.hpp"
+#include "offload_build/process/jobserver.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

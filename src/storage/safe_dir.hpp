@@ -1,5 +1,5 @@
 // Files inside the cache directory, opened relative to verified directory fds
-// and never through a symlink (private to src/cache/).
+// and never through a symlink (private to src/storage/).
 #pragma once
 
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 namespace ob::cache::detail {
 

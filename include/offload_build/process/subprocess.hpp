@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "offload_build/exec/command.hpp"
+#include "offload_build/process/command.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::exec {

@@ -23,8 +23,8 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/storage/remote.hpp"
-#include "offload_build/cache/storage/resp_reader.hpp"
+#include "offload_build/storage/remote/remote.hpp"
+#include "offload_build/storage/remote/resp_reader.hpp"
 
 namespace ob::cache {
 

@@ -26,7 +26,7 @@ class Fd;
 
 inline constexpr uint64_t kDefaultMaxSize = 5ull << 30;  // 5 GiB
 
-// Entry format (see src/cache/entry.cpp for the byte layout).
+// Entry format (see src/storage/entry.cpp for the byte layout).
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 72;
 // The largest uncompressed payload an entry may hold. encode_entry refuses

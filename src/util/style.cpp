@@ -1,11 +1,11 @@
-#include "offload_build/report/style.hpp"
+#include "offload_build/util/style.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 
-namespace ob::report {
+namespace ob::util {
 
 namespace {
 
@@ -64,4 +64,4 @@ std::string paint_diagnostic(std::string_view message) {
   return std::string(message);
 }
 
-}  // namespace ob::report
+}  // namespace ob::util

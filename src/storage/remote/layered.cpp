@@ -1,6 +1,6 @@
 // LayeredStorage: local first, remotes in order, verify, back-fill, disable a
 // remote after its first failure, bounded uploads in parallel with the build.
-#include "offload_build/cache/storage/layered.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 
 #include <unistd.h>
 

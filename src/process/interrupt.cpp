@@ -1,4 +1,4 @@
-#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/process/interrupt.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 
 namespace ob::cache {
 

@@ -1,5 +1,5 @@
 // Storage: opening the cache directory, get and atomic put, the one warning.
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>

@@ -1,4 +1,4 @@
-#include "offload_build/exec/subprocess.hpp"
+#include "offload_build/process/subprocess.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/exec/interrupt.hpp"
+#include "offload_build/process/interrupt.hpp"
 #include "offload_build/util/secrets.hpp"
 
 extern char** environ;

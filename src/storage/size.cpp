@@ -15,7 +15,7 @@
 
 #include <fcntl.h>
 
-#include "offload_build/cache/storage.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/util/files.hpp"
 #include "safe_dir.hpp"
 

@@ -1,5 +1,5 @@
 // SHA-256 via OpenSSL EVP and XXH3 via libxxhash.
-#include "offload_build/cache/hash.hpp"
+#include "offload_build/storage/hash.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/cache/hash.hpp"
-#include "offload_build/cache/storage.hpp"
-#include "offload_build/cache/storage/remote.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 #include "offload_build/util/secrets.hpp"
 
 namespace ob::cache {
