@@ -16,7 +16,7 @@
 
 namespace ob::cache {
 
-inline constexpr const char* kKeyFormat = "offload-build cache key v2";
+inline constexpr const char* kKeyFormat = "offload-build cache key v3";
 
 // Environment variables that change what a job of `kind` produces.
 const std::vector<std::string>& relevant_environment(JobKind kind);
