@@ -294,10 +294,22 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
 
 std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {
   Lookup found = storage_.local().get("place", place_free_key(plan_, job, key));
-  if (found.status != LookupStatus::Hit) return std::nullopt;
-  auto earlier = decode_place_meta(found.entry);
-  if (!earlier) return std::nullopt;
-  return explain_place(*earlier, place_record(plan_, key));
+  std::optional<std::string> said;
+  if (found.status == LookupStatus::Hit)
+    if (auto earlier = decode_place_meta(found.entry)) said = explain_place(*earlier, place_record(plan_, key));
+  const std::string id = job_id(job, plan_.cwd);
+  if (said) {
+    place_misses_.try_emplace(job.unit, id);
+    return said;
+  }
+  // Its inputs are outputs of a job whose place alone differs (the host IR,
+  // a package; for the link, the objects): so do they.
+  auto from = place_misses_.find(job.unit);
+  if (from == place_misses_.end() && job.kind == JobKind::Link && !place_misses_.empty())
+    from = place_misses_.begin();
+  if (from == place_misses_.end()) return std::nullopt;
+  return "only its place differs: its inputs come from " + from->second +
+         ", which misses only for its paths (above)";
 }
 
 void JobCache::finish() {

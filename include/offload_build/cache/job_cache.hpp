@@ -83,6 +83,9 @@ class JobCache {
   BuildState state_;
   std::map<JobId, Pending> pending_;
   std::map<JobId, MissNote> misses_;
+  // Per translation unit (Job::unit), the first job of this build that
+  // missed only for its paths (explain_elsewhere).
+  std::map<size_t, std::string> place_misses_;
 };
 
 }  // namespace ob::cache
