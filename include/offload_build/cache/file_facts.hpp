@@ -33,7 +33,7 @@ struct FileFacts {
   dev_t device = 0;         // OpenMP kernel names embed these two (by default)
   ino_t inode = 0;
   // Hashed files: the real path as the stable-names library names it
-  // (relative to the base directory, else absolute); with the content, what
+  // (relative to the anchor when under a base directory, else absolute); with the content, what
   // stable kernel names are made of. Empty for system files.
   std::string name;
   bool time_macros = false;  // mentions __DATE__, __TIME__ or __TIMESTAMP__
