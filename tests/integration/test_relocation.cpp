@@ -127,6 +127,36 @@ TEST_CASE("zero configuration: a fresh checkout elsewhere is served every job wi
   SECTION("manifest project") { manifest_second_checkout_hits(c); }
 }
 
+TEST_CASE("zero configuration: the CMake toolchain file alone serves a checkout elsewhere every job",
+          "[integration][relocation][cmake]") {
+  // No package: the offload flags in CMAKE_C_FLAGS, the launcher from the
+  // toolchain file (which passes the source and build trees too).
+  Checkouts c{std::nullopt};
+  c.install();
+  std::string programs[2];
+  for (int i = 0; i < 2; ++i) {
+    const fs::path src = c.roots[i] / "p", build = src / "build";
+    fs::create_directories(src / "src");
+    fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", src / "src/saxpy.c");
+    write_file(src / "CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.21)\nproject(plain C)\n"
+               "set(CMAKE_C_FLAGS \"-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu\")\n"
+               "set(CMAKE_EXE_LINKER_FLAGS \"-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu\")\n"
+               "add_executable(saxpy src/saxpy.c)\ntarget_link_libraries(saxpy m)\n");
+    auto r = run_tool({"cmake", "-S", src.string(), "-B", build.string(), "-G", "Ninja",
+                       "-DCMAKE_TOOLCHAIN_FILE=" +
+                           (c.prefix / "share/offload-build/templates/clang22-offload-toolchain.cmake").string()},
+                      {}, c.env);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    // host parse, host device pass, package, host codegen; the link.
+    CHECK(c.counted({"cmake", "--build", build.string()}) == (i == 0 ? std::pair{0, 5} : std::pair{5, 0}));
+    Checkouts::runs(build / "saxpy", "max_err=0 OK");
+    programs[i] = read_file(build / "saxpy");
+  }
+  CHECK(programs[0] == programs[1]);
+}
+
 TEST_CASE("explain: a miss caused only by the place of the checkout names the path and what to set",
           "[integration][relocation][launcher]") {
   // The launcher alone (no CMake package, no base_dir), given absolute paths
