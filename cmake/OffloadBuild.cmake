@@ -21,10 +21,13 @@
 # OFFLOAD_BUILD_CACHE_DIR (CMake variable, optional): the cache directory the
 # launcher uses; default: $OFFLOAD_BUILD_CACHE_DIR at build time, else
 # ~/.cache/offload-build.
+# The launcher is given CMAKE_SOURCE_DIR and CMAKE_BINARY_DIR (--project-dir):
+# paths under them are passed and keyed relative to each compile's directory
+# and kernel names are relative to the build tree, so a checkout at another
+# path with the same layout hits every entry with nothing set.
 # OFFLOAD_BUILD_BASE_DIR (CMake variable, optional): --base-dir for the
-# launcher (ccache's base_dir: a directory holding the source and build
-# trees, so a checkout elsewhere hits the same cache entries); default:
-# $OFFLOAD_BUILD_BASE_DIR at build time.
+# launcher (ccache's base_dir: paths under it are made relative too, e.g. a
+# sibling library's headers); default: $OFFLOAD_BUILD_BASE_DIR at build time.
 
 include_guard(GLOBAL)
 cmake_policy(PUSH)
@@ -41,6 +44,10 @@ function(_offload_build_launcher out_var)
   if(OFFLOAD_BUILD_BASE_DIR)
     list(APPEND launcher --base-dir "${OFFLOAD_BUILD_BASE_DIR}")
   endif()
+  # Paths under the source and build trees are keyed and passed relative to
+  # each compile's directory, and kernel names are relative to the build
+  # tree: a checkout elsewhere with the same layout hits, with no base_dir.
+  list(APPEND launcher --project-dir "${CMAKE_SOURCE_DIR}" --project-dir "${CMAKE_BINARY_DIR}")
   # Keeps this project's kernel names apart from another project's linked
   # into the same program (docs/CACHE.md).
   list(APPEND launcher --kernel-namespace "${PROJECT_NAME}" wrap --)

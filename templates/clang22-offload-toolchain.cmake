@@ -21,8 +21,13 @@ find_program(OffloadBuild_EXECUTABLE offload-build HINTS "${_ob_prefix}/bin")
 if(NOT OffloadBuild_EXECUTABLE)
   message(FATAL_ERROR "offload-build not found in ${_ob_prefix}/bin or on PATH")
 endif()
-set(CMAKE_C_COMPILER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
-set(CMAKE_CXX_COMPILER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
+# Paths under the source and build trees are passed and keyed relative to
+# each compile's directory, and kernel names are relative to the build tree:
+# a checkout at another path with the same layout hits, with nothing set.
+set(_ob_launcher "${OffloadBuild_EXECUTABLE}" --project-dir "${CMAKE_SOURCE_DIR}"
+                 --project-dir "${CMAKE_BINARY_DIR}" wrap --)
+set(CMAKE_C_COMPILER_LAUNCHER "${_ob_launcher}")
+set(CMAKE_CXX_COMPILER_LAUNCHER "${_ob_launcher}")
 # CMake 3.21+: offload links run through it too, and are cached.
-set(CMAKE_C_LINKER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
-set(CMAKE_CXX_LINKER_LAUNCHER "${OffloadBuild_EXECUTABLE}")
+set(CMAKE_C_LINKER_LAUNCHER "${_ob_launcher}")
+set(CMAKE_CXX_LINKER_LAUNCHER "${_ob_launcher}")

@@ -1,5 +1,7 @@
 #include "offload_build/cache/entry_metadata.hpp"
 
+#include "offload_build/cache/place.hpp"
+
 #include <sys/stat.h>
 
 #include <fstream>
@@ -117,6 +119,8 @@ std::string entry_problem(std::string_view kind, const Entry& entry) {
     if (auto m = decode_result_meta(entry); !m) return m.error().message;
   } else if (kind == "manifest") {
     if (auto m = decode_manifest_meta(entry); !m) return m.error().message;
+  } else if (kind == "place") {
+    if (auto m = decode_place_meta(entry); !m) return m.error().message;
   } else {
     return fmt::format("unknown kind \"{}\"", util::shorten(kind, 40));
   }

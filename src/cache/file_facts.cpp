@@ -103,7 +103,7 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   f.stamp = to_stamp(st);
   std::error_code ec;
   const fs::path real = fs::canonical(full, ec);
-  f.name = stable_name_path(ec ? full : real, base_);
+  f.name = stable_name_path(ec ? full : real, names_);
   return f;
 }
 

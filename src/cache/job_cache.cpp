@@ -8,6 +8,7 @@
 
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/cache/place.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/files.hpp"
 
@@ -47,11 +48,18 @@ std::vector<Candidate> candidates_of(LayeredStorage& storage, const std::string&
   return {};
 }
 
+// Never identified by stat alone: the project's own directories.
+std::vector<fs::path> project_dirs(const Plan& plan) {
+  std::vector<fs::path> dirs{plan.cwd, plan.build_dir};
+  dirs.insert(dirs.end(), plan.base_dirs.begin(), plan.base_dirs.end());
+  return dirs;
+}
+
 }  // namespace
 
 JobCache::JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      files_({plan.cwd, plan.build_dir, plan.base_dir}, system_dirs(), plan.base_dir),
+      files_(project_dirs(plan), system_dirs(), NameRoots{plan.base_dirs, plan.name_anchor}),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
                                       : fs::path()) {}
 
@@ -186,6 +194,8 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   std::string detail = reason == "corrupt"
                            ? "the cache entry was corrupt (removed; rebuilding)"
                            : state_.explain_miss(id, job, pending.key, files_, plan_.cwd);
+  if (reason == "no entry" && options_.explain)
+    if (auto elsewhere = explain_elsewhere(job, pending.key)) detail = *elsewhere;
   miss(job, reason, detail);
   pending_[job.id] = std::move(pending);
   return Served::No;
@@ -277,6 +287,29 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   }
   ++counters_.stores;
   if (job.depfile) update_manifest(pending.key, deps, rkey);
+  // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
+  storage_.local().put("place", place_free_key(plan_, job, pending.key),
+                       Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
+}
+
+std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {
+  Lookup found = storage_.local().get("place", place_free_key(plan_, job, key));
+  std::optional<std::string> said;
+  if (found.status == LookupStatus::Hit)
+    if (auto earlier = decode_place_meta(found.entry)) said = explain_place(*earlier, place_record(plan_, key));
+  const std::string id = job_id(job, plan_.cwd);
+  if (said) {
+    place_misses_.try_emplace(job.unit, id);
+    return said;
+  }
+  // Its inputs are outputs of a job whose place alone differs (the host IR,
+  // a package; for the link, the objects): so do they.
+  auto from = place_misses_.find(job.unit);
+  if (from == place_misses_.end() && job.kind == JobKind::Link && !place_misses_.empty())
+    from = place_misses_.begin();
+  if (from == place_misses_.end()) return std::nullopt;
+  return "only its place differs: its inputs come from " + from->second +
+         ", which misses only for its paths (above)";
 }
 
 void JobCache::finish() {

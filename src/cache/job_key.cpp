@@ -42,8 +42,12 @@ void hash_dep(Hasher& h, const char* field, const Dep& d) {
 Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts) {
   Dep dep{path, facts.sha256, 0, 0, {}};
   const fs::path full = (plan.cwd / path).lexically_normal();
-  if (fs::path(path).is_absolute() && util::is_under(full, plan.base_dir))
-    dep.path = full.lexically_relative(plan.cwd).string();
+  if (fs::path(path).is_absolute())
+    for (const auto& base : plan.base_dirs)
+      if (util::is_under(full, base)) {
+        dep.path = full.lexically_relative(plan.cwd).string();
+        break;
+      }
   if (!job.inode_sensitive || util::is_under(full, plan.build_dir)) return dep;
   if (job.stable_names) {
     dep.name = facts.name;
@@ -79,9 +83,10 @@ JobKey describe_job(const Plan& plan, const Job& job) {
     key.env.push_back(v ? name + "=" + v : name + " unset");
   }
   // The job's own environment: the stable-names library's salt decides the
-  // kernel names; the library's path and the base directory are places.
+  // kernel names; the library's path, the base directories and the anchor
+  // are places (the names they give are keyed with each file, make_dep).
   for (const auto& [name, value] : job.env)
-    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE)
+    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE && name != OB_STABLE_ENV_ANCHOR)
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
   return key;

@@ -128,16 +128,18 @@ Result<fs::path> build(const GlobalOptions& o) {
 
 namespace {
 
-// C/C++ compiles name kernels from each file's place under the base
-// directory (default: the project) and the project's namespace, its name
-// (docs/CACHE.md).
+// C/C++ compiles name kernels from each file's place relative to the
+// project directory (when it lies under the project or the base directory)
+// and the project's namespace, its name (docs/CACHE.md).
 void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc, const fs::path& base,
                              const std::optional<fs::path>& probe_memo, bool verbose) {
   std::error_code ec;
-  plan.base_dir = base.empty() ? fs::canonical(m.project_dir, ec) : base;
-  if (ec) plan.base_dir = m.project_dir;
+  plan.name_anchor = fs::canonical(m.project_dir, ec);
+  if (ec) plan.name_anchor = m.project_dir;
+  plan.base_dirs = {plan.name_anchor};
+  if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
-  auto names = stable_names_for(tc.clang, plan.base_dir, probe_memo);
+  auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
   if (!names) return;
   const std::string salt = kernel_salt(m.name);
   use_stable_names(plan, *names, salt);

@@ -226,8 +226,9 @@ std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
 
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const GlobalOptions& o) {
-  plan.base_dir = setup.base;
-  auto names = stable_names_for(setup.compiler, setup.base, memo);
+  plan.base_dirs = setup.bases;
+  plan.name_anchor = setup.anchor;
+  auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
   if (!names) return;
   std::string ns = o.kernel_namespace.value_or("");
   if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
@@ -257,8 +258,9 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   auto expanded = clang_cli::expand_response_files(command, s.cwd, &rsp_problem);
   if (!expanded) return pass("a response file cannot be read: " + rsp_problem, kPaths);
   s.expanded = std::move(*expanded);
-  s.base = base_dir_for(o, std::nullopt);
-  s.argv = clang_cli::relative_to_base(s.expanded, s.base, s.cwd);
+  std::tie(s.bases, s.anchor) = launcher_roots(o, s.cwd);
+  s.argv = s.expanded;
+  for (const auto& base : s.bases) s.argv = clang_cli::relative_to_base(std::move(s.argv), base, s.cwd);
   return s;
 }
 

@@ -60,7 +60,6 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   auto setup = launch_setup(command, o, why);
   if (!setup) return pass(why.reason);
   const fs::path& cwd = setup->cwd;
-  const fs::path& base = setup->base;
   std::vector<std::string> argv = setup->argv;
   const auto parsed = clang_cli::parse_link(argv);
   if (!parsed.link) return pass(parsed.pass_reason);
@@ -70,7 +69,8 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   std::error_code ec;
   Plan plan;
   plan.cwd = cwd;
-  plan.base_dir = base;
+  plan.base_dirs = setup->bases;
+  plan.name_anchor = setup->anchor;
   plan.program = (cwd / parsed.link->output).lexically_normal();
   if (!fs::is_directory(plan.program.parent_path(), ec)) return pass("the output's directory does not exist");
   plan.build_dir = launcher_work_dir(plan.program);

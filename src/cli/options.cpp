@@ -47,6 +47,14 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  "base_dir, else $OFFLOAD_BUILD_BASE_DIR)")
       ->option_text("DIR")
       ->group("Cache");
+  app.add_option("--project-dir", o.project_dirs,
+                 "Launcher mode, repeatable: a directory of the project (the CMake package passes "
+                 "CMAKE_SOURCE_DIR and CMAKE_BINARY_DIR): paths under it are keyed and passed "
+                 "relative to the working directory, as under --base-dir, and kernel names are "
+                 "relative to the one holding the working directory, so a checkout elsewhere hits "
+                 "with no base directory set")
+      ->option_text("DIR")
+      ->group("Cache");
   app.add_option("--kernel-namespace", o.kernel_namespace,
                  "Launcher mode: a name (the project's) that keeps this project's OpenMP kernel "
                  "names apart from another project's linked into the same program (default: "

@@ -151,7 +151,9 @@ static unsigned long long memo_add(const struct stat* st, unsigned long long id)
 
 /* The id of the file whose real path is `real`. */
 static unsigned long long compute_id(const char* real) {
-  const char* name = ob_stable_name(real, getenv(OB_STABLE_ENV_BASE));
+  char relative[OB_STABLE_NAME_MAX];
+  const char* name =
+      ob_stable_name(real, getenv(OB_STABLE_ENV_BASE), getenv(OB_STABLE_ENV_ANCHOR), relative, sizeof relative);
   const char* test = getenv(OB_STABLE_ENV_TEST_BASENAME);
   if (test && *test && strrchr(name, '/')) name = strrchr(name, '/') + 1;
   return ob_stable_id(getenv(OB_STABLE_ENV_SALT), name);

@@ -55,7 +55,10 @@ std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env
   std::string preload = library.string();
   if (const char* user = std::getenv("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
   std::vector<std::pair<std::string, std::optional<std::string>>> env{{"LD_PRELOAD", preload}};
-  if (!base.empty()) env.emplace_back(OB_STABLE_ENV_BASE, base.string());
+  if (const std::string bases = roots.bases_env(); !bases.empty()) {
+    env.emplace_back(OB_STABLE_ENV_BASE, bases);
+    if (!roots.anchor.empty()) env.emplace_back(OB_STABLE_ENV_ANCHOR, roots.anchor.string());
+  }
   env.emplace_back(OB_STABLE_ENV_SALT, salt);
   return env;
 }
@@ -83,18 +86,29 @@ std::string kernel_salt(const std::string& kernel_namespace) {
   return fmt::format("{:016x}", XXH3_64bits(kernel_namespace.data(), kernel_namespace.size()));
 }
 
-std::string stable_name_path(const fs::path& real, const fs::path& base) {
-  const std::string s = real.string();
-  return ob_stable_name(s.c_str(), base.c_str());
+std::string NameRoots::bases_env() const {
+  std::string joined;
+  for (const auto& b : bases) {
+    if (b.empty() || b.string().find(':') != std::string::npos) continue;
+    if (!joined.empty()) joined += ':';
+    joined += b.string();
+  }
+  return joined;
 }
 
-std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::path& base,
+std::string stable_name_path(const fs::path& real, const NameRoots& roots) {
+  const std::string s = real.string(), bases = roots.bases_env();
+  std::string buf(OB_STABLE_NAME_MAX, '\0');
+  return ob_stable_name(s.c_str(), bases.c_str(), roots.anchor.c_str(), buf.data(), buf.size());
+}
+
+std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
                                             const std::optional<fs::path>& memo_dir) {
   if (stable_names_disabled()) return std::nullopt;
   auto library = find_stable_names_library();
   // LD_PRELOAD separates libraries by spaces and colons.
   if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;
-  StableNames s{*library, base, true, ""};
+  StableNames s{*library, roots, true, ""};
   if (!memo_dir) return s;
   const nlohmann::json key_json{{"compiler", util::file_identity(compiler)},
                                 {"library", util::file_identity(*library)},

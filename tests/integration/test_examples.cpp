@@ -113,7 +113,7 @@ TEST_CASE("single-TU examples equal a one-shot clang build byte for byte",
         // Kernel names are stable (docs/CACHE.md): clang run with the same
         // preloaded library and salt names them the same way.
         const Env names = stable_names_env(run_ob({"-C", dir.string(), "--dry-run", "build"}).out);
-        REQUIRE(names.size() == 3);
+        REQUIRE(names.size() == 4);
         auto one = run_tool(oneshot, dir, names);
         INFO(one.err);
         REQUIRE(one.exit_code == 0);

@@ -121,7 +121,7 @@ TEST_CASE("with -flto a TU takes the single-parse layout, as clang does, and its
   CHECK_THAT(r.err, Catch::Contains("single-parse C/C++ pipeline for 1 of 1"));
   // Stable kernel names: clang given the same preloaded library names kernels alike.
   const Env names = stable_names_env(run_ob({"-C", dir.string(), "--dry-run", "build"}).out);
-  REQUIRE(names.size() == 3);
+  REQUIRE(names.size() == 4);
   auto ref = run_tool({std::string(kLlvmBin) + "/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                        "-O2", "-flto", "-c", "saxpy.c", "-o", "ref.o"}, dir, names);
   REQUIRE(ref.exit_code == 0);

@@ -48,7 +48,8 @@ inline exec::Captured run_ob(std::vector<std::string> args, const fs::path& cwd 
 }
 
 // The environment offload-build gives its C/C++ compiles for stable kernel
-// names (LD_PRELOAD=... OFFLOAD_BUILD_STABLE_BASE=... OFFLOAD_BUILD_STABLE_SALT=...),
+// names (LD_PRELOAD=... OFFLOAD_BUILD_STABLE_BASE=... OFFLOAD_BUILD_STABLE_ANCHOR=...
+// OFFLOAD_BUILD_STABLE_SALT=...),
 // read from the first such command in a --dry-run script: a reference clang
 // run with it names kernels as offload-build's compiles do.
 inline Env stable_names_env(const std::string& dry_run) {

@@ -9,9 +9,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "offload_build/toolchain/stable_names.hpp"
+
 namespace ob::cache {
 
 namespace fs = std::filesystem;
+using ob::NameRoots;
 
 // What stat(2) says, without reading: enough to tell that a file is unchanged
 // since it was last hashed (size, nanosecond mtime, device and inode).
@@ -30,7 +33,7 @@ struct FileFacts {
   dev_t device = 0;         // OpenMP kernel names embed these two (by default)
   ino_t inode = 0;
   // Hashed files: the real path as the stable-names library names it
-  // (relative to the base directory, else absolute); with the content, what
+  // (relative to the anchor when under a base directory, else absolute); with the content, what
   // stable kernel names are made of. Empty for system files.
   std::string name;
   bool time_macros = false;  // mentions __DATE__, __TIME__ or __TIMESTAMP__
@@ -51,11 +54,11 @@ class FileFactsCache {
   // libLLVM.so that every link reads) are identified by path, size and mtime
   // instead of being read and hashed, as programs are (util::file_identity),
   // unless they lie under one of `project` (the project, build and base
-  // directories). Every other file, wherever it lies, is hashed. `base`: the
-  // stable-names base directory (real path) for FileFacts::name.
+  // directories). Every other file, wherever it lies, is hashed. `names`:
+  // what FileFacts::name is relative to (the plan's base directories and anchor).
   explicit FileFactsCache(std::vector<fs::path> project, std::vector<fs::path> system = system_dirs(),
-                          fs::path base = {})
-      : project_(std::move(project)), system_(std::move(system)), base_(std::move(base)) {}
+                          NameRoots names = {})
+      : project_(std::move(project)), system_(std::move(system)), names_(std::move(names)) {}
 
   // Whether `full` (absolute, normal) is identified by stat instead of content.
   bool is_system(const fs::path& full) const;
@@ -74,7 +77,7 @@ class FileFactsCache {
   std::unordered_map<std::string, FileFacts> facts_;
   std::unordered_map<std::string, Stamp> stamps_;
   std::vector<fs::path> project_, system_;
-  fs::path base_;
+  NameRoots names_;
 };
 
 // Identity of a program for the cache (util::file_identity).

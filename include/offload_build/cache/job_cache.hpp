@@ -71,6 +71,9 @@ class JobCache {
                 const std::vector<fs::path>& temps, const Job& job);
   std::vector<Dep> deps_from_depfile(const Job& job, std::string_view depfile, bool& time_macros);
   void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
+  // --explain of a miss: the same job stored from another directory, whose
+  // paths alone kept it from a hit (cache/place.hpp).
+  std::optional<std::string> explain_elsewhere(const Job& job, const JobKey& key);
 
   LayeredStorage& storage_;
   const Plan& plan_;
@@ -80,6 +83,9 @@ class JobCache {
   BuildState state_;
   std::map<JobId, Pending> pending_;
   std::map<JobId, MissNote> misses_;
+  // Per translation unit (Job::unit), the first job of this build that
+  // missed only for its paths (explain_elsewhere).
+  std::map<size_t, std::string> place_misses_;
 };
 
 }  // namespace ob::cache

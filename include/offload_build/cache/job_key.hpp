@@ -16,7 +16,7 @@
 
 namespace ob::cache {
 
-inline constexpr const char* kKeyFormat = "offload-build cache key v2";
+inline constexpr const char* kKeyFormat = "offload-build cache key v3";
 
 // Environment variables that change what a job of `kind` produces.
 const std::vector<std::string>& relevant_environment(JobKind kind);
@@ -45,7 +45,7 @@ JobKey describe_job(const Plan& plan, const Job& job);
 void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files);
 
 // Facts of `path`, a file `job` read, as a Dep: its path (an absolute path
-// under the plan's base directory written relative to the plan's directory,
+// under one of the plan's base directories written relative to the plan's directory,
 // so checkouts at other places agree) and content; for inode-sensitive jobs
 // also what its kernel names are made of: the stable name (Job::stable_names)
 // or the device and inode. Files under the build directory (outputs of other

@@ -23,6 +23,7 @@ struct GlobalOptions {
   bool verbose = false;                     // -v: echo each command (subprocess)
   std::optional<fs::path> cache_dir;        // --cache-dir (cache)
   std::optional<fs::path> base_dir;         // --base-dir (cache keys, kernel names)
+  std::vector<fs::path> project_dirs;       // --project-dir, repeatable (launcher: keys, kernel names)
   std::optional<std::string> kernel_namespace;  // --kernel-namespace (launcher's kernel names)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
   std::vector<std::string> remote_storage;  // --remote-storage URL, repeatable (cache)

@@ -62,14 +62,21 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
 
 // What every launcher call starts from: the working directory, the compiler
 // (clang, resolved), the command with response files expanded, and that with
-// the paths under the base directory relative to the working directory.
+// the paths under the base directories relative to the working directory.
 struct LaunchSetup {
   fs::path cwd;
   fs::path compiler;
   std::vector<std::string> expanded;
   std::vector<std::string> argv;
-  fs::path base;
+  // --base-dir and the --project-dir directories (real paths), and the
+  // directory kernel names are relative to (launcher_roots).
+  std::vector<fs::path> bases;
+  fs::path anchor;
 };
+// The base directories of a launcher call (--base-dir and every
+// --project-dir, real paths) and the anchor kernel names are relative to: the
+// nearest --project-dir holding `cwd`, else `cwd` (ccache's rule).
+std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& options, const fs::path& cwd);
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
                                         const GlobalOptions& options, Unchanged& why);
 // A parsed compile made ready to plan: its native targets found, the output

@@ -75,9 +75,12 @@ struct Plan {
   std::vector<Job> jobs;            // topologically ordered: deps come first
   fs::path program;                 // absolute path of the linked program
   fs::path build_dir;               // absolute: everything the jobs write is under it
-  // --base-dir (real path; empty: none): absolute paths under it are keyed
-  // relative to `cwd`, and stable kernel names are relative to it.
-  fs::path base_dir;
+  // Base directories (real paths: --base-dir, the project's directories):
+  // absolute paths under them are keyed relative to `cwd`, and the stable
+  // kernel names of files under them are relative to `name_anchor` (the
+  // project directory holding `cwd`, else `cwd`; docs/CACHE.md).
+  std::vector<fs::path> base_dirs;
+  fs::path name_anchor;
   std::vector<fs::path> directories;  // output directories to create
   // Set when the compiler ignores the stable-names library: why its compiles
   // are keyed on inodes (--explain and -v say so).

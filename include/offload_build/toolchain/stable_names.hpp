@@ -20,9 +20,20 @@ namespace ob {
 
 namespace fs = std::filesystem;
 
+// What kernel names are relative to (docs/CACHE.md): a file under one of
+// `bases` is named by its real path relative to `anchor` (".." where it
+// climbs out of it); any other file by its absolute real path.
+struct NameRoots {
+  std::vector<fs::path> bases;  // real paths; none: every name is absolute
+  fs::path anchor;              // real path; empty: relative to the base a file lies under
+  // OB_STABLE_ENV_BASE's value: the bases joined by ':' (one whose path holds
+  // ':' left out: its files are named by absolute path).
+  std::string bases_env() const;
+};
+
 struct StableNames {
   fs::path library;  // the preload library (absolute)
-  fs::path base;     // real path of the base directory; empty: names use absolute paths
+  NameRoots roots;
   // The compiler honours the library: its compiles are keyed on the stable
   // names' inputs instead of inodes. false: keyed on inodes, and why.
   bool keyed = true;
@@ -53,11 +64,11 @@ std::string kernel_salt(const std::string& kernel_namespace);
 // or the library is missing. Whether the compiler honours the library is
 // asked once (a 1-line compile) and remembered in `memo_dir` (the cache's
 // probes/); without a memo directory it is assumed (nothing is cached then).
-std::optional<StableNames> stable_names_for(const fs::path& compiler, const fs::path& base,
+std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
                                             const std::optional<fs::path>& memo_dir);
 
-// The real path of `file` as the preload library names it: relative to
-// `base` when under it, else absolute (both from realpath(3)).
-std::string stable_name_path(const fs::path& real, const fs::path& base);
+// The real path of a file as the preload library names it (ob_stable_name):
+// relative to the anchor when under a base, else absolute.
+std::string stable_name_path(const fs::path& real, const NameRoots& roots);
 
 }  // namespace ob

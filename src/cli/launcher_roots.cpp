@@ -1,0 +1,34 @@
+// Launcher mode: the directories whose paths are made relative (ccache's
+// base_dir) and the one kernel names are relative to (docs/CACHE.md).
+#include <system_error>
+
+#include "offload_build/cli/commands.hpp"
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/util/paths.hpp"
+
+namespace ob::cli {
+
+std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& o, const fs::path& cwd) {
+  std::vector<fs::path> bases;
+  if (fs::path base = base_dir_for(o, std::nullopt); !base.empty()) bases.push_back(std::move(base));
+  // The project's own directories (the CMake package passes CMAKE_SOURCE_DIR
+  // and CMAKE_BINARY_DIR): the nearest one holding the working directory
+  // anchors the names, so every compile of the project, whatever directory
+  // it runs in (Makefiles run each target's in its own), names a file alike.
+  fs::path anchor = cwd;
+  size_t anchor_depth = 0;
+  for (const auto& dir : o.project_dirs) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(fs::absolute(dir), ec);
+    if (ec) continue;  // not (yet) there: nothing under it to name
+    bases.push_back(real);
+    const size_t depth = static_cast<size_t>(std::distance(real.begin(), real.end()));
+    if ((real == cwd || util::is_under(cwd, real)) && depth > anchor_depth) {
+      anchor = real;
+      anchor_depth = depth;
+    }
+  }
+  return {std::move(bases), std::move(anchor)};
+}
+
+}  // namespace ob::cli
