@@ -97,6 +97,8 @@ void apply_launcher_environment(GlobalOptions& o) {
   o.explain |= env_flag("OFFLOAD_BUILD_EXPLAIN");
   o.no_cache |= env_flag("OFFLOAD_BUILD_NO_CACHE");
   o.two_parse |= env_flag("OFFLOAD_BUILD_TWO_PARSE");
+  // One trace for a whole make or ninja run: every compile adds its events.
+  if (const char* trace = std::getenv("OFFLOAD_BUILD_TRACE"); trace && *trace && !o.trace) o.trace = trace;
   if (const char* jobs = std::getenv("OFFLOAD_BUILD_JOBS"); jobs && o.jobs == 0) {
     size_t n = 0;
     std::string_view s(jobs);

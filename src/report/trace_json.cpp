@@ -1,0 +1,143 @@
+#include "offload_build/report/trace_json.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/json_text.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::report {
+
+namespace {
+
+constexpr std::string_view kHead = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+constexpr std::string_view kTail = "\n]}\n";
+
+long long micros(double seconds) { return std::llround(seconds * 1e6); }
+
+nlohmann::json meta(std::string_view what, long pid, int tid, const std::string& name) {
+  return {{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+// The events as lines, joined by ",\n" (no head, no tail).
+std::string event_lines(const nlohmann::json& events) {
+  std::string text;
+  for (const auto& e : events) {
+    if (!text.empty()) text += ",\n";
+    text += util::dump_replacing(e);  // names that are not UTF-8: U+FFFD
+  }
+  return text;
+}
+
+// An exclusive flock on a file for this object's lifetime, waited for at most
+// `limit` (another writer holds it for one file rewrite only).
+class FileLock {
+ public:
+  FileLock(const fs::path& file, std::chrono::milliseconds limit) {
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() > deadline) {
+        error_ = errno == EWOULDBLOCK ? fmt::format("held by another process for over {} s", limit.count() / 1000)
+                                      : std::strerror(errno);
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
+}  // namespace
+
+nlohmann::json trace_events(const Timeline& t, long pid) {
+  auto events = nlohmann::json::array();
+  events.push_back(meta("process_name", pid, 0, fmt::format("offload-build {} ({})", t.title, t.flow)));
+  const auto lanes = assign_lanes(t);
+  const auto critical = critical_path(t);
+  int lane_count = 0;
+  for (int l : lanes) lane_count = std::max(lane_count, l + 1);
+  for (int l = 0; l < lane_count; ++l) events.push_back(meta("thread_name", pid, l + 1, fmt::format("slot {}", l + 1)));
+  const long long origin =
+      std::chrono::duration_cast<std::chrono::microseconds>(t.origin.time_since_epoch()).count();
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    const auto& j = t.jobs[i];
+    if (!j.reached) continue;
+    nlohmann::json args{{"status", j.status}, {"served", served(j)}, {"critical", bool(critical[i])},
+                        {"job", i}, {"deps", j.deps}};
+    if (!j.target.empty()) args["target"] = j.target;
+    events.push_back({{"name", j.name}, {"cat", j.kind}, {"ph", "X"},
+                      {"ts", origin + micros(j.start_s)}, {"dur", std::max(1LL, micros(j.duration_s))},
+                      {"pid", pid}, {"tid", lanes[i] + 1}, {"args", std::move(args)}});
+  }
+  return events;
+}
+
+std::string trace_document(const nlohmann::json& events) {
+  return std::string(kHead) + event_lines(events) + std::string(kTail);
+}
+
+Result<void> write_trace(const fs::path& file, const Timeline& t) {
+  const fs::path target = fs::absolute(file);
+  std::error_code ec;
+  if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
+  auto written = util::write_file_atomic(target, trace_document(trace_events(t, ::getpid())));
+  if (!written)
+    return Error::failure(fmt::format("cannot write the trace {}: {}", target.string(), written.error().message));
+  return {};
+}
+
+Result<void> append_trace(const fs::path& file, const Timeline& t) {
+  const fs::path target = fs::absolute(file);
+  auto fail = [&](const std::string& why) {
+    return Error::failure(fmt::format("the trace {}: {}; this compile's events are not in it", target.string(), why));
+  };
+  std::error_code ec;
+  if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
+  FileLock lock(fs::path(target.string() + ".lock"), std::chrono::seconds(10));
+  if (!lock.error().empty()) return fail("cannot lock " + target.string() + ".lock: " + lock.error());
+  int open_errno = 0;
+  auto old = util::read_regular_file(target, kMaxTraceFile, "a trace", &open_errno);
+  if (!old && open_errno != ENOENT) return fail(old.error().message);
+  // Missing or empty (made by the caller, `touch`): a new trace.
+  std::string text = old && !old->empty() ? std::move(*old) : std::string(kHead) + std::string(kTail);
+  if (!util::starts_with(text, kHead) || !util::ends_with(text, kTail) || text.size() < kHead.size() + kTail.size())
+    return fail("not a trace offload-build wrote (remove it, or name another file)");
+  const std::string ours = event_lines(trace_events(t, ::getpid()));
+  if (text.size() + ours.size() + 2 > kMaxTraceFile)
+    return fail(fmt::format("it would grow past {}", util::format_bytes(kMaxTraceFile)));
+  text.resize(text.size() - kTail.size());
+  if (text.size() > kHead.size() && !ours.empty()) text += ",\n";
+  text += ours;
+  text += kTail;
+  auto written = util::write_file_atomic(target, text);
+  if (!written) return fail(written.error().message);
+  return {};
+}
+
+}  // namespace ob::report
