@@ -5,6 +5,7 @@
 #include "offload_build/report/style.hpp"
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/report/trace_json.hpp"
+#include "offload_build/util/files.hpp"
 
 namespace ob::cli {
 
@@ -29,6 +30,20 @@ void write_pictures(const GlobalOptions& o, const report::Timeline& timeline, co
   const fs::path page = fs::absolute(o.timings->empty() ? default_page : *o.timings).lexically_normal();
   if (auto written = report::write_timings(page, timeline); !written) warn(written.error());
   else if (!o.quiet) std::cerr << "offload-build: timings: " << page.string() << '\n';
+}
+
+Result<int> draw_trace(const GlobalOptions& o, const fs::path& trace) {
+  const fs::path file = (o.directory / trace).lexically_normal();  // relative to -C, as every path
+  auto text = util::read_regular_file(file, report::kMaxTraceFile, "a trace");
+  if (!text) return text.error();
+  const auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return Error::usage(file.string() + ": not JSON; give the file --trace or OFFLOAD_BUILD_TRACE wrote");
+  auto timeline = report::timeline_from_trace(json, file.filename().string());
+  if (!timeline) return Error::usage(file.string() + ": " + timeline.error().message);
+  const fs::path page = fs::absolute(o.timings && !o.timings->empty() ? *o.timings : fs::path(file.string() + ".html"));
+  OB_TRY(report::write_timings(page, *timeline));
+  if (!o.quiet) std::cerr << "offload-build: timings: " << page.lexically_normal().string() << '\n';
+  return exit_code::ok;
 }
 
 }  // namespace ob::cli

@@ -17,4 +17,8 @@ bool wants_pictures(const GlobalOptions& options);
 void write_pictures(const GlobalOptions& options, const report::Timeline& timeline,
                     const fs::path& default_page, bool append);
 
+// `timings TRACE`: draw a trace file (--trace, OFFLOAD_BUILD_TRACE: a whole
+// launcher-mode build) as the --timings page, to --timings=FILE or TRACE.html.
+Result<int> draw_trace(const GlobalOptions& options, const fs::path& trace);
+
 }  // namespace ob::cli

@@ -84,7 +84,7 @@ constexpr std::string_view kScript = R"(</script>
   document.getElementById('title').textContent = data.title + ' (' + data.flow + ' build)';
 
   var KIND = {'host-ir': '#8da0cb', 'assemble': '#a6d854', 'package': '#e78ac3', 'host': '#66c2a5',
-              'link': '#fc8d62'};
+              'link': '#fc8d62', 'unchanged': '#b3b3b3'};
   var DEVICE = ['#1f77b4', '#9467bd', '#17becf', '#bcbd22', '#2ca02c', '#8c564b', '#7f7f7f'];
   var targets = [];
   jobs.forEach(function (j) { if (j.kind === 'device' && targets.indexOf(j.target) < 0) targets.push(j.target); });
@@ -106,7 +106,7 @@ constexpr std::string_view kScript = R"(</script>
   [['started', data.started], ['result', data.result], ['wall time', secs(data.duration_s)],
    ['jobs', jobs.length + ': ' + n.ran + ' ran, ' + n.cached + ' from cache, ' + n['up-to-date'] +
      ' up to date' + (n.failed ? ', ' + n.failed + ' failed' : '')],
-   ['first job at', first === Infinity ? '-' : secs(first) + ' (reading, planning)'],
+   ['first job at', first === Infinity ? '-' : first > 0 ? secs(first) + ' (reading, planning)' : '0'],
    ['most at once', String(lanes)], ['critical path', secs(critical)]].forEach(function (kv) {
     var s = el('span'); s.appendChild(el('b', kv[0] + ': ')); s.appendChild(document.createTextNode(kv[1]));
     summary.appendChild(s);
@@ -213,7 +213,7 @@ nlohmann::json timings_data(const Timeline& t) {
                     {"reached", j.reached}, {"start", round_us(j.start_s)}, {"dur", round_us(j.duration_s)},
                     {"lane", lanes[i]}, {"critical", bool(critical[i])}, {"deps", j.deps}});
   }
-  return {{"title", t.title}, {"flow", t.flow}, {"started", iso8601_utc(t.started)},
+  return {{"title", t.title}, {"flow", t.flow}, {"started", t.started_text.empty() ? iso8601_utc(t.started) : t.started_text},
           {"duration_s", round_us(t.duration_s)}, {"result", t.result}, {"jobs", std::move(jobs)}};
 }
 

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/core.h>
@@ -78,6 +80,7 @@ class FileLock {
 nlohmann::json trace_events(const Timeline& t, long pid) {
   auto events = nlohmann::json::array();
   events.push_back(meta("process_name", pid, 0, fmt::format("offload-build {} ({})", t.title, t.flow)));
+  events.back()["args"]["started"] = iso8601_utc(t.started);  // for timeline_from_trace
   const auto lanes = assign_lanes(t);
   const auto critical = critical_path(t);
   int lane_count = 0;
@@ -138,6 +141,70 @@ Result<void> append_trace(const fs::path& file, const Timeline& t) {
   auto written = util::write_file_atomic(target, text);
   if (!written) return fail(written.error().message);
   return {};
+}
+
+Result<Timeline> timeline_from_trace(const nlohmann::json& trace, std::string title) {
+  auto bad = [](const std::string& why) {
+    return Error::usage("not a trace of offload-build's --trace: " + why);
+  };
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
+    return bad("no \"traceEvents\" array");
+  struct Event {
+    long long ts, dur;
+    long long pid;
+    size_t job;
+    TimelineJob j;
+  };
+  std::vector<Event> events;
+  std::string started;  // the earliest process's start
+  std::set<long long> pids;
+  for (const auto& e : trace["traceEvents"]) {
+    if (!e.is_object()) return bad("an event is not an object");
+    const auto args = e.value("args", nlohmann::json::object());
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" && args.contains("started") &&
+        args["started"].is_string() && (started.empty() || args["started"].get<std::string>() < started))
+      started = args["started"].get<std::string>();
+    if (e.value("ph", "") != "X") continue;
+    if (!e["ts"].is_number_integer() || !e["dur"].is_number_integer() || !e["pid"].is_number_integer() ||
+        !args.contains("job") || !args["job"].is_number_unsigned() || !e["name"].is_string() || !e["cat"].is_string())
+      return bad("a complete event without an integer ts, dur, pid, a name, cat or args.job: " +
+                 util::shorten(e.dump(), 200));
+    Event ev{e["ts"].get<long long>(), e["dur"].get<long long>(), e["pid"].get<long long>(), args["job"].get<size_t>(), {}};
+    ev.j.name = e["name"].get<std::string>();
+    ev.j.kind = e["cat"].get<std::string>();
+    ev.j.target = args.value("target", "");
+    ev.j.status = args.value("status", "ran");
+    ev.j.reached = true;
+    for (const auto& d : args.value("deps", nlohmann::json::array()))
+      if (d.is_number_unsigned()) ev.j.deps.push_back(d.get<size_t>());  // this process's job ids, for now
+    pids.insert(ev.pid);
+    events.push_back(std::move(ev));
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.ts < b.ts; });
+  Timeline t;
+  t.title = fmt::format("{}: {} process{}", title, pids.size(), pids.size() == 1 ? "" : "es");
+  t.flow = "launcher";
+  const long long first = events.empty() ? 0 : events.front().ts;
+  t.origin = std::chrono::steady_clock::time_point(std::chrono::microseconds(first));
+  std::map<std::pair<long long, size_t>, size_t> index;  // (pid, job) -> place in t.jobs
+  for (size_t i = 0; i < events.size(); ++i) index[{events[i].pid, events[i].job}] = i;
+  long long last = first;
+  for (auto& ev : events) {
+    ev.j.start_s = static_cast<double>(ev.ts - first) / 1e6;
+    ev.j.duration_s = static_cast<double>(ev.dur) / 1e6;
+    std::vector<size_t> deps;
+    for (size_t d : ev.j.deps)
+      if (auto it = index.find({ev.pid, d}); it != index.end()) deps.push_back(it->second);
+    ev.j.deps = std::move(deps);
+    if (ev.j.status == "failed") t.result = "failed";
+    last = std::max(last, ev.ts + ev.dur);
+    t.jobs.push_back(std::move(ev.j));
+  }
+  t.duration_s = static_cast<double>(last - first) / 1e6;
+  // The page shows the start as written; a trace without one says "now".
+  t.started = std::chrono::system_clock::now();
+  t.started_text = started;
+  return t;
 }
 
 }  // namespace ob::report

@@ -157,9 +157,11 @@ TEST_CASE("trace option: one complete event per job of a manifest build, with sa
   CHECK(named);
 }
 
-TEST_CASE("trace in launcher mode: a make -j3 run of several compiles is one valid trace from several processes",
-          "[timings][launcher][integration]") {
-  Launcher l;
+namespace {
+
+// A make -j3 run through the launcher with OFFLOAD_BUILD_TRACE: 4 offload
+// compiles, a plain one (run unchanged) and an offload link. The trace file.
+fs::path make_with_trace(const Launcher& l) {
   for (const char* n : {"a", "b", "c", "d"})
     fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / (std::string(n) + ".c"));
   write_file(l.tmp / "plain.c", "int plain(void) { return 1; }\n");
@@ -172,7 +174,15 @@ TEST_CASE("trace in launcher mode: a make -j3 run of several compiles is one val
   auto r = run_tool({"make", "-j3", "-s"}, l.tmp.path(), l.env({{"OFFLOAD_BUILD_TRACE", trace.string()}}));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  const auto events = complete_events(trace);
+  return trace;
+}
+
+}  // namespace
+
+TEST_CASE("trace in launcher mode: a make -j3 run of several compiles is one valid trace from several processes",
+          "[timings][launcher][integration]") {
+  Launcher l;
+  const auto events = complete_events(make_with_trace(l));
   std::map<std::string, int> by_kind;
   std::set<long long> pids;
   for (const auto& e : events) {
@@ -196,6 +206,33 @@ TEST_CASE("trace in launcher mode: a make -j3 run of several compiles is one val
     CHECK_THAT(one.err, Catch::Contains("not a trace offload-build wrote"));
     CHECK(read_file(other) == "{\"mine\": true}\n");
   }
+}
+
+TEST_CASE("timings command: a whole make -j3 run's trace drawn as one page", "[timings][launcher][integration]") {
+  OB_REQUIRE_CHROMIUM();
+  Launcher l;
+  const fs::path trace = make_with_trace(l);
+  const size_t jobs = complete_events(trace).size();
+  auto r = l.ob({"timings", trace.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const fs::path page = trace.string() + ".html";
+  CHECK_THAT(r.err, Catch::Contains("offload-build: timings: " + page.string()));
+  const std::string dom = rendered_dom(page);
+  CHECK_FALSE(html_attribute(dom, "data-ob-error"));
+  const auto bars = bars_of(dom);
+  CHECK(bars.size() == jobs);
+  std::map<std::string, int> by_kind;
+  for (const auto& b : bars) ++by_kind[b.data.at("kind")];
+  CHECK(by_kind["device"] == 4);
+  CHECK(by_kind["unchanged"] == 1);
+  CHECK(table_row(dom, "by-kind", "host-ir").at(1) == "4");
+  // Not a trace: a clear error, no page.
+  write_file(l.tmp / "notes.json", "[1]");
+  auto bad = l.ob({"timings", (l.tmp / "notes.json").string()});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("notes.json: not a trace of offload-build's --trace"));
+  CHECK_FALSE(fs::exists(l.tmp / "notes.json.html"));
 }
 
 TEST_CASE("timings in launcher mode: a one-step build's page draws each source's compile and the link",

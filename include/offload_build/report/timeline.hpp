@@ -29,6 +29,7 @@ struct Timeline {
   std::string title;  // the project (a launcher compile: its object's name)
   std::string flow;   // "manifest", "launcher", "cargo"
   std::chrono::system_clock::time_point started;
+  std::string started_text;  // when set, the start as read back (a trace file), shown instead
   std::chrono::steady_clock::time_point origin;  // the clock start_s counts from
   double duration_s = 0;
   std::string result = "ok";  // build_result_name

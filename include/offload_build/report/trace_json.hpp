@@ -39,4 +39,10 @@ Result<void> write_trace(const std::filesystem::path& file, const Timeline& time
 // kMaxTraceFile; a lock not had in 10 s is an error, never a hang.
 Result<void> append_trace(const std::filesystem::path& file, const Timeline& timeline);
 
+// A trace file offload-build wrote, as one timeline: every process's jobs on
+// one time axis (lanes and the critical path found again over all of them; a
+// job's dependencies are those within its process, as make's are unknown).
+// `title` names it. An error says what is wrong with the file's content.
+Result<Timeline> timeline_from_trace(const nlohmann::json& trace, std::string title);
+
 }  // namespace ob::report
