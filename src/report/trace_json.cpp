@@ -161,19 +161,26 @@ Result<Timeline> timeline_from_trace(const nlohmann::json& trace, std::string ti
   for (const auto& e : trace["traceEvents"]) {
     if (!e.is_object()) return bad("an event is not an object");
     const auto args = e.value("args", nlohmann::json::object());
-    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" && args.contains("started") &&
+    if (!e.contains("ph") || !e["ph"].is_string()) return bad("an event without \"ph\"");
+    if (e["ph"] == "M" && e.value("name", nlohmann::json()) == "process_name" && args.is_object() && args.contains("started") &&
         args["started"].is_string() && (started.empty() || args["started"].get<std::string>() < started))
       started = args["started"].get<std::string>();
-    if (e.value("ph", "") != "X") continue;
-    if (!e["ts"].is_number_integer() || !e["dur"].is_number_integer() || !e["pid"].is_number_integer() ||
-        !args.contains("job") || !args["job"].is_number_unsigned() || !e["name"].is_string() || !e["cat"].is_string())
+    if (e["ph"] != "X") continue;
+    auto has = [&](const nlohmann::json& o, const char* key, auto is) { return o.contains(key) && (o[key].*is)(); };
+    using J = nlohmann::json;
+    if (!has(e, "ts", &J::is_number_integer) || !has(e, "dur", &J::is_number_integer) ||
+        !has(e, "pid", &J::is_number_integer) || !args.is_object() || !has(args, "job", &J::is_number_unsigned) ||
+        !has(e, "name", &J::is_string) || !has(e, "cat", &J::is_string))
       return bad("a complete event without an integer ts, dur, pid, a name, cat or args.job: " +
                  util::shorten(e.dump(), 200));
     Event ev{e["ts"].get<long long>(), e["dur"].get<long long>(), e["pid"].get<long long>(), args["job"].get<size_t>(), {}};
     ev.j.name = e["name"].get<std::string>();
     ev.j.kind = e["cat"].get<std::string>();
-    ev.j.target = args.value("target", "");
-    ev.j.status = args.value("status", "ran");
+    auto text = [&](const char* key, const char* fallback) {
+      return has(args, key, &J::is_string) ? args[key].get<std::string>() : std::string(fallback);
+    };
+    ev.j.target = text("target", "");
+    ev.j.status = text("status", "ran");
     ev.j.reached = true;
     for (const auto& d : args.value("deps", nlohmann::json::array()))
       if (d.is_number_unsigned()) ev.j.deps.push_back(d.get<size_t>());  // this process's job ids, for now

@@ -121,3 +121,34 @@ TEST_CASE("trace file: many writers at once each add their events, and the file 
     CHECK(read(tmp / "other.json") == "[1, 2]\n");
   }
 }
+
+TEST_CASE("trace file read back: a round trip keeps the jobs and their dependencies; anything else is an error",
+          "[timings]") {
+  auto t = timeline({job(0, 1, {}, "first"), job(1, 1, {0}, "second")});
+  t.jobs[1].target = "sm_90";
+  const auto doc = nlohmann::json::parse(trace_document(trace_events(t, 42)));
+  auto back = timeline_from_trace(doc, "t.json");
+  REQUIRE(back);
+  REQUIRE(back->jobs.size() == 2);
+  CHECK(back->title == "t.json: 1 process");
+  CHECK(back->jobs[1].name == "second");
+  CHECK(back->jobs[1].target == "sm_90");
+  CHECK(back->jobs[1].deps == std::vector<size_t>{0});
+  CHECK(back->jobs[1].start_s == Approx(1.0).margin(2e-6));
+  CHECK(back->duration_s == Approx(2.0).margin(2e-6));
+  for (const char* bad : {R"([1])", R"({"traceEvents": 5})", R"({"traceEvents": [7]})", R"({"traceEvents": [{}]})",
+                          R"({"traceEvents": [{"ph": "X"}]})",
+                          R"({"traceEvents": [{"ph": "X", "ts": "1", "dur": 1, "pid": 1, "name": "a", "cat": "b", "args": {"job": 0}}]})",
+                          R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 1, "pid": 1, "name": "a", "cat": "b", "args": 3}]})"}) {
+    INFO(bad);
+    auto r = timeline_from_trace(nlohmann::json::parse(bad), "bad.json");
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::StartsWith("not a trace of offload-build's --trace"));
+  }
+  // Odd types where text is expected fall back, never throw.
+  auto odd = timeline_from_trace(nlohmann::json::parse(
+      R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 1, "pid": 1, "name": "a", "cat": "b", "args": {"job": 0, "target": 5, "status": []}}]})"),
+      "odd.json");
+  REQUIRE(odd);
+  CHECK(odd->jobs.at(0).status == "ran");
+}
