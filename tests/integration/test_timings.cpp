@@ -288,3 +288,21 @@ TEST_CASE("trace and timings in the cargo flow: each step an event, in order", "
   CHECK_THAT(r.err, Catch::Contains("offload-build: timings: " + page.string()));
   CHECK(count_occurrences(read_file(page), "\"kind\":\"device\"") == 1);
 }
+
+TEST_CASE("trace and timings options: written for a failed build too, with the failed job marked",
+          "[timings][integration]") {
+  TempDir tmp{"ob-trace-failed"};
+  const fs::path dir = copy_example("saxpy-c", tmp.path());
+  write_file(dir / "saxpy.c", read_file(dir / "saxpy.c") + "\nthis is not C;\n");
+  const fs::path trace = tmp / "trace.json", page = tmp / "page.html";
+  auto r = run_ob({"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "--trace", trace.string(),
+                   "--timings=" + page.string(), "build"},
+                  {}, kPlain);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("offload-build: timings: " + page.string()));
+  std::map<std::string, int> by_status;
+  for (const auto& e : complete_events(trace)) ++by_status[e.at("args").at("status").get<std::string>()];
+  CHECK(by_status == std::map<std::string, int>{{"failed", 1}});  // the host parse; nothing after it started
+  CHECK(count_occurrences(read_file(page), "\"status\":\"failed\"") == 1);
+  CHECK(count_occurrences(read_file(page), "\"result\":\"failed\"") == 1);
+}
