@@ -57,6 +57,10 @@ TEST_CASE("timings option: chromium draws one bar per job of a real build, by ki
   REQUIRE(r.exit_code == 0);
   const fs::path page = dir / "build/offload-build-timings.html";
   CHECK_THAT(r.err, Catch::EndsWith("offload-build: timings: " + page.string() + "\n"));
+  // The file goes with '=' (the value is optional): a separate word is said to be one.
+  auto spaced = run_ob({"-C", dir.string(), "--timings", "t.html", "build"});
+  CHECK(spaced.exit_code == 2);
+  CHECK(spaced.err == "offload-build: error: --timings takes its file with '=': --timings=t.html\n");
   const json jobs = json::parse(read_file(report)).at("jobs");
   REQUIRE(jobs.size() >= 10);  // 3 sources x (host-ir, device, package, host) + link
 
