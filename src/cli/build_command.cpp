@@ -17,6 +17,7 @@
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/report/style.hpp"
+#include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
@@ -24,7 +25,6 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "build_pictures.hpp"
-#include "offload_build/report/timings_html.hpp"
 #include "options.hpp"
 #include "summary.hpp"
 
