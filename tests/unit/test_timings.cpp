@@ -122,7 +122,7 @@ TEST_CASE("trace file: many writers at once each add their events, and the file 
   }
 }
 
-TEST_CASE("trace file read back: a round trip keeps the jobs and their dependencies; anything else is an error",
+TEST_CASE("trace file read back: a round trip keeps the jobs and their dependencies, anything else is an error",
           "[timings]") {
   auto t = timeline({job(0, 1, {}, "first"), job(1, 1, {0}, "second")});
   t.jobs[1].target = "sm_90";
