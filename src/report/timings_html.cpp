@@ -30,7 +30,7 @@ window.addEventListener('error', function (e) {
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; margin: 0 0 .3em; } h2 { font-size: 1.1em; margin: 1.4em 0 .4em; }
 #ob-error { color: #b00; font-weight: bold; }
-#summary { margin: .3em 0 1em; } #summary span { margin-right: 1.4em; white-space: nowrap; }
+#summary { margin: .3em 0 1em; } #summary span { display: inline-block; margin-right: 1.4em; white-space: nowrap; }
 #legend span { display: inline-block; margin: 0 1.2em .4em 0; }
 #legend i { display: inline-block; width: 1.6em; height: .9em; margin-right: .4em; vertical-align: -1px;
             border: 1px solid #0006; }
