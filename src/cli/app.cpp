@@ -14,6 +14,7 @@
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/util/strings.hpp"
+#include "build_pictures.hpp"
 #include "cache_cli.hpp"
 #include "init_command.hpp"
 #include "options.hpp"
@@ -138,6 +139,12 @@ int dispatch(int argc, char** argv) {
       "verify", "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel "
                 "ran on an offload device");
   verify_cmd->fallthrough();
+  fs::path trace_to_draw;
+  auto* timings_cmd = app.add_subcommand(
+      "timings", "timings TRACE: draw a --trace file (a whole launcher-mode build: OFFLOAD_BUILD_TRACE) as "
+                 "the --timings page, to --timings=FILE or TRACE.html (docs/TIMINGS.md)");
+  timings_cmd->add_option("trace", trace_to_draw, "The trace file")->required();
+  timings_cmd->fallthrough();
   auto* wrap_cmd = app.add_subcommand(
       "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
               "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
@@ -196,6 +203,10 @@ int dispatch(int argc, char** argv) {
   }
   if (*clean_cmd) {
     auto result = clean(global);
+    return result ? *result : report_error(result.error());
+  }
+  if (*timings_cmd) {
+    auto result = draw_trace(global, trace_to_draw);
     return result ? *result : report_error(result.error());
   }
   if (*verify_cmd) {

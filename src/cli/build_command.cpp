@@ -17,12 +17,14 @@
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/util/style.hpp"
+#include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
+#include "build_pictures.hpp"
 #include "options.hpp"
 #include "summary.hpp"
 
@@ -66,6 +68,12 @@ struct BuildSession {
   std::optional<double> seconds;  // the build's time, taken when its jobs ended
 };
 
+BuildResult outcome(const Result<fs::path>& result) {
+  return result ? BuildResult::Ok
+         : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
+                                                         : BuildResult::Failed;
+}
+
 Result<void> write_build_report(const fs::path& file, const BuildSession& s,
                                 const Result<fs::path>& result) {
   report::ReportData d;
@@ -73,9 +81,7 @@ Result<void> write_build_report(const fs::path& file, const BuildSession& s,
   d.manifest = fs::absolute(s.manifest).lexically_normal();
   d.started = s.started;
   d.duration_s = s.seconds.value_or(s.recorder.elapsed());
-  d.result = result ? BuildResult::Ok
-             : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
-                                                             : BuildResult::Failed;
+  d.result = outcome(result);
   if (!result) d.error = result.error().message;
   d.plan = s.plan ? &*s.plan : nullptr;
   d.recorder = &s.recorder;
@@ -122,6 +128,12 @@ Result<fs::path> build(const GlobalOptions& o) {
       std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message)
                 << '\n';
     }
+  }
+  if (wants_pictures(o) && session.plan) {  // none before the plan: nothing to draw
+    auto timeline = report::timeline_of(*session.plan, session.recorder, session.project, "manifest",
+                                        session.started, outcome(result));
+    if (session.seconds) timeline.duration_s = *session.seconds;
+    write_pictures(o, timeline, session.plan->build_dir / report::kTimingsFileName, false);
   }
   return result;
 }
@@ -238,8 +250,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   auto summary = execute(plan, *runner, exec_options);
   if (job_cache) job_cache->finish();
   session.seconds = session.recorder.elapsed();
+  if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {
-    session.plan = plan;
     if (job_cache) session.misses = job_cache->misses();
     std::map<fs::path, std::string> known;  // versions we already have
     if (toolchain->rust) known[toolchain->rust->rustc] = toolchain->rust->version_line;

@@ -14,7 +14,7 @@ namespace ob::cli::cargo_args {
 namespace {
 
 // offload-build's options that cargo build|run has too: after `cargo` they are cargo's.
-constexpr std::array kCargosToo = {"-h", "--help", "-v", "--verbose", "-q", "--quiet", "-j", "--jobs", "--color", "--target"};
+constexpr std::array kCargosToo = {"-h", "--help", "-v", "--verbose", "-q", "--quiet", "-j", "--jobs", "--color", "--target", "--timings"};
 
 const CLI::Option* option(const std::string& name) {
   static CLI::App app;

@@ -9,9 +9,12 @@
 
 #include "cargo_args.hpp"
 #include "cargo_cache.hpp"
+#include "build_pictures.hpp"
 #include "cargo_run.hpp"
 #include "summary.hpp"
 #include "offload_build/process/subprocess.hpp"
+#include "offload_build/report/timeline.hpp"
+#include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
@@ -58,6 +61,7 @@ struct Session {
   std::vector<Target> targets;
   size_t step = 0, steps = 0;
   ExecSummary jobs{};  // each step a job: " (cached)" served, " (fresh)" up to date, else run
+  report::StepTimeline* timeline = nullptr;  // --timings, --trace: each step timed
 
   void progress(const std::string& what, const std::string& note = "") {
     std::cerr << fmt::format("[{}/{}] {}{}\n", ++step, steps, what, note) << std::flush;
@@ -73,8 +77,11 @@ struct Session {
       std::cout << util::shell_join(argv) << '\n';
       return {};
     }
+    report::TimedStep step(timeline, what.substr(0, what.find(' ')), "", what);
     progress(what);
-    return cargo_run::run_tool(argv, dir, what);
+    OB_TRY(cargo_run::run_tool(argv, dir, what));
+    step.done("ran");
+    return {};
   }
 };
 
@@ -185,8 +192,10 @@ Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const Kern
   }
   fs::create_directories(image.parent_path());
   const std::string what = fmt::format("device {} {}", t.short_name(), c.pkg.name);
+  report::TimedStep step(s.timeline, "device", t.short_name(), what);
   const std::string key = cache.enabled() ? image_key(s, c, inv, files) : "";
   if (!key.empty() && cache.restore(key, image, what + " (cargo)")) {
+    step.done("cached");
     s.progress(what, " (cached)");
     return {};
   }
@@ -206,6 +215,7 @@ Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const Kern
       const bool linked = fs::exists(image, ec) && fs::last_write_time(image, ec) >= fs::last_write_time(*output, ec);
       if (link && !(fresh && linked)) OB_TRY(cargo_run::run_tool(image_link(*output), s.dir, "image link " + c.pkg.name));
       if (!key.empty()) cache.store(key, image, what + " (cargo)");
+      step.done(fresh ? "up-to-date" : "ran");
       s.progress(what, fresh ? " (fresh)" : "");
       return {};
     }
@@ -218,17 +228,10 @@ Result<void> device_pass(Session& s, cargo_cache::DeviceCache& cache, const Kern
   }
 }
 
-}  // namespace
-
-Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
-                  const std::vector<std::string>& before) {
-  exec::set_echo_policy({o.verbose, nullptr});
-  auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
-  if (!parsed) return parsed.error();
-  const auto started = std::chrono::steady_clock::now();
-  auto session = open_session(o, parsed->cargo);
-  if (!session) return session.error();
-  Session& s = *session;
+// The device passes, package and host pass; the programs cargo built (none
+// under --dry-run).
+Result<std::vector<fs::path>> build_passes(Session& s, std::chrono::steady_clock::time_point started) {
+  const GlobalOptions& o = s.o;
   const bool native = s.tc.rust->flavour == rust::Flavour::Native;
   if (o.dry_run) std::cout << "cd " << util::shell_quote(s.dir.string()) << '\n';
 
@@ -274,8 +277,9 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
                                      cargo_run::user_rustflags());
   if (o.dry_run) {
     std::cout << cargo_run::display(host) << '\n' << std::flush;
-    return exit_code::ok;
+    return std::vector<fs::path>{};
   }
+  report::TimedStep step(s.timeline, "link", "", "link " + s.pkg.name);
   std::cerr << fmt::format("[{}/{}] link {}\n", ++s.step, s.steps, s.pkg.name) << std::flush;
   auto out = run_cargo(host, s.dir);
   if (!out) return out.error();
@@ -288,10 +292,33 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
       fresh = fresh && a->fresh;
       if (a->executable) programs.push_back(*a->executable);
     }
+  step.done(fresh ? "up-to-date" : "ran");
   s.count(fresh ? " (fresh)" : "");
   for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
   print_summary(s.jobs, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), o.quiet);
-  if (!parsed->run) return exit_code::ok;
+  return programs;
+}
+
+}  // namespace
+
+Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
+                  const std::vector<std::string>& before) {
+  exec::set_echo_policy({o.verbose, nullptr});
+  auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
+  if (!parsed) return parsed.error();
+  const auto started = std::chrono::steady_clock::now();
+  auto session = open_session(o, parsed->cargo);
+  if (!session) return session.error();
+  Session& s = *session;
+  std::optional<report::StepTimeline> timeline;
+  if (wants_pictures(o)) s.timeline = &timeline.emplace(s.pkg.name, "cargo");
+  auto built = build_passes(s, started);
+  if (timeline)  // also when a pass failed: it is marked
+    write_pictures(o, timeline->finish(built ? BuildResult::Ok : BuildResult::Failed),
+                   cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
+  if (!built) return built.error();
+  if (o.dry_run || !parsed->run) return exit_code::ok;
+  const std::vector<fs::path>& programs = *built;
   if (programs.size() != 1)
     return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
   return run_program(o, {parsed->verify, parsed->program}, programs.front());

@@ -91,6 +91,11 @@ std::optional<int> check_command_words(const CLI::App& app, int argc, char** arg
         return exit_code::ok;
       }
       if (takes_words(*level) || subcommands_of(*level).empty()) return std::nullopt;
+      if (std::string_view(argv[i - 1]) == "--timings") {  // its FILE is optional: only with '='
+        std::cerr << util::shorten("offload-build: error: --timings takes its file with '=': --timings=" + token, 1000)
+                  << '\n';
+        return exit_code::usage;
+      }
       return unknown_command(*level, path, token);
     }
     level = sub;

@@ -16,6 +16,8 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/process/subprocess.hpp"
+#include "offload_build/report/timeline.hpp"
+#include "offload_build/report/trace_json.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
@@ -38,6 +40,15 @@ bool looks_like_compiler(const std::string& name) {
       return true;
   }
   return false;
+}
+
+// What a command writes (its -o), for a trace event's name; "" when it says none.
+std::string output_of(const std::vector<std::string>& command) {
+  for (size_t i = 1; i < command.size(); ++i) {
+    if (command[i] == "-o" && i + 1 < command.size()) return command[i + 1];
+    if (util::starts_with(command[i], "-o") && command[i].size() > 2) return command[i].substr(2);
+  }
+  return "";
 }
 
 // Wait for the pass-through compiler and end the way it ended.
@@ -65,6 +76,14 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
     return exit_code::ok;
   }
   note_unchanged(why, o);
+  // --trace: the compile is one event of the make/ninja run's trace.
+  std::optional<report::StepTimeline> timeline;
+  std::optional<report::TimedStep> step;
+  if (o.trace) {
+    const std::string name = fs::path(command.front()).filename().string() + " " + output_of(command);
+    timeline.emplace(name, "launcher");
+    step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
+  }
   // stdin, stdout and stderr are inherited: the output is the compiler's own.
   auto pid = exec::spawn(Command{command, {}, {}});
   if (!pid) {
@@ -72,6 +91,12 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
     return 127;  // as a shell says for a command it cannot run
   }
   const int code = wait_like(*pid);
+  if (step) {
+    step->done(code == 0 ? "ran" : "failed");
+    if (auto added = report::append_trace(*o.trace, timeline->finish(code == 0 ? BuildResult::Ok : BuildResult::Failed));
+        !added)
+      std::cerr << "offload-build: warning: " << added.error().message << '\n';
+  }
   write_launcher_report(o, command, nullptr, &why, code);
   return code;
 }
@@ -97,6 +122,8 @@ void apply_launcher_environment(GlobalOptions& o) {
   o.explain |= env_flag("OFFLOAD_BUILD_EXPLAIN");
   o.no_cache |= env_flag("OFFLOAD_BUILD_NO_CACHE");
   o.two_parse |= env_flag("OFFLOAD_BUILD_TWO_PARSE");
+  // One trace for a whole make or ninja run: every compile adds its events.
+  if (const char* trace = std::getenv("OFFLOAD_BUILD_TRACE"); trace && *trace && !o.trace) o.trace = trace;
   if (const char* jobs = std::getenv("OFFLOAD_BUILD_JOBS"); jobs && o.jobs == 0) {
     size_t n = 0;
     std::string_view s(jobs);

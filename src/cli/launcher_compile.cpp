@@ -25,6 +25,7 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
+#include "build_pictures.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -291,10 +292,15 @@ std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec
     return exit_code::ok;
   }
   std::optional<Recording> record;
-  if (o.report) record.emplace();
+  if (o.report || wants_pictures(o)) record.emplace();
   const auto started = std::chrono::system_clock::now();
   auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr);
-  if (code && record) {
+  if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
+    const auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
+                                              *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
+    write_pictures(o, timeline, plan.program.string() + ".timings.html", true);
+  }
+  if (code && record && o.report) {
     report::ReportData d;
     d.project = project;
     d.started = started;

@@ -86,7 +86,7 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   auto jobserver = exec::jobserver_from_environment();
   exec::install_signal_handlers();
   if (o.verbose) std::cerr << "offload-build: offload link, cached as one job\n";
-  if (auto code = run_plan(plan, o, jobserver)) return *code;
+  if (auto code = run_and_report(plan, o, jobserver, command, plan.program.filename().string())) return *code;
   return pass("the link failed: the compiler shows its own diagnostics");
 }
 

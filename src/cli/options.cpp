@@ -89,6 +89,20 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  "decisions, tools; docs/REPORT.md), also when it fails")
       ->option_text("FILE")
       ->group("Output");
+  app.add_option("--timings", o.timings,
+                 "Write the build as one self-contained HTML page: a bar per job on a time axis, "
+                 "the critical path, tables per target and kind (default FILE: "
+                 "<build dir>/offload-build-timings.html; give FILE with '=': --timings=FILE; "
+                 "docs/TIMINGS.md)")
+      ->expected(0, 1)
+      ->option_text("[=FILE]")
+      ->group("Output");
+  app.add_option("--trace", o.trace,
+                 "Write the build's jobs as Chrome trace events (JSON for Perfetto or "
+                 "chrome://tracing); launcher compiles add theirs to FILE ($OFFLOAD_BUILD_TRACE), "
+                 "so a whole make or ninja run is one trace (docs/TIMINGS.md)")
+      ->option_text("FILE")
+      ->group("Output");
 }
 
 size_t effective_jobs(const GlobalOptions& o) {

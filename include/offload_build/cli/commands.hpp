@@ -33,6 +33,8 @@ struct GlobalOptions {
   bool quiet = false;                       // -q: no progress, no summary; errors only (report)
   std::string color = "auto";               // --color auto|always|never (report)
   std::optional<fs::path> report;           // --report FILE: JSON account of the build (report)
+  std::optional<fs::path> timings;          // --timings[=FILE]: HTML picture; empty: default place (report)
+  std::optional<fs::path> trace;            // --trace FILE: Chrome trace-event JSON (report)
 };
 
 struct RunOptions {

@@ -45,6 +45,7 @@ class BuildRecorder final : public Progress {
 
   const JobEvents& job(JobId id) const;
   double elapsed() const;
+  std::chrono::steady_clock::time_point origin() const { return start_; }  // the clock's zero
 
  private:
   JobEvents& at(JobId id);

@@ -1,0 +1,49 @@
+#include "build_pictures.hpp"
+
+#include <iostream>
+
+#include "offload_build/util/style.hpp"
+#include "offload_build/report/timings_html.hpp"
+#include "offload_build/report/trace_json.hpp"
+#include "offload_build/util/files.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+void warn(const Error& e) {
+  std::cerr << util::paint_diagnostic("offload-build: warning: " + e.message) << '\n';
+}
+
+}  // namespace
+
+bool wants_pictures(const GlobalOptions& o) { return (o.timings || o.trace) && !o.dry_run; }
+
+void write_pictures(const GlobalOptions& o, const report::Timeline& timeline, const fs::path& default_page,
+                    bool append) {
+  if (o.dry_run) return;
+  if (o.trace) {
+    auto written = append ? report::append_trace(*o.trace, timeline) : report::write_trace(*o.trace, timeline);
+    if (!written) warn(written.error());
+  }
+  if (!o.timings) return;
+  const fs::path page = fs::absolute(o.timings->empty() ? default_page : *o.timings).lexically_normal();
+  if (auto written = report::write_timings(page, timeline); !written) warn(written.error());
+  else if (!o.quiet) std::cerr << "offload-build: timings: " << page.string() << '\n';
+}
+
+Result<int> draw_trace(const GlobalOptions& o, const fs::path& trace) {
+  const fs::path file = (o.directory / trace).lexically_normal();  // relative to -C, as every path
+  auto text = util::read_regular_file(file, report::kMaxTraceFile, "a trace");
+  if (!text) return text.error();
+  const auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return Error::usage(file.string() + ": not JSON; give the file --trace or OFFLOAD_BUILD_TRACE wrote");
+  auto timeline = report::timeline_from_trace(json, file.filename().string());
+  if (!timeline) return Error::usage(file.string() + ": " + timeline.error().message);
+  const fs::path page = fs::absolute(o.timings && !o.timings->empty() ? *o.timings : fs::path(file.string() + ".html"));
+  OB_TRY(report::write_timings(page, *timeline));
+  if (!o.quiet) std::cerr << "offload-build: timings: " << page.lexically_normal().string() << '\n';
+  return exit_code::ok;
+}
+
+}  // namespace ob::cli
