@@ -2,7 +2,9 @@
 # B9: remote storage. A fresh clone (no build directory) with an EMPTY local
 # cache and a warm remote (Redis, then HTTP via nginx WebDAV, both private on
 # 127.0.0.1), against a cold build, one-shot clang under make -j2, and ccache
-# with the same server as its remote storage (also with an empty local cache).
+# with the same server as its remote storage (also with an empty local cache),
+# and sccache's Redis and WebDAV backends on the same servers where the
+# installed sccache has them (tried; the table says when it does not).
 # Then the cost of an unreachable remote (refused; a listener that never
 # answers) on a clean rebuild whose local cache is warm.
 #
@@ -13,7 +15,8 @@
 #   --out FILE      replace (or add) the "## B9" section of FILE (default
 #                   docs/BENCHMARKS.md)
 #   --section FILE  write only the section to FILE (bench/run.sh uses this)
-# Needs redis-server, nginx, hyperfine, ccache (scripts/setup.sh).
+# Needs redis-server, nginx, hyperfine, ccache (scripts/setup.sh); sccache
+# optional.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
     --ob) OB=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --section) SECTION=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "b9: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,19 +50,23 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-b9.XXXXXX")
 PIDS=()
 cleanup() {
+  sc_stop
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 # shellcheck source=bench/gen.sh
 source "$ROOT/bench/gen.sh"
 export CI=1 NO_COLOR=1
 unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE OFFLOAD_BUILD_REMOTE_STORAGE MAKEFLAGS \
   CCACHE_REMOTE_STORAGE || true
 say() { printf 'b9: %s\n' "$*" >&2; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 500); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.01; done; return 1; }
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
+# shellcheck source=bench/sccache.sh
+source "$ROOT/bench/sccache.sh"
 
 # ---------------------------------------------------------------- servers
 RPORT=$(free_port)
@@ -107,8 +114,27 @@ HTTP=http://127.0.0.1:$HPORT/ob
 declare -A M
 
 LOG=$WORK/hyperfine.log
-# shellcheck source=bench/common.sh
-source "$ROOT/bench/common.sh"
+
+# sccache against the same two servers where this sccache build has the
+# backend (tried: a backend it lacks fails to start, "cache type is not
+# enabled", or its setting is ignored and the cache stays on local disk).
+# SC_OK[b]=1, or SC_WHY[b] says why not; the table records that.
+declare -A SC_OK SC_WHY SC_ENV SC_NOTE
+SC_ENV[redis]="SCCACHE_REDIS=$REDIS"
+SC_ENV[http]="SCCACHE_WEBDAV_ENDPOINT=http://127.0.0.1:$HPORT/sccache"
+for b in redis http; do
+  if sc_start "$WORK/sccache-probe-$b" "${SC_ENV[$b]}"; then
+    loc=$(sc_location)
+    case $loc in
+      "Local disk"*|"") SC_WHY[$b]="not in this build: ${SC_ENV[$b]%%=*} is ignored (cache location: ${loc%%:*})" ;;
+      *) SC_OK[$b]=1 ;;
+    esac
+  else
+    SC_WHY[$b]="not in this build: $SC_STATUS"
+  fi
+  sc_stop
+  say "sccache + $b: ${SC_WHY[$b]:-measured}"
+done
 
 CONFIGS=()
 for cfg in "10x3:10:host,sm_90,gfx90a" "50x1:50:host"; do
@@ -155,6 +181,23 @@ for cfg in "${CONFIGS[@]}"; do
   CCACHE_DIR=$ccr CCACHE_NOHASHDIR=1 CCACHE_REMOTE_STORAGE=$REDIS $mk CC="ccache $CLANG" >/dev/null
   CC_NOTE[$name]=$(CCACHE_DIR=$ccr ccache --print-stats | awk -F'\t' '$1=="remote_storage_hit"{h=$2} $1=="cache_miss"{m=$2} END{printf "%d remote hits, %d misses", h, m}')
   $mk clean >/dev/null
+  # sccache: its own server per backend, warmed by one build; it keeps no
+  # local copy beside a remote, so every timed build asks the server.
+  for b in redis http; do
+    [ "${SC_OK[$b]:-}" = 1 ] || continue
+    if ! sc_start "$WORK/sccache-$b-$name" "${SC_ENV[$b]}"; then
+      SC_NOTE[$b-$name]="did not start: $SC_STATUS"
+      continue
+    fi
+    $mk CC="sccache $CLANG" >/dev/null
+    $mk clean >/dev/null
+    sc_zero
+    say "B9 $name: sccache + $b, $REPS run(s)"
+    hf "B9-$name" "$REPS" -n "sccache_$b" --prepare "$mk clean" "$mk CC='sccache $CLANG'"
+    SC_NOTE[$b-$name]="$(sc_stats "$REPS"), from $(sc_location)"
+    sc_stop
+    $mk clean >/dev/null
+  done
 done
 
 # Unreachable remotes on a clean rebuild with a warm local cache (10x3).
@@ -174,6 +217,13 @@ hf "B9-deadcold" "$REPS" \
   -n blackhole --prepare "rm -rf $p/build $WORK/e" "$OB -C $p -j$JOBS -q --cache-dir $WORK/e --remote-storage http://127.0.0.1:$BPORT/x build"
 fi
 
+# sc_b9_cell BACKEND KEY: sccache's time and offload-build's speedup over it, or why none.
+sc_b9_cell() {
+  if [ "${SC_OK[$1]:-}" != 1 ]; then echo "n/a: not in this sccache build"; return; fi
+  local t=${M[$2/sccache_$1]:-} o=${M[$2/ob_$1]:-}
+  echo "$(ms "$t") (offload-build $(speedup "$t" "$o") faster)"
+}
+
 section() {
   echo "## B9: remote storage: a fresh clone with an empty local cache and a warm remote"
   echo
@@ -184,15 +234,17 @@ section() {
   echo "job is looked up remotely, verified, written to the local cache and restored. ccache"
   echo "$(ccache --version | head -1 | grep -oE '[0-9.]+$') gets the same: an empty local cache, \`remote_storage\` on the same server"
   echo "(its own keys), warmed once; one-shot clang and the cold build are the reference."
-  command -v sccache >/dev/null && echo "sccache is installed but not measured here." ||
-    echo "sccache is not installed on this machine (Debian 12 does not package it): not compared."
+  echo "sccache $(sccache --version 2>/dev/null | grep -oE '[0-9][^ ]*$' || echo "(not installed)") would get the same servers: its Redis backend (\`SCCACHE_REDIS\`) and its WebDAV backend"
+  echo "(\`SCCACHE_WEBDAV_ENDPOINT\`, nginx), each tried first; a backend this build lacks is"
+  echo "recorded below instead of a time. sccache keeps no local copy beside a remote: its timed"
+  echo "builds (server running, warmed once) all ask the server."
   echo
-  echo "| project | one-shot clang | cold build | offload-build + Redis | + HTTP | ccache + Redis | ccache + HTTP | Redis vs one-shot | Redis vs ccache | HTTP vs one-shot | HTTP vs ccache | commands run (Redis, HTTP) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| project | one-shot clang | cold build | offload-build + Redis | + HTTP | ccache + Redis | ccache + HTTP | sccache + Redis | sccache + HTTP | Redis vs one-shot | Redis vs ccache | HTTP vs one-shot | HTTP vs ccache | commands run (Redis, HTTP) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for cfg in "${CONFIGS[@]}"; do
     IFS=: read -r name _ _ <<<"$cfg"
     k=B9-$name
-    echo "| $name | $(ms "${M[$k/oneshot]:-}") | $(ms "${M[$k/cold]:-}") | $(ms "${M[$k/ob_redis]:-}") | $(ms "${M[$k/ob_http]:-}") | $(ms "${M[$k/ccache_redis]:-}") | $(ms "${M[$k/ccache_http]:-}") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/ccache_redis]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_http]:-}") | $(speedup "${M[$k/ccache_http]:-}" "${M[$k/ob_http]:-}") | ${RUN[$name-redis]:-?}, ${RUN[$name-http]:-?} |"
+    echo "| $name | $(ms "${M[$k/oneshot]:-}") | $(ms "${M[$k/cold]:-}") | $(ms "${M[$k/ob_redis]:-}") | $(ms "${M[$k/ob_http]:-}") | $(ms "${M[$k/ccache_redis]:-}") | $(ms "${M[$k/ccache_http]:-}") | $(sc_b9_cell redis "$k") | $(sc_b9_cell http "$k") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/ccache_redis]:-}" "${M[$k/ob_redis]:-}") | $(speedup "${M[$k/oneshot]:-}" "${M[$k/ob_http]:-}") | $(speedup "${M[$k/ccache_http]:-}" "${M[$k/ob_http]:-}") | ${RUN[$name-redis]:-?}, ${RUN[$name-http]:-?} |"
   done
   echo
   echo "Target: >= 5x faster than one-shot clang and faster than ccache on the same server."
@@ -202,6 +254,12 @@ section() {
   for cfg in "${CONFIGS[@]}"; do
     IFS=: read -r name _ _ <<<"$cfg"
     echo "ccache in one more $name build from Redis: ${CC_NOTE[$name]:-n/a}."
+    for b in redis http; do
+      if [ -n "${SC_NOTE[$b-$name]:-}" ]; then echo "sccache + $b in the timed $name builds: ${SC_NOTE[$b-$name]}."; fi
+    done
+  done
+  for b in redis http; do
+    if [ -n "${SC_WHY[$b]:-}" ]; then echo "sccache + $b: ${SC_WHY[$b]}."; fi
   done
   [ "$DEAD" = 1 ] || return 0
   echo

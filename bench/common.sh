@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # M: read by the callers
 # Helpers shared by bench/run.sh and bench/b9.sh (sourced; they set WORK, LOG
 # and `declare -A M` first).
 
@@ -20,3 +21,16 @@ hf() {
 ms() { awk -v s="${1:-}" 'BEGIN { if (s == "") print "n/a"; else if (s < 1) printf "%.1f ms", s * 1000; else printf "%.2f s", s }'; }
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2fx", a / b }'; }
 speedup() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.1fx", a / b }'; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# wait_port PORT [PID]: until 127.0.0.1:PORT accepts (5 s at most; gives up
+# at once when process PID has exited).
+wait_port() {
+  local _
+  for _ in $(seq 500); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    [ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  return 1
+}

@@ -146,14 +146,14 @@ EOF
 # DIR/CMakeLists.txt for DIR's sources and TARGETS, built two ways: through
 # the offload-build CMake package (-DLAUNCHER=offload-build: compiler and
 # linker launcher), or with the offload flags by hand and
-# C_COMPILER_LAUNCHER ccache (-DLAUNCHER=ccache), or plain (-DLAUNCHER=none).
+# C_COMPILER_LAUNCHER ccache or sccache (-DLAUNCHER=ccache|sccache), or plain (-DLAUNCHER=none).
 gen_cmake() {
   local dir=$1 targets=$2 cmake_targets
   cmake_targets=$(echo "$targets" | tr , ' ')
   cat >"$dir/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.21)
 project(bench LANGUAGES C)
-set(LAUNCHER offload-build CACHE STRING "offload-build, ccache or none")
+set(LAUNCHER offload-build CACHE STRING "offload-build, ccache, sccache or none")
 file(GLOB SRCS CONFIGURE_DEPENDS src/*.c)
 add_executable(bench \${SRCS})
 target_compile_options(bench PRIVATE -O2)
@@ -165,8 +165,8 @@ else()
   separate_arguments(offload UNIX_COMMAND "$(oneshot_flags "$targets")")
   target_compile_options(bench PRIVATE \${offload})
   target_link_options(bench PRIVATE \${offload})
-  if(LAUNCHER STREQUAL "ccache")
-    set_target_properties(bench PROPERTIES C_COMPILER_LAUNCHER ccache)
+  if(LAUNCHER STREQUAL "ccache" OR LAUNCHER STREQUAL "sccache")
+    set_target_properties(bench PROPERTIES C_COMPILER_LAUNCHER \${LAUNCHER})
   endif()
 endif()
 EOF
