@@ -1,4 +1,5 @@
 #include "offload_build/cache/file_facts.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <sys/stat.h>
 
@@ -43,13 +44,10 @@ fs::path full_path(const fs::path& path, const fs::path& cwd) {
 }  // namespace
 
 std::vector<fs::path> system_dirs() {
-  if (const char* v = std::getenv("OFFLOAD_BUILD_SYSTEM_DIRS")) {
-    std::vector<fs::path> dirs;
-    for (const auto& d : util::split(v, ':'))
-      if (!d.empty()) dirs.push_back(fs::path(d).lexically_normal());
-    return dirs;
-  }
-  return {"/usr", "/lib", "/lib32", "/lib64", "/libx32"};
+  std::vector<fs::path> dirs;
+  for (const auto& d : util::split(config::current().text("system_dirs"), ':'))
+    if (!d.empty()) dirs.push_back(fs::path(d).lexically_normal());
+  return dirs;
 }
 
 bool FileFactsCache::is_system(const fs::path& full) const {

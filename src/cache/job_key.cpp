@@ -1,4 +1,5 @@
 #include "offload_build/cache/job_key.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <cstdlib>
 
@@ -79,7 +80,7 @@ JobKey describe_job(const Plan& plan, const Job& job) {
   key.argv.front() = "<tool0>";  // identified by content above, not by spelling
 
   for (const auto& name : relevant_environment(job.kind)) {
-    const char* v = std::getenv(name.c_str());
+    const char* v = config::env_or_null(name.c_str());
     key.env.push_back(v ? name + "=" + v : name + " unset");
   }
   // The job's own environment: the stable-names library's salt decides the

@@ -1,4 +1,7 @@
 #include "offload_build/cli/app.hpp"
+#include "offload_build/config/config.hpp"
+#include "settings.hpp"
+#include "config_command.hpp"
 
 #include "offload_build/storage/remote/layered.hpp"
 
@@ -121,6 +124,8 @@ int dispatch(int argc, char** argv) {
   cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
   CacheCli cache_cli;
   add_cache_commands(app, cache_cli);
+  ConfigCli config_cli;
+  add_config_command(app, config_cli);
   InitOptions init_options;
   auto* init_cmd = app.add_subcommand(
       "init", "Create a project that builds and runs as is (offload.json, sources, README)");
@@ -182,10 +187,12 @@ int dispatch(int argc, char** argv) {
     return exit_code::usage;
   }
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
+  if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
   cache::hide_remote_credentials(global.remote_storage);  // before any command starts
 
   util::set_color(util::decide_color(
-      util::parse_color_choice(global.color).value_or(util::ColorChoice::Auto)));
+      util::parse_color_choice(global.color).value_or(util::ColorChoice::Auto),
+      {config::env("NO_COLOR"), config::env("CLICOLOR_FORCE"), config::env("TERM")}));
   if (*doctor_cmd) {
     const int code = run_doctor(std::nullopt, std::cout);
     doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code
@@ -197,6 +204,7 @@ int dispatch(int argc, char** argv) {
     auto result = init_project(init_options, std::cout);
     return result ? exit_code::ok : report_error(result.error());
   }
+  if (*config_cli.command) return run_config(global, config_cli, std::cout);
   if (*cache_cli.command) {
     auto result = run_cache_command(global, cache_cli);
     return result ? *result : report_error(result.error());

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/storage/storage.hpp"
@@ -100,18 +101,36 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session);
 
 }  // namespace
 
+namespace {
+
+// A path setting in force: the command line's (in `given`), else the
+// configuration's with the manifest's value in its place.
+std::optional<fs::path> path_setting(std::string_view key, const std::optional<fs::path>& given,
+                                     const std::optional<fs::path>& manifest) {
+  if (given) return fs::absolute(*given);
+  auto v = config::current().get(key, manifest ? std::optional(manifest->string()) : std::nullopt,
+                                 "offload.json");
+  if (!v || v->text.empty()) return std::nullopt;
+  return fs::absolute(v->text);
+}
+
+}  // namespace
+
 fs::path cache_dir_for(const GlobalOptions& o, const std::optional<fs::path>& manifest_cache_dir) {
-  if (o.cache_dir) return fs::absolute(*o.cache_dir);
-  if (manifest_cache_dir) return *manifest_cache_dir;
+  if (auto dir = path_setting("cache_dir", o.cache_dir, manifest_cache_dir)) return *dir;
   return cache::default_cache_dir();
 }
 
+uint64_t max_size_for(const std::optional<uint64_t>& manifest_max_size) {
+  auto v = config::current().get(
+      "max_size", manifest_max_size ? std::optional(std::to_string(*manifest_max_size)) : std::nullopt,
+      "offload.json");
+  auto bytes = v ? util::parse_size(v->text) : Result<uint64_t>(cache::kDefaultMaxSize);
+  return bytes ? *bytes : cache::kDefaultMaxSize;
+}
+
 fs::path base_dir_for(const GlobalOptions& o, const std::optional<fs::path>& manifest_base_dir) {
-  std::optional<fs::path> dir = o.base_dir ? std::optional(fs::absolute(*o.base_dir)) : manifest_base_dir;
-  if (!dir) {
-    const char* env = std::getenv("OFFLOAD_BUILD_BASE_DIR");
-    if (env && *env) dir = fs::absolute(env);
-  }
+  std::optional<fs::path> dir = path_setting("base_dir", o.base_dir, manifest_base_dir);
   if (!dir) return {};
   std::error_code ec;
   fs::path real = fs::canonical(*dir, ec);
@@ -177,7 +196,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // (a private, trusted one: a listing planted there would run).
   std::optional<cache::Storage> storage;
   if (!o.no_cache)
-    storage.emplace(cache_dir, manifest->cache_max_size.value_or(cache::kDefaultMaxSize));
+    storage.emplace(cache_dir, max_size_for(manifest->cache_max_size));
   std::optional<fs::path> probe_memo;
   if (storage && storage->trusted() && !storage->shared()) probe_memo = cache_dir / "probes";
   auto remotes = cache::configured_remotes(o.remote_storage, manifest->remote_storage);

@@ -1,4 +1,5 @@
 #include "cargo_run.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -66,9 +67,9 @@ std::string display(const cargo::Invocation& inv) {
 }
 
 std::vector<std::string> user_rustflags() {
-  if (const char* enc = std::getenv("CARGO_ENCODED_RUSTFLAGS"); enc && *enc) return util::split(enc, '\x1f');
+  if (const char* enc = config::env_or_null("CARGO_ENCODED_RUSTFLAGS"); enc && *enc) return util::split(enc, '\x1f');
   std::vector<std::string> flags;
-  if (const char* plain = std::getenv("RUSTFLAGS"))
+  if (const char* plain = config::env_or_null("RUSTFLAGS"))
     for (auto& f : util::split(plain, ' '))
       if (!f.empty()) flags.push_back(std::move(f));
   return flags;

@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -30,8 +31,8 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 }  // namespace
 
 std::optional<fs::path> find_templates_dir() {
-  if (const char* env = std::getenv("OFFLOAD_BUILD_TEMPLATES"); env && *env) {
-    if (has_init(env)) return fs::path(env);
+  if (const std::string dir = config::current().text("templates"); !dir.empty()) {
+    if (has_init(dir)) return fs::path(dir);
   }
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);

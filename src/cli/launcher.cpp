@@ -18,6 +18,8 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/report/timeline.hpp"
 #include "offload_build/report/trace_json.hpp"
+#include "offload_build/config/config.hpp"
+#include "settings.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
@@ -27,7 +29,7 @@ namespace ob::cli {
 namespace {
 
 bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = config::env_or_null(name);
   return v && *v && std::string_view(v) != "0";
 }
 
@@ -113,23 +115,8 @@ bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, cha
     return access(first.c_str(), X_OK) == 0 && !fs::is_directory(first, ec);
   }
   if (looks_like_compiler(first)) return true;
-  const char* path = std::getenv("PATH");
+  const char* path = config::env_or_null("PATH");
   return path && find_in_path(first, path).has_value();
-}
-
-void apply_launcher_environment(GlobalOptions& o) {
-  o.verbose |= env_flag("OFFLOAD_BUILD_VERBOSE");
-  o.explain |= env_flag("OFFLOAD_BUILD_EXPLAIN");
-  o.no_cache |= env_flag("OFFLOAD_BUILD_NO_CACHE");
-  o.two_parse |= env_flag("OFFLOAD_BUILD_TWO_PARSE");
-  // One trace for a whole make or ninja run: every compile adds its events.
-  if (const char* trace = std::getenv("OFFLOAD_BUILD_TRACE"); trace && *trace && !o.trace) o.trace = trace;
-  if (const char* jobs = std::getenv("OFFLOAD_BUILD_JOBS"); jobs && o.jobs == 0) {
-    size_t n = 0;
-    std::string_view s(jobs);
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec == std::errc() && end == s.data() + s.size()) o.jobs = n;
-  }
 }
 
 int launch(const std::vector<std::string>& given, const GlobalOptions& options) {
@@ -141,10 +128,15 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     return exit_code::usage;
   }
   GlobalOptions o = options;
-  apply_launcher_environment(o);
+  // The settings in force (config files, OFFLOAD_BUILD_* variables): how make
+  // and ninja pass them to every compile.
+  if (auto settings = resolve_settings(o); !settings) {
+    std::cerr << "offload-build: error: " << settings.error().message << '\n';
+    return exit_code::usage;
+  }
   cache::hide_remote_credentials(o.remote_storage);  // before the compiler, run unchanged or not
   exec::set_echo_policy({o.verbose, nullptr});
-  if (env_flag("OFFLOAD_BUILD_DISABLE"))
+  if (config::current().flag("disable"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o);
   Unchanged why;
   try {

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/job_cache.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
@@ -36,7 +37,7 @@ std::optional<fs::path> resolve_program(const std::string& name, const fs::path&
     std::error_code ec;
     return fs::exists(p, ec) ? std::optional(p) : std::nullopt;
   }
-  const char* path = std::getenv("PATH");
+  const char* path = config::env_or_null("PATH");
   return path ? find_in_path(name, path) : std::nullopt;
 }
 
@@ -231,9 +232,7 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
   plan.name_anchor = setup.anchor;
   auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
   if (!names) return;
-  std::string ns = o.kernel_namespace.value_or("");
-  if (const char* env = std::getenv("OFFLOAD_BUILD_KERNEL_NAMESPACE"); !o.kernel_namespace && env)
-    ns = env;
+  const std::string ns = o.kernel_namespace.value_or("");
   const std::string salt = kernel_salt(ns);
   use_stable_names(plan, *names, salt);
   if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';

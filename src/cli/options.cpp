@@ -1,10 +1,23 @@
 // The one option table: every option offload-build accepts, grouped by the
-// stage that consumes it (the group shows in --help).
+// stage that consumes it (the group shows in --help). An option that sets a
+// setting takes its help from the settings table (config/settings.cpp).
 #include "options.hpp"
 
+#include <fmt/format.h>
 #include <thread>
 
+#include "offload_build/config/settings.hpp"
+
 namespace ob::cli {
+
+std::string help_of(std::string_view key) {
+  const config::Setting* s = config::find_setting(key);
+  std::string help(s->doc);
+  help += fmt::format(" [setting {}", s->key);
+  if (!s->env.empty()) help += fmt::format(", ${}", s->env);
+  if (!s->manifest.empty()) help += fmt::format(", offload.json \"{}\"", s->manifest);
+  return help + "; `offload-build config`]";
+}
 
 void add_global_options(CLI::App& app, GlobalOptions& o) {
   // Consumed by the manifest stage.
@@ -22,12 +35,10 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->group("Project");
   // Consumed by the planner.
   app.add_flag("--two-parse", o.two_parse,
-               "Compile C/C++ device passes with the driver's own --offload-device-only, each "
-               "parsing the source for the host again, instead of sharing one host parse per "
-               "source (the default where it gives the same bytes)")
+               help_of("two_parse"))
       ->group("Project");
   // Consumed by the executor.
-  app.add_option("-j,--jobs", o.jobs, "Run up to N jobs at once (default: number of CPUs)")
+  app.add_option("-j,--jobs", o.jobs, help_of("jobs"))
       ->option_text("N")
       ->check(CLI::PositiveNumber)
       ->group("Execution");
@@ -36,15 +47,11 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->group("Execution");
   // Consumed by the cache.
   app.add_option("--cache-dir", o.cache_dir,
-                 "Cache directory (default: $OFFLOAD_BUILD_CACHE_DIR, $XDG_CACHE_HOME/offload-build "
-                 "or ~/.cache/offload-build)")
+                 help_of("cache_dir"))
       ->option_text("DIR")
       ->group("Cache");
   app.add_option("--base-dir", o.base_dir,
-                 "Key absolute paths under DIR relative to the working directory (and, in launcher "
-                 "mode, pass them so), as ccache's base_dir, so checkouts at other places share "
-                 "cache entries; kernel names are relative to it too (default: the manifest's "
-                 "base_dir, else $OFFLOAD_BUILD_BASE_DIR)")
+                 help_of("base_dir"))
       ->option_text("DIR")
       ->group("Cache");
   app.add_option("--project-dir", o.project_dirs,
@@ -56,31 +63,29 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->option_text("DIR")
       ->group("Cache");
   app.add_option("--kernel-namespace", o.kernel_namespace,
-                 "Launcher mode: a name (the project's) that keeps this project's OpenMP kernel "
-                 "names apart from another project's linked into the same program (default: "
-                 "$OFFLOAD_BUILD_KERNEL_NAMESPACE; a manifest build uses its \"name\")")
+                 help_of("kernel_namespace"))
       ->option_text("NAME")
       ->group("Cache");
   app.add_option("--remote-storage", o.remote_storage,
-                 "Remote storage after the local cache, repeatable, in order: redis://..., "
-                 "redis+unix://..., http(s)://... with |attribute=value suffixes (docs/CACHE.md); "
-                 "replaces $OFFLOAD_BUILD_REMOTE_STORAGE and the manifest's remote_storage")
+                 help_of("remote_storage"))
       ->option_text("URL")
       ->allow_extra_args(false)
       ->group("Cache");
-  app.add_flag("--no-cache", o.no_cache, "Neither use nor fill the cache")->group("Cache");
+  app.add_option("--prefix-command", o.prefix_command, help_of("prefix_command"))
+      ->option_text("CMD")
+      ->group("Cache");
+  app.add_flag("--no-cache", o.no_cache, help_of("no_cache"))->group("Cache");
   app.add_flag("--explain", o.explain,
-               "Say for each job whether the cache served it, and for a miss which input changed")
+               help_of("explain"))
       ->group("Cache");
   // Consumed by the subprocess layer.
-  app.add_flag("-v,--verbose", o.verbose, "Print each command as it runs")->group("Output");
+  app.add_flag("-v,--verbose", o.verbose, help_of("verbose"))->group("Output");
   // Consumed by the report stage (src/report: progress, colors, --report).
   app.add_flag("-q,--quiet", o.quiet,
-               "Print no progress and no summary: only errors (and what compilers print)")
+               help_of("quiet"))
       ->group("Output");
   app.add_option("--color", o.color,
-                 "Color the summary and error:/warning: prefixes: auto (a terminal, unless "
-                 "NO_COLOR is set), always, never")
+                 help_of("color"))
       ->option_text("WHEN")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->group("Output");
@@ -98,9 +103,7 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->option_text("[=FILE]")
       ->group("Output");
   app.add_option("--trace", o.trace,
-                 "Write the build's jobs as Chrome trace events (JSON for Perfetto or "
-                 "chrome://tracing); launcher compiles add theirs to FILE ($OFFLOAD_BUILD_TRACE), "
-                 "so a whole make or ninja run is one trace (docs/TIMINGS.md)")
+                 help_of("trace"))
       ->option_text("FILE")
       ->group("Output");
 }

@@ -8,6 +8,9 @@
 namespace ob::cli {
 
 void add_global_options(CLI::App& app, GlobalOptions& options);
+// The --help line of the option that sets setting `key`: the table's doc line
+// and where else the setting comes from.
+std::string help_of(std::string_view key);
 // Before CLI11 parses argv: an unknown command word (with the closest one
 // suggested), no command at all (the commands listed), `help`. The exit code
 // when it answered; nullopt when argv is CLI11's to parse.

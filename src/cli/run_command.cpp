@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/cli/commands.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/report/offload_log.hpp"
 
@@ -54,8 +55,8 @@ int program_status(int status) {
 // offload runtime's log from its stderr, print the summary and fail when no
 // kernel was launched on an offload device (`no_kernel` says what to check).
 Result<int> run_program(Command cmd, const GlobalOptions& o, bool verify, std::string_view no_kernel) {
-  if (!std::getenv("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
-  const bool user_wants_log = std::getenv("LIBOMPTARGET_INFO") != nullptr;
+  if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
+  const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;
   if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
 
   if (o.dry_run) {

@@ -1,4 +1,5 @@
 #include "offload_build/process/jobserver.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -121,7 +122,7 @@ void Jobserver::release() {
 
 JobserverSetup jobserver_from_environment() {
   JobserverSetup setup;
-  const char* flags = std::getenv("MAKEFLAGS");
+  const char* flags = config::env_or_null("MAKEFLAGS");
   if (!flags) return setup;
   auto auth = parse_makeflags(flags);
   if (!auth) return setup;

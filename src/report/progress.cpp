@@ -1,4 +1,5 @@
 #include "offload_build/report/progress.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -49,7 +50,7 @@ namespace {
 constexpr std::string_view kEraseLine = "\r\x1b[K";
 
 bool env_nonempty(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = config::env_or_null(name);
   return v && *v;
 }
 
@@ -79,7 +80,7 @@ size_t offset_of_char(std::string_view s, size_t chars) {
 ProgressMode choose_progress_mode(bool quiet, int fd) {
   if (quiet) return ProgressMode::Quiet;
   if (env_nonempty("CI")) return ProgressMode::Plain;
-  const char* term = std::getenv("TERM");
+  const char* term = config::env_or_null("TERM");
   if (!term || !*term || std::string_view(term) == "dumb") return ProgressMode::Plain;
   return isatty(fd) == 1 ? ProgressMode::Status : ProgressMode::Plain;
 }
@@ -87,7 +88,7 @@ ProgressMode choose_progress_mode(bool quiet, int fd) {
 int terminal_width(int fd) {
   winsize ws{};
   if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  if (const char* cols = std::getenv("COLUMNS")) {
+  if (const char* cols = config::env_or_null("COLUMNS")) {
     const int n = std::atoi(cols);
     if (n > 0) return n;
   }

@@ -1,5 +1,6 @@
 // Storage: opening the cache directory, get and atomic put, the one warning.
 #include "offload_build/storage/storage.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -78,10 +79,13 @@ std::optional<unsigned> parse_umask(const char* text, std::string& problem) {
 
 Trust Trust::from_environment() {
   Trust t;
-  t.umask = parse_umask(std::getenv("OFFLOAD_BUILD_CACHE_UMASK"), t.problem);
-  if (const char* key = std::getenv("OFFLOAD_BUILD_SIGNING_KEY"); key && *key) {
+  const config::Config& c = config::current();
+  const std::string umask = c.text("cache_umask"), key = c.text("signing_key"),
+                    key_file = c.text("signing_key_file");
+  t.umask = parse_umask(umask.c_str(), t.problem);
+  if (!key.empty()) {
     t.signing_key = key;
-  } else if (const char* file = std::getenv("OFFLOAD_BUILD_SIGNING_KEY_FILE"); file && *file) {
+  } else if (const char* file = key_file.c_str(); *file) {
     // A key is a line: a device, a FIFO or a huge file is refused unread.
     auto read = util::read_regular_file(file, kMaxSigningKeyFile, "a signing key file");
     std::string text = read ? std::move(*read) : std::string();
@@ -329,21 +333,7 @@ bool write_file_atomically(const fs::path& dir, std::string_view name, std::stri
 
 
 fs::path default_cache_dir() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
-  if (std::string d = env("OFFLOAD_BUILD_CACHE_DIR"); !d.empty()) return d;
-  // XDG: a relative $XDG_CACHE_HOME is invalid and ignored.
-  if (std::string x = env("XDG_CACHE_HOME"); !x.empty() && fs::path(x).is_absolute())
-    return fs::path(x) / "offload-build";
-  std::string home = env("HOME");
-  if (home.empty()) {
-    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) home = pw->pw_dir;
-  }
-  if (home.empty())
-    return fs::temp_directory_path() / fmt::format("offload-build-cache-{}", ::getuid());
-  return fs::path(home) / ".cache" / "offload-build";
+  return config::current().text("cache_dir");
 }
 
 }  // namespace ob::cache

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/process/subprocess.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/probe.hpp"
@@ -78,7 +79,7 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint) {
   } else {
     f.toolchain_error = tc.error().message;
     f.root = toolchain_root_candidate(search);
-    const char* path_env = std::getenv("PATH");
+    const char* path_env = config::env_or_null("PATH");
     f.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
   }
 

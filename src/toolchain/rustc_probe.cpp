@@ -2,6 +2,7 @@
 // settings -Zoffload lists, whether LLVM Offload is built in). Used by doctor and
 // by every Rust build, which remembers the answer for the rest of the process.
 #include "offload_build/toolchain/rustc_probe.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -138,10 +139,10 @@ RustcFacts probe_located(RustcFacts f);
 RustcSearch RustcSearch::from_environment(const std::optional<fs::path>& hint) {
   RustcSearch s;
   s.hint = hint;
-  if (const char* v = std::getenv("RUSTC")) s.env_rustc = v;
-  if (const char* v = std::getenv("PATH")) s.path_env = v;
-  if (const char* v = std::getenv("RUSTUP_HOME"); v && *v) s.rustup_home = fs::path(v);
-  else if (const char* h = std::getenv("HOME"); h && *h) s.rustup_home = fs::path(h) / ".rustup";
+  if (const char* v = config::env_or_null("RUSTC")) s.env_rustc = v;
+  if (const char* v = config::env_or_null("PATH")) s.path_env = v;
+  if (const char* v = config::env_or_null("RUSTUP_HOME"); v && *v) s.rustup_home = fs::path(v);
+  else if (const char* h = config::env_or_null("HOME"); h && *h) s.rustup_home = fs::path(h) / ".rustup";
   return s;
 }
 

@@ -1,4 +1,5 @@
 #include "offload_build/toolchain/stable_names.hpp"
+#include "offload_build/config/config.hpp"
 
 #include <unistd.h>
 
@@ -53,7 +54,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
 std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env(
     const std::string& salt) const {
   std::string preload = library.string();
-  if (const char* user = std::getenv("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
+  if (const char* user = config::env_or_null("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
   std::vector<std::pair<std::string, std::optional<std::string>>> env{{"LD_PRELOAD", preload}};
   if (const std::string bases = roots.bases_env(); !bases.empty()) {
     env.emplace_back(OB_STABLE_ENV_BASE, bases);
@@ -77,9 +78,7 @@ std::optional<fs::path> find_support_file(const std::string& name) {
 std::optional<fs::path> find_stable_names_library() { return find_support_file(kLibrary); }
 
 bool stable_names_disabled() {
-  const char* v = std::getenv("OFFLOAD_BUILD_STABLE_NAMES");
-  return v && (std::string_view(v) == "0" || std::string_view(v) == "off" ||
-               std::string_view(v) == "no" || std::string_view(v) == "false");
+  return !config::current().flag("stable_names");
 }
 
 std::string kernel_salt(const std::string& kernel_namespace) {

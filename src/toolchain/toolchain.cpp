@@ -1,3 +1,4 @@
+#include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/toolchain/probe.hpp"
 
@@ -191,7 +192,7 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
         root.string(), util::join(missing, ", "), bin.string(), too_old,
         util::join(packages, " ")));
   }
-  const char* path_env = std::getenv("PATH");
+  const char* path_env = config::env_or_null("PATH");
   tc.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
   if (probe::is_executable(bin / "ld.lld")) tc.lld = bin / "ld.lld";
   return tc;
@@ -200,8 +201,8 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
 ToolchainSearch ToolchainSearch::from_environment(const std::optional<fs::path>& hint) {
   ToolchainSearch s;
   s.hint = hint;
-  if (const char* env = std::getenv("OFFLOAD_BUILD_LLVM"); env && *env) s.env_root = fs::path(env);
-  if (const char* path = std::getenv("PATH")) s.path_env = path;
+  if (std::string llvm = config::current().text("llvm"); !llvm.empty()) s.env_root = fs::path(llvm);
+  if (auto path = config::env("PATH")) s.path_env = *path;
   return s;
 }
 

@@ -11,11 +11,6 @@ namespace {
 
 std::atomic<bool> g_color{false};
 
-bool env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v;
-}
-
 }  // namespace
 
 std::optional<ColorChoice> parse_color_choice(std::string_view text) {
@@ -25,14 +20,12 @@ std::optional<ColorChoice> parse_color_choice(std::string_view text) {
   return std::nullopt;
 }
 
-bool decide_color(ColorChoice choice, int fd) {
+bool decide_color(ColorChoice choice, const ColorEnvironment& env, int fd) {
   if (choice == ColorChoice::Always) return true;
   if (choice == ColorChoice::Never) return false;
-  if (env_set("NO_COLOR")) return false;  // https://no-color.org
-  if (const char* force = std::getenv("CLICOLOR_FORCE"); force && *force && std::string_view(force) != "0")
-    return true;
-  const char* term = std::getenv("TERM");
-  if (term && std::string_view(term) == "dumb") return false;
+  if (env.no_color && !env.no_color->empty()) return false;  // https://no-color.org
+  if (env.clicolor_force && !env.clicolor_force->empty() && *env.clicolor_force != "0") return true;
+  if (env.term && *env.term == "dumb") return false;
   return isatty(fd) == 1;
 }
 

@@ -131,8 +131,8 @@ TEST_CASE("colors only when enabled and error/warning prefixes painted", "[ux]")
   CHECK(paint_diagnostic("a.c:1:2: warning: w\nerror: later") ==
         "a.c:1:2: \x1b[1;35mwarning:\x1b[0m w\nerror: later");
   set_color(false);
-  CHECK(decide_color(ColorChoice::Always));
-  CHECK_FALSE(decide_color(ColorChoice::Never));
+  CHECK(decide_color(ColorChoice::Always, {}));
+  CHECK_FALSE(decide_color(ColorChoice::Never, {}));
   CHECK(parse_color_choice("auto") == ColorChoice::Auto);
   CHECK_FALSE(parse_color_choice("sometimes"));
 }

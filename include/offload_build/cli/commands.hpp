@@ -25,6 +25,7 @@ struct GlobalOptions {
   std::optional<fs::path> base_dir;         // --base-dir (cache keys, kernel names)
   std::vector<fs::path> project_dirs;       // --project-dir, repeatable (launcher: keys, kernel names)
   std::optional<std::string> kernel_namespace;  // --kernel-namespace (launcher's kernel names)
+  std::optional<std::string> prefix_command;    // --prefix-command (launcher: unchanged compiles)
   bool no_cache = false;                    // --no-cache: neither read nor write (cache)
   std::vector<std::string> remote_storage;  // --remote-storage URL, repeatable (cache)
   bool explain = false;                     // --explain: why each job hit or missed (cache)
@@ -42,12 +43,17 @@ struct RunOptions {
   std::vector<std::string> args;            // after --: the program's arguments
 };
 
-// The cache directory for these options: --cache-dir, else the manifest's
-// "cache_dir" (when `manifest_cache_dir` is set), else the default location.
+// The cache directory in force: --cache-dir, $OFFLOAD_BUILD_CACHE_DIR, the
+// manifest's "cache_dir" (when `manifest_cache_dir` is set), a config file,
+// else the default location (config/config.hpp: one precedence).
 fs::path cache_dir_for(const GlobalOptions& options,
                        const std::optional<fs::path>& manifest_cache_dir);
-// --base-dir, else the manifest's "base_dir", else $OFFLOAD_BUILD_BASE_DIR, as
-// a real path; empty when none is set (or it does not exist).
+// The size the local cache is kept under: max_size (config, environment,
+// else the manifest's "cache_max_size", else 5G).
+uint64_t max_size_for(const std::optional<uint64_t>& manifest_max_size);
+// base_dir in force (--base-dir, $OFFLOAD_BUILD_BASE_DIR, the manifest's
+// "base_dir", a config file), as a real path; empty when none is set (or it
+// does not exist).
 fs::path base_dir_for(const GlobalOptions& options, const std::optional<fs::path>& manifest_base_dir);
 
 // The manifest file of -C DIR and --manifest FILE.

@@ -23,10 +23,6 @@ namespace ob::cli {
 // program on PATH, or a compiler-looking name such as clang++-22).
 bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv);
 
-// OFFLOAD_BUILD_VERBOSE, _EXPLAIN, _NO_CACHE, _JOBS (and, through the cache's
-// default location, _CACHE_DIR) applied where the command line left a default.
-void apply_launcher_environment(GlobalOptions& options);
-
 // Run `command` (COMPILER ARGS...). Returns the exit code: the compiler's own
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const GlobalOptions& options);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/util/result.hpp"
+#include "offload_build/util/size_text.hpp"
 
 namespace ob::cache {
 
@@ -247,15 +248,13 @@ std::optional<std::string> read_trusted_file(const fs::path& path, bool shared);
 bool write_file_atomically(const fs::path& dir, std::string_view name, std::string_view bytes,
                            std::optional<unsigned> umask = std::nullopt);
 
-// Where the cache lives: --cache-dir, else the manifest's "cache_dir", else
-// $OFFLOAD_BUILD_CACHE_DIR, else $XDG_CACHE_HOME/offload-build, else
+// The cache_dir setting in force (config/config.hpp; the manifest's is added
+// by cli::cache_dir_for): by default $XDG_CACHE_HOME/offload-build, else
 // ~/.cache/offload-build.
 fs::path default_cache_dir();
 
-// "5G", "500M", "1.5GiB", "1024" (bytes), "64K": sizes for --max-size.
-// Units are binary whatever the spelling: K/KiB/KB = 1024, M = 2^20, G = 2^30,
-// T = 2^40 (case-insensitive); a fraction rounds down to whole bytes.
-Result<uint64_t> parse_size(std::string_view text);
+// Sizes for --max-size and max_size (util/size_text.hpp).
+using util::parse_size;
 // "512 B", "12.3 MiB", "5.0 GiB" (binary units, one decimal).
 std::string format_size(uint64_t bytes);
 

@@ -18,7 +18,10 @@ std::optional<ColorChoice> parse_color_choice(std::string_view text);
 // Always/Never win; Auto: off when $NO_COLOR is set and not empty, on when
 // $CLICOLOR_FORCE is set and not "0", otherwise on when `fd` is a terminal and
 // $TERM is not "dumb".
-bool decide_color(ColorChoice choice, int fd = 2);
+struct ColorEnvironment {
+  std::optional<std::string> no_color, clicolor_force, term;  // $NO_COLOR, $CLICOLOR_FORCE, $TERM
+};
+bool decide_color(ColorChoice choice, const ColorEnvironment& env, int fd = 2);
 
 void set_color(bool enabled);
 bool color_enabled();

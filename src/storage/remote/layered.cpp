@@ -1,6 +1,8 @@
 // LayeredStorage: local first, remotes in order, verify, back-fill, disable a
 // remote after its first failure, bounded uploads in parallel with the build.
 #include "offload_build/storage/remote/layered.hpp"
+#include "offload_build/config/config.hpp"
+#include "offload_build/util/strings.hpp"
 
 #include <unistd.h>
 
@@ -389,10 +391,12 @@ std::string probe_remote(const RemoteConfig& config, const BackendFactory& facto
 void hide_remote_credentials(const std::vector<std::string>& cli) {
   for (const auto& u : cli)
     for (auto& part : split_remote_list(u)) (void)parse_remote_url(part);
-  if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
-    for (const auto& u : split_remote_list(env)) {
+  // Every source's URLs, in force or not: each registers the ${VAR}s it names.
+  for (const auto& value : config::current().all("remote_storage")) {
+    for (const auto& u : split_remote_list(value.text)) {
       (void)parse_remote_url(u);
-      if (redact_remote_url(u) != u && u.find("${") == std::string::npos)
+      if (value.origin == config::Origin::Environment && redact_remote_url(u) != u &&
+          u.find("${") == std::string::npos)
         util::hide_from_children("OFFLOAD_BUILD_REMOTE_STORAGE");
     }
   }
@@ -406,12 +410,14 @@ Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::stri
     where = "--remote-storage";
     for (const auto& u : cli)
       for (auto& part : split_remote_list(u)) urls.push_back(std::move(part));
-  } else if (const char* env = std::getenv("OFFLOAD_BUILD_REMOTE_STORAGE")) {
-    where = "OFFLOAD_BUILD_REMOTE_STORAGE";
-    urls = split_remote_list(env);
-  } else {
-    where = "the manifest's remote_storage";
-    urls = manifest;
+  } else if (auto v = config::current().get(
+                 "remote_storage",
+                 manifest.empty() ? std::nullopt : std::optional(util::join(manifest, " ")),
+                 "the manifest's remote_storage")) {
+    where = v->origin == config::Origin::Manifest || v->origin == config::Origin::Environment
+                ? v->where
+                : fmt::format("remote_storage ({})", v->where);
+    urls = split_remote_list(v->text);
   }
   std::vector<RemoteConfig> out;
   for (const auto& u : urls) {

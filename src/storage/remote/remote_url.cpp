@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "offload_build/storage/hash.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 #include "offload_build/util/secrets.hpp"
@@ -45,7 +46,7 @@ std::string expand(std::string_view value, std::string& unusable, bool credentia
   if (value.size() > 3 && starts_with(value, "${") && value.back() == '}') {
     std::string name(value.substr(2, value.size() - 3));
     if (credential) util::hide_from_children(name);
-    const char* v = std::getenv(name.c_str());
+    const char* v = config::env_or_null(name.c_str());
     if (!v || !*v) {
       if (unusable.empty())
         unusable = fmt::format("its credential's environment variable {} is not set", name);
