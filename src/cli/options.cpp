@@ -26,6 +26,13 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                "parsing the source for the host again, instead of sharing one host parse per "
                "source (the default where it gives the same bytes)")
       ->group("Project");
+  // Consumed by the launcher's pass-through (src/cli/launcher_prefix.cpp).
+  app.add_option("--prefix-command", o.prefix_command,
+                 "Launcher mode, ccache's prefix_command: run compiles without offload through "
+                 "this command (distcc, icecc; words split on spaces), every offload job locally "
+                 "(default: $OFFLOAD_BUILD_PREFIX_COMMAND; docs/DISTRIBUTED.md)")
+      ->option_text("CMD")
+      ->group("Execution");
   // Consumed by the executor.
   app.add_option("-j,--jobs", o.jobs, "Run up to N jobs at once (default: number of CPUs)")
       ->option_text("N")
