@@ -28,6 +28,10 @@
 # OFFLOAD_BUILD_BASE_DIR (CMake variable, optional): --base-dir for the
 # launcher (ccache's base_dir: paths under it are made relative too, e.g. a
 # sibling library's headers); default: $OFFLOAD_BUILD_BASE_DIR at build time.
+# OFFLOAD_BUILD_PREFIX_COMMAND (CMake variable, optional): ccache's
+# prefix_command for the launcher (--prefix-command), e.g. "distcc" or
+# "icecc": compiles without offload run through it, offload jobs locally
+# (docs/DISTRIBUTED.md); default: $OFFLOAD_BUILD_PREFIX_COMMAND at build time.
 
 include_guard(GLOBAL)
 cmake_policy(PUSH)
@@ -43,6 +47,10 @@ function(_offload_build_launcher out_var)
   endif()
   if(OFFLOAD_BUILD_BASE_DIR)
     list(APPEND launcher --base-dir "${OFFLOAD_BUILD_BASE_DIR}")
+  endif()
+  if(OFFLOAD_BUILD_PREFIX_COMMAND)
+    string(REPLACE ";" " " _ob_prefix "${OFFLOAD_BUILD_PREFIX_COMMAND}")  # one word list, split on spaces
+    list(APPEND launcher --prefix-command "${_ob_prefix}")
   endif()
   # Paths under the source and build trees are keyed and passed relative to
   # each compile's directory, and kernel names are relative to the build

@@ -70,8 +70,13 @@ int wait_like(pid_t pid) {
   return 128 + sig;
 }
 
-int pass_through(const std::vector<std::string>& command, const Unchanged& why,
-                 const GlobalOptions& o) {
+// `command` runs unchanged, through `prefix` (prefix_command) when one is set
+// and it compiles no device code.
+int pass_through(const std::vector<std::string>& compile, const Unchanged& why, const GlobalOptions& o,
+                 const Prefix& prefix) {
+  std::vector<std::string> command = compile;
+  const bool prefixed = !prefix.words.empty() && may_run_remotely(compile);
+  if (prefixed) command.insert(command.begin(), prefix.words.begin(), prefix.words.end());
   if (o.dry_run) {
     if (o.verbose) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
     std::cout << util::shell_join(command) << '\n';
@@ -89,7 +94,7 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why,
   // stdin, stdout and stderr are inherited: the output is the compiler's own.
   auto pid = exec::spawn(Command{command, {}, {}});
   if (!pid) {
-    std::cerr << "offload-build: error: " << pid.error().message << '\n';
+    std::cerr << "offload-build: error: " << (prefixed ? "prefix_command: " : "") << pid.error().message << '\n';
     return 127;  // as a shell says for a command it cannot run
   }
   const int code = wait_like(*pid);
@@ -134,10 +139,13 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     std::cerr << "offload-build: error: " << settings.error().message << '\n';
     return exit_code::usage;
   }
+  const Prefix prefix = take_prefix(command, o);  // `distcc clang ...`: the compiler is clang
   cache::hide_remote_credentials(o.remote_storage);  // before the compiler, run unchanged or not
   exec::set_echo_policy({o.verbose, nullptr});
   if (config::current().flag("disable"))
-    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o);
+    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o,
+                        prefix);
+  if (!prefix.wrapper.empty() && !may_run_remotely(command)) note_local_offload(prefix, o);
   Unchanged why;
   try {
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
@@ -159,7 +167,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     // unchanged, counted under its own reason.
     why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal, {}};
   }
-  return pass_through(command, why, o);
+  return pass_through(command, why, o, prefix);
 }
 
 }  // namespace ob::cli

@@ -37,6 +37,10 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_flag("--two-parse", o.two_parse,
                help_of("two_parse"))
       ->group("Project");
+  // Consumed by the launcher's pass-through (src/cli/launcher_prefix.cpp).
+  app.add_option("--prefix-command", o.prefix_command, help_of("prefix_command"))
+      ->option_text("CMD")
+      ->group("Execution");
   // Consumed by the executor.
   app.add_option("-j,--jobs", o.jobs, help_of("jobs"))
       ->option_text("N")
@@ -70,9 +74,6 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  help_of("remote_storage"))
       ->option_text("URL")
       ->allow_extra_args(false)
-      ->group("Cache");
-  app.add_option("--prefix-command", o.prefix_command, help_of("prefix_command"))
-      ->option_text("CMD")
       ->group("Cache");
   app.add_flag("--no-cache", o.no_cache, help_of("no_cache"))->group("Cache");
   app.add_flag("--explain", o.explain,

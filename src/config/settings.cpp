@@ -52,8 +52,9 @@ constexpr std::array kSettings{
             "apart from another project's linked into the same program (a manifest build uses "
             "its \"name\")"},
     Setting{"prefix_command", T::Text, "", "--prefix-command", "OFFLOAD_BUILD_PREFIX_COMMAND", "",
-            "Launcher mode: a command (distcc, icecc) that compiles without offload run "
-            "unchanged go through; offload compiles always run locally"},
+            "Launcher mode, ccache's prefix_command: run compiles without offload through this "
+            "command (distcc, icecc; words split on spaces), every offload job locally "
+            "(docs/DISTRIBUTED.md)"},
     Setting{"disable", T::Flag, "false", "", "OFFLOAD_BUILD_DISABLE", "",
             "Launcher mode: run every command unchanged"},
     Setting{"stable_names", T::Flag, "true", "", "OFFLOAD_BUILD_STABLE_NAMES", "",

@@ -118,6 +118,28 @@ bool first_in_build(const std::filesystem::path& cache, const std::string& code)
 void write_launcher_report(const GlobalOptions& options, const std::vector<std::string>& command,
                            nlohmann::json report, const Unchanged* why, int exit_code);
 
+// ---- launcher_prefix.cpp ----
+
+// ccache's prefix_command: words put before a compile that compiles no device
+// code (distcc, icecc), split as ccache splits the setting (on spaces, no
+// quoting); `wrapper` is a distcc/icecc/ccache/sccache taken from the
+// compiler position (`distcc clang ...`) or the one a compiler links to
+// (/usr/lib/distcc/clang-22), also the last of `words`.
+struct Prefix {
+  std::vector<std::string> words;
+  std::string wrapper;
+};
+std::vector<std::string> split_prefix_command(std::string_view setting);
+// The prefix of this launcher call: prefix_command, then a wrapper in the
+// compiler position, which leaves `command`, or a masquerade link, whose
+// compiler `command` then names (the real compiler on PATH).
+Prefix take_prefix(std::vector<std::string>& command, const GlobalOptions& options);
+// Whether `command` may run through the prefix: it compiles no device code
+// (clang_cli::offload_free, response files expanded; unreadable ones: no).
+bool may_run_remotely(const std::vector<std::string>& command);
+// The wrapper form's note that offload compiles run here, once per build.
+void note_local_offload(const Prefix& prefix, const GlobalOptions& options);
+
 // ---- launcher_link.cpp ----
 
 // Run an OpenMP offload link (CMAKE_<LANG>_LINKER_LAUNCHER) as one cached job:

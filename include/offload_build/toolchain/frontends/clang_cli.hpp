@@ -179,6 +179,16 @@ std::vector<std::string> relative_to_base(std::vector<std::string> argv, const f
 // Whether `program` (a path or a name) names clang (clang, clang++, clang-22, ...).
 bool is_clang(const fs::path& program);
 
+// Whether `argv` (argv[0] the compiler, response files expanded) compiles no
+// device code, so that another machine may run it (ccache's prefix_command:
+// distcc, icecc): no offload option (-fopenmp-targets=, --offload-*,
+// -foffload*, -Xopenmp-target, --cuda-*, -fembed-offload-object=, ...), no
+// CUDA/HIP/SYCL language or source, and, for a compiler other than clang, no
+// -fopenmp/-fopenacc (gcc compiles device code for its configured offload
+// targets). Conservative: every token is looked at, values too, so a doubt
+// keeps the compile local. Pure. (clang_cli_offload_free.cpp)
+bool offload_free(const std::vector<std::string>& argv);
+
 // ---- The argv of each pass, from the caller's command line. ----
 // Paths are written into argv as given. `extra` goes into every pass (the
 // launcher adds -fdebug-compilation-dir= there).

@@ -1,0 +1,97 @@
+// ccache's prefix_command in launcher mode: compiles with no offload run
+// through the prefix (distcc, icecc), every offload job here. A distcc or
+// icecc in the compiler position (`offload-build distcc clang ...`, CMake's
+// launcher list "offload-build;distcc"), or a compiler that is a link to one
+// (/usr/lib/distcc/clang-22), is taken as that prefix, with one note per build
+// that offload compiles run locally. docs/DISTRIBUTED.md.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "offload_build/config/config.hpp"
+#include "offload_build/cli/launcher.hpp"
+#include "offload_build/storage/storage.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// Programs that run a compiler given after them, elsewhere or cached.
+bool is_compiler_wrapper(const std::string& word) {
+  const std::string name = fs::path(word).filename().string();
+  return name == "distcc" || name == "icecc" || name == "ccache" || name == "sccache";
+}
+
+// A masquerade link (/usr/lib/distcc/clang-22, /usr/lib/ccache/clang-22, on
+// PATH or named by path): the wrapper it is, and the compiler of that name it
+// stands for, found on PATH as the wrapper finds it (skipping links to itself).
+std::optional<std::pair<fs::path, fs::path>> masquerade(const std::string& compiler, const fs::path& cwd) {
+  std::error_code ec;
+  const auto found = resolve_program(compiler, cwd);
+  if (!found) return std::nullopt;
+  const fs::path wrapper = fs::canonical(*found, ec);
+  if (ec || !is_compiler_wrapper(wrapper.string())) return std::nullopt;
+  const std::string name = fs::path(compiler).filename().string();
+  const char* path = config::env_or_null("PATH");
+  for (const auto& dir : util::split(path ? path : "", ':')) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    const fs::path real = fs::canonical(candidate, ec);
+    if (!ec && real != wrapper && !is_compiler_wrapper(real.string()) && access(candidate.c_str(), X_OK) == 0)
+      return std::pair(wrapper, candidate.is_absolute() ? candidate : cwd / candidate);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> split_prefix_command(std::string_view setting) {
+  std::vector<std::string> words;
+  for (auto& w : util::split(setting, ' '))  // as ccache splits it: spaces, no quoting
+    if (!w.empty()) words.push_back(std::move(w));
+  return words;
+}
+
+Prefix take_prefix(std::vector<std::string>& command, const GlobalOptions& o) {
+  Prefix p;
+  p.words = split_prefix_command(o.prefix_command);
+  std::error_code ec;
+  // `distcc clang ...`, not distcc's own `distcc -c x.c` (its default compiler) or `distcc --help`.
+  if (command.size() > 1 && is_compiler_wrapper(command[0]) && !command[1].empty() &&
+      command[1].front() != '-' && resolve_program(command[1], fs::current_path(ec))) {
+    p.wrapper = command.front();
+    p.words.push_back(p.wrapper);
+    command.erase(command.begin());
+  } else if (!command.empty() && !is_compiler_wrapper(command[0])) {
+    if (auto m = masquerade(command[0], fs::current_path(ec))) {  // PATH=/usr/lib/distcc:$PATH
+      p.wrapper = m->first.string();
+      p.words.push_back(p.wrapper);
+      command[0] = m->second.string();
+    }
+  }
+  return p;
+}
+
+bool may_run_remotely(const std::vector<std::string>& command) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return false;
+  const auto expanded = clang_cli::expand_response_files(command, cwd);
+  return expanded && clang_cli::offload_free(*expanded);
+}
+
+void note_local_offload(const Prefix& prefix, const GlobalOptions& o) {
+  if (prefix.wrapper.empty() || o.quiet) return;
+  const std::string name = fs::path(prefix.wrapper).filename().string();
+  if (!o.no_cache && !first_in_build(cache::Storage(cache_dir_for(o, std::nullopt)).dir(), "prefix:" + name))
+    return;
+  const bool remote = name == "distcc" || name == "icecc";
+  std::cerr << "offload-build: note: offload compiles run locally, not through " << name
+            << (remote ? " (a remote compile would drop their device code or mismatch kernel names)" : "")
+            << "; compiles without offload go through it, as with prefix_command=" << name
+            << " (said once per build; docs/DISTRIBUTED.md)\n";
+}
+
+}  // namespace ob::cli

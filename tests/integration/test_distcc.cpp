@@ -1,0 +1,225 @@
+// prefix_command with distcc (docs/DISTRIBUTED.md): two private distccd, on
+// 127.0.0.1 and 127.0.0.2, started and stopped here; the client is sent to
+// 127.0.0.2 only. A make project of plain and offload sources built through
+// the launcher gives the right program, the plain sources are compiled on
+// 127.0.0.2 and no offload compile is sent, with prefix_command, with distcc
+// in the compiler position and with a masquerade link on PATH. Without offload-build, distcc
+// compiles an offload source into an object with no device image, exit 0.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "integration/launcher_support.hpp"
+#include "support/servers.hpp"
+#include "support/skip.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+const fs::path kDistcc = "/usr/bin/distcc";
+const fs::path kDistccd = "/usr/bin/distccd";
+
+bool can_connect(const std::string& address, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+// distccd on `address` (a loopback address) and a free port, its log (stderr)
+// in `dir`; at most 10 minutes (timeout), stopped by PID when it goes (the
+// daemon stops its workers). Run as root, it serves as user distccd.
+struct Distccd {
+  std::string address;
+  int port = free_port();
+  fs::path log;
+  ServerProcess process;
+  Distccd(const fs::path& dir, std::string addr) : address(std::move(addr)), log(dir / "distccd.log") {
+    fs::create_directories(dir);
+    process = ServerProcess({"/usr/bin/timeout", "600", kDistccd.string(), "--daemon", "--no-detach",
+                             "--listen", address, "--port", std::to_string(port), "--allow", "127.0.0.1",
+                             "--allow", "127.0.0.2", "--jobs", "2", "--log-stderr", "--log-level=info"},
+                            log);
+    if (!wait_until([&] { return can_connect(address, port); }, process))
+      throw std::runtime_error("distccd did not start on " + address + "; see " + log.string());
+  }
+  std::string host() const { return address + ":" + std::to_string(port); }
+};
+
+const char* kMain = R"(#include <stdio.h>
+int saxpy_on_device(int n, float a, const float *x, float *y);
+int sum_on_device(int n, const float *y);
+void fill(int n, float *x, float v);
+int main(void) {
+  float x[1000], y[1000];
+  fill(1000, x, 1.0f);
+  fill(1000, y, 2.0f);
+  int offloaded = saxpy_on_device(1000, 3.0f, x, y);
+  printf("offloaded=%d sum=%d\n", offloaded, sum_on_device(1000, y));
+  return 0;
+}
+)";
+const char* kUtil = "void fill(int n, float *x, float v) { for (int i = 0; i < n; ++i) x[i] = v; }\n";
+const char* kSaxpy = R"(#include <omp.h>
+int saxpy_on_device(int n, float a, const float *x, float *y) {
+  int on_device = 0;
+#pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n], on_device)
+  for (int i = 0; i < n; ++i) {
+    y[i] = a * x[i] + y[i];
+    if (i == 0) on_device = !omp_is_initial_device();
+  }
+  return on_device;
+}
+)";
+const char* kSum = R"(int sum_on_device(int n, const float *y) {
+  float s = 0;
+#pragma omp target teams distribute parallel for reduction(+: s) map(to: y[0:n]) map(tofrom: s)
+  for (int i = 0; i < n; ++i) s += y[i];
+  return (int)s;
+}
+)";
+// Two plain sources, two offload sources, the offload link: each through $(LAUNCH).
+const char* kMakefile = R"(CC = /usr/bin/clang-22
+OFFLOAD = -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu
+prog: main.o util.o saxpy.o sum.o
+	$(LAUNCH) $(CC) $(OFFLOAD) $^ -o $@
+saxpy.o sum.o: %.o: %.c
+	$(LAUNCH) $(CC) $(OFFLOAD) -O2 -c $< -o $@
+main.o util.o: %.o: %.c
+	$(LAUNCH) $(CC) -O2 -c $< -o $@
+)";
+
+const std::string kNote = "offload-build: note: offload compiles run locally, not through distcc";
+
+void write_project(const fs::path& dir) {
+  write_file(dir / "main.c", kMain);
+  write_file(dir / "util.c", kUtil);
+  write_file(dir / "saxpy.c", kSaxpy);
+  write_file(dir / "sum.c", kSum);
+  write_file(dir / "Makefile", kMakefile);
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  for (const auto& line : util::split(text, '\n'))
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles run locally",
+          "[launcher][distcc][integration]") {
+  if (!fs::exists(kDistccd) || !fs::exists(kDistcc)) OB_SKIP("distcc is not installed (package distcc)");
+  Launcher l;
+  Distccd local(l.tmp / "distccd-1", "127.0.0.1");
+  Distccd remote(l.tmp / "distccd-2", "127.0.0.2");
+  const fs::path project = l.tmp / "project";
+  write_project(project);
+  const fs::path client_log = l.tmp / "distcc.log";
+  fs::create_directories(l.tmp / "distcc-dir");
+  // The client sends to 127.0.0.2 only and never compiles locally in its stead.
+  const Env distcc_env{{"DISTCC_HOSTS", remote.host()},
+                       {"DISTCC_FALLBACK", "0"},
+                       {"DISTCC_LOG", client_log.string()},
+                       {"DISTCC_DIR", (l.tmp / "distcc-dir").string()},
+                       {"DISTCC_VERBOSE", std::nullopt},
+                       {"OFFLOAD_BUILD_PREFIX_COMMAND", std::nullopt}};
+
+  // make the project with `launch` in front of each compile and the link;
+  // the program must offload and compute the right sum.
+  auto build = [&](const std::string& launch, Env more) {
+    more.insert(more.begin(), distcc_env.begin(), distcc_env.end());
+    Argv make{"make", "-j2", "LAUNCH=" + launch};
+    for (const auto& [name, value] : more)
+      if (name == "CC") make.push_back("CC=" + *value);  // the Makefile's compiler
+    auto made = run_tool(make, project, l.env(more));
+    INFO(made.out << made.err);
+    REQUIRE(made.exit_code == 0);
+    auto ran = run_tool({(project / "prog").string()}, project, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
+    INFO(ran.err);
+    CHECK(ran.exit_code == 0);
+    CHECK(ran.out == "offloaded=1 sum=5000\n");
+    return made;
+  };
+  // The client's log: both plain sources compiled on 127.0.0.2, nothing else
+  // sent; the daemons' logs agree.
+  auto check_logs = [&] {
+    const std::string log = read_file(client_log);
+    INFO(log);
+    const auto sent = lines_with(log, " exec on ");
+    CHECK(sent.size() == 2);
+    for (const auto& line : sent) CHECK(line.find("exec on " + remote.host()) != std::string::npos);
+    CHECK(lines_with(log, "compile main.c on " + remote.host() + " completed ok").size() == 1);
+    CHECK(lines_with(log, "compile util.c on " + remote.host() + " completed ok").size() == 1);
+    for (const std::string offload : {"saxpy.c", "sum.c", "-fopenmp", "offload", ".o -o prog"})
+      CHECK(log.find(offload) == std::string::npos);
+    const std::string served = read_file(remote.log);
+    INFO(served);
+    CHECK(lines_with(served, "COMPILE_OK").size() == 2);
+    CHECK(lines_with(served, "saxpy.c").empty());
+    CHECK(lines_with(served, "sum.c").empty());
+    CHECK(lines_with(read_file(local.log), "COMPILE_OK").empty());  // not in DISTCC_HOSTS
+    // offload-build split the offload compiles and ran the plain ones unchanged.
+    const auto stats = l.stats();
+    CHECK(stats["misses"].get<int>() > 0);
+    CHECK(stats["unchanged_by_reason"].value("not an offload compile", 0) == 2);
+  };
+
+  SECTION("prefix_command=distcc ($OFFLOAD_BUILD_PREFIX_COMMAND)") {
+    auto made = build(OB_BINARY, {{"OFFLOAD_BUILD_PREFIX_COMMAND", "distcc"}});
+    check_logs();
+    CHECK(made.err.find(kNote) == std::string::npos);  // the setting says nothing
+  }
+  SECTION("offload-build distcc clang ...: distcc in the compiler position, one note per build") {
+    auto made = build(std::string(OB_BINARY) + " distcc", {});
+    check_logs();
+    INFO(made.err);
+    CHECK(count_occurrences(made.err, kNote) == 1);  // 2 offload compiles and the link: said once
+  }
+  SECTION("a masquerade directory first on PATH (clang-22 a link to distcc), as /usr/lib/distcc") {
+    const fs::path masquerade = l.tmp / "masquerade";
+    fs::create_directories(masquerade);
+    fs::create_symlink(kDistcc, masquerade / "clang-22");
+    const char* path = std::getenv("PATH");
+    auto made = build(OB_BINARY, {{"PATH", masquerade.string() + ":" + (path ? path : "/usr/bin:/bin")},
+                                  {"CC", "clang-22"}});
+    check_logs();
+    CHECK(count_occurrences(made.err, kNote) == 1);
+  }
+  SECTION("--prefix-command, words split on spaces") {
+    auto r = run_ob({"--prefix-command", " distcc  ", "wrap", "--", "/usr/bin/clang-22", "-O2", "-c", "util.c",
+                     "-o", "util.o"},
+                    project, l.env(distcc_env));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(lines_with(read_file(client_log), "compile util.c on " + remote.host() + " completed ok").size() == 1);
+    auto missing = run_ob({"--prefix-command", "no-such-distcc -j", "wrap", "--", "/usr/bin/clang-22", "-c",
+                           "util.c", "-o", "util.o"},
+                          project, l.env(distcc_env));
+    CHECK(missing.exit_code == 127);
+    CHECK(missing.err.find("offload-build: error: prefix_command: cannot run no-such-distcc") != std::string::npos);
+  }
+  SECTION("without offload-build: distcc drops the device code, exit 0") {
+    const Argv offload{"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2", "-c",
+                       "saxpy.c"};
+    auto plain = run_tool(concat({kDistcc.string()}, concat(offload, {"-o", "distcc.o"})), project,
+                          l.env(distcc_env));
+    INFO(plain.err);
+    REQUIRE(plain.exit_code == 0);
+    CHECK(lines_with(read_file(client_log), "compile saxpy.c on " + remote.host() + " completed ok").size() == 1);
+    auto ours = run_ob(concat({"distcc"}, concat(offload, {"-o", "ours.o"})), project, l.env(distcc_env));
+    REQUIRE(ours.exit_code == 0);
+    // The object distcc brings back has no device image; offload-build's has.
+    CHECK(read_file(project / "distcc.o").find(".llvm.offloading") == std::string::npos);
+    CHECK(read_file(project / "ours.o").find(".llvm.offloading") != std::string::npos);
+  }
+}
