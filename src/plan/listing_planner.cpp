@@ -45,11 +45,6 @@ bool mentions(const Argv& argv, const std::string& file) {
   });
 }
 
-std::string value_after(const Argv& argv, std::string_view flag) {
-  auto it = std::find(argv.begin(), argv.end(), flag);
-  return it == argv.end() || it + 1 == argv.end() ? std::string{} : *(it + 1);
-}
-
 }  // namespace
 
 Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli::CompileRequest& req,
@@ -83,14 +78,12 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli
       if (after) job.deps.push_back(j);
     }
     const std::string tool = fs::path(argv.front()).filename().string();
-    const bool device = std::find(argv.begin(), argv.end(), "-fopenmp-is-target-device") != argv.end();
+    const auto device = driver_listing::device_cc1_target(argv);
     if (tool == "llvm-offload-binary") {
       job.kind = JobKind::Package;
     } else if (device) {
       job.kind = JobKind::DeviceCompile;
-      const std::string triple = value_after(argv, "-triple");
-      const std::string cpu = value_after(argv, "-target-cpu");
-      job.target = Target{triple, triple == kHostTriple || cpu.empty() ? "generic" : cpu};
+      job.target = *device;
     } else if (job.outputs.front() == plan.program) {
       job.kind = JobKind::HostCompile;
     } else if (tool == "ptxas" || (argv.size() > 1 && argv[1] == "-cc1as")) {

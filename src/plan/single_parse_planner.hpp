@@ -1,6 +1,8 @@
-// The single-parse layout of C/C++ translation units: one host-IR job per TU,
-// whose bitcode every device pass and the host codegen read, instead of each
-// of them parsing the source for the host again (the two-parse driver form).
+// The single-parse layout of a manifest's C/C++ translation units: one host-IR
+// job per TU, whose bitcode every device pass and the host codegen read,
+// instead of each of them parsing the source for the host again (the
+// two-parse driver form). Here: which TUs take it, probing the driver once
+// per distinct device command; compile_planner.cpp makes the jobs.
 #pragma once
 
 #include <optional>
@@ -23,12 +25,5 @@ using Passes = std::vector<single_parse::DevicePass>;  // one per target
 std::vector<std::optional<Passes>> split(const Manifest& m,
                                          const std::vector<std::vector<plan_paths::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
-
-// Add one split TU's jobs: host-ir, per target device (+ assemble for nvptx),
-// package, host codegen from the host IR.
-plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc,
-                              const SourceFile& src, size_t unit,
-                              const std::vector<plan_paths::DeviceStep>& steps,
-                              const Passes& passes);
 
 }  // namespace ob::single_parse_plan
