@@ -70,4 +70,20 @@ std::optional<Target> device_cc1_target(const Argv& argv) {
   return Target{triple, triple == kHostTriple || cpu.empty() ? "generic" : cpu};
 }
 
+std::vector<std::string> written_by(const Argv& argv) {
+  std::vector<std::string> files;
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "-o" || a == "--output-file" || a == "-dependency-file" || a == "-opt-record-file")
+      files.push_back(argv[i + 1]);
+  }
+  return files;
+}
+
+std::string output_of(const Argv& argv) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-o" || argv[i] == "--output-file") return argv[i + 1];
+  return {};
+}
+
 }  // namespace ob::driver_listing

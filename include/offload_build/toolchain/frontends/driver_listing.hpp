@@ -24,4 +24,11 @@ Result<std::vector<Argv>> parse(std::string_view listing);
 // or without a cpu); nullopt for any other command.
 std::optional<Target> device_cc1_target(const Argv& argv);
 
+// What a listed command writes: its output and, for cc1, the files named
+// after it (the depfile, the optimization record).
+std::vector<std::string> written_by(const Argv& argv);
+
+// A listed command's output (-o, ptxas's --output-file); empty when none.
+std::string output_of(const Argv& argv);
+
 }  // namespace ob::driver_listing
