@@ -58,7 +58,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
                            .manifest_compile(tc, m, src, layouts.back().source_arg));
     steps.push_back(compile_plan::device_steps(*compiles.back(), layouts.back(), m.targets, plan.cwd));
   }
-  const auto split = single_parse_plan::split(m, steps, plan.cwd, options);
+  const auto split = single_parse_plan::split(m, compiles, steps, plan.cwd, options);
 
   std::vector<JobId> host_jobs;
   std::vector<fs::path> host_objects;

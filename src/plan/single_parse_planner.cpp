@@ -35,15 +35,15 @@ std::vector<std::optional<Passes>> none(size_t n, const PlanOptions& o, const st
 
 }  // namespace
 
-std::vector<std::optional<Passes>> split(const Manifest& m,
+std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
                                          const std::vector<std::vector<DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& o) {
   const size_t n = m.sources.size();
   if (!o.probe) return none(n, o, "no driver probe");
   if (o.two_parse) return none(n, o, "--two-parse");
-  if (!m.host_flags.empty() || !m.device_flags.empty())
-    return none(n, o, "host_flags or device_flags are set, so a device pass's own host parse "
-                      "differs from the host pass's");
+  // The manifest's options are every source's, so the first compile answers for all.
+  if (n > 0)
+    if (auto why = compiles.front()->two_parse_reason()) return none(n, o, *why);
 
   // One probe per distinct template, on the first TU that has it: probe k
   // lists commands[k] for the TU paths probed[k]; uses[i] are TU i's probes.

@@ -5,10 +5,12 @@
 // per distinct device command; compile_planner.cpp makes the jobs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "plan_paths.hpp"
 
@@ -16,13 +18,16 @@ namespace ob::single_parse_plan {
 
 using Passes = std::vector<single_parse::DevicePass>;  // one per target
 
+using Compiles = std::vector<std::unique_ptr<frontend::Compile>>;  // one per source
+
 // Per source (m.sources order): its device passes split out of the driver's
 // own commands, or nullopt where the TU keeps the two-parse form: no probe,
-// --two-parse, host_flags or device_flags set (the device passes' host parse
-// would then differ from the host pass's), or a listing of another shape.
+// --two-parse, the frontend's two_parse_reason (clang: host_flags or
+// device_flags set, the device passes' host parse would then differ from the
+// host pass's), or a listing of another shape.
 // One probe serves every TU whose device pass differs only in its paths; the
 // probes run in parallel. Reasons go to options.note.
-std::vector<std::optional<Passes>> split(const Manifest& m,
+std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
                                          const std::vector<std::vector<plan_paths::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
 

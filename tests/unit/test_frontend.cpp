@@ -157,6 +157,26 @@ TEST_CASE("frontend seam: a manifest source and a launcher compile get the same 
   CHECK(after(launcher.jobs[5].driver_argv, "-o") == "k.o");
 }
 
+TEST_CASE("frontend seam: the frontend says when a compile keeps the two-parse form",
+          "[frontend][single-parse]") {
+  Manifest m = one_source(Language::C, "k.c");
+  const Toolchain tc = fake_toolchain();
+  const frontend::Frontend& fe = frontend::for_language(Language::C);
+  CHECK_FALSE(fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason());
+  m.device_flags = {"-DDEVICE_ONLY"};
+  const auto why = fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason();
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("host_flags or device_flags are set"));
+  // ...and the planner asks it before probing the driver.
+  ListingProbe probe;
+  const Plan plan = make_plan(m, tc, PlanOptions{&probe, false, 1, nullptr});
+  CHECK(probe.calls == 0);
+  CHECK(plan.jobs.front().kind == JobKind::DeviceCompile);
+  // A launcher compile's options are the compiler's own: no such rule.
+  const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.c", "-o", "k.o"});
+  CHECK_FALSE(fe.launcher_compile(req, "/w", "")->two_parse_reason());
+}
+
 TEST_CASE("driver listing: a device cc1's target", "[frontend][single-parse]") {
   using driver_listing::device_cc1_target;
   CHECK(device_cc1_target({"clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu",

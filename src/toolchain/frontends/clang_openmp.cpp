@@ -145,6 +145,12 @@ class ManifestCompile final : public frontend::Compile {
 
   bool offload_lto() const override { return uses_offload_lto(m_.flags); }
 
+  std::optional<std::string> two_parse_reason() const override {
+    if (m_.host_flags.empty() && m_.device_flags.empty()) return std::nullopt;
+    return "host_flags or device_flags are set, so a device pass's own host parse differs from "
+           "the host pass's";
+  }
+
  private:
   // The start of every host pass, then `what` it makes (embed a package, or IR).
   frontend::Argv host_head(std::vector<std::string> what) const {

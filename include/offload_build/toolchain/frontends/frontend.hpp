@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ class Compile {
                             const std::string& out) const = 0;
   // Whether the package records each device pass's target features (offload LTO).
   virtual bool offload_lto() const = 0;
+  // Why these passes keep the two-parse form whatever the driver lists (a
+  // single parse could give other bytes); nullopt when it may be split.
+  virtual std::optional<std::string> two_parse_reason() const { return std::nullopt; }
 };
 
 class Frontend {
