@@ -14,24 +14,6 @@ namespace {
 
 using driver_listing::Argv;
 
-// What a command writes: its output and, for cc1, the files named after it
-// (the depfile, the optimization record).
-std::vector<std::string> written(const Argv& argv) {
-  std::vector<std::string> files;
-  for (size_t i = 0; i + 1 < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "-o" || a == "--output-file" || a == "-dependency-file" || a == "-opt-record-file")
-      files.push_back(argv[i + 1]);
-  }
-  return files;
-}
-
-std::string output_of(const Argv& argv) {
-  for (size_t i = 0; i + 1 < argv.size(); ++i)
-    if (argv[i] == "-o" || argv[i] == "--output-file") return argv[i + 1];
-  return {};
-}
-
 // Whether `argv` names `file` (as an argument, or inside one: -fembed-offload-object=F,
 // --image=file=F,...).
 bool mentions(const Argv& argv, const std::string& file) {
@@ -43,11 +25,6 @@ bool mentions(const Argv& argv, const std::string& file) {
     }
     return false;
   });
-}
-
-std::string value_after(const Argv& argv, std::string_view flag) {
-  auto it = std::find(argv.begin(), argv.end(), flag);
-  return it == argv.end() || it + 1 == argv.end() ? std::string{} : *(it + 1);
 }
 
 }  // namespace
@@ -63,9 +40,9 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli
   const fs::path tmp = fs::temp_directory_path();
   for (size_t i = 0; i < listing.size(); ++i) {
     const Argv& argv = listing[i];
-    const std::string out = output_of(argv);
+    const std::string out = driver_listing::output_of(argv);
     if (out.empty()) return Error::failure("a listed command writes no output: " + argv.front());
-    for (const auto& f : written(argv))
+    for (const auto& f : driver_listing::written_by(argv))
       if (util::starts_with(f, tmp.string() + "/"))
         return Error::failure("a listed command writes a temporary file " + f);
     Job job;
@@ -78,19 +55,17 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli
     // Read after write, and write after read or write, keep the driver's order.
     for (size_t j = 0; j < i; ++j) {
       bool after = false;
-      for (const auto& f : written(listing[j])) after |= mentions(argv, f);
-      for (const auto& f : written(argv)) after |= mentions(listing[j], f);
+      for (const auto& f : driver_listing::written_by(listing[j])) after |= mentions(argv, f);
+      for (const auto& f : driver_listing::written_by(argv)) after |= mentions(listing[j], f);
       if (after) job.deps.push_back(j);
     }
     const std::string tool = fs::path(argv.front()).filename().string();
-    const bool device = std::find(argv.begin(), argv.end(), "-fopenmp-is-target-device") != argv.end();
+    const auto device = driver_listing::device_cc1_target(argv);
     if (tool == "llvm-offload-binary") {
       job.kind = JobKind::Package;
     } else if (device) {
       job.kind = JobKind::DeviceCompile;
-      const std::string triple = value_after(argv, "-triple");
-      const std::string cpu = value_after(argv, "-target-cpu");
-      job.target = Target{triple, triple == kHostTriple || cpu.empty() ? "generic" : cpu};
+      job.target = *device;
     } else if (job.outputs.front() == plan.program) {
       job.kind = JobKind::HostCompile;
     } else if (tool == "ptxas" || (argv.size() > 1 && argv[1] == "-cc1as")) {

@@ -103,10 +103,16 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
 Job package_job(const Plan& plan, const Toolchain& tc,
                 const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs) {
+  return package_job(plan, clang_openmp::package(tc, images, arg_path(pkg, plan.cwd)), pkg, source,
+                     device_jobs);
+}
+
+Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,
+                const fs::path& source, const std::vector<JobId>& device_jobs) {
   Job pack;
   pack.kind = JobKind::Package;
   pack.source = source;
-  pack.argv = clang_openmp::package(tc, images, arg_path(pkg, plan.cwd));
+  pack.argv = std::move(argv);
   for (JobId d : device_jobs) pack.inputs.push_back(plan.jobs[d].outputs.front());
   pack.outputs = {pkg};
   pack.deps = device_jobs;

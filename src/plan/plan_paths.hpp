@@ -32,6 +32,7 @@ struct DeviceStep {
   fs::path out;                   // absolute: the device object
   fs::path dep;                   // absolute: its depfile
   std::vector<std::string> argv;  // the driver command (--offload-device-only)
+  bool callers_depfile = false;   // launcher mode: `dep` is the depfile the caller asked for
 };
 
 // What a TU's jobs give the link.
@@ -62,7 +63,10 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
                        const single_parse::UnitPaths& paths, const fs::path& host_ir,
                        const fs::path& assembly, JobId parse);
 
-// The job packaging `device_jobs`' images (one per target) of `source` into `pkg`.
+// The job packaging `device_jobs`' images (one per target) of `source` into
+// `pkg` by `argv`, or (the Rust planner) by clang_openmp::package of `images`.
+Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,
+                const fs::path& source, const std::vector<JobId>& device_jobs);
 Job package_job(const Plan& plan, const Toolchain& tc,
                 const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs);

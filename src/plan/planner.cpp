@@ -1,9 +1,10 @@
 #include <algorithm>
+#include <memory>
 
+#include "compile_planner.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "plan_paths.hpp"
 #include "single_parse_planner.hpp"
-#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 
 namespace ob {
 
@@ -20,54 +21,19 @@ fs::path arg_path(const fs::path& p, const fs::path& cwd) {
 
 namespace {
 
-// The driver form of each device pass of `src`, one per target.
-std::vector<DeviceStep> device_steps(const Plan& plan, const Manifest& m, const Toolchain& tc,
-                                     const SourceFile& src) {
+// A manifest source as one compile: its files under build/obj/<source>.*.
+compile_plan::Layout source_layout(const Manifest& m, const SourceFile& src, size_t unit,
+                                   const fs::path& cwd) {
   const fs::path stem = object_stem(m, src.path);
-  std::vector<DeviceStep> steps;
-  for (const auto& target : m.targets) {
-    // <src>.dev.<target>.o, never the host object <src>.host.o
-    DeviceStep s{target, with_suffix(stem, ".dev." + target.short_name() + ".o"),
-                 with_suffix(stem, ".dev." + target.short_name() + ".d"), {}};
-    s.argv = clang_openmp::device_compile(tc, m, src, arg_path(src.path, plan.cwd), target,
-                                          arg_path(s.out, plan.cwd), arg_path(s.dep, plan.cwd));
-    steps.push_back(std::move(s));
-  }
-  return steps;
-}
-
-// The two-parse form: each device pass is one driver command that parses the
-// source for the host and for its target; the host pass parses it again.
-UnitJobs add_two_parse_unit(Plan& plan, const Manifest& m, const Toolchain& tc,
-                            const SourceFile& src, size_t unit,
-                            const std::vector<DeviceStep>& steps) {
-  auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
-  const fs::path stem = object_stem(m, src.path);
-  std::vector<JobId> device_jobs;
-  std::vector<clang_openmp::Image> images;
-  for (const auto& step : steps) {
-    device_jobs.push_back(plan.add(plan_paths::device_job(step, src.path, unit, tc)));
-    images.push_back({rel(step.out), step.target});
-  }
-
-  fs::path pkg = with_suffix(stem, ".offload");
-  Job pack = plan_paths::package_job(plan, tc, images, pkg, src.path, device_jobs);
-  pack.unit = unit;
-  JobId pack_id = plan.add(std::move(pack));
-
-  Job host;
-  host.kind = JobKind::HostCompile;
-  host.source = src.path;
-  host.outputs = {with_suffix(stem, ".host.o")};
-  host.depfile = with_suffix(stem, ".host.d");
-  host.argv = clang_openmp::host_compile(tc, m, src, rel(src.path), rel(pkg),
-                                         rel(host.outputs.front()), rel(*host.depfile));
-  host.inputs = {src.path, pkg};
-  host.unit = unit;
-  host.inode_sensitive = true;
-  host.deps = {pack_id};
-  fs::path host_obj = host.outputs.front();
-  return {plan.add(std::move(host)), host_obj};
+  compile_plan::Layout l;
+  l.source = src.path;
+  l.source_arg = arg_path(src.path, cwd).string();
+  l.dir = stem.parent_path();
+  l.prefix = stem.filename().string() + ".";
+  l.package = with_suffix(stem, ".offload");
+  l.object = with_suffix(stem, ".host.o");
+  l.unit = unit;
+  return l;
 }
 
 }  // namespace
@@ -80,17 +46,26 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   plan.build_dir = m.build_dir;
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
 
+  // Each source's compile and its device passes in the driver's form; the
+  // single-parse split probes them all at once (one probe per distinct command).
+  std::vector<compile_plan::Layout> layouts;
+  std::vector<std::unique_ptr<frontend::Compile>> compiles;
   std::vector<std::vector<DeviceStep>> steps;
-  for (const auto& src : m.sources) steps.push_back(device_steps(plan, m, tc, src));
-  const auto split = single_parse_plan::split(m, steps, plan.cwd, options);
+  for (size_t i = 0; i < m.sources.size(); ++i) {
+    const SourceFile& src = m.sources[i];
+    layouts.push_back(source_layout(m, src, i + 1, plan.cwd));
+    compiles.push_back(frontend::for_language(src.language)
+                           .manifest_compile(tc, m, src, layouts.back().source_arg));
+    steps.push_back(compile_plan::device_steps(*compiles.back(), layouts.back(), m.targets, plan.cwd));
+  }
+  const auto split = single_parse_plan::split(m, compiles, steps, plan.cwd, options);
 
   std::vector<JobId> host_jobs;
   std::vector<fs::path> host_objects;
   for (size_t i = 0; i < m.sources.size(); ++i) {
-    const SourceFile& src = m.sources[i];
-    plan.directories.push_back(object_stem(m, src.path).parent_path());
-    UnitJobs u = split[i] ? single_parse_plan::add_unit(plan, m, tc, src, i + 1, steps[i], *split[i])
-                          : add_two_parse_unit(plan, m, tc, src, i + 1, steps[i]);
+    plan.directories.push_back(layouts[i].dir);
+    UnitJobs u = compile_plan::add_compile(plan, tc, frontend::for_language(m.sources[i].language),
+                                           *compiles[i], layouts[i], steps[i], split[i]);
     host_jobs.push_back(u.host_job);
     host_objects.push_back(u.host_object);
   }
@@ -100,7 +75,11 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   Job link;
   link.kind = JobKind::Link;
   const fs::path link_dep = m.build_dir / "obj" / (m.output + ".link.d");
-  link.argv = clang_openmp::link(tc, m, link_args, rel(plan.program), rel(link_dep));
+  // The link is the C++ frontend's when any source is C++ (the driver links its runtime).
+  const bool any_cxx = std::any_of(m.sources.begin(), m.sources.end(),
+                                   [](const SourceFile& s) { return s.language == Language::Cxx; });
+  link.argv = frontend::for_language(any_cxx ? Language::Cxx : Language::C)
+                  .link(tc, m, link_args, rel(plan.program), rel(link_dep));
   link.inputs = host_objects;
   link.outputs = {plan.program};
   link.depfile = link_dep;

@@ -1,12 +1,16 @@
-// The single-parse layout of C/C++ translation units: one host-IR job per TU,
-// whose bitcode every device pass and the host codegen read, instead of each
-// of them parsing the source for the host again (the two-parse driver form).
+// The single-parse layout of a manifest's C/C++ translation units: one host-IR
+// job per TU, whose bitcode every device pass and the host codegen read,
+// instead of each of them parsing the source for the host again (the
+// two-parse driver form). Here: which TUs take it, probing the driver once
+// per distinct device command; compile_planner.cpp makes the jobs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "plan_paths.hpp"
 
@@ -14,21 +18,17 @@ namespace ob::single_parse_plan {
 
 using Passes = std::vector<single_parse::DevicePass>;  // one per target
 
+using Compiles = std::vector<std::unique_ptr<frontend::Compile>>;  // one per source
+
 // Per source (m.sources order): its device passes split out of the driver's
 // own commands, or nullopt where the TU keeps the two-parse form: no probe,
-// --two-parse, host_flags or device_flags set (the device passes' host parse
-// would then differ from the host pass's), or a listing of another shape.
+// --two-parse, the frontend's two_parse_reason (clang: host_flags or
+// device_flags set, the device passes' host parse would then differ from the
+// host pass's), or a listing of another shape.
 // One probe serves every TU whose device pass differs only in its paths; the
 // probes run in parallel. Reasons go to options.note.
-std::vector<std::optional<Passes>> split(const Manifest& m,
+std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
                                          const std::vector<std::vector<plan_paths::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
-
-// Add one split TU's jobs: host-ir, per target device (+ assemble for nvptx),
-// package, host codegen from the host IR.
-plan_paths::UnitJobs add_unit(Plan& plan, const Manifest& m, const Toolchain& tc,
-                              const SourceFile& src, size_t unit,
-                              const std::vector<plan_paths::DeviceStep>& steps,
-                              const Passes& passes);
 
 }  // namespace ob::single_parse_plan

@@ -1,40 +1,13 @@
-// The device and host passes of a launcher compile, built from the caller's
-// own command line; response files; recognizing clang.
+// A launcher compile's paths made relative to the base directory; response
+// files; recognizing clang. (Its passes: clang_cli_passes.cpp.)
 #include <optional>
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
-#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::clang_cli {
-
-namespace {
-
-void append(std::vector<std::string>& argv, const std::vector<std::string>& more) {
-  argv.insert(argv.end(), more.begin(), more.end());
-}
-
-bool is_gpu_arch(const std::string& name) {
-  return util::starts_with(name, "sm_") || util::starts_with(name, "gfx");
-}
-
-// Where and how a pass lists the files it read: as the caller asked for
-// (`requested`: -MD or -MMD, its targets or clang's default one, -MP; joined
-// -MT/-MQ spellings, so a target equal to the output path stays the output's
-// name, not the temporary one the executor writes to), else plain -MD.
-std::vector<std::string> dep_flags(const CompileRequest& req, const std::string& depfile,
-                                   bool requested) {
-  if (!requested || !req.deps) return {"-MD", "-MF", depfile};
-  std::vector<std::string> flags{req.deps->user_headers_only ? "-MMD" : "-MD", "-MF", depfile};
-  if (req.deps->targets.empty()) flags.push_back("-MQ" + req.output_arg());
-  append(flags, req.deps->targets);
-  if (req.deps->phony) flags.push_back("-MP");
-  return flags;
-}
-
-}  // namespace
 
 std::vector<std::string> relative_to_base(std::vector<std::string> argv, const fs::path& base,
                                           const fs::path& cwd) {
@@ -72,128 +45,6 @@ std::vector<std::string> relative_to_base(std::vector<std::string> argv, const f
     if (auto eq = a.find('='); eq != std::string::npos)
       if (auto r = rebase(std::string_view(a).substr(eq + 1))) a = a.substr(0, eq + 1) + *r;
   }
-  return argv;
-}
-
-std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
-                                     const std::vector<std::string>& extra, const std::string& out,
-                                     const std::string& depfile, bool requested_depfile) {
-  std::vector<std::string> argv{req.compiler};
-  for (const auto& a : req.args) {
-    switch (a.kind) {
-      case ArgKind::Common:
-      case ArgKind::Input: append(argv, a.tokens); break;
-      case ArgKind::XOpenmpTarget:
-        // A GPU's -march= chose the arch, which target_selector now names;
-        // the host device's stays (its selector names only the triple).
-        if (util::starts_with(a.value, "-march=") && target.is_gpu()) break;
-        if (a.triple.empty() || a.triple == target.triple)
-          append(argv, {"-Xopenmp-target=" + target.triple, a.value});
-        break;
-      case ArgKind::XArch:
-        if (!is_gpu_arch(a.value) || a.value == target.arch) append(argv, a.tokens);
-        break;
-      default: break;  // output, dependency and target options: the pass sets its own
-    }
-  }
-  append(argv, extra);
-  // A device pass also compiles the host side (for the host IR the device
-  // compile reads); its diagnostics are the host pass's, printed there once.
-  append(argv, {"-Xarch_host", "-w"});
-  append(argv, {clang_openmp::target_selector(target), "--offload-device-only"});
-  append(argv, dep_flags(req, depfile, requested_depfile));
-  append(argv, {"-o", out});
-  return argv;
-}
-
-namespace {
-
-// --offload-arch=native next to the host triple alone: the one-shot compile
-// uses it (the host device finds no GPU arch there) and says nothing, a host
-// pass alone would warn that it is unused; its host cc1 is the same without it.
-bool native_only_for_host(const CompileRequest& req, const Arg& arg) {
-  if (arg.kind != ArgKind::OffloadArch) return false;
-  for (const auto& v : util::split(arg.value, ','))
-    if (v != "native") return false;
-  bool triples = false;
-  for (const auto& a : req.args) {
-    if (a.kind != ArgKind::OffloadTargets) continue;
-    triples = true;
-    for (const auto& t : util::split(a.value, ','))
-      if (t != kHostTriple) return false;
-  }
-  return triples;
-}
-
-// The host pass's options. Its source and the preprocessor options are
-// left out unless `with_source`.
-std::vector<std::string> host_options(const CompileRequest& req, const std::string& out,
-                                      bool with_source) {
-  std::vector<std::string> argv{req.compiler};
-  bool wrote_output = false;
-  for (const auto& a : req.args) {
-    bool takes_next = false;
-    if (!with_source &&
-        (a.kind == ArgKind::Input ||
-         (a.kind == ArgKind::Common && clang_openmp::is_preprocessor_option(a.tokens.front(), takes_next))))
-      continue;
-    switch (a.kind) {
-      case ArgKind::Output:
-        append(argv, {"-o", out});
-        wrote_output = true;
-        break;
-      case ArgKind::DepMode:
-      case ArgKind::DepFile:
-      case ArgKind::DepTarget:
-      case ArgKind::DepPhony: break;  // normalized below
-      case ArgKind::XOpenmpTarget: break;  // for device passes only
-      case ArgKind::RecordFile: break;     // the host pass's own, below
-      case ArgKind::OffloadArch:
-        if (!native_only_for_host(req, a)) append(argv, a.tokens);
-        break;
-      case ArgKind::XArch:
-        if (a.value != "device" && !is_gpu_arch(a.value)) append(argv, a.tokens);
-        break;
-      default: append(argv, a.tokens); break;
-    }
-  }
-  if (!wrote_output) append(argv, {"-o", out});
-  return argv;
-}
-
-}  // namespace
-
-std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
-                                   const std::string& package, const std::string& out,
-                                   const std::string& depfile, const std::string& record) {
-  std::vector<std::string> argv = host_options(req, out, true);
-  append(argv, extra);
-  if (!record.empty()) argv.push_back("-foptimization-record-file=" + record);
-  append(argv, dep_flags(req, depfile, false));
-  argv.push_back("--offload-host-only");
-  append(argv, clang_openmp::embed_package(package));
-  return argv;
-}
-
-std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vector<std::string>& extra,
-                                      const std::string& out, const std::string& depfile) {
-  std::vector<std::string> argv = host_options(req, out, true);
-  append(argv, extra);
-  append(argv, dep_flags(req, depfile, false));
-  append(argv, {"--offload-host-only", "-emit-llvm", "-Xclang", "-disable-llvm-passes"});
-  return argv;
-}
-
-std::vector<std::string> host_codegen_argv(const CompileRequest& req,
-                                           const std::vector<std::string>& extra,
-                                           const std::string& host_ir, const std::string& package,
-                                           const std::string& out, const std::string& record) {
-  std::vector<std::string> argv = host_options(req, out, false);
-  append(argv, extra);
-  if (!record.empty()) argv.push_back("-foptimization-record-file=" + record);
-  argv.push_back("--offload-host-only");
-  append(argv, clang_openmp::embed_package(package));
-  append(argv, {"-x", "ir", host_ir});
   return argv;
 }
 

@@ -1,5 +1,7 @@
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 
+#include "clang_compiles.hpp"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -57,23 +59,12 @@ std::string target_selector(const Target& target) {
   return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;
 }
 
-std::vector<std::string> embed_package(const fs::path& package) {
-  return {"-Xclang", "-fembed-offload-object=" + package.string()};
+std::vector<std::string> embed_package(const std::string& package) {
+  return {"-Xclang", "-fembed-offload-object=" + package};
 }
 
-std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
-                                        const SourceFile& src, const fs::path& src_arg,
-                                        const Target& target, const fs::path& out,
-                                        const fs::path& depfile) {
-  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
-                                target_selector(target)};
-  if (target.is_gpu() && !tc.has_device_runtime(target)) argv.push_back("-nogpulib");
-  argv.push_back("--offload-device-only");
-  append_common(argv, m);
-  argv.insert(argv.end(), m.device_flags.begin(), m.device_flags.end());
-  argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
-  argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
-  return argv;
+std::vector<std::string> emit_host_ir() {
+  return {"-emit-llvm", "-Xclang", "-disable-llvm-passes"};
 }
 
 std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
@@ -105,60 +96,92 @@ bool uses_offload_lto(const std::vector<std::string>& options) {
 
 namespace {
 
-// The start of every host pass of `src`, then `what` it makes (embed a
-// package, or IR).
-std::vector<std::string> host_head(const Toolchain& tc, const Manifest& m, const SourceFile& src,
-                                   std::vector<std::string> what) {
-  std::vector<std::string> argv{compiler_for(tc, src.language).string(), "-fopenmp",
-                                "-fopenmp-targets=" + offload_triples(m), "--offload-host-only"};
-  for (auto& a : what) argv.push_back(std::move(a));
-  return argv;
-}
+// The passes of manifest source `src` (paths as the planner writes them).
+class ManifestCompile final : public frontend::Compile {
+ public:
+  ManifestCompile(const Toolchain& tc, const Manifest& m, const SourceFile& src, fs::path src_arg)
+      : tc_(tc), m_(m), src_(src), src_arg_(std::move(src_arg)) {}
 
-// A host pass parsing `src`.
-std::vector<std::string> host_pass(const Toolchain& tc, const Manifest& m, const SourceFile& src,
-                                   std::vector<std::string> what, const fs::path& src_arg,
-                                   const fs::path& out, const fs::path& depfile) {
-  std::vector<std::string> argv = host_head(tc, m, src, std::move(what));
-  append_common(argv, m);
-  argv.insert(argv.end(), m.host_flags.begin(), m.host_flags.end());
-  argv.insert(argv.end(), {"-MD", "-MF", depfile.string()});
-  argv.insert(argv.end(), {"-c", src_arg.string(), "-o", out.string()});
-  return argv;
-}
+  frontend::Argv device(const Target& target, const std::string& out, const std::string& depfile,
+                        bool /*callers_depfile: none in a manifest build*/) const override {
+    frontend::Argv argv{compiler_for(tc_, src_.language).string(), "-fopenmp",
+                        target_selector(target)};
+    if (target.is_gpu() && !tc_.has_device_runtime(target)) argv.push_back("-nogpulib");
+    argv.push_back("--offload-device-only");
+    append_common(argv, m_);
+    argv.insert(argv.end(), m_.device_flags.begin(), m_.device_flags.end());
+    argv.insert(argv.end(), {"-MD", "-MF", depfile});
+    argv.insert(argv.end(), {"-c", src_arg_.string(), "-o", out});
+    return argv;
+  }
+
+  frontend::Argv host(const std::string& package, const std::string& out,
+                      const std::string& depfile) const override {
+    return host_pass(embed_package(package), out, depfile);
+  }
+
+  frontend::Argv host_ir(const std::string& out, const std::string& depfile) const override {
+    return host_pass(emit_host_ir(), out, depfile);
+  }
+
+  // The user's preprocessor options (-I -D -U -include ...) are left out:
+  // they would only be reported unused on an IR input.
+  frontend::Argv host_codegen(const std::string& host_ir, const std::string& package,
+                              const std::string& out) const override {
+    frontend::Argv argv = host_head(embed_package(package));
+    std::vector<std::string> flags = m_.flags;
+    flags.insert(flags.end(), m_.host_flags.begin(), m_.host_flags.end());
+    for (size_t i = 0; i < flags.size(); ++i) {
+      bool takes_next = false;
+      if (is_preprocessor_option(flags[i], takes_next)) {
+        i += takes_next;
+        continue;
+      }
+      argv.push_back(flags[i]);
+    }
+    argv.insert(argv.end(), {"-c", "-x", "ir", host_ir, "-o", out});
+    return argv;
+  }
+
+  bool offload_lto() const override { return uses_offload_lto(m_.flags); }
+
+  std::optional<std::string> two_parse_reason() const override {
+    if (m_.host_flags.empty() && m_.device_flags.empty()) return std::nullopt;
+    return "host_flags or device_flags are set, so a device pass's own host parse differs from "
+           "the host pass's";
+  }
+
+ private:
+  // The start of every host pass, then `what` it makes (embed a package, or IR).
+  frontend::Argv host_head(std::vector<std::string> what) const {
+    frontend::Argv argv{compiler_for(tc_, src_.language).string(), "-fopenmp",
+                        "-fopenmp-targets=" + offload_triples(m_), "--offload-host-only"};
+    for (auto& a : what) argv.push_back(std::move(a));
+    return argv;
+  }
+
+  // A host pass parsing the source.
+  frontend::Argv host_pass(std::vector<std::string> what, const std::string& out,
+                           const std::string& depfile) const {
+    frontend::Argv argv = host_head(std::move(what));
+    append_common(argv, m_);
+    argv.insert(argv.end(), m_.host_flags.begin(), m_.host_flags.end());
+    argv.insert(argv.end(), {"-MD", "-MF", depfile});
+    argv.insert(argv.end(), {"-c", src_arg_.string(), "-o", out});
+    return argv;
+  }
+
+  const Toolchain& tc_;
+  const Manifest& m_;
+  const SourceFile& src_;
+  fs::path src_arg_;
+};
 
 }  // namespace
 
-std::vector<std::string> host_compile(const Toolchain& tc, const Manifest& m,
-                                      const SourceFile& src, const fs::path& src_arg,
-                                      const fs::path& package, const fs::path& out,
-                                      const fs::path& depfile) {
-  return host_pass(tc, m, src, embed_package(package), src_arg, out, depfile);
-}
-
-std::vector<std::string> host_ir(const Toolchain& tc, const Manifest& m, const SourceFile& src,
-                                 const fs::path& src_arg, const fs::path& out,
-                                 const fs::path& depfile) {
-  return host_pass(tc, m, src, {"-emit-llvm", "-Xclang", "-disable-llvm-passes"}, src_arg, out,
-                   depfile);
-}
-
-std::vector<std::string> host_codegen(const Toolchain& tc, const Manifest& m,
-                                      const SourceFile& src, const fs::path& host_ir,
-                                      const fs::path& package, const fs::path& out) {
-  std::vector<std::string> argv = host_head(tc, m, src, embed_package(package));
-  std::vector<std::string> flags = m.flags;
-  flags.insert(flags.end(), m.host_flags.begin(), m.host_flags.end());
-  for (size_t i = 0; i < flags.size(); ++i) {
-    bool takes_next = false;
-    if (is_preprocessor_option(flags[i], takes_next)) {
-      i += takes_next;
-      continue;
-    }
-    argv.push_back(flags[i]);
-  }
-  argv.insert(argv.end(), {"-c", "-x", "ir", host_ir.string(), "-o", out.string()});
-  return argv;
+std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
+                                                    const SourceFile& src, const fs::path& src_arg) {
+  return std::make_unique<ManifestCompile>(tc, m, src, src_arg);
 }
 
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace ob::driver_listing {
 
 namespace {
@@ -54,6 +56,34 @@ Result<std::vector<Argv>> parse(std::string_view listing) {
     commands.push_back(std::move(*argv));
   }
   return commands;
+}
+
+std::optional<Target> device_cc1_target(const Argv& argv) {
+  if (std::find(argv.begin(), argv.end(), "-fopenmp-is-target-device") == argv.end())
+    return std::nullopt;
+  auto value_after = [&](std::string_view flag) {
+    auto it = std::find(argv.begin(), argv.end(), flag);
+    return it == argv.end() || it + 1 == argv.end() ? std::string{} : *(it + 1);
+  };
+  const std::string triple = value_after("-triple");
+  const std::string cpu = value_after("-target-cpu");
+  return Target{triple, triple == kHostTriple || cpu.empty() ? "generic" : cpu};
+}
+
+std::vector<std::string> written_by(const Argv& argv) {
+  std::vector<std::string> files;
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "-o" || a == "--output-file" || a == "-dependency-file" || a == "-opt-record-file")
+      files.push_back(argv[i + 1]);
+  }
+  return files;
+}
+
+std::string output_of(const Argv& argv) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-o" || argv[i] == "--output-file") return argv[i + 1];
+  return {};
 }
 
 }  // namespace ob::driver_listing

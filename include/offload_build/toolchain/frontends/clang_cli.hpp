@@ -189,45 +189,7 @@ bool is_clang(const fs::path& program);
 // keeps the compile local. Pure. (clang_cli_offload_free.cpp)
 bool offload_free(const std::vector<std::string>& argv);
 
-// ---- The argv of each pass, from the caller's command line. ----
-// Paths are written into argv as given. `extra` goes into every pass (the
-// launcher adds -fdebug-compilation-dir= there).
-
-// One device pass for `target`: the caller's arguments without the output,
-// dependency and target-selection options, the -Xopenmp-target arguments of
-// this target's triple, then -Xarch_host -w (the host side it compiles too
-// is the host pass's to diagnose), this target's selector, --offload-device-only,
-// the dependency options and -o `out`. With `requested_depfile` the pass
-// writes the caller's depfile to `depfile` (-MD or -MMD, its -MT/-MQ targets
-// or clang's default one, -MP): the compiler alone writes it from its last
-// device compile; else plain -MD -MF `depfile`. -Xarch_ARCH for another GPU arch is left
-// out (clang would warn that it is unused, which the compiler alone does not).
-std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
-                                     const std::vector<std::string>& extra, const std::string& out,
-                                     const std::string& depfile, bool requested_depfile = false);
-
-// The host pass: the caller's command line (target options unchanged), with
-// -o `out`, its dependency options replaced by -MD -MF `depfile`, then
-// --offload-host-only -Xclang -fembed-offload-object=`package`. Arguments for
-// devices only (-Xopenmp-target, -Xarch_device, -Xarch_GPUARCH) are left out.
-// With `record` (req.opt_record as the plan writes it), the pass writes the
-// optimization record there (-foptimization-record-file=), as do the host codegen's.
-std::vector<std::string> host_argv(const CompileRequest& req, const std::vector<std::string>& extra,
-                                   const std::string& package, const std::string& out,
-                                   const std::string& depfile, const std::string& record = {});
-
-// Single parse (see single_parse.hpp): the host pass's parse alone, writing
-// unoptimized bitcode to `out` (-emit-llvm -Xclang -disable-llvm-passes
-// instead of embedding a package).
-std::vector<std::string> host_ir_argv(const CompileRequest& req, const std::vector<std::string>& extra,
-                                      const std::string& out, const std::string& depfile);
-
-// Single parse: the host codegen from `host_ir`, embedding `package`: the
-// host pass's options without the source, dependency and preprocessor ones,
-// then -x ir `host_ir`.
-std::vector<std::string> host_codegen_argv(const CompileRequest& req,
-                                           const std::vector<std::string>& extra,
-                                           const std::string& host_ir, const std::string& package,
-                                           const std::string& out, const std::string& record = {});
+// The argv of each pass of a CompileRequest: frontend::Compile, made by the
+// clang frontend's launcher_compile (frontend.hpp).
 
 }  // namespace ob::clang_cli

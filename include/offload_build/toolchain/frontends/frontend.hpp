@@ -1,0 +1,90 @@
+// The seam between the planners and a compiler: what a C/C++ offload
+// compile's jobs run, for a manifest's source and for a compile seen in
+// launcher mode alike. The planners (src/plan/compile_planner.cpp) lay out
+// the jobs and their files; a Frontend says each job's argv and which driver
+// listings it can split into the single-parse form. Adding a compiler (flang,
+// HIP, nvcc) means one Frontend and its Compile, not changes to the planners.
+// Today there is one: clang's OpenMP offload (`clang_openmp`, `clang_cli`).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/single_parse.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob::frontend {
+
+namespace fs = std::filesystem;
+using Argv = std::vector<std::string>;
+using Image = clang_openmp::Image;
+
+// The passes of one compile (one translation unit, its options fixed), each
+// as a driver command. Paths are written into argv as given (the planner
+// makes them relative to the directory the jobs run in).
+class Compile {
+ public:
+  virtual ~Compile() = default;
+  // The device pass for `target` in the driver's form (it parses the source
+  // for the host and for the target), writing `out` and listing what it read
+  // in `depfile`. `callers_depfile`: `depfile` is the one the caller asked
+  // for (launcher mode), written with the caller's dependency options.
+  virtual Argv device(const Target& target, const std::string& out, const std::string& depfile,
+                      bool callers_depfile) const = 0;
+  // The host pass, embedding `package` into the object `out`.
+  virtual Argv host(const std::string& package, const std::string& out,
+                    const std::string& depfile) const = 0;
+  // Single parse: the host pass's parse alone, writing unoptimized IR to `out`.
+  virtual Argv host_ir(const std::string& out, const std::string& depfile) const = 0;
+  // Single parse: the host codegen from `host_ir`, embedding `package`.
+  virtual Argv host_codegen(const std::string& host_ir, const std::string& package,
+                            const std::string& out) const = 0;
+  // Whether the package records each device pass's target features (offload LTO).
+  virtual bool offload_lto() const = 0;
+  // Why these passes keep the two-parse form whatever the driver lists (a
+  // single parse could give other bytes); nullopt when it may be split.
+  virtual std::optional<std::string> two_parse_reason() const { return std::nullopt; }
+};
+
+class Frontend {
+ public:
+  virtual ~Frontend() = default;
+  virtual std::string_view name() const = 0;
+  // A manifest's source: the manifest's options, targets and toolchain.
+  // `src_arg`: the source as argv names it.
+  virtual std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
+                                                    const SourceFile& src,
+                                                    const fs::path& src_arg) const = 0;
+  // A compile seen in launcher mode, run in `cwd` (absolute). `record`: where
+  // the host pass writes the caller's optimization record, as argv names it
+  // ("" when none was asked for).
+  virtual std::unique_ptr<Compile> launcher_compile(const clang_cli::CompileRequest& req,
+                                                    const fs::path& cwd,
+                                                    const std::string& record) const = 0;
+  // The package of one TU's device images.
+  virtual Argv package(const Toolchain& tc, const std::vector<Image>& images,
+                       const fs::path& out) const = 0;
+  // A manifest's program from its host objects.
+  virtual Argv link(const Toolchain& tc, const Manifest& m, const std::vector<fs::path>& objects,
+                    const fs::path& out, const fs::path& depfile) const = 0;
+  // The shapes of driver listing this frontend splits: a device pass's
+  // `-###` listing (for the TU paths `probed`) as its single-parse commands,
+  // or why it keeps the two-parse form. `shared`: the pass serves other TUs.
+  virtual Result<single_parse::DevicePass> split_device_pass(
+      const std::vector<Argv>& listing, const single_parse::UnitPaths& probed,
+      bool shared) const = 0;
+};
+
+// The frontend compiling `lang`: C and C++ are clang's OpenMP offload (a
+// Rust crate is planned by rust_planner.cpp with the rustc frontend).
+const Frontend& for_language(Language lang);
+
+}  // namespace ob::frontend

@@ -1,0 +1,114 @@
+#include "compile_planner.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "offload_build/toolchain/driver_probe.hpp"
+
+namespace ob::compile_plan {
+
+using plan_paths::DeviceStep;
+
+std::vector<DeviceStep> device_steps(const frontend::Compile& compile, const Layout& layout,
+                                     const std::vector<Target>& targets, const fs::path& cwd) {
+  auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
+  const auto last = std::max_element(targets.begin(), targets.end(), [](const Target& a, const Target& b) {
+    return std::tie(a.triple, a.arch) < std::tie(b.triple, b.arch);
+  });
+  std::vector<DeviceStep> steps;
+  for (auto it = targets.begin(); it != targets.end(); ++it) {
+    const std::string name = "dev." + it->short_name();
+    DeviceStep s{*it, layout.file(name + ".o"), layout.file(name + ".d"), {}};
+    s.callers_depfile = layout.callers_depfile && it == last;
+    if (s.callers_depfile) s.dep = *layout.callers_depfile;
+    s.argv = compile.device(s.target, rel(s.out), rel(s.dep), s.callers_depfile);
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& probe,
+                                   const std::vector<DeviceStep>& steps, const Layout& layout,
+                                   const fs::path& cwd, size_t parallel) {
+  auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
+  std::vector<single_parse::Argv> commands;
+  for (const auto& s : steps) commands.push_back(s.argv);
+  auto listings = list_all(probe, commands, cwd, parallel);
+  Passes passes;
+  for (size_t t = 0; t < steps.size(); ++t) {
+    if (!listings[t]) return std::nullopt;
+    auto pass = fe.split_device_pass(
+        *listings[t], {layout.source_arg, rel(steps[t].out), rel(steps[t].dep), {}, {}},
+        /*shared=*/false);
+    if (!pass) return std::nullopt;
+    passes.push_back(std::move(*pass));
+  }
+  return passes;
+}
+
+plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
+                                 const frontend::Compile& compile, const Layout& layout,
+                                 const std::vector<DeviceStep>& steps,
+                                 const std::optional<Passes>& passes) {
+  auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd).string(); };
+  const fs::path host_ir = layout.file("host.bc");
+  std::optional<JobId> parse;
+  if (passes) {
+    const fs::path parse_dep = layout.file("host-ir.d");
+    parse = plan.add(plan_paths::host_ir_job(layout.source, host_ir, parse_dep,
+                                             compile.host_ir(rel(host_ir), rel(parse_dep)), layout.unit));
+  }
+
+  std::vector<JobId> image_jobs;
+  std::vector<frontend::Image> images;
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const DeviceStep& step = steps[t];
+    Job job = plan_paths::device_job(step, layout.source, layout.unit, tc);
+    job.keep_depfile = step.callers_depfile;  // cached and restored with the object
+    if (!layout.check_device_runtime) job.forbid_device_runtime_calls = false;
+    std::vector<std::string> features;
+    if (passes) {
+      // The driver's device cc1 reading the shared host IR, then ptxas for nvptx.
+      const single_parse::DevicePass& pass = (*passes)[t];
+      const fs::path assembly = layout.file("dev." + step.target.short_name() + ".s");
+      const single_parse::UnitPaths paths{layout.source_arg, rel(step.out), rel(step.dep),
+                                          rel(host_ir), rel(assembly)};
+      image_jobs.push_back(
+          plan_paths::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse));
+      if (compile.offload_lto()) features = single_parse::target_features(pass);
+    } else {
+      image_jobs.push_back(plan.add(std::move(job)));
+    }
+    images.push_back({rel(step.out), step.target, std::move(features)});
+  }
+
+  Job pack = plan_paths::package_job(plan, fe.package(tc, images, rel(layout.package)),
+                                     layout.package, layout.source, image_jobs);
+  pack.unit = layout.unit;
+  const JobId pack_id = plan.add(std::move(pack));
+
+  const fs::path host_dep = layout.file("host.d");
+  Job host;
+  if (passes) {
+    host = plan_paths::host_codegen_job(layout.source, host_ir, layout.package, layout.object,
+                                        compile.host_codegen(rel(host_ir), rel(layout.package),
+                                                             rel(layout.object)),
+                                        *parse, pack_id, layout.unit);
+    // What compile_commands.json lists: the host pass in the driver's form.
+    host.driver_argv = compile.host(rel(layout.package), rel(layout.object), rel(host_dep));
+  } else {
+    host.kind = JobKind::HostCompile;
+    host.source = layout.source;
+    host.outputs = {layout.object};
+    host.depfile = host_dep;
+    host.argv = compile.host(rel(layout.package), rel(layout.object), rel(host_dep));
+    host.inputs = {layout.source, layout.package};
+    host.unit = layout.unit;
+    host.inode_sensitive = true;
+    host.deps = {pack_id};
+  }
+  if (layout.record) host.outputs.push_back(*layout.record);
+  return {plan.add(std::move(host)), layout.object};
+}
+
+}  // namespace ob::compile_plan

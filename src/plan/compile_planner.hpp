@@ -1,0 +1,64 @@
+// One C/C++ compile's jobs, for a manifest's source and for a compile seen
+// in launcher mode alike: the device passes (two-parse), or the host-IR job,
+// each target's device cc1 (+ ptxas for nvptx) reading it and the host
+// codegen (single parse); then the package and the host pass. The argv of
+// each comes from a frontend::Compile; the callers decide the layout (where
+// the files go) and the probing, and the manifest planner adds the link.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
+#include "plan_paths.hpp"
+
+namespace ob::compile_plan {
+
+using Passes = std::vector<single_parse::DevicePass>;  // one per target
+
+// Where one compile's files go: each work file is `dir / (prefix + name)`
+// (a manifest: build/obj/a.c.dev.sm_90.o; launcher mode: the work directory's
+// dev.sm_90.o).
+struct Layout {
+  fs::path source;         // absolute
+  std::string source_arg;  // the source as argv names it
+  fs::path dir;
+  std::string prefix;
+  fs::path package;  // the TU's package
+  fs::path object;   // the host object
+  size_t unit = 1;
+  // Launcher mode: the depfile the caller asked for. The device pass of the
+  // greatest (triple, arch) writes it (as the compiler alone does: its last
+  // front end wins) and the cache keeps it with the object.
+  std::optional<fs::path> callers_depfile;
+  std::optional<fs::path> record;  // a further output of the host pass (an optimization record)
+  // A GPU object built without its device runtime installed is checked for
+  // runtime calls (a manifest build); launcher mode leaves it to the link.
+  bool check_device_runtime = true;
+
+  fs::path file(const std::string& name) const { return dir / (prefix + name); }
+};
+
+// Each target's device pass in the driver's form (paths relative to `cwd`).
+std::vector<plan_paths::DeviceStep> device_steps(const frontend::Compile& compile,
+                                                 const Layout& layout,
+                                                 const std::vector<Target>& targets,
+                                                 const fs::path& cwd);
+
+// Launcher mode: the single-parse form of every device pass of one compile,
+// from the driver's listings (at most `parallel` probes at once); nullopt
+// when a listing has another shape (the two-parse form, as the driver lays it out).
+std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& probe,
+                                   const std::vector<plan_paths::DeviceStep>& steps,
+                                   const Layout& layout, const fs::path& cwd, size_t parallel);
+
+// Add the compile's jobs to `plan` (commands run in plan.cwd): single parse
+// with `passes` (one per step), else two-parse.
+plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
+                                 const frontend::Compile& compile, const Layout& layout,
+                                 const std::vector<plan_paths::DeviceStep>& steps,
+                                 const std::optional<Passes>& passes);
+
+}  // namespace ob::compile_plan

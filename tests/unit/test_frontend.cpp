@@ -1,0 +1,191 @@
+// The Frontend seam: both planners (manifest and launcher) take every C/C++
+// command from a frontend::Compile and lay out one compile's jobs the same
+// way; the driver-listing reader names a device cc1's target.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/driver_probe.hpp"
+#include "offload_build/toolchain/frontends/driver_listing.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
+#include "support/fake_toolchain.hpp"
+
+using namespace ob;
+using Argv = std::vector<std::string>;
+
+namespace {
+
+const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+
+Toolchain fake_toolchain() { return test::fake_toolchain_at("/llvm"); }
+
+Manifest one_source(Language lang, const std::string& source) {
+  Manifest m;
+  m.file = "/proj/offload.json";
+  m.project_dir = "/proj";
+  m.name = m.output = "demo";
+  m.build_dir = "/proj/build";
+  m.sources = {{"/proj/" + source, lang}};
+  m.targets = {kHost, kSm90};
+  m.include_dirs = {"include"};
+  m.defines = {"N=4"};
+  m.flags = {"-O2"};
+  return m;
+}
+
+clang_cli::CompileRequest request(const Argv& argv) {
+  auto parsed = clang_cli::parse(argv);
+  INFO(parsed.pass_reason);
+  REQUIRE(parsed.compile);
+  return *parsed.compile;
+}
+
+std::string after(const Argv& argv, const std::string& flag) {
+  auto it = std::find(argv.begin(), argv.end(), flag);
+  return it == argv.end() || it + 1 == argv.end() ? "" : *(it + 1);
+}
+
+// The job graph without paths or argv: kind, target, deps, unit.
+std::vector<std::string> shape(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& j : plan.jobs) {
+    if (j.kind == JobKind::Link) continue;
+    std::string s = std::string(job_kind_name(j.kind)) + (j.target ? " " + j.target->short_name() : "") +
+                    " unit " + std::to_string(j.unit) + " after";
+    for (JobId d : j.deps) s += " " + std::to_string(d);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// What clang lists for a device pass (host-IR cc1, device cc1, ptxas for
+// nvptx), trimmed to what the single-parse split reads.
+class ListingProbe final : public DriverProbe {
+ public:
+  int calls = 0;
+  Result<std::vector<Argv>> list(const Argv& d, const fs::path&) override {
+    ++calls;
+    const std::string out = after(d, "-o"), dep = after(d, "-MF");
+    const bool nvptx = std::find(d.begin(), d.end(), "--offload-arch=sm_90") != d.end();
+    std::string src;
+    for (const auto& a : d)
+      if (a.size() > 2 && (a.ends_with(".c") || a.ends_with(".cpp"))) src = a;
+    std::vector<Argv> l{
+        {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-emit-llvm-bc",
+         "-dependency-file", dep, "-MT", out, "-disable-llvm-passes", "-o", "/tmp/k-1.bc", "-x",
+         "c", src},
+        {"/llvm/bin/clang", "-cc1", "-triple", nvptx ? kSm90.triple : kHost.triple,
+         nvptx ? "-S" : "-emit-obj", "-dependency-file", dep, "-MT", out,
+         "-fopenmp-is-target-device", "-fopenmp-host-ir-file-path", "/tmp/k-1.bc", "-o",
+         nvptx ? "/tmp/k-2.s" : out, "-x", "c", src}};
+    if (nvptx) l.push_back({"/cuda/bin/ptxas", "--output-file", out, "/tmp/k-2.s", "-c"});
+    return l;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("frontend seam: every pass of a manifest build is the frontend's Compile",
+          "[frontend][plan]") {
+  const Manifest m = one_source(Language::Cxx, "src/k.cpp");
+  const Toolchain tc = fake_toolchain();
+  const Plan plan = make_plan(m, tc);  // no probe: the two-parse form
+  REQUIRE(plan.jobs.size() == 5);
+  const frontend::Frontend& fe = frontend::for_language(Language::Cxx);
+  const auto compile = fe.manifest_compile(tc, m, m.sources[0], "src/k.cpp");
+  CHECK(plan.jobs[0].argv == compile->device(kHost, "build/obj/src/k.cpp.dev.host.o",
+                                              "build/obj/src/k.cpp.dev.host.d", false));
+  CHECK(plan.jobs[1].argv == compile->device(kSm90, "build/obj/src/k.cpp.dev.sm_90.o",
+                                              "build/obj/src/k.cpp.dev.sm_90.d", false));
+  CHECK(plan.jobs[2].argv ==
+        fe.package(tc, {{"build/obj/src/k.cpp.dev.host.o", kHost}, {"build/obj/src/k.cpp.dev.sm_90.o", kSm90}},
+                   "build/obj/src/k.cpp.offload"));
+  CHECK(plan.jobs[3].argv == compile->host("build/obj/src/k.cpp.offload", "build/obj/src/k.cpp.host.o",
+                                            "build/obj/src/k.cpp.host.d"));
+  CHECK(plan.jobs[4].argv ==
+        fe.link(tc, m, {"build/obj/src/k.cpp.host.o"}, "build/demo", "build/obj/demo.link.d"));
+  // The C++ frontend's device pass runs clang++ with the manifest's options.
+  CHECK(plan.jobs[1].argv.front() == "/llvm/bin/clang++");
+  CHECK(after(plan.jobs[1].argv, "-c") == "src/k.cpp");
+}
+
+TEST_CASE("frontend seam: every pass of a launcher compile is the frontend's Compile",
+          "[frontend][launcher]") {
+  const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-g", "-MD",
+                            "-c", "k.c", "-o", "k.o"});
+  const Plan plan = make_launcher_plan(req, fake_toolchain(), "/w");
+  REQUIRE(plan.jobs.size() == 3);
+  const auto compile = frontend::for_language(Language::C).launcher_compile(req, "/w", "");
+  // The one device pass writes the caller's depfile (k.d, clang's default name).
+  CHECK(plan.jobs[0].argv == compile->device(kSm90, "k.o.offload-build/dev.sm_90.o", "k.d", true));
+  CHECK(plan.jobs[0].keep_depfile);
+  CHECK(plan.jobs[2].argv ==
+        compile->host("k.o.offload-build/images.offload", "k.o", "k.o.offload-build/host.d"));
+  // -g: every pass names the compilation directory (the frontend adds it, not the planner).
+  CHECK(std::count(plan.jobs[2].argv.begin(), plan.jobs[2].argv.end(), "-fdebug-compilation-dir=/w") == 1);
+}
+
+TEST_CASE("frontend seam: a manifest source and a launcher compile get the same jobs",
+          "[frontend][plan][launcher][single-parse]") {
+  const Manifest m = one_source(Language::C, "k.c");
+  const auto req = request({"/llvm/bin/clang", "-fopenmp",
+                            "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                            "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-Iinclude",
+                            "-DN=4", "-O2", "-c", "k.c", "-o", "k.o"});
+  const std::vector<std::string> two_parse{"device host unit 1 after", "device sm_90 unit 1 after",
+                                           "package unit 1 after 0 1", "host unit 1 after 2"};
+  CHECK(shape(make_plan(m, fake_toolchain())) == two_parse);
+  CHECK(shape(make_launcher_plan(req, fake_toolchain(), "/proj")) == two_parse);
+
+  ListingProbe probe;
+  const Plan manifest = make_plan(m, fake_toolchain(), PlanOptions{&probe, false, 1, nullptr});
+  const Plan launcher = make_launcher_plan(req, fake_toolchain(), "/proj", &probe);
+  CHECK(probe.calls == 4);
+  const std::vector<std::string> single_parse{
+      "host-ir unit 1 after", "device host unit 1 after 0", "device sm_90 unit 1 after 0",
+      "assemble sm_90 unit 1 after 2", "package unit 1 after 1 3", "host unit 1 after 0 4"};
+  CHECK(shape(manifest) == single_parse);
+  CHECK(shape(launcher) == single_parse);
+  // The same driver cc1 lines split out of each (paths aside: build/obj/k.c.* and k.o.offload-build/*).
+  CHECK(after(manifest.jobs[2].argv, "-fopenmp-host-ir-file-path") == "build/obj/k.c.host.bc");
+  CHECK(after(launcher.jobs[2].argv, "-fopenmp-host-ir-file-path") == "k.o.offload-build/host.bc");
+  // compile_commands.json lists each host pass in the driver's form.
+  CHECK(after(manifest.jobs[5].driver_argv, "-o") == "build/obj/k.c.host.o");
+  CHECK(after(launcher.jobs[5].driver_argv, "-o") == "k.o");
+}
+
+TEST_CASE("frontend seam: the frontend says when a compile keeps the two-parse form",
+          "[frontend][single-parse]") {
+  Manifest m = one_source(Language::C, "k.c");
+  const Toolchain tc = fake_toolchain();
+  const frontend::Frontend& fe = frontend::for_language(Language::C);
+  CHECK_FALSE(fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason());
+  m.device_flags = {"-DDEVICE_ONLY"};
+  const auto why = fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason();
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("host_flags or device_flags are set"));
+  // ...and the planner asks it before probing the driver.
+  ListingProbe probe;
+  const Plan plan = make_plan(m, tc, PlanOptions{&probe, false, 1, nullptr});
+  CHECK(probe.calls == 0);
+  CHECK(plan.jobs.front().kind == JobKind::DeviceCompile);
+  // A launcher compile's options are the compiler's own: no such rule.
+  const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.c", "-o", "k.o"});
+  CHECK_FALSE(fe.launcher_compile(req, "/w", "")->two_parse_reason());
+}
+
+TEST_CASE("driver listing: a device cc1's target", "[frontend][single-parse]") {
+  using driver_listing::device_cc1_target;
+  CHECK(device_cc1_target({"clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu",
+                           "sm_90", "-fopenmp-is-target-device"}) == kSm90);
+  // The host device compiles for "generic" whatever its -target-cpu.
+  CHECK(device_cc1_target({"clang", "-cc1", "-triple", "x86_64-unknown-linux-gnu", "-target-cpu",
+                           "x86-64", "-fopenmp-is-target-device"}) == kHost);
+  CHECK(device_cc1_target({"clang", "-cc1", "-triple", "amdgcn-amd-amdhsa",
+                           "-fopenmp-is-target-device"}) == Target{"amdgcn-amd-amdhsa", "generic"});
+  CHECK_FALSE(device_cc1_target({"clang", "-cc1", "-triple", "x86_64-unknown-linux-gnu",
+                                 "-target-cpu", "x86-64", "-emit-obj"}));
+}
