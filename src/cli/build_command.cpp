@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cache/job_cache.hpp"
@@ -180,7 +181,7 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
 Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // First, before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for ours (the signal self-pipe's).
-  auto jobserver = exec::jobserver_from_environment();
+  BuildContext context(o);
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
@@ -191,18 +192,11 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));
   auto toolchain = find_toolchain(manifest->toolchain);
   if (!toolchain) return toolchain.error();
-  const fs::path cache_dir = cache_dir_for(o, manifest->cache_dir);
+  OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
+                            RemoteErrors::Fail));
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
-  std::optional<cache::Storage> storage;
-  if (!o.no_cache)
-    storage.emplace(cache_dir, max_size_for(manifest->cache_max_size));
-  std::optional<fs::path> probe_memo;
-  if (storage && storage->trusted() && !storage->shared()) probe_memo = cache_dir / "probes";
-  auto remotes = cache::configured_remotes(o.remote_storage, manifest->remote_storage);
-  if (!remotes) return remotes.error();
-  if (o.verbose && !o.no_cache)
-    for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
+  const std::optional<fs::path> probe_memo = context.probe_memo();
   if (manifest->is_rust()) {
     rust::set_probe_memo_dir(probe_memo);  // per rustc binary
     OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
@@ -210,7 +204,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
 
   // The driver's own commands, to split device passes.
   auto driver_probe = make_driver_probe(*toolchain, probe_memo);
-  PlanOptions plan_options{driver_probe.get(), o.two_parse, probe_jobs(o, jobserver), nullptr};
+  PlanOptions plan_options{driver_probe.get(), o.two_parse, probe_jobs(o, context.jobserver()), nullptr};
   if (o.verbose)
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
@@ -231,47 +225,26 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   // Output is always buffered (as ninja does): printed whole when a job ends,
   // and stored with its outputs so that a cache hit prints its warnings again.
   auto runner = make_process_runner(true);
-  ExecOptions exec_options;
-  exec_options.parallelism = effective_jobs(o);
-  // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
-  if (jobserver.serial) exec_options.parallelism = 1;
-  if (jobserver.jobserver) {
-    exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
-    exec_options.release_slot = [&] { jobserver.jobserver->release(); };
-  }
-  exec_options.observer = &listeners;
-  exec_options.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
+  BuildContext::RunOptions run;
+  run.observer = &listeners;
+  run.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
     if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
     return check_device_object(*job.target, arg_path(job.source, plan.cwd), outs.front());
   };
-
-  std::optional<cache::LayeredStorage> layers;
-  std::optional<cache::JobCache> job_cache;
-  if (storage) {
+  run.cache = cache::JobCacheOptions{manifest->cache_time_macros, o.explain ? &std::cerr : nullptr, true,
+                                     [&](const Job& job, std::string_view text) {
+                                       listeners.job_output(job, text);
+                                     }};
+  if (context.layers()) {
     session.cache_enabled = true;
-    session.cache_dir = cache_dir;
-    storage->warn_if_unwritable();
-    layers.emplace(*storage, std::move(*remotes));
-    job_cache.emplace(*layers, plan,
-                      cache::JobCacheOptions{manifest->cache_time_macros,
-                                             o.explain ? &std::cerr : nullptr, true,
-                                             [&](const Job& job, std::string_view text) {
-                                               listeners.job_output(job, text);
-                                             }});
-    exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-      return job_cache->serve(job, temps);
-    };
-    exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile, std::string_view output) {
-      job_cache->store(job, temps, depfile, output);
-    };
+    session.cache_dir = context.cache_dir();
   }
-  auto summary = execute(plan, *runner, exec_options);
-  if (job_cache) job_cache->finish();
+  auto ran = context.run_plan(plan, *runner, std::move(run));
+  auto& summary = ran.summary;
   session.seconds = session.recorder.elapsed();
   if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {
-    if (job_cache) session.misses = job_cache->misses();
+    session.misses = std::move(ran.misses);
     std::map<fs::path, std::string> known;  // versions we already have
     if (toolchain->rust) known[toolchain->rust->rustc] = toolchain->rust->version_line;
     // After Ctrl-C, run nothing more: the tools' identities only.

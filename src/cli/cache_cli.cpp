@@ -20,7 +20,7 @@ void add_cache_commands(CLI::App& app, CacheCli& c) {
   c.clear = c.command->add_subcommand("clear", "Remove every entry and zero the counters");
   c.prune = c.command->add_subcommand("prune", "Evict least-recently-used entries");
   c.prune->add_option("--max-size", c.max_size, "Size to prune to, e.g. 500M, 5G (default: the "
-                                                "manifest's cache_max_size, else 5G)")
+                                                "max_size setting, `offload-build config`)")
       ->option_text("SIZE");
   c.verify = c.command->add_subcommand("verify", "Decode every entry and report corrupt ones");
   for (auto* sub : {c.stats, c.clear, c.prune, c.verify}) sub->fallthrough();
@@ -76,7 +76,7 @@ Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
   }
   const fs::path dir = cache_dir_for(o, manifest_dir);
   if (*c.stats || c.command->get_subcommands().empty()) {  // `cache` alone: its stats
-    const int code = cache_stats(dir, c.json, std::cout, manifest_size.value_or(cache::kDefaultMaxSize));
+    const int code = cache_stats(dir, c.json, std::cout, max_size_for(manifest_size));
     if (code != exit_code::ok || !c.zero) return code;
     std::ostringstream said;  // under --json, only the JSON object on stdout
     const int zeroed = cache_zero(dir, said);
@@ -85,7 +85,7 @@ Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
   }
   if (*c.clear) return cache_clear(dir, std::cout);
   if (*c.verify) return cache_verify(dir, std::cout);
-  std::optional<uint64_t> limit = manifest_size;
+  std::optional<uint64_t> limit = max_size_for(manifest_size);
   if (c.max_size) {
     auto parsed = cache::parse_size(*c.max_size);
     if (!parsed) return Error::usage("--max-size " + *c.max_size + ": " + parsed.error().message);

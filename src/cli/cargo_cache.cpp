@@ -63,14 +63,12 @@ std::string key(const KeyInputs& in) {
   return h.hex();
 }
 
-DeviceCache::DeviceCache(const GlobalOptions& o) {
+DeviceCache::DeviceCache(const GlobalOptions& o) : context_(o) {
   if (o.no_cache || o.dry_run) return;
-  storage_.emplace(cache_dir_for(o, std::nullopt));
-  storage_->warn_if_unwritable();
-  auto remotes = cache::configured_remotes(o.remote_storage, {});
-  if (!remotes)
-    std::cerr << "offload-build: warning: " << remotes.error().message << "; building without remote storage\n";
-  layers_.emplace(*storage_, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{});
+  // A bad remote URL is said once and not used (as for a launcher compile).
+  if (!context_.open_cache({}, RemoteErrors::Warn)) return;
+  if (context_.storage()) context_.storage()->warn_if_unwritable();
+  layers_ = context_.layers();
 }
 
 bool DeviceCache::restore(const std::string& key, const fs::path& image, const std::string& what) {

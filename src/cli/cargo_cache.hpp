@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/cli/commands.hpp"
@@ -45,7 +46,7 @@ class DeviceCache {
   // Nothing is cached under --no-cache or --dry-run; remotes from --remote-storage and
   // OFFLOAD_BUILD_REMOTE_STORAGE (a bad URL is said once and not used).
   explicit DeviceCache(const GlobalOptions& o);
-  bool enabled() const { return layers_.has_value(); }
+  bool enabled() const { return layers_ != nullptr; }
   // Write the image stored under `key` to `image` (temp file + rename): true on a hit.
   bool restore(const std::string& key, const fs::path& image, const std::string& what);
   void store(const std::string& key, const fs::path& image, const std::string& what);
@@ -53,8 +54,8 @@ class DeviceCache {
   void finish();
 
  private:
-  std::optional<cache::Storage> storage_;
-  std::optional<cache::LayeredStorage> layers_;
+  BuildContext context_;  // the cache and remotes, opened as for any build
+  cache::LayeredStorage* layers_ = nullptr;
   cache::Counters counters_;
 };
 

@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
@@ -87,7 +88,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
 
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
-  auto jobserver = exec::jobserver_from_environment();
+  BuildContext context(o);
   exec::install_signal_handlers();
   Plan plan;
   plan.cwd = cwd;
@@ -96,7 +97,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   plan.directories = {work};
   std::vector<JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
-    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o, context.jobserver()));
     if (exec::interrupted()) return exit_code::interrupted;
     for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
@@ -108,7 +109,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   if (o.verbose)
     std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
                              compiles.size());
-  if (auto code = run_and_report(plan, o, jobserver, command, program.filename().string())) return *code;
+  if (auto code = run_and_report(plan, context, command, program.filename().string())) return *code;
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 

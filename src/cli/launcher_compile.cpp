@@ -16,6 +16,7 @@
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
@@ -153,58 +154,25 @@ struct Recording {
   std::map<JobId, cache::JobCache::MissNote> misses;
 };
 
-std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
-                            exec::JobserverSetup& jobserver, Recording* record) {
+std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record) {
+  const GlobalOptions& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
   CollectingRunner runner;
-  ExecOptions exec_options;
-  exec_options.parallelism = effective_jobs(o);
   Progress silent;  // the passes' output is printed below, in clang's order
-  exec_options.observer = record ? &record->recorder : &silent;
-  if (jobserver.serial) exec_options.parallelism = 1;
-  if (jobserver.jobserver) {
-    exec_options.try_acquire_slot = [&] { return jobserver.jobserver->try_acquire(); };
-    exec_options.release_slot = [&] { jobserver.jobserver->release(); };
-  }
-
-  std::optional<cache::Storage> storage;
-  std::optional<cache::LayeredStorage> layers;
-  std::optional<cache::JobCache> job_cache;
-  if (!o.no_cache) {
-    storage.emplace(cache_dir_for(o, std::nullopt));
-    storage->warn_if_unwritable();
-    // A bad remote URL does not stop a compile: it is said, and not used.
-    auto remotes = cache::configured_remotes(o.remote_storage, {});
-    if (!remotes)
-      std::cerr << "offload-build: warning: " << remotes.error().message
-                << "; compiling without remote storage\n";
-    cache::LayeredOptions layered_options;  // remote warnings: once per build, not per compile
-    layered_options.first_in_build = [dir = storage->dir()](const std::string& code) {
-      return first_in_build(dir, "remote " + code);
-    };
-    layers.emplace(*storage, remotes ? std::move(*remotes) : std::vector<cache::RemoteConfig>{},
-                   std::move(layered_options));
-    cache::JobCacheOptions cache_options{.explain = o.explain ? &std::cerr : nullptr, .replay = {}};
-    cache_options.keep_build_state = false;  // many compiles share one object directory
-    // A hit prints the warnings its pass printed when it ran, in their place.
-    cache_options.replay = [&](const Job& job, std::string_view text) {
-      runner.output[job.id] = std::string(text);
-    };
-    job_cache.emplace(*layers, plan, cache_options);
-    exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-      return job_cache->serve(job, temps);
-    };
-    exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile, std::string_view output) {
-      job_cache->store(job, temps, depfile, output);
-    };
-  }
-  auto summary = execute(plan, runner, exec_options);
-  if (job_cache) job_cache->finish();
-  if (job_cache && record) record->misses = job_cache->misses();
+  BuildContext::RunOptions run;
+  run.observer = record ? &record->recorder : &silent;
+  if (auto opened = context.open_cache({}, RemoteErrors::WarnOncePerBuild); !opened)
+    return std::nullopt;  // cannot happen: a launcher's remote errors are warnings
+  run.cache.explain = o.explain ? &std::cerr : nullptr;
+  run.cache.keep_build_state = false;  // many compiles share one object directory
+  // A hit prints the warnings its pass printed when it ran, in their place.
+  run.cache.replay = [&](const Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
+  auto ran = context.run_plan(plan, runner, std::move(run));
+  auto& summary = ran.summary;
+  if (record) record->misses = std::move(ran.misses);
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
@@ -220,10 +188,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
 // Where compilers' answers are remembered: next to a private, trusted cache
 // only (a listing planted there would run).
 std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
-  if (o.no_cache) return std::nullopt;
-  const cache::Storage storage(cache_dir_for(o, std::nullopt));
-  if (!storage.trusted() || storage.shared()) return std::nullopt;
-  return storage.dir() / "probes";
+  return BuildContext::probe_memo_of(o);
 }
 
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
@@ -284,8 +249,9 @@ bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const 
   return true;
 }
 
-std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver,
+std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project) {
+  const GlobalOptions& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
@@ -293,7 +259,7 @@ std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec
   std::optional<Recording> record;
   if (o.report || wants_pictures(o)) record.emplace();
   const auto started = std::chrono::system_clock::now();
-  auto code = run_plan(plan, o, jobserver, record ? &*record : nullptr);
+  auto code = run_plan(plan, context, record ? &*record : nullptr);
   if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
     const auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
                                               *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
@@ -308,7 +274,7 @@ std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& o, exec
     d.plan = &plan;
     d.recorder = &record->recorder;
     d.cache_enabled = !o.no_cache;
-    if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+    if (!o.no_cache) d.cache_dir = context.cache_dir();
     d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
       auto it = record->misses.find(job.id);
       if (it == record->misses.end()) return std::nullopt;
@@ -343,7 +309,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the signal self-pipe's.
-  auto jobserver = exec::jobserver_from_environment();
+  BuildContext context(o);
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Plan plan;
   if (req.save_temps) {
@@ -357,7 +323,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
       std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
                                plan.jobs.size());
   } else {
-    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, jobserver));
+    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, context.jobserver()));
     if (exec::interrupted()) return exit_code::interrupted;
     use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
@@ -366,7 +332,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
                                single ? "one host parse, " : "", req.targets.size(),
                                req.targets.size() == 1 ? "" : "es", single ? "codegen" : "pass");
   }
-  if (auto code = run_and_report(plan, o, jobserver, command, fs::path(req.output_arg()).filename().string()))
+  if (auto code = run_and_report(plan, context, command, fs::path(req.output_arg()).filename().string()))
     return *code;
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }

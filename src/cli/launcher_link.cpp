@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
@@ -83,10 +84,10 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
   }
   plan.add(offload_link_job(std::move(argv), std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
-  auto jobserver = exec::jobserver_from_environment();
+  BuildContext context(o);
   exec::install_signal_handlers();
   if (o.verbose) std::cerr << "offload-build: offload link, cached as one job\n";
-  if (auto code = run_and_report(plan, o, jobserver, command, plan.program.filename().string())) return *code;
+  if (auto code = run_and_report(plan, context, command, plan.program.filename().string())) return *code;
   return pass("the link failed: the compiler shows its own diagnostics");
 }
 

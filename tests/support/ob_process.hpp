@@ -27,6 +27,11 @@ inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cw
   // Removed when the test process exits (a static TempDir).
   static const TempDir cache("ob-test-cache");
   const std::string cache_dir = cache.path().string();
+  // Nor a user's or the machine's config files (a test that wants one names it).
+  static const TempDir config_home("ob-test-config");
+  env.insert(env.begin(), {{"OFFLOAD_BUILD_CONFIG", std::nullopt},
+                           {"XDG_CONFIG_HOME", config_home.path().string()},
+                           {"OFFLOAD_BUILD_SYSTEM_CONFIG", (config_home.path() / "none.conf").string()}});
   env.insert(env.begin(), {{"LIBOMPTARGET_INFO", std::nullopt},
                            {"OMP_TARGET_OFFLOAD", std::nullopt},
                            {"OMP_NUM_THREADS", std::nullopt},

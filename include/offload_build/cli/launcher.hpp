@@ -17,6 +17,10 @@
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::cli {
+class BuildContext;
+}  // namespace ob::cli
+
+namespace ob::cli {
 
 // Whether `offload-build ARG1 ...` is a launcher call: ARG1 is not an option
 // or one of `subcommands`, and names a program (a path to an executable, a
@@ -48,8 +52,7 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler);
 // its own diagnostics).
 // With `record` (--report), the jobs' events and the cache's miss reasons go there.
 struct Recording;
-std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o, exec::JobserverSetup& jobserver,
-                            Recording* record = nullptr);
+std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record = nullptr);
 
 // Split and run an offload compile. Returns the exit code, or, when the
 // command is not one offload-build splits, sets `why` and returns -1.
@@ -87,8 +90,7 @@ std::optional<fs::path> trusted_probe_memo(const GlobalOptions& options);
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const GlobalOptions& options);
 // run_plan (or the --dry-run script), then the --report of `command`.
-std::optional<int> run_and_report(const Plan& plan, const GlobalOptions& options,
-                                  exec::JobserverSetup& jobserver,
+std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project);
 
 // ---- launcher_build.cpp ----

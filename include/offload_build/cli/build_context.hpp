@@ -1,0 +1,87 @@
+// The build context (ccache's Context): what one build needs, opened once
+// and carried through it: the settings in force, the local cache, remote
+// storage layered over it, where compilers' answers are remembered, and
+// make's jobserver; and the one `run_plan` that runs a plan with the job
+// cache as its serve/after_run hooks. The manifest build, the launcher
+// (a compile, a link, a one-step build) and the cargo flow all run through
+// it; the launcher opens only what a compile needs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/cache/job_cache.hpp"
+#include "offload_build/cli/commands.hpp"
+#include "offload_build/exec/executor.hpp"
+#include "offload_build/process/jobserver.hpp"
+#include "offload_build/storage/remote/layered.hpp"
+#include "offload_build/storage/storage.hpp"
+
+namespace ob::cli {
+
+// What a project's manifest adds to the settings (a launcher compile has none).
+struct ProjectSettings {
+  std::optional<fs::path> cache_dir;
+  std::optional<uint64_t> max_size;
+  std::vector<std::string> remote_storage;
+};
+
+enum class RemoteErrors {
+  Fail,  // a bad remote URL stops the build (the manifest build: a usage error)
+  Warn,  // said, and the build goes on without remotes (the cargo flow)
+  // Launcher mode: said, and the compile goes on without remotes; remote
+  // warnings once per make/ninja run, not once per compile.
+  WarnOncePerBuild,
+};
+
+class BuildContext {
+ public:
+  // Take make's jobserver first, before any descriptor of ours is open (its
+  // closed descriptors must not be mistaken for ours).
+  explicit BuildContext(const GlobalOptions& options);
+  BuildContext(const BuildContext&) = delete;
+  BuildContext& operator=(const BuildContext&) = delete;
+
+  // Open the local cache (unless --no-cache) and the remotes layered over it.
+  Result<void> open_cache(const ProjectSettings& project, RemoteErrors remote_errors);
+
+  const GlobalOptions& options() const { return options_; }
+  exec::JobserverSetup& jobserver() { return jobserver_; }
+  // nullptr under --no-cache (and before open_cache).
+  cache::Storage* storage() { return storage_ ? &*storage_ : nullptr; }
+  cache::LayeredStorage* layers() { return layers_ ? &*layers_ : nullptr; }
+  const fs::path& cache_dir() const { return cache_dir_; }
+  // Where compilers' answers are remembered: next to a private, trusted cache
+  // only (a listing planted there would run); nullopt otherwise.
+  std::optional<fs::path> probe_memo() const;
+  // The same before a context exists (a launcher decides first whether to split).
+  static std::optional<fs::path> probe_memo_of(const GlobalOptions& options);
+
+  // -j and the jobserver's slots into `exec`.
+  void limit_parallelism(ExecOptions& exec);
+
+  struct RunOptions {
+    Progress* observer = nullptr;
+    std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
+    cache::JobCacheOptions cache;
+  };
+  struct Ran {
+    Result<ExecSummary> summary;
+    std::map<JobId, cache::JobCache::MissNote> misses;  // for --report
+  };
+  // Run `plan` on `runner`: -j and the jobserver, the job cache (when open)
+  // serving and storing each job, its counters recorded at the end.
+  Ran run_plan(const Plan& plan, CommandRunner& runner, RunOptions run);
+
+ private:
+  GlobalOptions options_;
+  exec::JobserverSetup jobserver_;
+  fs::path cache_dir_;
+  std::optional<cache::Storage> storage_;
+  std::optional<cache::LayeredStorage> layers_;
+};
+
+}  // namespace ob::cli

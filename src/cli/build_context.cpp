@@ -1,0 +1,85 @@
+#include "offload_build/cli/build_context.hpp"
+
+#include <iostream>
+
+#include "offload_build/cli/launcher.hpp"
+#include "options.hpp"
+
+namespace ob::cli {
+
+BuildContext::BuildContext(const GlobalOptions& options)
+    : options_(options), jobserver_(exec::jobserver_from_environment()) {}
+
+Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
+  cache_dir_ = cache_dir_for(options_, project.cache_dir);
+  if (options_.no_cache) return {};
+  storage_.emplace(cache_dir_, max_size_for(project.max_size));
+  auto remotes = cache::configured_remotes(options_.remote_storage, project.remote_storage);
+  if (!remotes) {
+    if (remote_errors == RemoteErrors::Fail) return remotes.error();
+    // A bad remote URL does not stop a compile: it is said, and not used.
+    std::cerr << "offload-build: warning: " << remotes.error().message
+              << "; compiling without remote storage\n";
+    remotes = std::vector<cache::RemoteConfig>{};
+  }
+  if (options_.verbose && remote_errors == RemoteErrors::Fail)
+    for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
+  cache::LayeredOptions layered;
+  if (remote_errors == RemoteErrors::WarnOncePerBuild)
+    layered.first_in_build = [dir = storage_->dir()](const std::string& code) {
+      return first_in_build(dir, "remote " + code);
+    };
+  layers_.emplace(*storage_, std::move(*remotes), std::move(layered));
+  return {};
+}
+
+std::optional<fs::path> BuildContext::probe_memo() const {
+  if (options_.no_cache) return std::nullopt;
+  if (!storage_) return probe_memo_of(options_);
+  if (!storage_->trusted() || storage_->shared()) return std::nullopt;
+  return storage_->dir() / "probes";
+}
+
+std::optional<fs::path> BuildContext::probe_memo_of(const GlobalOptions& o) {
+  if (o.no_cache) return std::nullopt;
+  const cache::Storage storage(cache_dir_for(o, std::nullopt));
+  if (!storage.trusted() || storage.shared()) return std::nullopt;
+  return storage.dir() / "probes";
+}
+
+void BuildContext::limit_parallelism(ExecOptions& exec) {
+  exec.parallelism = effective_jobs(options_);
+  // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
+  if (jobserver_.serial) exec.parallelism = 1;
+  if (jobserver_.jobserver) {
+    exec.try_acquire_slot = [this] { return jobserver_.jobserver->try_acquire(); };
+    exec.release_slot = [this] { jobserver_.jobserver->release(); };
+  }
+}
+
+BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner, RunOptions run) {
+  ExecOptions exec;
+  limit_parallelism(exec);
+  exec.observer = run.observer;
+  exec.check_outputs = std::move(run.check_outputs);
+  std::optional<cache::JobCache> job_cache;
+  if (layers_) {
+    storage_->warn_if_unwritable();
+    job_cache.emplace(*layers_, plan, std::move(run.cache));
+    exec.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
+      return job_cache->serve(job, temps);
+    };
+    exec.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
+                         const std::optional<fs::path>& depfile, std::string_view output) {
+      job_cache->store(job, temps, depfile, output);
+    };
+  }
+  Ran ran{execute(plan, runner, exec), {}};
+  if (job_cache) {
+    job_cache->finish();
+    ran.misses = job_cache->misses();
+  }
+  return ran;
+}
+
+}  // namespace ob::cli
