@@ -194,7 +194,7 @@ TEST_CASE("config never shows a secret: the signing key hidden, remote passwords
   CHECK_FALSE(fs::exists(p.user_file()));
 }
 
-TEST_CASE("--help takes each option's line from the settings table", "[config]") {
+TEST_CASE("help: each option's line comes from the settings table", "[config]") {
   auto help = run_ob({"--help"});
   REQUIRE(help.exit_code == 0);
   auto table = run_ob({"config", "--json"});
