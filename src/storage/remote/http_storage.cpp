@@ -10,9 +10,11 @@
 // would be loaded by every launcher compile, with or without a remote.
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -20,7 +22,7 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/storage/remote/remote.hpp"
+#include "offload_build/storage/remote/backend_registry.hpp"
 
 namespace ob::cache {
 
@@ -294,6 +296,59 @@ class HttpBackend final : public RemoteBackend {
 };
 
 }  // namespace
+
+// http(s)://[USER[:PASSWORD]@]HOST[:PORT][/PREFIX]: layout and bearer-token,
+// and for https ca-file.
+std::vector<RemoteScheme> http_schemes() {
+  RemoteScheme http;
+  http.prefix = "http://";
+  http.usage = "http://HOST[:PORT]/PREFIX";
+  http.parse_url = [](std::string_view rest, RemoteConfig& c) -> UrlProblem {
+    c.scheme = RemoteConfig::Scheme::Http;
+    std::string_view path;
+    if (auto problem = parse_remote_authority(rest, c, false, path)) return problem;
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    c.path = std::string(path);
+    return std::nullopt;
+  };
+  http.attributes = {"layout", "bearer-token"};
+  http.secret_attributes = {"bearer-token"};
+  http.parse_attribute = [](std::string_view name, std::string_view value,
+                            RemoteConfig& c) -> UrlProblem {
+    if (name == "layout") {
+      if (value == "subdirs") c.layout = RemoteConfig::Layout::Subdirs;
+      else if (value == "flat") c.layout = RemoteConfig::Layout::Flat;
+      else if (value == "bazel") c.layout = RemoteConfig::Layout::Bazel;
+      else return "layout is subdirs, flat or bazel";
+    } else if (name == "bearer-token") {
+      if (value.empty()) return "bearer-token wants a token or ${VARIABLE}";
+      c.bearer_token = expand_remote_value(value, c);
+    } else if (name == "ca-file") {
+      if (value.empty()) return "ca-file wants the path of a PEM file of CA certificates";
+      c.ca_file = expand_remote_value(value, c, false);
+      // Unreadable: skipped with one warning (a remote never fails a build).
+      if (!c.ca_file.empty() && ::access(c.ca_file.c_str(), R_OK) != 0 && c.unusable.empty())
+        c.unusable = fmt::format("its ca-file {} cannot be read ({})", c.ca_file, std::strerror(errno));
+    }
+    return std::nullopt;
+  };
+  http.display = [](const RemoteConfig& c) {
+    return (c.scheme == RemoteConfig::Scheme::Https ? "https://" : "http://") +
+           display_remote_authority(c) + c.path;
+  };
+  http.create = make_http_backend;
+
+  RemoteScheme https = http;
+  https.prefix = "https://";
+  https.usage = "https://...";
+  https.parse_url = [http_url = http.parse_url](std::string_view rest, RemoteConfig& c) -> UrlProblem {
+    auto problem = http_url(rest, c);
+    c.scheme = RemoteConfig::Scheme::Https;
+    return problem;
+  };
+  https.attributes.push_back("ca-file");
+  return {http, https};
+}
 
 std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config) {
   return std::make_unique<HttpBackend>(config);

@@ -23,7 +23,7 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/storage/remote/remote.hpp"
+#include "offload_build/storage/remote/backend_registry.hpp"
 #include "offload_build/storage/remote/resp_reader.hpp"
 
 namespace ob::cache {
@@ -306,6 +306,53 @@ class RedisBackend final : public RemoteBackend {
 
 std::unique_ptr<RemoteBackend> make_redis_backend(const RemoteConfig& config) {
   return std::make_unique<RedisBackend>(config);
+}
+
+// redis://[[USER:]PASSWORD@]HOST[:PORT][/DB] and redis+unix:[//]/SOCKET[?db=N];
+// no attributes of their own.
+std::vector<RemoteScheme> redis_schemes() {
+  RemoteScheme tcp;
+  tcp.prefix = "redis://";
+  tcp.usage = "redis://HOST[:PORT][/DB]";
+  tcp.parse_url = [](std::string_view rest, RemoteConfig& c) -> UrlProblem {
+    c.scheme = RemoteConfig::Scheme::Redis;
+    std::string_view path;
+    if (auto problem = parse_remote_authority(rest, c, true, path)) return problem;
+    if (!path.empty() && path != "/") {
+      auto db = parse_remote_int(path.substr(1), 1 << 20);
+      if (!db) return "the path of a redis:// URL is a database number (/0, /1, ...)";
+      c.db = *db;
+    }
+    return std::nullopt;
+  };
+  tcp.display = [](const RemoteConfig& c) {
+    return "redis://" + display_remote_authority(c) + (c.db ? fmt::format("/{}", c.db) : "");
+  };
+  tcp.create = make_redis_backend;
+
+  RemoteScheme unix_socket = tcp;
+  unix_socket.prefix = "redis+unix:";
+  unix_socket.usage = "redis+unix:///SOCKET";
+  unix_socket.parse_url = [](std::string_view rest, RemoteConfig& c) -> UrlProblem {
+    c.scheme = RemoteConfig::Scheme::RedisUnix;
+    if (rest.substr(0, 2) == "//") rest.remove_prefix(2);
+    size_t q = rest.find('?');
+    c.path = std::string(rest.substr(0, q));
+    if (c.path.empty() || c.path.front() != '/')
+      return "the socket must be an absolute path: redis+unix:///path/to/socket";
+    if (q != std::string_view::npos) {
+      std::string_view query = rest.substr(q + 1);
+      if (query.substr(0, 3) != "db=") return "the only query is ?db=N";
+      auto db = parse_remote_int(query.substr(3), 1 << 20);
+      if (!db) return "?db= wants a database number";
+      c.db = *db;
+    }
+    return std::nullopt;
+  };
+  unix_socket.display = [](const RemoteConfig& c) {
+    return "redis+unix://" + c.path + (c.db ? fmt::format("?db={}", c.db) : "");
+  };
+  return {tcp, unix_socket};
 }
 
 }  // namespace ob::cache

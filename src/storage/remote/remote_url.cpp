@@ -1,18 +1,16 @@
-// Remote storage URLs: `URL|attribute=value|...` (ccache's form), their
-// redaction for every message, and the entry names on each kind of server.
-#include <unistd.h>
-
-#include <cerrno>
+// Remote storage URLs: `URL|attribute=value|...` (ccache's form): the shared
+// part (the scheme looked up in the registry, which parses the rest; the
+// common attributes), the helpers backends parse with, the redaction for
+// every message, and the entry names on each kind of server.
+#include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
-#include "offload_build/storage/remote/remote.hpp"
+#include "offload_build/storage/remote/backend_registry.hpp"
 #include "offload_build/util/secrets.hpp"
 
 namespace ob::cache {
@@ -40,23 +38,6 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-// "${NAME}": the environment variable's value; anything else as written. A
-// credential's variable is kept from every child process from now on.
-std::string expand(std::string_view value, std::string& unusable, bool credential = true) {
-  if (value.size() > 3 && starts_with(value, "${") && value.back() == '}') {
-    std::string name(value.substr(2, value.size() - 3));
-    if (credential) util::hide_from_children(name);
-    const char* v = config::env_or_null(name.c_str());
-    if (!v || !*v) {
-      if (unusable.empty())
-        unusable = fmt::format("its credential's environment variable {} is not set", name);
-      return {};
-    }
-    return v;
-  }
-  return std::string(value);
-}
-
 std::optional<bool> parse_bool(std::string_view v) {
   if (v.empty() || v == "true" || v == "on" || v == "yes" || v == "1") return true;
   if (v == "false" || v == "off" || v == "no" || v == "0") return false;
@@ -79,12 +60,27 @@ std::optional<int> parse_ms(std::string_view v) {
   return n * scale;
 }
 
-std::optional<int> parse_int(std::string_view v, int max) {
-  int n = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0 || n > max) return std::nullopt;
-  return n;
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
+
+// What make_remote_backend gives for a config of a scheme the registry lacks:
+// every call fails (the remote is disabled with one warning), nothing crashes.
+class NoBackend final : public RemoteBackend {
+ public:
+  explicit NoBackend(std::string prefix) : why_{RemoteFailure::Kind::Error,
+                                                fmt::format("no backend for \"{}\" URLs", prefix)} {}
+  RemoteResult<std::optional<std::string>> get(std::string_view, std::string_view) override {
+    return why_;
+  }
+  RemoteResult<bool> put(std::string_view, std::string_view, std::string_view, bool) override {
+    return why_;
+  }
+  RemoteResult<bool> remove(std::string_view, std::string_view) override { return why_; }
+
+ private:
+  RemoteFailure why_;
+};
 
 // The end of a URL's authority (host part): the first '/', '?' or '|' after "://".
 size_t authority_end(std::string_view url, size_t start) {
@@ -94,7 +90,85 @@ size_t authority_end(std::string_view url, size_t start) {
 
 }  // namespace
 
-std::string redact_remote_url(std::string_view text) {
+std::string expand_remote_value(std::string_view value, RemoteConfig& config, bool credential) {
+  if (value.size() > 3 && starts_with(value, "${") && value.back() == '}') {
+    std::string name(value.substr(2, value.size() - 3));
+    if (credential) util::hide_from_children(name);
+    const char* v = config::env_or_null(name.c_str());
+    if (!v || !*v) {
+      if (config.unusable.empty())
+        config.unusable = fmt::format("its credential's environment variable {} is not set", name);
+      return {};
+    }
+    return v;
+  }
+  return std::string(value);
+}
+
+std::optional<int> parse_remote_int(std::string_view v, int max) {
+  int n = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0 || n > max) return std::nullopt;
+  return n;
+}
+
+UrlProblem parse_remote_authority(std::string_view rest, RemoteConfig& c,
+                                  bool bare_user_is_password, std::string_view& path) {
+  size_t end = authority_end(rest, 0);
+  std::string_view authority = rest.substr(0, end);
+  path = rest.substr(end);
+  if (!path.empty() && path.front() == '?') return "no query is allowed here";
+  size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    authority.remove_prefix(at + 1);
+    size_t colon = userinfo.find(':');
+    std::string_view user = userinfo.substr(0, colon);
+    std::string_view password;
+    if (colon != std::string_view::npos) {
+      password = userinfo.substr(colon + 1);
+    } else if (bare_user_is_password) {
+      password = user;
+      user = {};
+    }
+    c.user = expand_remote_value(percent_decode(user), c);
+    c.password = expand_remote_value(percent_decode(password), c);
+    c.has_password = !password.empty();
+  }
+  std::string_view port;
+  if (starts_with(authority, "[")) {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "an IPv6 address lacks its ']'";
+    c.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return "unexpected text after the IPv6 address";
+      port = after.substr(1);
+    }
+  } else {
+    size_t colon = authority.rfind(':');
+    c.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (c.host.empty()) return "no host";
+  if (!port.empty() || authority.find(':') != std::string_view::npos) {
+    auto p = parse_remote_int(port, 65535);
+    if (!p || *p == 0) return "the port must be a number from 1 to 65535";
+    c.port = *p;
+  }
+  return std::nullopt;
+}
+
+std::string display_remote_authority(const RemoteConfig& c) {
+  std::string shown;
+  if (c.has_password) shown += fmt::format("{}:{}@", c.user, kRedacted);
+  else if (!c.user.empty()) shown += fmt::format("{}@", kRedacted);  // may be a token
+  shown += c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+  if (c.port) shown += fmt::format(":{}", c.port);
+  return shown;
+}
+
+std::string redact_remote_url(std::string_view text, const RemoteBackendRegistry& registry) {
   std::string out;
   size_t bar = text.find('|');
   std::string_view url = text.substr(0, bar);
@@ -120,7 +194,10 @@ std::string redact_remote_url(std::string_view text) {
     size_t eq = attr.find('=');
     std::string_view name = attr.substr(0, eq);
     out += '|';
-    if (eq != std::string_view::npos && (name == "bearer-token" || name == "password"))
+    // Any scheme's secret: the URL may not name its scheme right.
+    bool secret = name == "password";
+    for (const auto& scheme : registry.schemes()) secret = secret || contains(scheme.secret_attributes, name);
+    if (eq != std::string_view::npos && secret)
       out += fmt::format("{}={}", name, kRedacted);
     else
       out += attr;
@@ -143,101 +220,26 @@ std::vector<std::string> split_remote_list(std::string_view text) {
   return out;
 }
 
-Result<RemoteConfig> parse_remote_url(std::string_view text) {
+Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackendRegistry& registry) {
   auto fail = [&](const std::string& what) -> Error {
-    return Error::usage(fmt::format("remote storage \"{}\": {}", redact_remote_url(text), what));
+    return Error::usage(
+        fmt::format("remote storage \"{}\": {}", redact_remote_url(text, registry), what));
   };
   RemoteConfig c;
   size_t bar = text.find('|');
   std::string_view url = text.substr(0, bar);
 
-  std::string_view rest;
-  if (starts_with(url, "redis://")) {
-    c.scheme = RemoteConfig::Scheme::Redis;
-    rest = url.substr(8);
-  } else if (starts_with(url, "redis+unix:")) {
-    c.scheme = RemoteConfig::Scheme::RedisUnix;
-    rest = url.substr(11);
-    if (starts_with(rest, "//")) rest.remove_prefix(2);
-  } else if (starts_with(url, "http://")) {
-    c.scheme = RemoteConfig::Scheme::Http;
-    rest = url.substr(7);
-  } else if (starts_with(url, "https://")) {
-    c.scheme = RemoteConfig::Scheme::Https;
-    rest = url.substr(8);
-  } else {
-    return fail("unsupported URL; use redis://HOST[:PORT][/DB], redis+unix:///SOCKET, "
-                "http://HOST[:PORT]/PREFIX or https://...");
+  const RemoteScheme* scheme = registry.find(url);
+  if (!scheme) {
+    std::string forms;
+    const auto& all = registry.schemes();
+    for (size_t i = 0; i < all.size(); ++i)
+      forms += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].usage;
+    return fail("unsupported URL; use " + forms);
   }
+  c.prefix = scheme->prefix;
+  if (auto problem = scheme->parse_url(url.substr(scheme->prefix.size()), c)) return fail(*problem);
 
-  if (c.scheme == RemoteConfig::Scheme::RedisUnix) {
-    size_t q = rest.find('?');
-    c.path = std::string(rest.substr(0, q));
-    if (c.path.empty() || c.path.front() != '/')
-      return fail("the socket must be an absolute path: redis+unix:///path/to/socket");
-    if (q != std::string_view::npos) {
-      std::string_view query = rest.substr(q + 1);
-      if (!starts_with(query, "db=")) return fail("the only query is ?db=N");
-      auto db = parse_int(query.substr(3), 1 << 20);
-      if (!db) return fail("?db= wants a database number");
-      c.db = *db;
-    }
-  } else {
-    size_t end = authority_end(rest, 0);
-    std::string_view authority = rest.substr(0, end);
-    std::string_view path = rest.substr(end);
-    if (!path.empty() && path.front() == '?') return fail("no query is allowed here");
-    size_t at = authority.rfind('@');
-    if (at != std::string_view::npos) {
-      std::string_view userinfo = authority.substr(0, at);
-      authority.remove_prefix(at + 1);
-      size_t colon = userinfo.find(':');
-      std::string_view user = userinfo.substr(0, colon);
-      std::string_view password;
-      if (colon != std::string_view::npos) {
-        password = userinfo.substr(colon + 1);
-      } else if (c.scheme == RemoteConfig::Scheme::Redis) {
-        password = user;  // redis://PASSWORD@HOST
-        user = {};
-      }
-      c.user = expand(percent_decode(user), c.unusable);
-      c.password = expand(percent_decode(password), c.unusable);
-      c.has_password = !password.empty();
-    }
-    std::string_view port;
-    if (starts_with(authority, "[")) {
-      size_t close = authority.find(']');
-      if (close == std::string_view::npos) return fail("an IPv6 address lacks its ']'");
-      c.host = std::string(authority.substr(1, close - 1));
-      std::string_view after = authority.substr(close + 1);
-      if (!after.empty()) {
-        if (after.front() != ':') return fail("unexpected text after the IPv6 address");
-        port = after.substr(1);
-      }
-    } else {
-      size_t colon = authority.rfind(':');
-      c.host = std::string(authority.substr(0, colon));
-      if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-    }
-    if (c.host.empty()) return fail("no host");
-    if (!port.empty() || authority.find(':') != std::string_view::npos) {
-      auto p = parse_int(port, 65535);
-      if (!p || *p == 0) return fail("the port must be a number from 1 to 65535");
-      c.port = *p;
-    }
-    if (c.scheme == RemoteConfig::Scheme::Redis) {
-      if (!path.empty() && path != "/") {
-        auto db = parse_int(path.substr(1), 1 << 20);
-        if (!db) return fail("the path of a redis:// URL is a database number (/0, /1, ...)");
-        c.db = *db;
-      }
-    } else {
-      while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-      c.path = std::string(path);
-    }
-  }
-
-  const bool http = c.scheme == RemoteConfig::Scheme::Http || c.scheme == RemoteConfig::Scheme::Https;
   while (bar != std::string_view::npos) {
     size_t next = text.find('|', bar + 1);
     std::string_view attr =
@@ -259,57 +261,43 @@ Result<RemoteConfig> parse_remote_url(std::string_view text) {
       if (!bytes || *bytes < 1024)
         return fail("max-entry-size wants a size of at least 1K (64M, 256M; K, M, G are binary)");
       c.max_entry_bytes = *bytes;
-    } else if (name == "layout" && http) {
-      if (value == "subdirs") c.layout = RemoteConfig::Layout::Subdirs;
-      else if (value == "flat") c.layout = RemoteConfig::Layout::Flat;
-      else if (value == "bazel") c.layout = RemoteConfig::Layout::Bazel;
-      else return fail("layout is subdirs, flat or bazel");
-    } else if (name == "bearer-token" && http) {
-      if (value.empty()) return fail("bearer-token wants a token or ${VARIABLE}");
-      c.bearer_token = expand(value, c.unusable);
-    } else if (name == "ca-file" && c.scheme == RemoteConfig::Scheme::Https) {
-      if (value.empty()) return fail("ca-file wants the path of a PEM file of CA certificates");
-      c.ca_file = expand(value, c.unusable, false);
-      // Unreadable: skipped with one warning (a remote never fails a build).
-      if (!c.ca_file.empty() && ::access(c.ca_file.c_str(), R_OK) != 0 && c.unusable.empty())
-        c.unusable = fmt::format("its ca-file {} cannot be read ({})", c.ca_file, std::strerror(errno));
+    } else if (contains(scheme->attributes, name)) {
+      if (auto problem = scheme->parse_attribute(name, value, c)) return fail(*problem);
     } else {
-      return fail(fmt::format(
-          "unknown attribute \"{}\"; known: read-only, connect-timeout, operation-timeout, "
-          "max-entry-size, compress, allow-unsigned{}{}",
-          name, http ? ", layout, bearer-token" : "",
-          c.scheme == RemoteConfig::Scheme::Https ? ", ca-file" : ""));
+      std::string known = "read-only, connect-timeout, operation-timeout, max-entry-size, compress, "
+                          "allow-unsigned";
+      for (const auto& own : scheme->attributes) known += ", " + own;
+      return fail(fmt::format("unknown attribute \"{}\"; known: {}", name, known));
     }
   }
 
-  // The display form: rebuilt from the parts, so no credential can slip through.
-  std::string shown;
-  switch (c.scheme) {
-    case RemoteConfig::Scheme::Redis: shown = "redis://"; break;
-    case RemoteConfig::Scheme::RedisUnix: shown = "redis+unix://"; break;
-    case RemoteConfig::Scheme::Http: shown = "http://"; break;
-    case RemoteConfig::Scheme::Https: shown = "https://"; break;
-  }
-  if (c.scheme == RemoteConfig::Scheme::RedisUnix) {
-    shown += c.path;
-    if (c.db) shown += fmt::format("?db={}", c.db);
-  } else {
-    if (c.has_password) shown += fmt::format("{}:{}@", c.user, kRedacted);
-    else if (!c.user.empty()) shown += fmt::format("{}@", kRedacted);  // may be a token
-    shown += c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
-    if (c.port) shown += fmt::format(":{}", c.port);
-    if (c.scheme == RemoteConfig::Scheme::Redis) {
-      if (c.db) shown += fmt::format("/{}", c.db);
-    } else {
-      shown += c.path;
-    }
-  }
+  std::string shown = scheme->display(c);
   if (c.allow_unsigned) shown += "|allow-unsigned";  // a trust setting: shown in doctor and stats
   if (c.read_only) shown += "|read-only";
-  if (!c.bearer_token.empty() || (http && text.find("|bearer-token=") != std::string_view::npos))
-    shown += fmt::format("|bearer-token={}", kRedacted);
+  for (const auto& secret : scheme->secret_attributes)
+    if (text.find("|" + secret + "=") != std::string_view::npos)
+      shown += fmt::format("|{}={}", secret, kRedacted);
   c.display = shown;
   return c;
+}
+
+Result<RemoteConfig> parse_remote_url(std::string_view text) {
+  return parse_remote_url(text, RemoteBackendRegistry::builtin());
+}
+
+std::string redact_remote_url(std::string_view text) {
+  return redact_remote_url(text, RemoteBackendRegistry::builtin());
+}
+
+std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config,
+                                                   const RemoteBackendRegistry& registry) {
+  const RemoteScheme* scheme = registry.find(config.prefix);
+  if (!scheme) return std::make_unique<NoBackend>(config.prefix);
+  return scheme->create(config);
+}
+
+std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config) {
+  return make_remote_backend(config, RemoteBackendRegistry::builtin());
 }
 
 std::string redis_key(std::string_view kind, std::string_view key) {
@@ -328,10 +316,5 @@ std::string http_path(RemoteConfig::Layout layout, std::string_view kind, std::s
   return fmt::format("v{}/{}/{}/{}", kFormatVersion, kind, key.substr(0, 2), key);
 }
 
-std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config) {
-  if (config.scheme == RemoteConfig::Scheme::Redis || config.scheme == RemoteConfig::Scheme::RedisUnix)
-    return make_redis_backend(config);
-  return make_http_backend(config);
-}
 
 }  // namespace ob::cache

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,11 +23,14 @@ namespace ob::cache {
 // The default cap on one remote value, stored and uncompressed (max-entry-size).
 inline constexpr uint64_t kDefaultMaxRemoteEntryBytes = 64ull << 20;  // 64 MiB
 
-// One configured remote: `URL|attribute=value|...` (docs/CACHE.md).
+// One configured remote: `URL|attribute=value|...` (docs/CACHE.md). The
+// shared fields, then those of the builtin backends; a backend added later
+// keeps its own attributes in `options` (backend_registry.hpp).
 struct RemoteConfig {
-  enum class Scheme { Redis, RedisUnix, Http, Https };
+  enum class Scheme { Redis, RedisUnix, Http, Https, Other };
   enum class Layout { Subdirs, Flat, Bazel };  // HTTP only
-  Scheme scheme = Scheme::Redis;
+  std::string prefix;             // the registered scheme it parsed as: "redis://", "redis+unix:"
+  Scheme scheme = Scheme::Other;  // the builtin backends' own
   std::string host;               // redis, http(s); brackets removed from IPv6
   int port = 0;                   // 0: the scheme's default
   std::string path;               // redis+unix: the socket; http(s): the prefix, "" or "/x/y"
@@ -46,13 +50,15 @@ struct RemoteConfig {
   // they are allocated or decompressed, and entries bigger are not uploaded.
   uint64_t max_entry_bytes = kDefaultMaxRemoteEntryBytes;
   Layout layout = Layout::Subdirs;
+  std::map<std::string, std::string, std::less<>> options;  // another backend's attributes
   std::string display;            // the URL with every credential replaced by ***
   // Why this remote cannot be used although it parsed (a credential's
   // environment variable is unset): it is skipped with this warning.
   std::string unusable;
 };
 
-// Parse one URL. Errors name no credential (they quote the redacted text).
+// Parse one URL of a builtin backend (backend_registry.hpp). Errors name no
+// credential (they quote the redacted text).
 Result<RemoteConfig> parse_remote_url(std::string_view text);
 // `text` with the password of its URL and any bearer-token value replaced by
 // ***, also when it does not parse: for messages about it.
@@ -111,6 +117,7 @@ class RemoteBackend {
 
 std::unique_ptr<RemoteBackend> make_redis_backend(const RemoteConfig& config);
 std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config);
+// The backend of the scheme `config` parsed as (builtin registry).
 std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config);
 
 // Where entries live on a remote, for the docs, tests and `doctor`:
