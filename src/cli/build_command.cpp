@@ -258,13 +258,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
                                              [&](const Job& job, std::string_view text) {
                                                listeners.job_output(job, text);
                                              }});
-    exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-      return job_cache->serve(job, temps);
-    };
-    exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile, std::string_view output) {
-      job_cache->store(job, temps, depfile, output);
-    };
+    job_cache->attach(exec_options);  // serve (concurrent lookups), after_serve, after_run
   }
   auto summary = execute(plan, *runner, exec_options);
   if (job_cache) job_cache->finish();

@@ -83,12 +83,13 @@ bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
 class CollectingRunner final : public CommandRunner {
  public:
   CollectingRunner() : inner_(make_process_runner(true)) {}
-  Result<void> start(JobId job, const Command& cmd) override { return inner_->start(job, cmd); }
+  Result<void> start(const JobView& job) override { return inner_->start(job); }
   std::optional<Completion> wait_any() override {
     auto c = inner_->wait_any();
     if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
     return c;
   }
+  void wake() override { inner_->wake(); }
   void stop_all() override { inner_->stop_all(); }
   size_t running() const override { return inner_->running(); }
   std::map<JobId, std::string> output;
@@ -194,13 +195,7 @@ std::optional<int> run_plan(const Plan& plan, const GlobalOptions& o,
       runner.output[job.id] = std::string(text);
     };
     job_cache.emplace(*layers, plan, cache_options);
-    exec_options.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-      return job_cache->serve(job, temps);
-    };
-    exec_options.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                                 const std::optional<fs::path>& depfile, std::string_view output) {
-      job_cache->store(job, temps, depfile, output);
-    };
+    job_cache->attach(exec_options);  // serve (concurrent lookups), after_serve, after_run
   }
   auto summary = execute(plan, runner, exec_options);
   if (job_cache) job_cache->finish();
