@@ -321,7 +321,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   if (job.depfile) update_manifest(pending.key, deps, rkey);
   // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
   storage_.put_local("place", place_free_key(plan_, job, pending.key),
-                       Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
+                     Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {

@@ -12,6 +12,13 @@
 
 namespace ob::test {
 
+// Whether `dir` holds a temporary output (".NAME.ob-tmp-PID-JOB") the executor left.
+inline bool has_temp_files(const std::filesystem::path& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(".ob-tmp-") != std::string::npos) return true;
+  return false;
+}
+
 class FakeRunner : public CommandRunner {
  public:
   std::vector<JobId> started;            // in start order

@@ -47,12 +47,6 @@ Plan wide_plan(const fs::path& dir, size_t n) {
   return plan;
 }
 
-bool has_temp_files(const fs::path& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".ob-tmp-") != std::string::npos) return true;
-  return false;
-}
-
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -132,7 +126,7 @@ TEST_CASE("cache lookups run at once, off the scheduler thread, bounded", "[exec
       CHECK(summary->jobs_served == n);
       CHECK(runner.started == std::vector<JobId>{n});  // only the link ran, after every object
       for (size_t i = 0; i < n; ++i) CHECK(read(plan.jobs[i].outputs[0]) == fmt::format("served {}\n", i));
-      CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+      CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
     }
   }
 }
@@ -193,7 +187,7 @@ TEST_CASE("a failure while lookups are in flight: nothing more starts, no tempor
   CHECK(runner.started.size() == 1);  // the first to run failed; the rest never started
   CHECK(asked.load() <= 8);           // the link was never looked up
   CHECK_FALSE(fs::exists(plan.program));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }
 
 TEST_CASE("a lookup that hits after a failure still commits whole outputs", "[executor][lookups]") {
@@ -213,5 +207,5 @@ TEST_CASE("a lookup that hits after a failure still commits whole outputs", "[ex
   for (JobId id = 1; id < 4; ++id) CHECK(read(plan.jobs[id].outputs[0]) == fmt::format("served {}\n", id));
   CHECK_FALSE(fs::exists(plan.jobs[0].outputs[0]));
   CHECK_FALSE(fs::exists(plan.program));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }

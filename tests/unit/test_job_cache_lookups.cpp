@@ -133,6 +133,13 @@ class SlowBackend final : public RemoteBackend {
   SlowServer& s_;
 };
 
+// A remote on the SlowServer, as a build configures it.
+struct SlowRemote {
+  SlowServer server;
+  BackendFactory factory = [this](const RemoteConfig&) { return std::make_unique<SlowBackend>(server); };
+  RemoteConfig config = remote_url("redis://127.0.0.1:1|allow-unsigned");
+};
+
 double seconds(const std::function<void()>& f) {
   const auto t = std::chrono::steady_clock::now();
   f();
@@ -146,11 +153,9 @@ TEST_CASE("a build served entirely from a remote, its gets in flight at once, gi
   test::TempDir tmp("ob-lookups");
   const size_t n = 12;
   Plan plan = object_plan(tmp / "project", n);
-  SlowServer server;
-  auto factory = [&](const RemoteConfig&) { return std::make_unique<SlowBackend>(server); };
-  const RemoteConfig remote = remote_url("redis://127.0.0.1:1|allow-unsigned");
+  SlowRemote slow;
 
-  Built cold = build(plan, tmp / "cache1", remote, factory, 0);
+  Built cold = build(plan, tmp / "cache1", slow.config, slow.factory, 0);
   CHECK(cold.ran.size() == n);
   CHECK(cold.counters.stores == n);
   const auto ran = outputs_of(plan);
@@ -158,9 +163,9 @@ TEST_CASE("a build served entirely from a remote, its gets in flight at once, gi
 
   // An empty local cache: every job from the remote, 8 of its gets at once.
   test::OverlapLatch latch(8);
-  server.latch = &latch;
-  Built warm = build(plan, tmp / "cache2", remote, factory, 0);
-  server.latch = nullptr;
+  slow.server.latch = &latch;
+  Built warm = build(plan, tmp / "cache2", slow.config, slow.factory, 0);
+  slow.server.latch = nullptr;
   CHECK_FALSE(latch.gave_up());
   CHECK(latch.peak() >= 8);
   CHECK(warm.ran.empty());
@@ -201,16 +206,15 @@ TEST_CASE("what a remote's latency costs a build served from it", "[.][lookups-b
   test::TempDir tmp("ob-lookups-bench");
   const size_t n = 32;
   Plan plan = object_plan(tmp / "project", n);
-  SlowServer server;
-  auto factory = [&](const RemoteConfig&) { return std::make_unique<SlowBackend>(server); };
-  const RemoteConfig remote = remote_url("redis://127.0.0.1:1|allow-unsigned");
-  build(plan, tmp / "cache-cold", remote, factory, 0);
+  SlowRemote slow;
+  build(plan, tmp / "cache-cold", slow.config, slow.factory, 0);
   for (int ms : {5, 20, 50}) {
-    server.latency = std::chrono::milliseconds(ms);
+    slow.server.latency = std::chrono::milliseconds(ms);
     for (size_t lookups : {size_t{1}, size_t{4}, size_t{0}}) {
       Built warm;
       const double s = seconds([&] {
-        warm = build(plan, tmp / fmt::format("cache-{}-{}", ms, lookups), remote, factory, lookups);
+        const fs::path cache = tmp / fmt::format("cache-{}-{}", ms, lookups);
+        warm = build(plan, cache, slow.config, slow.factory, lookups);
       });
       CHECK(warm.summary.jobs_served == n);
       std::cout << fmt::format("{} jobs, remote latency {:>2} ms, lookups {:>2}: {:6.0f} ms\n", n, ms,
