@@ -41,7 +41,9 @@ struct ExecOptions {
   // outputs to the temporary paths itself (a cache hit), or find them current.
   // Runs on a lookup thread, up to `lookups` at once (so a remote's latency
   // is paid concurrently): it must be safe to call from several threads and
-  // must print nothing itself; what it has to say goes out in after_serve.
+  // must not use the listener or std::cerr (a whole line in one write(2), as
+  // remote storage's warnings, is fine); what it has to say goes out in
+  // after_serve.
   std::function<Served(const Job&, const std::vector<fs::path>&)> serve;
   // On the executor's own thread, once `serve` returned for a job, before the
   // job's progress event: say what the lookup found (--explain, warnings a
