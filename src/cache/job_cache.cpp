@@ -69,18 +69,45 @@ void JobCache::miss(const Job& job, const std::string& reason, std::string detai
   ++counters_.misses;
   ++counters_.misses_by_reason[reason];
   misses_[job.id] = {reason, detail};
+  explain(job, "miss: " + detail);
+}
+
+void JobCache::explain(const Job& job, const std::string& line) {
   if (options_.explain)
-    *options_.explain << "offload-build: explain: " << job_id(job, plan_.cwd) << ": miss: "
-                      << detail << '\n';
+    said_[job.id].explain += "offload-build: explain: " + job_id(job, plan_.cwd) + ": " + line + "\n";
+}
+
+void JobCache::attach(ExecOptions& exec) {
+  exec.serve = [this](const Job& job, const std::vector<fs::path>& temps) { return serve(job, temps); };
+  exec.after_serve = [this](const Job& job, Served) { after_serve(job); };
+  exec.after_run = [this](const Job& job, const std::vector<fs::path>& temps,
+                          const std::optional<fs::path>& depfile, std::string_view output) {
+    store(job, temps, depfile, output);
+  };
+}
+
+void JobCache::after_serve(const Job& job) {
+  Said said;
+  {
+    std::lock_guard lock(mu_);
+    auto it = said_.find(job.id);
+    if (it == said_.end()) return;
+    said = std::move(it->second);
+    said_.erase(it);
+  }
+  if (options_.explain && !said.explain.empty()) *options_.explain << said.explain << std::flush;
+  if (!said.diagnostics.empty() && options_.replay) options_.replay(job, said.diagnostics);
 }
 
 std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
                                                      std::string& reason,
-                                                     std::vector<Dep>& matched) {
+                                                     std::vector<Dep>& matched, Lock& lock) {
   if (!job.depfile) return result_key(key, {});
+  lock.unlock();
   Lookup manifest = storage_.get("manifest", key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
+  lock.lock();
   if (corrupt) {
     ++counters_.corrupt;
     reason = "corrupt";
@@ -140,12 +167,13 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
 }
 
 Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
+  Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   if (!job.cacheable) return Served::No;
   const std::string id = job_id(job, plan_.cwd);
   Pending pending{describe_job(plan_, job)};
   if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
-    if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": up to date\n";
+    explain(job, "up to date");
     return Served::UpToDate;
   }
   hash_inputs(pending.key, plan_, job, files_);
@@ -166,8 +194,10 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
 
   std::string reason;
   std::vector<Dep> deps;
-  auto rkey = find_result_key(job, pending.key, reason, deps);
+  auto rkey = find_result_key(job, pending.key, reason, deps, lock);
   if (rkey) {
+    // The job's own temporaries and the storage: nothing of ours, unlocked.
+    lock.unlock();
     Lookup result = storage_.get("result", *rkey);
     std::string diagnostics;
     Restored restored = result.status == LookupStatus::Hit
@@ -177,10 +207,11 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
       storage_.discard("result", *rkey);
       result.status = LookupStatus::Corrupt;
     }
+    lock.lock();
     if (result.status == LookupStatus::Hit && restored == Restored::Ok) {
       ++counters_.hits;
-      if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": hit\n";
-      if (!diagnostics.empty() && options_.replay) options_.replay(job, diagnostics);
+      explain(job, "hit");
+      if (!diagnostics.empty()) said_[job.id].diagnostics = std::move(diagnostics);
       remember(id, pending.key, deps, temps, job);
       return Served::FromCache;
     }
@@ -233,6 +264,7 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
 
 void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
                      const std::optional<fs::path>& depfile, std::string_view diagnostics) {
+  std::lock_guard lock(mu_);
   auto it = pending_.find(job.id);
   if (it == pending_.end()) return;
   Pending pending = std::move(it->second);
@@ -288,12 +320,12 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   ++counters_.stores;
   if (job.depfile) update_manifest(pending.key, deps, rkey);
   // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
-  storage_.local().put("place", place_free_key(plan_, job, pending.key),
-                       Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
+  storage_.put_local("place", place_free_key(plan_, job, pending.key),
+                     Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {
-  Lookup found = storage_.local().get("place", place_free_key(plan_, job, key));
+  Lookup found = storage_.get_local("place", place_free_key(plan_, job, key));
   std::optional<std::string> said;
   if (found.status == LookupStatus::Hit)
     if (auto earlier = decode_place_meta(found.entry)) said = explain_place(*earlier, place_record(plan_, key));
@@ -313,6 +345,7 @@ std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const Job
 }
 
 void JobCache::finish() {
+  std::lock_guard lock(mu_);
   storage_.record(counters_);
   state_.save();
 }

@@ -66,13 +66,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   if (layers_) {
     storage_->warn_if_unwritable();
     job_cache.emplace(*layers_, plan, std::move(run.cache));
-    exec.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-      return job_cache->serve(job, temps);
-    };
-    exec.after_run = [&](const Job& job, const std::vector<fs::path>& temps,
-                         const std::optional<fs::path>& depfile, std::string_view output) {
-      job_cache->store(job, temps, depfile, output);
-    };
+    job_cache->attach(exec);  // serve (concurrent lookups), after_serve, after_run
   }
   Ran ran{execute(plan, runner, exec), {}};
   if (job_cache) {

@@ -84,12 +84,13 @@ bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
 class CollectingRunner final : public CommandRunner {
  public:
   CollectingRunner() : inner_(make_process_runner(true)) {}
-  Result<void> start(JobId job, const Command& cmd) override { return inner_->start(job, cmd); }
+  Result<void> start(const JobView& job) override { return inner_->start(job); }
   std::optional<Completion> wait_any() override {
     auto c = inner_->wait_any();
     if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
     return c;
   }
+  void wake() override { inner_->wake(); }
   void stop_all() override { inner_->stop_all(); }
   size_t running() const override { return inner_->running(); }
   std::map<JobId, std::string> output;

@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/exec/lookup_pool.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/util/strings.hpp"
@@ -102,6 +103,10 @@ class Execution {
           *opts.progress, report::ConsoleOptions{report::ProgressMode::Plain, 0});
       observer_ = own_observer_.get();
     }
+    if (opts.serve) {
+      const size_t limit = opts.lookups ? opts.lookups : std::max(opts.parallelism, kDefaultLookups);
+      lookups_ = std::make_unique<LookupPool>(limit, [&runner] { runner.wake(); });
+    }
   }
 
   Result<ExecSummary> run() {
@@ -134,21 +139,26 @@ class Execution {
     }
     while (done_ < plan_.jobs.size()) {
       if (exec::interrupted()) return abort_interrupted();
-      while (!failure_ && runner_.running() < opts_.parallelism &&
-             (!needs_slot_.empty() || !ready_.empty())) {
-        if (!needs_slot_.empty()) {
-          if (!take_slot()) break;  // wait for one of our own jobs instead
-          const JobId id = needs_slot_.front();
-          needs_slot_.pop_front();
-          launch(plan_.jobs[id]);
-          continue;
-        }
-        JobId id = ready_.front();
+      take_lookups();
+      // Ready jobs are looked up (on the lookup threads) or, without a cache, queued to run.
+      while (!failure_ && !ready_.empty() && (!lookups_ || lookups_->in_flight() < lookups_->limit())) {
+        const JobId id = ready_.front();
         ready_.pop_front();
-        start(plan_.jobs[id]);
+        look_up(plan_.jobs[id]);
       }
-      if (runner_.running() == 0) break;
-      auto completion = runner_.wait_any();
+      while (!failure_ && runner_.running() < opts_.parallelism && !to_run_.empty()) {
+        if (!take_slot()) break;  // wait for one of our own jobs instead
+        const JobId id = to_run_.front();
+        to_run_.pop_front();
+        launch(plan_.jobs[id]);
+      }
+      const bool looking = lookups_ && lookups_->in_flight() > 0;
+      if (runner_.running() == 0) {
+        if (!looking) break;
+        lookups_->wait(100);  // a result, or time to look at the interrupt flag again
+        continue;
+      }
+      auto completion = runner_.wait_any();  // a lookup's result wakes it
       if (!completion) continue;
       finish(plan_.jobs[completion->job], completion->exit_code, completion->output);
       return_slots();
@@ -158,11 +168,28 @@ class Execution {
     return ExecSummary{plan_.jobs.size(), started_, served_, up_to_date_};
   }
 
-  void start(const Job& job) {
+  // Give a ready job its temporaries, then ask `serve` about it on a lookup
+  // thread; without `serve` it must run.
+  void look_up(const Job& job) {
     auto& temps = temps_[job.id];
     for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
     began_[job.id] = Clock::now();
-    const Served served = opts_.serve ? opts_.serve(job, temps) : Served::No;
+    if (!lookups_) {
+      to_run_.push_back(job.id);
+      return;
+    }
+    lookups_->submit(job.id, [this, &job, temps = temps] { return opts_.serve(job, temps); });
+  }
+
+  // The lookups that finished, on this thread, in the order they finished.
+  void take_lookups() {
+    if (!lookups_) return;
+    for (const auto& [id, served] : lookups_->take()) served_by_lookup(plan_.jobs[id], served);
+  }
+
+  void served_by_lookup(const Job& job, Served served) {
+    auto& temps = temps_[job.id];
+    if (opts_.after_serve) opts_.after_serve(job, served);
     if (served == Served::FromCache) {
       ++served_;
       if (observer_) observer_->job_served(job, ServedFrom::Cache, seconds_since(began_[job.id]));
@@ -176,11 +203,9 @@ class Execution {
       release_dependents(job);
       return;
     }
-    if (!take_slot()) {
-      needs_slot_.push_back(job.id);
-      return;
-    }
-    launch(job);
+    // After a failure nothing more starts (its temporaries were not written).
+    if (failure_) temps.clear();
+    else to_run_.push_back(job.id);
   }
 
   // Run a job's command (`serve` said it must run, and it has a slot).
@@ -189,7 +214,8 @@ class Execution {
     ++started_;
     if (observer_) observer_->job_started(job);
     began_[job.id] = Clock::now();
-    auto ok = runner_.start(job.id, job_command(plan_, job, temps));
+    const Command command = job_command(plan_, job, temps);
+    auto ok = runner_.start(JobView{job, command, temps});
     if (!ok) {
       remove_temps(job.id);
       fail_job(job, -1, ok.error());
@@ -310,6 +336,12 @@ class Execution {
 
   Result<ExecSummary> abort_interrupted() {
     runner_.stop_all();
+    // Lookups cannot be stopped: wait for them (each is bounded by its
+    // storage's deadlines), so that no temporary is written after the sweep.
+    if (lookups_) {
+      lookups_->drain();
+      (void)lookups_->take();
+    }
     return_slots();
     for (const auto& job : plan_.jobs) remove_temps(job.id);
     // The compilers' own temporaries next to ours (clang's "<output>-*.tmp").
@@ -325,7 +357,8 @@ class Execution {
   std::vector<std::vector<JobId>> dependents_;
   std::vector<std::vector<fs::path>> temps_;
   std::deque<JobId> ready_;
-  std::deque<JobId> needs_slot_;  // served No, waiting for a jobserver slot
+  std::deque<JobId> to_run_;  // serve said No: waiting for -j or a jobserver slot
+  std::unique_ptr<LookupPool> lookups_;  // when ExecOptions::serve is set
   size_t slots_held_ = 0;
   Progress* observer_ = nullptr;
   std::unique_ptr<Progress> own_observer_;  // plain lines to ExecOptions::progress

@@ -1,4 +1,5 @@
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,12 +17,18 @@ namespace {
 
 class ProcessRunner final : public CommandRunner {
  public:
-  explicit ProcessRunner(bool buffer_output) : buffer_output_(buffer_output) {
+  explicit ProcessRunner(bool buffer_output)
+      : buffer_output_(buffer_output), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     exec::install_signal_handlers();
   }
-  ~ProcessRunner() override { stop_all(); }
+  ~ProcessRunner() override {
+    stop_all();
+    if (wake_fd_ >= 0) close(wake_fd_);
+  }
 
-  Result<void> start(JobId job, const Command& cmd) override {
+  Result<void> start(const JobView& view) override {
+    const Command& cmd = view.command;
+    const JobId job = view.job.id;
     int out = -1;
     if (buffer_output_) {
       // stdout and stderr share one memory file, so their order is kept.
@@ -40,13 +47,21 @@ class ProcessRunner final : public CommandRunner {
   std::optional<Completion> wait_any() override {
     while (!children_.empty()) {
       if (auto done = reap(WNOHANG)) return done;
-      if (exec::interrupted()) return std::nullopt;
-      pollfd pfd{exec::wakeup_fd(), POLLIN, 0};
+      if (exec::interrupted() || take_wake()) return std::nullopt;
+      pollfd pfd[2] = {{exec::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       // The timeout only guards against a lost wake-up; SIGCHLD normally ends the poll.
-      poll(&pfd, 1, 200);
+      poll(pfd, wake_fd_ >= 0 ? 2 : 1, 200);
       exec::drain_wakeups();
     }
     return std::nullopt;
+  }
+
+  void wake() override {
+    const uint64_t one = 1;
+    if (wake_fd_ >= 0) {
+      ssize_t ignored = write(wake_fd_, &one, sizeof one);  // only fails when the count is full
+      (void)ignored;
+    }
   }
 
   void stop_all() override {
@@ -96,7 +111,14 @@ class ProcessRunner final : public CommandRunner {
     return text;
   }
 
+  // Whether wake() was called since the last wait_any (and consume it).
+  bool take_wake() {
+    uint64_t count = 0;
+    return wake_fd_ >= 0 && read(wake_fd_, &count, sizeof count) == sizeof count;
+  }
+
   bool buffer_output_ = false;
+  int wake_fd_ = -1;  // eventfd: wake() from another thread ends a wait_any
   std::map<pid_t, JobId> children_;
   std::map<pid_t, int> outputs_;  // buffered output of each running child
 };

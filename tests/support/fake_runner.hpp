@@ -1,5 +1,6 @@
-// A CommandRunner that runs nothing: it records each command, "writes" the
-// file named after -o, and completes jobs in start order (or fails chosen ones).
+// A CommandRunner that runs nothing: it records each job and command it was
+// given, "writes" the file named after -o, and completes jobs in start order
+// (or fails chosen ones).
 #pragma once
 
 #include <fstream>
@@ -11,17 +12,30 @@
 
 namespace ob::test {
 
+// Whether `dir` holds a temporary output (".NAME.ob-tmp-PID-JOB") the executor left.
+inline bool has_temp_files(const std::filesystem::path& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(".ob-tmp-") != std::string::npos) return true;
+  return false;
+}
+
 class FakeRunner : public CommandRunner {
  public:
   std::vector<JobId> started;            // in start order
   std::vector<Command> commands;         // in start order
+  std::vector<Job> jobs;                 // the jobs as given (inputs, outputs, tools...)
+  std::vector<std::vector<std::filesystem::path>> temps;  // where each was told to write
   std::map<JobId, int> exit_codes;       // default 0
   std::set<JobId> skip_output;           // succeed without writing the output
   size_t max_running_seen = 0;
 
-  Result<void> start(JobId job, const Command& cmd) override {
+  Result<void> start(const JobView& view) override {
+    const JobId job = view.job.id;
+    const Command& cmd = view.command;
     started.push_back(job);
     commands.push_back(cmd);
+    jobs.push_back(view.job);
+    temps.push_back(view.temps);
     running_.push_back(job);
     max_running_seen = std::max(max_running_seen, running_.size());
     if (!skip_output.count(job)) {
@@ -43,6 +57,7 @@ class FakeRunner : public CommandRunner {
     return Completion{job, it == exit_codes.end() ? 0 : it->second};
   }
 
+  void wake() override {}  // wait_any never blocks
   void stop_all() override { running_.clear(); }
   size_t running() const override { return running_.size(); }
 

@@ -40,12 +40,6 @@ Plan diamond_plan(const fs::path& dir, int tus) {
   return plan;
 }
 
-bool has_temp_files(const fs::path& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".ob-tmp-") != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("executor runs every job after its dependencies", "[executor]") {
@@ -66,7 +60,7 @@ TEST_CASE("executor runs every job after its dependencies", "[executor]") {
   CHECK(runner.max_running_seen <= 4);
   CHECK(runner.max_running_seen > 1);
   for (const auto& job : plan.jobs) CHECK(fs::exists(job.outputs[0]));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }
 
 TEST_CASE("executor never exceeds -j", "[executor]") {
@@ -113,7 +107,7 @@ TEST_CASE("a failing job stops the build and leaves no partial output", "[execut
   CHECK(runner.started == std::vector<JobId>{0, 1});
   CHECK(fs::exists(plan.jobs[0].outputs[0]));
   CHECK_FALSE(fs::exists(plan.jobs[1].outputs[0]));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
   CHECK_FALSE(fs::exists(plan.program));
 }
 
@@ -158,7 +152,7 @@ TEST_CASE("an output check can fail a job before its output is committed", "[exe
   CHECK(summary.error().message == "bad object");
   CHECK(checked.size() == 2);
   CHECK_FALSE(fs::exists(plan.jobs[1].outputs[0]));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }
 
 TEST_CASE("an output that exists and is not a regular file is never replaced", "[executor]") {
@@ -170,7 +164,7 @@ TEST_CASE("an output that exists and is not a regular file is never replaced", "
   REQUIRE_FALSE(summary.ok());
   CHECK_THAT(summary.error().message, Catch::Contains("which is not a regular file"));
   CHECK(fs::is_directory(plan.jobs[0].outputs[0]));
-  CHECK_FALSE(has_temp_files(tmp.path() / "out"));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }
 
 TEST_CASE("progress lines count jobs", "[executor]") {

@@ -1,9 +1,13 @@
 // The executor's cache hooks: serve a job's outputs from the cache, or store
 // them after it ran; count hits and misses; explain every decision.
+// serve() may run on several of the executor's lookup threads at once: the
+// cache's own state is behind one lock, released while storage is asked, and
+// what a lookup has to say waits for after_serve() on the executor's thread.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -33,10 +37,16 @@ class JobCache {
  public:
   JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options);
 
+  // Fill the executor's serve, after_serve and after_run hooks with this cache.
+  void attach(ExecOptions& options);
+
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
-  // `temps` on a hit; No when it must run.
+  // `temps` on a hit; No when it must run. Safe from several threads at once.
   Served serve(const Job& job, const std::vector<fs::path>& temps);
+  // On the executor's thread after serve(job): the --explain line and the
+  // diagnostics a hit replays, in the order the jobs are reported.
+  void after_serve(const Job& job);
   // After it ran successfully: store outputs (still at `temps`) and its deps.
   // `diagnostics`: what the command printed, replayed on later hits.
   void store(const Job& job, const std::vector<fs::path>& temps,
@@ -61,9 +71,12 @@ class JobCache {
     bool storable = true;
   };
 
+  using Lock = std::unique_lock<std::mutex>;
   void miss(const Job& job, const std::string& reason, std::string detail);
+  void explain(const Job& job, const std::string& line);  // said in after_serve
+  // Storage is asked with `lock` released.
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
-                                             std::string& reason, std::vector<Dep>& deps);
+                                             std::string& reason, std::vector<Dep>& deps, Lock& lock);
   enum class Restored { Ok, Corrupt, Unwritable };
   Restored restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
                    std::string& diagnostics);
@@ -75,7 +88,14 @@ class JobCache {
   // paths alone kept it from a hit (cache/place.hpp).
   std::optional<std::string> explain_elsewhere(const Job& job, const JobKey& key);
 
+  // What serve() found to say about a job, until after_serve() says it.
+  struct Said {
+    std::string explain;
+    std::string diagnostics;
+  };
+
   LayeredStorage& storage_;
+  std::mutex mu_;  // everything below (storage_ is safe on its own)
   const Plan& plan_;
   JobCacheOptions options_;
   FileFactsCache files_;
@@ -86,6 +106,7 @@ class JobCache {
   // Per translation unit (Job::unit), the first job of this build that
   // missed only for its paths (explain_elsewhere).
   std::map<size_t, std::string> place_misses_;
+  std::map<JobId, Said> said_;
 };
 
 }  // namespace ob::cache

@@ -1,16 +1,33 @@
-// The executor's view of "running processes" (as in ninja): start a command
-// for a job, wait for any to finish, stop all. Tests use a fake runner.
+// The executor's view of "running processes" (as in ninja's CommandRunner,
+// whose StartCommand takes the Edge): start a job, wait for any to finish,
+// stop all. The runner sees the whole job (inputs, outputs, tools, kind,
+// target, environment), not only its argv, so a runner that does not spawn a
+// local process (remote execution, docs/ARCHITECTURE.md) has what it needs.
+// Tests use a fake runner (tests/support/fake_runner.hpp).
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "offload_build/process/command.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob {
+
+// What a runner is asked to run: the job as planned, and the command that
+// produces it here. Valid only during start(): a runner copies what it keeps.
+struct JobView {
+  const Job& job;  // id, kind, target, source, inputs, outputs (final paths), tools, env, depfile
+  // job.argv with every output (and the depfile) replaced by its temporary
+  // name, run in `command.cwd` (Plan::cwd) with job.env applied.
+  const Command& command;
+  // Where this run must write job.outputs, in order, then the depfile when
+  // the job has one: the executor renames them into place after success.
+  const std::vector<fs::path>& temps;
+};
 
 class CommandRunner {
  public:
@@ -21,10 +38,14 @@ class CommandRunner {
   };
 
   virtual ~CommandRunner() = default;
-  virtual Result<void> start(JobId job, const Command& cmd) = 0;
+  virtual Result<void> start(const JobView& job) = 0;
   // Block until a started command finishes. nullopt when nothing is running,
-  // or when an interrupt (Ctrl-C, SIGTERM) arrived while waiting.
+  // when an interrupt (Ctrl-C, SIGTERM) arrived while waiting, or after wake().
   virtual std::optional<Completion> wait_any() = 0;
+  // Called from any thread (the executor's cache lookups): make a wait_any()
+  // in progress, or the next one, return nullopt soon (a wake-up not yet
+  // consumed is kept). A runner whose wait_any never blocks may do nothing.
+  virtual void wake() = 0;
   // Stop every running command (SIGTERM) and reap it.
   virtual void stop_all() = 0;
   virtual size_t running() const = 0;

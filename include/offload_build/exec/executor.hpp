@@ -22,6 +22,10 @@ enum class Served {
   UpToDate,  // the outputs in place are current: nothing to run or write
 };
 
+// Cache lookups in flight at once when ExecOptions::lookups is 0 (at least
+// the build's parallelism): enough to hide a remote's latency.
+inline constexpr size_t kDefaultLookups = 16;
+
 struct ExecOptions {
   size_t parallelism = 1;
   // Told what happens to every job (report/progress.hpp: the console's status
@@ -35,7 +39,18 @@ struct ExecOptions {
   std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
   // Called when a job is ready, before anything runs: may write the job's
   // outputs to the temporary paths itself (a cache hit), or find them current.
+  // Runs on a lookup thread, up to `lookups` at once (so a remote's latency
+  // is paid concurrently): it must be safe to call from several threads and
+  // must not use the listener or std::cerr (a whole line in one write(2), as
+  // remote storage's warnings, is fine); what it has to say goes out in
+  // after_serve.
   std::function<Served(const Job&, const std::vector<fs::path>&)> serve;
+  // On the executor's own thread, once `serve` returned for a job, before the
+  // job's progress event: say what the lookup found (--explain, warnings a
+  // cache hit replays).
+  std::function<void(const Job&, Served)> after_serve;
+  // Lookups (`serve`) in flight at most; 0: max(parallelism, kDefaultLookups).
+  size_t lookups = 0;
   // Called after check_outputs passed, before the outputs are committed;
   // `depfile` is the temporary depfile the command wrote, if the job has one;
   // `output` what it printed, when the runner buffers output (else empty).

@@ -22,7 +22,10 @@ namespace ob::cache {
 
 struct LayeredStorage::Remote {
   RemoteConfig config;
-  std::unique_ptr<RemoteBackend> lookup;  // made on first use (lookups run on one thread)
+  // Connections for lookups, one per lookup in progress (lookups run on
+  // several threads), made on first use and kept for the next lookup.
+  std::mutex lookups_mu;
+  std::vector<std::unique_ptr<RemoteBackend>> idle_lookups;
   std::atomic<bool> disabled{false};
   std::atomic<bool> warned{false};
   std::atomic<bool> used{false};  // the unsigned-remote warning was considered
@@ -72,7 +75,10 @@ LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes
 LayeredStorage::~LayeredStorage() { finish_uploads(); }
 
 bool LayeredStorage::writable() const {
-  if (local_.writable()) return true;
+  {
+    std::lock_guard lock(local_mu_);
+    if (local_.writable()) return true;
+  }
   for (const auto& r : remotes_)
     if (!r->config.read_only && !r->disabled) return true;
   return false;
@@ -166,8 +172,8 @@ void LayeredStorage::fail(Remote& remote, const RemoteFailure& failure) {
 // store a good one). A valid entry signed with another key, or none, is left
 // alone: it may be a team mate's, and a client with a mistyped key must not
 // delete a team's entries. One warning per kind of problem.
-void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_view key,
-                            const std::string& why, EntryFault fault) {
+void LayeredStorage::reject(Remote& remote, RemoteBackend& backend, std::string_view kind,
+                            std::string_view key, const std::string& why, EntryFault fault) {
   const std::string id = fmt::format("{} {}", kind, key.substr(0, 16));
   if (fault == EntryFault::Unsigned || fault == EntryFault::OtherKey) {
     {
@@ -197,7 +203,7 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
   }
   std::string removed;
   if (!remote.config.read_only) {
-    auto gone = timed(remote, *remote.lookup, [&](RemoteBackend& b) { return b.remove(kind, key); });
+    auto gone = timed(remote, backend, [&](RemoteBackend& b) { return b.remove(kind, key); });
     if (!gone) {
       fail(remote, gone.failure());
       return;
@@ -208,58 +214,102 @@ void LayeredStorage::reject(Remote& remote, std::string_view kind, std::string_v
             fmt::format("the value for {} is not a valid entry ({}){} (said once)", id, why, removed));
 }
 
+Lookup LayeredStorage::get_local(std::string_view kind, std::string_view key) {
+  std::lock_guard lock(local_mu_);
+  return local_.get(kind, key);
+}
+
+bool LayeredStorage::put_local(std::string_view kind, std::string_view key, const Entry& entry) {
+  std::lock_guard lock(local_mu_);
+  return local_.put(kind, key, entry);
+}
+
+void LayeredStorage::discard(std::string_view kind, std::string_view key) {
+  std::lock_guard lock(local_mu_);
+  local_.discard(kind, key);
+}
+
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
-  Lookup local = local_.get(kind, key);
+  Lookup local = get_local(kind, key);
   if (local.status == LookupStatus::Hit || remotes_.empty()) return local;
   // Asked already in this process, and no remote had it (storing a miss reads
   // its manifest entry again): no second round trip.
   std::string id = fmt::format("{}/{}", kind, key);
-  if (remote_misses_.count(id)) return local;
+  {
+    std::lock_guard lock(misses_mu_);
+    if (remote_misses_.count(id)) return local;
+  }
   for (auto& rp : remotes_) {
     Remote& r = *rp;
     if (r.disabled) continue;
     warn_if_unsigned(r);
-    if (!r.lookup) r.lookup = options_.factory(r.config);
-    auto got = timed(r, *r.lookup, [&](RemoteBackend& b) { return b.get(kind, key); });
-    if (!got) {
-      fail(r, got.failure());
-      continue;
-    }
-    if (!*got) {
-      std::lock_guard lock(r.mu);
-      ++r.counters.misses;
-      continue;
-    }
-    const std::string& bytes = **got;
+    std::unique_ptr<RemoteBackend> backend;  // this lookup's own connection
     {
-      std::lock_guard lock(r.mu);
-      r.counters.bytes_read += bytes.size();
+      std::lock_guard lock(r.lookups_mu);
+      if (!r.idle_lookups.empty()) {
+        backend = std::move(r.idle_lookups.back());
+        r.idle_lookups.pop_back();
+      }
     }
-    EntryFault fault = EntryFault::Damaged;
-    auto entry = verify_remote_value(kind, key, bytes, local_.signing_key(), r.config.max_entry_bytes,
-                                     &fault);
-    if (!entry) {
-      reject(r, kind, key, entry.error().message, fault);
-      continue;
-    }
+    if (!backend) backend = options_.factory(r.config);
+    auto hit = fetch(r, *backend, kind, key);
     {
-      std::lock_guard lock(r.mu);
-      ++r.counters.hits;
+      std::lock_guard lock(r.lookups_mu);
+      r.idle_lookups.push_back(std::move(backend));
     }
-    if (local_.writable()) local_.put_encoded(kind, key, bytes);  // verified: as received
-    Lookup hit;
-    hit.status = LookupStatus::Hit;
-    hit.entry = std::move(*entry);
-    return hit;
+    if (hit) return std::move(*hit);
   }
+  std::lock_guard lock(misses_mu_);
   remote_misses_.insert(std::move(id));
   return local;
+}
+
+std::optional<Lookup> LayeredStorage::fetch(Remote& r, RemoteBackend& backend, std::string_view kind,
+                                            std::string_view key) {
+  auto got = timed(r, backend, [&](RemoteBackend& b) { return b.get(kind, key); });
+  if (!got) {
+    fail(r, got.failure());
+    return std::nullopt;
+  }
+  if (!*got) {
+    std::lock_guard lock(r.mu);
+    ++r.counters.misses;
+    return std::nullopt;
+  }
+  const std::string& bytes = **got;
+  {
+    std::lock_guard lock(r.mu);
+    r.counters.bytes_read += bytes.size();
+  }
+  EntryFault fault = EntryFault::Damaged;
+  auto entry = verify_remote_value(kind, key, bytes, local_.signing_key(), r.config.max_entry_bytes,
+                                   &fault);
+  if (!entry) {
+    reject(r, backend, kind, key, entry.error().message, fault);
+    return std::nullopt;
+  }
+  {
+    std::lock_guard lock(r.mu);
+    ++r.counters.hits;
+  }
+  {
+    std::lock_guard lock(local_mu_);
+    if (local_.writable()) local_.put_encoded(kind, key, bytes);  // verified: as received
+  }
+  Lookup hit;
+  hit.status = LookupStatus::Hit;
+  hit.entry = std::move(*entry);
+  return hit;
 }
 
 bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entry& entry) {
   if (payload_size(entry) > kMaxPayloadSize) return false;  // too big to cache anywhere
   auto bytes = std::make_shared<const std::string>(encode_entry(entry, kind, key, local_.signing_key()));
-  bool stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
+  bool stored = false;
+  {
+    std::lock_guard lock(local_mu_);
+    stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
+  }
   std::shared_ptr<const std::string> plain;  // for remotes with compress=false
   for (auto& rp : remotes_) {
     Remote& r = *rp;
@@ -372,6 +422,7 @@ void LayeredStorage::record(const Counters& delta) {
     std::lock_guard lock(r->mu);
     r->counters = {};  // recorded once
   }
+  std::lock_guard lock(local_mu_);
   local_.record(all);
 }
 

@@ -6,11 +6,16 @@
 // with one warning (a damaged one removed by a writer; one signed with another
 // key, or unsigned, left alone) and the remote stays on; a stored entry is sent to every writable remote by one
 // upload thread per remote, in parallel with the build, through a bounded
-// queue that finish_uploads() drains.
+// queue that finish_uploads() drains. get, put and discard may be called
+// from several threads at once (the executor's concurrent lookups): each
+// concurrent lookup of a remote has its own connection, and the local cache
+// is used by one thread at a time.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -43,7 +48,12 @@ class LayeredStorage {
   LayeredStorage(const LayeredStorage&) = delete;
   LayeredStorage& operator=(const LayeredStorage&) = delete;
 
+  // The local cache itself, for what is not a lookup of the build (records,
+  // stats): not while lookups may run. During a build use get_local/put_local.
   Storage& local() { return local_; }
+  // The local layer alone (entries that are hints, never shared: `place`).
+  Lookup get_local(std::string_view kind, std::string_view key);
+  bool put_local(std::string_view kind, std::string_view key, const Entry& entry);
   // Whether a put() can store anywhere: the local cache or a writable remote.
   bool writable() const;
   void warn_if_unwritable() const { local_.warn_if_unwritable(); }
@@ -57,7 +67,7 @@ class LayeredStorage {
   // An entry found unusable above the storage (metadata that does not
   // validate): removed from the local cache, where a remote value was written
   // back (a remote's copy is refused by the same check next time).
-  void discard(std::string_view kind, std::string_view key) { local_.discard(kind, key); }
+  void discard(std::string_view kind, std::string_view key);
 
   // Wait for the queued uploads (bounded by each remote's timeouts).
   void finish_uploads();
@@ -71,7 +81,7 @@ class LayeredStorage {
   struct Remote;
   void disable(Remote& remote, const std::string& why);  // and warn, once
   void fail(Remote& remote, const RemoteFailure& failure);  // count, disable, warn
-  void reject(Remote& remote, std::string_view kind, std::string_view key, const std::string& why,
+  void reject(Remote& remote, RemoteBackend& backend, std::string_view kind, std::string_view key, const std::string& why,
               EntryFault fault);
   void say(const std::string& line) const;  // one write(2) to warning_fd
   void note_once(Remote& remote, const std::string& code, const std::string& text);
@@ -80,11 +90,16 @@ class LayeredStorage {
   template <class Call>
   auto timed(Remote& remote, RemoteBackend& backend, Call call);  // within the build's budget
   bool replaceable(Remote& remote, RemoteBackend& backend, std::string_view kind, std::string_view key);
+  // A value from `remote` (fetched with `backend`): verified, written back locally.
+  std::optional<Lookup> fetch(Remote& remote, RemoteBackend& backend, std::string_view kind,
+                              std::string_view key);
 
   Storage& local_;
   LayeredOptions options_;
   std::vector<std::unique_ptr<Remote>> remotes_;
-  std::set<std::string> remote_misses_;  // "kind/key" no remote had, this process
+  mutable std::mutex local_mu_;  // the local Storage: one thread at a time
+  std::mutex misses_mu_;
+  std::set<std::string> remote_misses_;  // "kind/key" no remote had, this process (misses_mu_)
 };
 
 // The one check a remote value passes before anything uses it: the entry
