@@ -160,6 +160,8 @@ class Execution {
       }
       auto completion = runner_.wait_any();  // a lookup's result wakes it
       if (!completion) continue;
+      if (observer_ && completion->exit_code == 0)
+        observer_->job_cpu(plan_.jobs[completion->job], completion->cpu_s);
       finish(plan_.jobs[completion->job], completion->exit_code, completion->output);
       return_slots();
     }

@@ -1,6 +1,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,12 @@
 namespace ob {
 
 namespace {
+
+double cpu_seconds(const rusage& u) {
+  auto s = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 
 class ProcessRunner final : public CommandRunner {
  public:
@@ -83,9 +90,11 @@ class ProcessRunner final : public CommandRunner {
   std::optional<Completion> reap(int flags) {
     for (auto it = children_.begin(); it != children_.end(); ++it) {
       int status = 0;
-      pid_t pid = waitpid(it->first, &status, flags);
+      rusage usage{};
+      pid_t pid = wait4(it->first, &status, flags, &usage);
       if (pid == it->first) {
-        Completion c{it->second, exec::status_to_exit_code(status), take_output(pid)};
+        Completion c{it->second, exec::status_to_exit_code(status), take_output(pid),
+                     cpu_seconds(usage)};
         children_.erase(it);
         return c;
       }

@@ -106,6 +106,8 @@ void BuildRecorder::job_served(const Job& job, ServedFrom from, double seconds) 
   j.start_s = std::max(0.0, elapsed() - seconds);
 }
 
+void BuildRecorder::job_cpu(const Job& job, double cpu_seconds) { at(job.id).cpu_s = cpu_seconds; }
+
 void BuildRecorder::job_finished(const Job& job, double seconds) {
   auto& j = at(job.id);
   if (j.status == Status::Running) {

@@ -36,6 +36,9 @@ void ProgressTee::job_output(const Job& job, std::string_view text) {
 void ProgressTee::job_finished(const Job& job, double seconds) {
   for (auto* s : sinks_) s->job_finished(job, seconds);
 }
+void ProgressTee::job_cpu(const Job& job, double cpu_seconds) {
+  for (auto* s : sinks_) s->job_cpu(job, cpu_seconds);
+}
 void ProgressTee::job_failed(const Job& job, int exit_code, double seconds, const std::string& error) {
   for (auto* s : sinks_) s->job_failed(job, exit_code, seconds, error);
 }

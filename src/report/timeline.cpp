@@ -33,6 +33,7 @@ Timeline timeline_of(const Plan& plan, const BuildRecorder& recorder, std::strin
     j.start_s = ev.start_s.value_or(0);
     // A job still running when the build stopped ran until then.
     j.duration_s = ev.duration_s.value_or(j.reached ? std::max(0.0, t.duration_s - j.start_s) : 0);
+    j.cpu_s = ev.cpu_s.value_or(0);
     for (JobId dep : job.deps)
       if (dep < plan.jobs.size()) j.deps.push_back(dep);
     t.jobs.push_back(std::move(j));

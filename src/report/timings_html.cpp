@@ -169,14 +169,15 @@ constexpr std::string_view kScript = R"(</script>
     var rows = {}, order = [];
     jobs.forEach(function (j) {
       var k = keyOf(j);
-      if (!(k in rows)) { rows[k] = {jobs: 0, ran: 0, served: 0, failed: 0, notrun: 0, time: 0, ranTime: 0}; order.push(k); }
+      if (!(k in rows)) { rows[k] = {jobs: 0, ran: 0, served: 0, failed: 0, notrun: 0, time: 0, ranTime: 0, cpu: 0}; order.push(k); }
       var r = rows[k]; r.jobs++;
       if (!j.reached) { r.notrun++; return; }
       r.time += j.dur;
+      r.cpu += j.cpu || 0;
       if (isServed(j)) r.served++; else { r.ranTime += j.dur; if (j.status === 'failed') r.failed++; else r.ran++; }
     });
     var tbl = document.getElementById(id), tr = el('tr');
-    [head, 'jobs', 'ran', 'served', 'failed', 'not run', 'time (all jobs)', 'time (ran)'].forEach(function (h) {
+    [head, 'jobs', 'ran', 'served', 'failed', 'not run', 'time (all jobs)', 'time (ran)', 'CPU time'].forEach(function (h) {
       tr.appendChild(el('th', h));
     });
     tbl.appendChild(tr);
@@ -184,7 +185,7 @@ constexpr std::string_view kScript = R"(</script>
       var r = rows[k], row = el('tr');
       row.setAttribute('data-key', k);
       row.appendChild(el('td', k));
-      [r.jobs, r.ran, r.served, r.failed, r.notrun, secs(r.time), secs(r.ranTime)].forEach(function (v) {
+      [r.jobs, r.ran, r.served, r.failed, r.notrun, secs(r.time), secs(r.ranTime), secs(r.cpu)].forEach(function (v) {
         row.appendChild(el('td', String(v), 'n'));
       });
       tbl.appendChild(row);
@@ -211,7 +212,7 @@ nlohmann::json timings_data(const Timeline& t) {
     const auto& j = t.jobs[i];
     jobs.push_back({{"name", j.name}, {"kind", j.kind}, {"target", j.target}, {"status", j.status},
                     {"reached", j.reached}, {"start", round_us(j.start_s)}, {"dur", round_us(j.duration_s)},
-                    {"lane", lanes[i]}, {"critical", bool(critical[i])}, {"deps", j.deps}});
+                    {"cpu", round_us(j.cpu_s)}, {"lane", lanes[i]}, {"critical", bool(critical[i])}, {"deps", j.deps}});
   }
   return {{"title", t.title}, {"flow", t.flow}, {"started", t.started_text.empty() ? iso8601_utc(t.started) : t.started_text},
           {"duration_s", round_us(t.duration_s)}, {"result", t.result}, {"jobs", std::move(jobs)}};

@@ -91,12 +91,13 @@ TEST_CASE("timings option: chromium draws one bar per job of a real build, by ki
   std::sort(critical.begin(), critical.end());
   check_chain(critical, jobs);
   const auto device = table_row(dom, "by-kind", "device");
-  REQUIRE(device.size() == 8);
+  REQUIRE(device.size() == 9);
   CHECK(device[1] == "3");  // jobs
   CHECK(device[2] == "3");  // ran
   CHECK(device[3] == "0");  // served
+  CHECK(device[8] != "0");  // CPU time: three compiles used some
   const auto host_target = table_row(dom, "by-target", "host");
-  REQUIRE(host_target.size() == 8);
+  REQUIRE(host_target.size() == 9);
   CHECK(host_target[1] == "3");
 
   SECTION("a rebuild from the cache: every bar served, none ran") {
@@ -115,6 +116,7 @@ TEST_CASE("timings option: chromium draws one bar per job of a real build, by ki
       CHECK((b.has_class("served") && !b.has_class("ran")));
     }
     CHECK(table_row(dom2, "by-kind", "device").at(3) == "3");  // served
+    CHECK(table_row(dom2, "by-kind", "device").at(8) == "0");  // no CPU time: nothing ran
   }
 }
 

@@ -35,6 +35,7 @@ class CommandRunner {
     JobId job = 0;
     int exit_code = 0;  // 128 + signal when the child was killed
     std::string output;  // what it printed, when the runner buffers output
+    double cpu_s = 0;    // user + system CPU seconds of the command and its children
   };
 
   virtual ~CommandRunner() = default;

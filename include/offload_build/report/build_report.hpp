@@ -28,6 +28,7 @@ struct JobEvents {
   std::optional<double> start_s;     // seconds after the build started
   std::optional<double> duration_s;
   std::optional<int> exit_code;      // commands only
+  std::optional<double> cpu_s;       // commands only: user + system CPU seconds
   std::string error;                 // failed jobs
 };
 
@@ -41,6 +42,7 @@ class BuildRecorder final : public Progress {
   void job_started(const Job& job) override;
   void job_served(const Job& job, ServedFrom from, double seconds) override;
   void job_finished(const Job& job, double seconds) override;
+  void job_cpu(const Job& job, double cpu_seconds) override;
   void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
 
   const JobEvents& job(JobId id) const;

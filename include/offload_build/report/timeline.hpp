@@ -22,6 +22,7 @@ struct TimelineJob {
   bool reached = false;  // started or served: it has a start and a duration
   double start_s = 0;    // seconds after Timeline::origin
   double duration_s = 0;
+  double cpu_s = 0;      // CPU seconds (user + system) of a job that ran; 0 when served
   std::vector<size_t> deps;  // indices into Timeline::jobs
 };
 
