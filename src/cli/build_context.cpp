@@ -67,6 +67,9 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
     storage_->warn_if_unwritable();
     job_cache.emplace(*layers_, plan, std::move(run.cache));
     job_cache->attach(exec);  // serve (concurrent lookups), after_serve, after_run
+    // Lookups on threads hide a remote's latency; with only the local cache
+    // a lookup takes microseconds and the hand-off would cost more.
+    if (!layers_->has_remotes()) exec.lookups = 1;
   }
   Ran ran{execute(plan, runner, exec), {}};
   if (job_cache) {

@@ -103,7 +103,9 @@ class Execution {
           *opts.progress, report::ConsoleOptions{report::ProgressMode::Plain, 0});
       observer_ = own_observer_.get();
     }
-    if (opts.serve) {
+    // One lookup at a time is asked on this thread: a thread hand-off per job
+    // costs more than a local lookup (a no-op build of 200 jobs: +50%).
+    if (opts.serve && opts.lookups != 1) {
       const size_t limit = opts.lookups ? opts.lookups : std::max(opts.parallelism, kDefaultLookups);
       lookups_ = std::make_unique<LookupPool>(limit, [&runner] { runner.wake(); });
     }
@@ -177,7 +179,8 @@ class Execution {
     for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
     began_[job.id] = Clock::now();
     if (!lookups_) {
-      to_run_.push_back(job.id);
+      if (opts_.serve) served_by_lookup(job, opts_.serve(job, temps));
+      else to_run_.push_back(job.id);
       return;
     }
     lookups_->submit(job.id, [this, &job, temps = temps] { return opts_.serve(job, temps); });

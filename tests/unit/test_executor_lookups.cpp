@@ -4,6 +4,8 @@
 // and the executor's guarantees kept (failure stop, temporaries, event order).
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -129,6 +131,31 @@ TEST_CASE("cache lookups run at once, off the scheduler thread, bounded", "[exec
       CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
     }
   }
+}
+
+TEST_CASE("one lookup at a time is asked on the executor's own thread, no lookup threads", "[executor][lookups]") {
+  test::TempDir tmp;
+  const size_t n = 5;
+  Plan plan = wide_plan(tmp.path(), n);
+  test::FakeRunner runner;
+  ExecOptions opts;
+  opts.lookups = 1;  // what a build with only a local cache uses (cli/build_context.cpp)
+  const auto main_thread = std::this_thread::get_id();
+  size_t asked = 0, elsewhere = 0;
+  opts.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
+    ++asked;
+    if (std::this_thread::get_id() != main_thread) ++elsewhere;
+    if (job.kind == JobKind::Link) return Served::No;
+    return write_hit(job, temps);
+  };
+  auto summary = execute(plan, runner, opts);
+  REQUIRE(summary.ok());
+  CHECK(asked == n + 1);
+  CHECK(elsewhere == 0);
+  CHECK(summary->jobs_served == n);
+  CHECK(runner.started == std::vector<JobId>{n});
+  for (size_t i = 0; i < n; ++i) CHECK(read(plan.jobs[i].outputs[0]) == fmt::format("served {}\n", i));
+  CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
 }
 
 TEST_CASE("concurrent lookups keep the order of events and call after_serve on the executor's thread",

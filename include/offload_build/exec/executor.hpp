@@ -50,6 +50,8 @@ struct ExecOptions {
   // cache hit replays).
   std::function<void(const Job&, Served)> after_serve;
   // Lookups (`serve`) in flight at most; 0: max(parallelism, kDefaultLookups).
+  // 1: one at a time, on the executor's own thread (no lookup threads: what a
+  // build with only a local cache wants, where a lookup takes microseconds).
   size_t lookups = 0;
   // Called after check_outputs passed, before the outputs are committed;
   // `depfile` is the temporary depfile the command wrote, if the job has one;

@@ -56,6 +56,8 @@ class LayeredStorage {
   bool put_local(std::string_view kind, std::string_view key, const Entry& entry);
   // Whether a put() can store anywhere: the local cache or a writable remote.
   bool writable() const;
+  // Whether any remote storage is layered over the local cache.
+  bool has_remotes() const { return !remotes_.empty(); }
   void warn_if_unwritable() const { local_.warn_if_unwritable(); }
 
   // Local first, then each usable remote in order. A remote value is returned

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Two builds of offload-build side by side in one run: B1, B2, B5, B6 and B7
+# of bench/run.sh (the same projects and commands, fewer comparisons), each
+# measured for BEFORE and AFTER in the same hyperfine call, so a refactoring
+# can show it costs nothing. Each binary gets caches of its own (their key
+# formats may differ).
+#   bench/before_after.sh BEFORE_BINARY AFTER_BINARY [--reps N]
+# Prints a Markdown table (medians; ratio after/before).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 2 ] || { echo "usage: bench/before_after.sh BEFORE AFTER [--reps N]" >&2; exit 2; }
+BEFORE=$(realpath "$1") AFTER=$(realpath "$2"); shift 2
+REPS=3
+[ "${1:-}" = --reps ] && REPS=$2
+FAST=$((REPS * 10))
+WORK=$(mktemp -d /tmp/ob-before-after.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+LOG=$WORK/log
+say() { echo "before_after: $*" >&2; }
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
+CLANG=$LLVM_BIN/clang
+source "$ROOT/bench/gen.sh"
+declare -A M
+med() {  # key runs hyperfine-args...: medians into M[key/name]
+  local key=$1 runs=$2; shift 2
+  hyperfine --style basic --runs "$runs" --export-csv "$WORK/$key.csv" "$@" >>"$LOG" 2>&1 ||
+    { tail -20 "$LOG" >&2; exit 1; }
+  local name median
+  while IFS=, read -r name _ _ median _; do
+    [ "$name" = command ] && continue
+    M[$key/$name]=$median
+  done <"$WORK/$key.csv"
+}
+gen_c "$WORK/p10x3" 10 host,sm_90,gfx90a >/dev/null
+gen_c "$WORK/p50x1" 50 host >/dev/null
+for v in before after; do
+  ob=$BEFORE; [ $v = after ] && ob=$AFTER
+  cp -r "$WORK/p10x3" "$WORK/$v-p10x3"; cp -r "$WORK/p50x1" "$WORK/$v-p50x1"
+  "$ob" -C "$WORK/$v-p10x3" --cache-dir "$WORK/$v-c10" -q build
+  "$ob" -C "$WORK/$v-p50x1" --cache-dir "$WORK/$v-c50" -q build
+done
+b() { echo "$WORK/$1-p$2"; }
+say "B1 cold build 10x3"
+med B1 "$REPS" \
+  -n before --prepare "rm -rf $(b before 10x3)/build $WORK/before-cold" "$BEFORE -C $(b before 10x3) --cache-dir $WORK/before-cold -q build" \
+  -n after --prepare "rm -rf $(b after 10x3)/build $WORK/after-cold" "$AFTER -C $(b after 10x3) --cache-dir $WORK/after-cold -q build"
+say "B2 clean rebuild, warm cache, 10x3"
+med B2 "$REPS" \
+  -n before --prepare "rm -rf $(b before 10x3)/build" "$BEFORE -C $(b before 10x3) --cache-dir $WORK/before-c10 -q build" \
+  -n after --prepare "rm -rf $(b after 10x3)/build" "$AFTER -C $(b after 10x3) --cache-dir $WORK/after-c10 -q build"
+say "B5 no-op 50x1"
+"$BEFORE" -C "$(b before 50x1)" --cache-dir "$WORK/before-c50" -q build
+"$AFTER" -C "$(b after 50x1)" --cache-dir "$WORK/after-c50" -q build
+med B5 "$FAST" --warmup 3 -N \
+  -n before "$BEFORE -C $(b before 50x1) --cache-dir $WORK/before-c50 -q build" \
+  -n after "$AFTER -C $(b after 50x1) --cache-dir $WORK/after-c50 -q build"
+say "B6 launcher hit"
+one="$CLANG $(oneshot_flags host,sm_90,gfx90a) -O2 -c $WORK/p10x3/src/tu_0.c -o $WORK/b6.o"
+for v in before after; do
+  ob=$BEFORE; [ $v = after ] && ob=$AFTER
+  OFFLOAD_BUILD_CACHE_DIR=$WORK/$v-c6 $ob $one; OFFLOAD_BUILD_CACHE_DIR=$WORK/$v-c6 $ob $one
+done
+med B6 "$FAST" --warmup 3 -N \
+  -n before "env OFFLOAD_BUILD_CACHE_DIR=$WORK/before-c6 $BEFORE $one" \
+  -n after "env OFFLOAD_BUILD_CACHE_DIR=$WORK/after-c6 $AFTER $one"
+say "B7 fresh clone at another path, warm cache, 10x3"
+fresh() { echo "rm -rf $WORK/clone && mkdir -p $WORK/clone && cp -r $WORK/$1-p10x3 $WORK/clone/p && rm -rf $WORK/clone/p/build"; }
+med B7 "$REPS" \
+  -n before --prepare "$(fresh before)" "$BEFORE -C $WORK/clone/p --cache-dir $WORK/before-c10 -q build" \
+  -n after --prepare "$(fresh after)" "$AFTER -C $WORK/clone/p --cache-dir $WORK/after-c10 -q build"
+echo "| | before | after | after / before |"
+echo "|---|---|---|---|"
+for k in B1 B2 B5 B6 B7; do
+  python3 - "$k" "${M[$k/before]}" "${M[$k/after]}" <<'PY'
+import sys
+k, b, a = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+f = lambda s: f"{s*1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+print(f"| {k} | {f(b)} | {f(a)} | {a/b:.2f}x |")
+PY
+done
