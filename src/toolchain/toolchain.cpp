@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <cstdlib>
 #include <system_error>
 #include <vector>
@@ -145,7 +147,16 @@ bool Toolchain::has_device_runtime(const Target& target) const {
 
 std::optional<fs::path> Toolchain::device_runtime(const Target& target) const {
   if (target.triple == kHostTriple) return std::nullopt;
-  return find_device_runtime(root, target.triple);
+  // Asked for every GPU job of a plan (its argv and its output check), and
+  // the search lists lib/ and lib/clang/: remembered per installation and
+  // triple for the process (an installation does not change during a build).
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, std::optional<fs::path>> found;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(root.string(), target.triple);
+  auto it = found.find(key);
+  if (it == found.end()) it = found.emplace(key, find_device_runtime(root, target.triple)).first;
+  return it->second;
 }
 
 Result<Toolchain> toolchain_at(const fs::path& given_root) {
