@@ -88,6 +88,7 @@ JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
 std::string job_id(const Job& job, const fs::path& cwd) { return job.describe(cwd); }
 
 BuildState::BuildState(fs::path file) : file_(std::move(file)) {
+  if (file_.empty()) return;  // no state kept (launcher mode)
   // Regular and at most 1 GiB, or no state: it only costs explanations and a rehash.
   const auto read = util::read_file(file_, uint64_t{1} << 30);
   if (!read) return;

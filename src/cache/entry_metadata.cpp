@@ -21,6 +21,9 @@ using nlohmann::json;
 
 Error bad(const std::string& what) { return Error::failure("bad metadata: " + what); }
 
+// A launcher compile splits into a few jobs per target: far fewer than this.
+constexpr uint64_t kMaxJobsPerEntry = 100000;
+
 bool is_key(const json& j) {
   if (!j.is_string()) return false;
   const auto& s = j.get_ref<const std::string&>();
@@ -44,6 +47,7 @@ Result<json> parse_object(const Entry& entry) {
 std::string encode_result_meta(const ResultMeta& meta) {
   json j{{"job", meta.job}, {"modes", meta.modes}};
   if (meta.diagnostics) j["diagnostics"] = true;
+  if (meta.jobs != 1) j["jobs"] = meta.jobs;
   return util::dump_lossless(j);
 }
 
@@ -65,6 +69,10 @@ Result<ResultMeta> decode_result_meta(const Entry& entry) {
     } else if (name == "diagnostics") {
       if (!value.is_boolean()) return bad("\"diagnostics\" is not true or false");
       meta.diagnostics = value.get<bool>();
+    } else if (name == "jobs") {
+      if (!value.is_number_unsigned() || value.get<uint64_t>() < 2 || value.get<uint64_t>() > kMaxJobsPerEntry)
+        return bad("\"jobs\" is not a number from 2 to " + std::to_string(kMaxJobsPerEntry));
+      meta.jobs = value.get<size_t>();
     } else {
       return bad(fmt::format("unexpected field \"{}\"", util::shorten(name, 40)));
     }

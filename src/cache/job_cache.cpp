@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "offload_build/cache/place.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/paths.hpp"
 
 namespace ob::cache {
 
@@ -127,7 +130,8 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
 }
 
 JobCache::Restored JobCache::restore(const Job& job, const Entry& entry,
-                                     const std::vector<fs::path>& temps, std::string& diagnostics) {
+                                     const std::vector<fs::path>& temps, std::string& diagnostics,
+                                     size_t& jobs) {
   // After the outputs: a kept depfile (Job::keep_depfile; its temporary comes
   // last), then what the command printed when the metadata says so. Anything
   // else than what store() writes is a corrupt entry.
@@ -143,6 +147,7 @@ JobCache::Restored JobCache::restore(const Job& job, const Entry& entry,
   if (kept_depfile && !write(temps.back(), entry.files[job.outputs.size()].data))
     return Restored::Unwritable;
   if (meta->diagnostics) diagnostics = entry.files.back().data;
+  jobs = meta->jobs;
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     if (!write(temps[i], entry.files[i].data)) return Restored::Unwritable;
     // Only the executable bit comes from the entry (never setuid, setgid,
@@ -163,7 +168,30 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
   for (const auto& d : record.deps) record.dep_stamps.push_back(files_.get(d.path, plan_.cwd).stamp);
   for (size_t i = 0; i < job.outputs.size(); ++i)
     record.outputs.emplace_back(job.outputs[i].string(), stat_stamp(temps[i]));
+  if (options_.collect_reads) {
+    std::vector<Dep>& reads = reads_[job.id];
+    reads = record.deps;
+    std::vector<std::string> tools{job.argv.front()};
+    for (const auto& t : job.tools) tools.push_back(t.string());
+    for (const auto& [name, value] : job.env)
+      if (name == "LD_PRELOAD" && value) tools.push_back(*value);  // the stable-names library
+    for (const auto& t : tools) reads.push_back(Dep{t, files_.get(t, plan_.cwd).sha256, 0, 0, {}});
+  }
   state_.record(id, std::move(record));
+}
+
+std::optional<std::vector<Dep>> JobCache::reads() const {
+  std::vector<Dep> all;
+  std::set<std::tuple<std::string, std::string, uint64_t, uint64_t, std::string>> seen;
+  for (const auto& job : plan_.jobs) {
+    auto it = reads_.find(job.id);
+    if (it == reads_.end()) return std::nullopt;
+    for (const auto& d : it->second) {
+      if (util::is_under((plan_.cwd / d.path).lexically_normal(), plan_.build_dir)) continue;
+      if (seen.emplace(d.path, d.sha256, d.device, d.inode, d.name).second) all.push_back(d);
+    }
+  }
+  return all;
 }
 
 Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
@@ -200,8 +228,9 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
     lock.unlock();
     Lookup result = storage_.get("result", *rkey);
     std::string diagnostics;
+    size_t jobs = 1;
     Restored restored = result.status == LookupStatus::Hit
-                            ? restore(job, result.entry, temps, diagnostics)
+                            ? restore(job, result.entry, temps, diagnostics, jobs)
                             : Restored::Unwritable;
     if (restored == Restored::Corrupt) {
       storage_.discard("result", *rkey);
@@ -209,7 +238,8 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
     }
     lock.lock();
     if (result.status == LookupStatus::Hit && restored == Restored::Ok) {
-      ++counters_.hits;
+      counters_.hits += jobs;
+      if (jobs > 1) ++counters_.whole_compiles;
       explain(job, "hit");
       if (!diagnostics.empty()) said_[job.id].diagnostics = std::move(diagnostics);
       remember(id, pending.key, deps, temps, job);
@@ -292,9 +322,33 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   if (!pending.storable) return;
   remember(id, pending.key, job.depfile ? deps : std::vector<Dep>{}, temps, job);
   if (!storage_.writable()) return;
+  std::optional<std::string> kept;
+  if (job.keep_depfile) kept = std::move(depfile_text);
+  put_result(job, pending, temps, deps, std::move(kept), diagnostics, 1);
+  // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
+  storage_.put_local("place", place_free_key(plan_, job, pending.key),
+                     Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
+}
 
+void JobCache::store_whole(const Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
+                           std::optional<std::string> kept_depfile, std::string_view diagnostics,
+                           size_t jobs) {
+  std::lock_guard lock(mu_);
+  auto it = pending_.find(job.id);
+  if (it == pending_.end()) return;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  if (!pending.storable || !storage_.writable()) return;
+  put_result(job, pending, outputs, deps, std::move(kept_depfile), diagnostics, jobs);
+}
+
+// The result entry (outputs still at `temps`) and the manifest entry naming it.
+void JobCache::put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
+                          const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
+                          std::string_view diagnostics, size_t jobs) {
   Entry entry;
-  ResultMeta meta{id, {}, !diagnostics.empty()};
+  ResultMeta meta{job_id(job, plan_.cwd), {}, !diagnostics.empty()};
+  meta.jobs = jobs;
   for (size_t i = 0; i < job.outputs.size(); ++i) {
     auto data = util::read_file(temps[i], kMaxPayloadSize);
     if (!data) return;  // not a regular file, or too big to cache: the build is fine
@@ -308,8 +362,8 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     auto perms = fs::status(temps[i], ec).permissions();
     meta.modes.push_back(static_cast<unsigned>(perms & fs::perms::mask) & 0777);
   }
-  if (job.keep_depfile && depfile_text)
-    entry.files.push_back({job.depfile->filename().string(), std::move(*depfile_text)});
+  if (job.keep_depfile && kept_depfile)
+    entry.files.push_back({job.depfile->filename().string(), std::move(*kept_depfile)});
   if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
   entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
@@ -319,9 +373,6 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   }
   ++counters_.stores;
   if (job.depfile) update_manifest(pending.key, deps, rkey);
-  // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
-  storage_.put_local("place", place_free_key(plan_, job, pending.key),
-                     Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {

@@ -90,6 +90,7 @@ JobKey describe_job(const Plan& plan, const Job& job) {
     if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE && name != OB_STABLE_ENV_ANCHOR)
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
+  for (const auto& fact : job.key_facts) key.env.push_back("fact: " + fact);
   return key;
 }
 

@@ -11,6 +11,8 @@ BuildContext::BuildContext(const GlobalOptions& options)
     : options_(options), jobserver_(exec::jobserver_from_environment()) {}
 
 Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
+  if (opened_) return {};
+  opened_ = true;
   cache_dir_ = cache_dir_for(options_, project.cache_dir);
   if (options_.no_cache) return {};
   storage_.emplace(cache_dir_, max_size_for(project.max_size));
@@ -63,6 +65,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   exec.observer = run.observer;
   exec.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;
+  const bool collect_reads = run.cache.collect_reads;
   if (layers_) {
     storage_->warn_if_unwritable();
     job_cache.emplace(*layers_, plan, std::move(run.cache));
@@ -75,6 +78,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   if (job_cache) {
     job_cache->finish();
     ran.misses = job_cache->misses();
+    if (collect_reads) ran.reads = job_cache->reads();
   }
   return ran;
 }

@@ -118,6 +118,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   rows.add("entries", std::to_string(u.entries));
   rows.add("size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
   rows.add("hits", std::to_string(c.hits));
+  if (c.whole_compiles) rows.add("  compiles served whole", std::to_string(c.whole_compiles));  // launcher mode
   rows.add("misses", std::to_string(c.misses));
   for (const auto& [reason, n] : c.misses_by_reason) rows.add("  " + reason, std::to_string(n));
   uint64_t lookups = c.hits + c.misses;

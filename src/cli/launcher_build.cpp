@@ -60,7 +60,9 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
-  const auto memo = trusted_probe_memo(o);
+  BuildContext context(o);
+  open_launcher_cache(context);
+  const auto memo = context.probe_memo();
 
   // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
   const fs::path work = launcher_work_dir(program);
@@ -88,7 +90,6 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
 
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
-  BuildContext context(o);
   exec::install_signal_handlers();
   Plan plan;
   plan.cwd = cwd;

@@ -1,7 +1,9 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
 // jobserver, leaving exactly the object (and depfile) the compiler would.
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/job_cache.hpp"
+#include "offload_build/cache/whole_compile.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/launcher.hpp"
@@ -155,7 +158,8 @@ struct Recording {
   std::map<JobId, cache::JobCache::MissNote> misses;
 };
 
-std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record) {
+std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record,
+                            cache::WholeCompile* whole) {
   const GlobalOptions& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
@@ -171,6 +175,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.
   run.cache.replay = [&](const Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
+  run.cache.collect_reads = whole != nullptr;
   auto ran = context.run_plan(plan, runner, std::move(run));
   auto& summary = ran.summary;
   if (record) record->misses = std::move(ran.misses);
@@ -178,18 +183,17 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
   if (!summary && !o.verbose) return std::nullopt;
-  std::cerr << in_clang_order(plan, runner.output);
+  const std::string said = in_clang_order(plan, runner.output);
+  std::cerr << said;
   if (!summary) {
     std::cerr << "offload-build: " << summary.error().message << '\n';
     return std::nullopt;
   }
+  // Every compile named its kernels from stable names: keyed without inodes.
+  const bool stable = std::all_of(plan.jobs.begin(), plan.jobs.end(),
+                                  [](const Job& j) { return !j.inode_sensitive || j.stable_names; });
+  if (whole && ran.reads && stable) whole->store(std::move(*ran.reads), said, plan.jobs.size());
   return exit_code::ok;
-}
-
-// Where compilers' answers are remembered: next to a private, trusted cache
-// only (a listing planted there would run).
-std::optional<fs::path> trusted_probe_memo(const GlobalOptions& o) {
-  return BuildContext::probe_memo_of(o);
 }
 
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
@@ -202,6 +206,11 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
   const std::string salt = kernel_salt(ns);
   use_stable_names(plan, *names, salt);
   if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+}
+
+void open_launcher_cache(BuildContext& context) {
+  // Remote errors are warnings here; --dry-run only reads the probe memo.
+  if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
 }
 
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const GlobalOptions& o,
@@ -251,7 +260,8 @@ bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const 
 }
 
 std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
-                                  const std::vector<std::string>& command, const std::string& project) {
+                                  const std::vector<std::string>& command, const std::string& project,
+                                  cache::WholeCompile* whole) {
   const GlobalOptions& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
@@ -260,7 +270,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
   std::optional<Recording> record;
   if (o.report || wants_pictures(o)) record.emplace();
   const auto started = std::chrono::system_clock::now();
-  auto code = run_plan(plan, context, record ? &*record : nullptr);
+  auto code = run_plan(plan, context, record ? &*record : nullptr, whole);
   if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
     const auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
                                               *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
@@ -286,6 +296,42 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
   return code;
 }
 
+namespace {
+
+// What shapes a launcher compile's split besides its command line, source
+// and the files it reads (the whole entry's Job::key_facts).
+std::vector<std::string> split_facts(const GlobalOptions& o) {
+  const config::Config& c = config::current();
+  const char* path = config::env_or_null("PATH");  // finds ptxas, offload-arch
+  return {fmt::format("two_parse={}", o.two_parse),
+          "kernel_namespace=" + o.kernel_namespace.value_or(""),
+          "stable_names=" + c.text("stable_names"), "system_dirs=" + c.text("system_dirs"),
+          std::string("PATH=") + (path ? path : "")};
+}
+
+// A launcher compile served whole (cache/whole_compile.hpp) when nothing asks
+// to see its jobs; nullptr when it cannot be, or the cache is off.
+std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileRequest& req, const LaunchSetup& s,
+                                                   const GlobalOptions& o, BuildContext& context) {
+  if (o.dry_run || o.no_cache || o.explain || o.verbose || o.report || wants_pictures(o) || req.save_temps ||
+      !req.native.empty())
+    return nullptr;
+  std::error_code ec;
+  const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
+  if (!fs::is_directory(output.parent_path(), ec)) return nullptr;
+  if (auto dep = requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec)) return nullptr;
+  if (!context.layers()) return nullptr;
+  std::vector<std::string> argv = s.argv;
+  argv.front() = s.compiler.string();
+  Plan plan = make_whole_compile_plan(req, std::move(argv), s.cwd, split_facts(o),
+                                      {fs::read_symlink("/proc/self/exe", ec)});
+  plan.base_dirs = s.bases;
+  plan.name_anchor = s.anchor;
+  return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan));
+}
+
+}  // namespace
+
 int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
@@ -298,19 +344,27 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   auto parsed = clang_cli::parse(setup->argv);
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
   auto& req = *parsed.compile;
+  // Before any descriptor of ours is open: make's closed jobserver
+  // descriptors must not be mistaken for the cache's or the signal self-pipe's.
+  BuildContext context(o);
+  open_launcher_cache(context);
+  // The whole compile from the cache: nothing else to do.
+  auto whole = whole_compile(req, *setup, o, context);
+  if (whole)
+    if (auto said = whole->serve()) {
+      std::cerr << *said;
+      return exit_code::ok;
+    }
   const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
-  const auto memo = trusted_probe_memo(o);  // compilers' answers, next to the cache
+  const auto memo = context.probe_memo();  // compilers' answers, next to the cache
   if (!ready_to_split(req, *setup, *toolchain, memo, true, why)) return -1;
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
   if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
-  // Before any descriptor of ours is open: make's closed jobserver
-  // descriptors must not be mistaken for the signal self-pipe's.
-  BuildContext context(o);
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Plan plan;
   if (req.save_temps) {
@@ -333,7 +387,8 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
                                single ? "one host parse, " : "", req.targets.size(),
                                req.targets.size() == 1 ? "" : "es", single ? "codegen" : "pass");
   }
-  if (auto code = run_and_report(plan, context, command, fs::path(req.output_arg()).filename().string()))
+  if (auto code = run_and_report(plan, context, command, fs::path(req.output_arg()).filename().string(),
+                                 req.save_temps ? nullptr : whole.get()))
     return *code;
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }

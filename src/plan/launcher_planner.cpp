@@ -49,4 +49,29 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   return plan;
 }
 
+Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<std::string> argv,
+                             const fs::path& cwd, std::vector<std::string> facts,
+                             std::vector<fs::path> tools) {
+  Plan plan;
+  plan.cwd = cwd;
+  plan.program = (cwd / req.output_arg()).lexically_normal();
+  plan.build_dir = launcher_work_dir(plan.program);  // what the split's jobs write: not keyed
+  Job job;
+  job.kind = JobKind::HostCompile;
+  job.source = (cwd / req.source).lexically_normal();
+  job.argv = std::move(argv);
+  job.inputs = {job.source};
+  job.outputs = {plan.program};
+  if (req.opt_record) job.outputs.push_back((cwd / *req.opt_record).lexically_normal());
+  job.depfile = requested_depfile(req, cwd);
+  job.keep_depfile = job.depfile.has_value();
+  if (!job.depfile) job.depfile = plan.build_dir / "compile.d";
+  job.tools = std::move(tools);
+  job.inode_sensitive = true;
+  job.stable_names = true;  // stored only when every compile of the split used them
+  job.key_facts = std::move(facts);
+  plan.add(std::move(job));
+  return plan;
+}
+
 }  // namespace ob

@@ -95,6 +95,7 @@ Counters read_counters(const fs::path& file) {
   auto j = util::parse_lossless(*text);
   if (!j.is_object()) return c;
   c.hits = get_count(j, "hits");
+  c.whole_compiles = get_count(j, "whole_compiles");
   c.misses = get_count(j, "misses");
   c.corrupt = get_count(j, "corrupt");
   c.stores = get_count(j, "stores");
@@ -128,6 +129,7 @@ nlohmann::json counters_to_json(const Counters& c) {
   return {
       {"remotes", remotes},
       {"hits", c.hits},
+      {"whole_compiles", c.whole_compiles},
       {"misses", c.misses},
       {"misses_by_reason", c.misses_by_reason},
       {"corrupt", c.corrupt},
@@ -158,6 +160,7 @@ void write_counters(const fs::path& dir, const Counters& c, const std::optional<
 
 Counters& Counters::operator+=(const Counters& other) {
   hits += other.hits;
+  whole_compiles += other.whole_compiles;
   misses += other.misses;
   for (const auto& [reason, n] : other.misses_by_reason) misses_by_reason[reason] += n;
   corrupt += other.corrupt;

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <cstdlib>
 #include <system_error>
 #include <vector>
@@ -148,14 +146,12 @@ bool Toolchain::has_device_runtime(const Target& target) const {
 std::optional<fs::path> Toolchain::device_runtime(const Target& target) const {
   if (target.triple == kHostTriple) return std::nullopt;
   // Asked for every GPU job of a plan (its argv and its output check), and
-  // the search lists lib/ and lib/clang/: remembered per installation and
-  // triple for the process (an installation does not change during a build).
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, std::optional<fs::path>> found;
-  std::lock_guard lock(mutex);
-  auto key = std::make_pair(root.string(), target.triple);
-  auto it = found.find(key);
-  if (it == found.end()) it = found.emplace(key, find_device_runtime(root, target.triple)).first;
+  // the search lists lib/ and lib/clang/: remembered per triple by this
+  // Toolchain and its copies.
+  std::lock_guard lock(runtimes->mutex);
+  auto it = runtimes->by_triple.find(target.triple);
+  if (it == runtimes->by_triple.end())
+    it = runtimes->by_triple.emplace(target.triple, find_device_runtime(root, target.triple)).first;
   return it->second;
 }
 

@@ -163,7 +163,9 @@ TEST_CASE("a restored output never carries special bits, and malformed metadata 
   }
   for (const std::string meta : {R"({"job":"J","modes":["rwx"]})", R"({"job":"J","modes":[-1]})",
                                  R"({"job":"J","modes":[493],"diagnostics":"yes"})",
-                                 R"({"job":"J","modes":[493,493]})", "not json at all"}) {
+                                 R"({"job":"J","modes":[493,493]})", R"({"job":"J","modes":[493],"jobs":1})",
+                                 R"({"job":"J","modes":[493],"jobs":-4})", R"({"job":"J","modes":[493],"jobs":1e12})",
+                                 "not json at all"}) {
     SECTION("metadata " + meta) {
       rewrite_metadata(entry, meta);
       const int corrupt_before = stats(cache)["corrupt"].get<int>();

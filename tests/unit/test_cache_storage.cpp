@@ -655,7 +655,7 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "entries", "evictions",
                                            "hits", "max_size", "misses", "misses_by_reason",
                                            "remotes", "store_failures", "stores", "unchanged_by_reason",
-                                           "unsupported_options"});
+                                           "unsupported_options", "whole_compiles"});
     CHECK(j["remotes"] == nlohmann::json::object());  // none used
     CHECK(j["dir"] == s.dir().string());
     CHECK(j["entries"] == 4);

@@ -243,31 +243,39 @@ TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
   CHECK_FALSE(tc->has_device_runtime(nv));
   CHECK_FALSE(tc->has_device_runtime(amd));
 
+  // A Toolchain remembers what it found: the installation as it is now.
+  auto now = [&] { return *toolchain_at(root); };
+  SECTION("remembered by a Toolchain and its copies") {
+    t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+    const Toolchain copy = *tc;
+    CHECK_FALSE(copy.has_device_runtime(nv));
+    CHECK(now().has_device_runtime(nv));
+  }
   SECTION("lib/clang/N/lib/<triple>/libompdevice.a") {
     t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
-    CHECK(tc->device_runtime(nv) == root / "lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
-    CHECK_FALSE(tc->has_device_runtime(amd));
+    CHECK(now().device_runtime(nv) == root / "lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+    CHECK_FALSE(now().has_device_runtime(amd));
   }
   SECTION("lib/<triple>/libompdevice.a") {
     t.file("llvm/lib/amdgcn-amd-amdhsa/libompdevice.a");
-    CHECK(tc->device_runtime(amd) == root / "lib/amdgcn-amd-amdhsa/libompdevice.a");
-    CHECK_FALSE(tc->has_device_runtime(nv));
+    CHECK(now().device_runtime(amd) == root / "lib/amdgcn-amd-amdhsa/libompdevice.a");
+    CHECK_FALSE(now().has_device_runtime(nv));
   }
   SECTION("lib/libomptarget-*.bc") {
     t.file("llvm/lib/libomptarget-nvptx-sm_90.bc");
     t.file("llvm/lib/libomptarget-amdgpu-gfx90a.bc");
-    CHECK(tc->device_runtime(nv) == root / "lib/libomptarget-nvptx-sm_90.bc");
-    CHECK(tc->device_runtime(amd) == root / "lib/libomptarget-amdgpu-gfx90a.bc");
+    CHECK(now().device_runtime(nv) == root / "lib/libomptarget-nvptx-sm_90.bc");
+    CHECK(now().device_runtime(amd) == root / "lib/libomptarget-amdgpu-gfx90a.bc");
   }
   SECTION("lib/<triple>/libomptarget-nvptx.bc") {
     t.file("llvm/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
-    CHECK(tc->device_runtime(nv) == root / "lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
+    CHECK(now().device_runtime(nv) == root / "lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
   }
   SECTION("unrelated files do not count") {
     t.file("llvm/lib/libomptarget.so.22.1");
     t.file("llvm/lib/clang/22/include/nvptxintrin.h");
     t.file("llvm/lib/nvptx64-nvidia-cuda/libother.a");
-    CHECK_FALSE(tc->has_device_runtime(nv));
+    CHECK_FALSE(now().has_device_runtime(nv));
   }
 }
 

@@ -2,7 +2,7 @@
 // strictly: anything but exactly what the writer produces is a corrupt entry
 // (counted, removed, rebuilt), never an internal error.
 //
-//   result entry:   {"job": ID, "modes": [MODE, ...], "diagnostics": true?}
+//   result entry:   {"job": ID, "modes": [MODE, ...], "diagnostics": true?, "jobs": N?}
 //                   files: one per output, then the kept depfile (optional),
 //                   then "diagnostics" when the flag is set
 //   manifest entry: {"candidates": [{"deps": [[PATH, SHA256, DEV, INODE, NAME], ...],
@@ -26,6 +26,9 @@ struct ResultMeta {
   std::vector<unsigned> modes;  // permission bits of each output when stored
   bool diagnostics = false;
   bool kept_depfile = false;    // derived: one file more than outputs + diagnostics
+  // The jobs the entry stands for (a launcher compile's whole entry: every
+  // job of its split), counted as that many hits; 1 when absent.
+  size_t jobs = 1;
 };
 std::string encode_result_meta(const ResultMeta& meta);
 Result<ResultMeta> decode_result_meta(const Entry& entry);

@@ -31,6 +31,8 @@ struct JobCacheOptions {
   // Given the diagnostics a job printed when it ran (warnings), stored with
   // its outputs, when a hit restores them: print them again, as ccache does.
   std::function<void(const Job&, std::string_view)> replay;
+  // Remember every file each job read and the tools it ran (reads()).
+  bool collect_reads = false;
 };
 
 class JobCache {
@@ -51,6 +53,16 @@ class JobCache {
   // `diagnostics`: what the command printed, replayed on later hits.
   void store(const Job& job, const std::vector<fs::path>& temps,
              const std::optional<fs::path>& depfile, std::string_view diagnostics = {});
+
+  // A job that stands for `jobs` jobs whose files read are `deps` (reads() of
+  // their build: a launcher compile's whole entry): store it like store()
+  // would had it run and read those, `kept_depfile` the caller's depfile.
+  void store_whole(const Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
+                   std::optional<std::string> kept_depfile, std::string_view diagnostics, size_t jobs);
+  // With collect_reads: every file the plan's jobs read outside its build
+  // directory and every tool they ran, once each; nullopt unless every job
+  // was served or stored (so all of them are known).
+  std::optional<std::vector<Dep>> reads() const;
 
   // This build's counters; add them to the shared ones and save the build
   // state for the next --explain.
@@ -79,7 +91,10 @@ class JobCache {
                                              std::string& reason, std::vector<Dep>& deps, Lock& lock);
   enum class Restored { Ok, Corrupt, Unwritable };
   Restored restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
-                   std::string& diagnostics);
+                   std::string& diagnostics, size_t& jobs);
+  void put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
+                  const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
+                  std::string_view diagnostics, size_t jobs);
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                 const std::vector<fs::path>& temps, const Job& job);
   std::vector<Dep> deps_from_depfile(const Job& job, std::string_view depfile, bool& time_macros);
@@ -107,6 +122,7 @@ class JobCache {
   // missed only for its paths (explain_elsewhere).
   std::map<size_t, std::string> place_misses_;
   std::map<JobId, Said> said_;
+  std::map<JobId, std::vector<Dep>> reads_;  // collect_reads
 };
 
 }  // namespace ob::cache

@@ -45,7 +45,8 @@ class BuildContext {
   BuildContext(const BuildContext&) = delete;
   BuildContext& operator=(const BuildContext&) = delete;
 
-  // Open the local cache (unless --no-cache) and the remotes layered over it.
+  // Open the local cache (unless --no-cache) and the remotes layered over it;
+  // once: a second call keeps what the first opened.
   Result<void> open_cache(const ProjectSettings& project, RemoteErrors remote_errors);
 
   const GlobalOptions& options() const { return options_; }
@@ -71,6 +72,8 @@ class BuildContext {
   struct Ran {
     Result<ExecSummary> summary;
     std::map<JobId, cache::JobCache::MissNote> misses;  // for --report
+    // With cache.collect_reads: JobCache::reads() (a launcher compile's whole entry).
+    std::optional<std::vector<cache::Dep>> reads;
   };
   // Run `plan` on `runner`: -j and the jobserver, the job cache (when open)
   // serving and storing each job, its counters recorded at the end.
@@ -82,6 +85,7 @@ class BuildContext {
   fs::path cache_dir_;
   std::optional<cache::Storage> storage_;
   std::optional<cache::LayeredStorage> layers_;
+  bool opened_ = false;
 };
 
 }  // namespace ob::cli

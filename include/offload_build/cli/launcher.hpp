@@ -16,6 +16,10 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
+namespace ob::cache {
+class WholeCompile;
+}
+
 namespace ob::cli {
 class BuildContext;
 }  // namespace ob::cli
@@ -51,8 +55,10 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler);
 // failed (the caller then runs the compiler unchanged, which prints exactly
 // its own diagnostics).
 // With `record` (--report), the jobs' events and the cache's miss reasons go there.
+// With `whole`, the compile's whole entry is stored after it succeeded.
 struct Recording;
-std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record = nullptr);
+std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record = nullptr,
+                            cache::WholeCompile* whole = nullptr);
 
 // Split and run an offload compile. Returns the exit code, or, when the
 // command is not one offload-build splits, sets `why` and returns -1.
@@ -82,16 +88,18 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
 // (with `check_output`), depfile and record directories there; else `why`.
 bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& setup, const Toolchain& tc,
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why);
-// The cache's probes/ directory where compilers' answers are remembered
-// (a private, trusted cache only).
-std::optional<fs::path> trusted_probe_memo(const GlobalOptions& options);
+// A launcher's cache (local, and remotes whose errors are warnings), opened
+// once for the whole call; not under --dry-run (which only reads the probe
+// memo: BuildContext::probe_memo()).
+void open_launcher_cache(BuildContext& context);
 // Kernel names from each file's place (relative to the base directory, if
 // any) and the project's namespace (--kernel-namespace).
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const GlobalOptions& options);
 // run_plan (or the --dry-run script), then the --report of `command`.
 std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
-                                  const std::vector<std::string>& command, const std::string& project);
+                                  const std::vector<std::string>& command, const std::string& project,
+                                  cache::WholeCompile* whole = nullptr);
 
 // ---- launcher_build.cpp ----
 

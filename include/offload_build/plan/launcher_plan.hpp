@@ -35,6 +35,19 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
                         const fs::path& cwd, DriverProbe* probe = nullptr,
                         size_t parallel_probes = 1);
 
+// The caller's compile as one job (a launcher compile's whole entry in the
+// cache, ccache's unit): `argv` the caller's command line (paths under base
+// directories relative, argv[0] the compiler's path) reading the source and
+// writing the object (and the optimization record); never run, only keyed,
+// served and stored. Its depfile is the caller's (-MD: kept) or an unwritten
+// name in the work directory: the files its jobs read are given when it is
+// stored. `facts`: the settings that shape the split (Job::key_facts);
+// `tools`: programs whose identity decides it besides the compiler
+// (offload-build itself).
+Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<std::string> argv,
+                             const fs::path& cwd, std::vector<std::string> facts,
+                             std::vector<fs::path> tools);
+
 // -save-temps (listing_planner.cpp): `listing`, the driver's commands for the
 // caller's own command line (`clang ... -###`), one job each, in the
 // driver's order where one reads or overwrites what another writes (so the

@@ -65,6 +65,9 @@ struct Job {
   bool stable_names = false;
   // Environment changes the command runs with (the stable-names library).
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  // More that decides the outputs besides argv, tools and environment (the
+  // settings a launcher compile's whole entry depends on): keyed as is.
+  std::vector<std::string> key_facts;
 
   // "device sm_90 src/kernels.cpp", relative to `cwd`.
   std::string describe(const fs::path& cwd) const;

@@ -108,6 +108,8 @@ struct RemoteCounters {
 // Counters kept in the cache directory and shown by `cache stats`.
 struct Counters {
   uint64_t hits = 0;
+  // Launcher compiles served from their whole entry (of `hits`, each counted once per job).
+  uint64_t whole_compiles = 0;
   uint64_t misses = 0;
   std::map<std::string, uint64_t> misses_by_reason;  // "no entry", "corrupt", ...
   uint64_t corrupt = 0;      // entries found unreadable (then removed)

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,8 +35,16 @@ struct Toolchain {
 
   // The OpenMP device runtime for a GPU family (libompdevice / libomptarget-*.bc).
   // The host device needs none. Without one only ompx_bare kernels build.
+  // Searched once per triple by a Toolchain and its copies: it describes the
+  // installation as it was when first asked (a plan asks for every GPU job).
   bool has_device_runtime(const Target& target) const;
   std::optional<fs::path> device_runtime(const Target& target) const;
+
+  struct DeviceRuntimes {
+    std::mutex mutex;
+    std::map<std::string, std::optional<fs::path>> by_triple;
+  };
+  std::shared_ptr<DeviceRuntimes> runtimes = std::make_shared<DeviceRuntimes>();
 };
 
 // Find the toolchain: `hint` (manifest "toolchain"), then $OFFLOAD_BUILD_LLVM,
