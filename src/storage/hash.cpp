@@ -1,4 +1,8 @@
-// SHA-256 via OpenSSL EVP and XXH3 via libxxhash.
+// SHA-256 via OpenSSL and XXH3 via libxxhash. OpenSSL's SHA256_* functions
+// (deprecated in 3.0, kept in every 3.x): EVP's digests first load the
+// configuration file and build the provider tables, which was a fifth of a
+// launcher cache hit (docs/BENCHMARKS.md B6); these compute the same digest
+// with no set-up.
 #include "offload_build/storage/hash.hpp"
 
 #include <fcntl.h>
@@ -9,7 +13,8 @@
 #include <new>
 #include <stdexcept>
 
-#include <openssl/evp.h>
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <xxhash.h>
 
 namespace ob::cache {
@@ -32,18 +37,15 @@ void append_u64(Hasher& h, uint64_t v) {
   h.update(std::string_view(buf, 8));
 }
 
-// OpenSSL failures here mean memory exhaustion or a broken library: not an
-// expected failure, so they throw (cli::main reports them).
+// OpenSSL failures here mean a broken library: not an expected failure, so
+// they throw (cli::main reports them).
 void check(int ok, const char* what) {
   if (ok != 1) throw std::runtime_error(std::string("OpenSSL SHA-256 failed in ") + what);
 }
 
 }  // namespace
 
-Hasher::Hasher() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-  if (!ctx_) throw std::bad_alloc();
-  check(EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr), "EVP_DigestInit_ex");
-}
+Hasher::Hasher() : ctx_(std::make_unique<SHA256_CTX>()) { check(SHA256_Init(ctx_.get()), "SHA256_Init"); }
 
 Hasher::~Hasher() = default;
 Hasher::Hasher(Hasher&&) noexcept = default;
@@ -51,7 +53,7 @@ Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 
 Hasher& Hasher::update(std::string_view bytes) {
   if (!bytes.empty())
-    check(EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()), "EVP_DigestUpdate");
+    check(SHA256_Update(ctx_.get(), bytes.data(), bytes.size()), "SHA256_Update");
   return *this;
 }
 
@@ -65,13 +67,10 @@ Hasher& Hasher::field(std::string_view name, std::string_view value) {
 
 std::string Hasher::hex() const {
   // Finish a copy so this hasher can go on.
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> copy(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!copy) throw std::bad_alloc();
-  check(EVP_MD_CTX_copy_ex(copy.get(), ctx_.get()), "EVP_MD_CTX_copy_ex");
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  check(EVP_DigestFinal_ex(copy.get(), digest, &len), "EVP_DigestFinal_ex");
-  return to_hex(digest, len);
+  SHA256_CTX copy = *ctx_;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  check(SHA256_Final(digest, &copy), "SHA256_Final");
+  return to_hex(digest, sizeof digest);
 }
 
 std::string sha256_hex(std::string_view bytes) { return Hasher().update(bytes).hex(); }

@@ -136,13 +136,14 @@ Storage::Storage(fs::path dir, uint64_t max_size, Trust trust)
     unwritable_reason_ = std::strerror(errno);
     return;
   }
-  // Prove we can create files here (root ignores mode bits; read-only mounts
-  // and ACLs do not show in the mode either).
-  if (int err = detail::write_at(root.get(), ".probe", {}, trust_.umask)) {
-    unwritable_reason_ = std::strerror(err);
+  // Ask the kernel whether we may create files here (the mode bits alone
+  // do not say: root ignores them; read-only mounts and ACLs do not show in
+  // them), without creating one: a launcher cache hit opens the cache, and a
+  // new inode costs more than the rest of its file operations.
+  if (::faccessat(root.get(), ".", W_OK | X_OK, 0) != 0) {
+    unwritable_reason_ = std::strerror(errno);
     return;
   }
-  ::unlinkat(root.get(), ".probe", 0);
   struct stat st {};
   if (::fstatat(root.get(), "CACHEDIR.TAG", &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (int err = detail::write_at(root.get(), "CACHEDIR.TAG", kCacheDirTag, trust_.umask)) {

@@ -18,6 +18,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/paths.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -177,4 +178,21 @@ TEST_CASE("response files: /dev/zero, a FIFO and an oversized file are refused a
     CHECK_THAT(o.error, Catch::StartsWith((tmp / rsp).string()));
     CHECK_THAT(o.error, Catch::Contains("a response file"));
   }
+}
+
+TEST_CASE("is_under: strictly under a directory, as lexically_relative says", "[util]") {
+  auto slow = [](const fs::path& p, const fs::path& d) {
+    if (d.empty()) return false;
+    const fs::path rel = p.lexically_relative(d);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  const std::vector<std::string> paths = {"/usr/include/stdio.h", "/usr", "/usr/", "/usrx/a", "/usr/lib/",
+                                          "/", "/a/b/../c", "/a/./b", "a/b", "a", "/home/u/p/src/k.c",
+                                          "/home/u/p", "/home/u/p2/x", ".hidden/x", "/a/.git/x", "//usr/x", ""};
+  const std::vector<std::string> dirs = {"/usr", "/usr/", "/", "/home/u/p", "a", "/a", ".hidden", "/a/.git", "", "//usr"};
+  for (const auto& p : paths)
+    for (const auto& d : dirs) {
+      INFO(p << " under " << d);
+      CHECK(ob::util::is_under(p, d) == slow(p, d));
+    }
 }

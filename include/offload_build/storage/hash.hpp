@@ -1,4 +1,4 @@
-// Hashing for the cache: SHA-256 (OpenSSL EVP) for keys, XXH3 (libxxhash) for
+// Hashing for the cache: SHA-256 (OpenSSL's SHA256_*) for keys, XXH3 (libxxhash) for
 // entry checksums. No hand-written hash functions anywhere.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "offload_build/util/result.hpp"
 
-struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of this header
+struct SHA256state_st;  // OpenSSL's SHA256_CTX, kept out of this header
 
 namespace ob::cache {
 
@@ -36,7 +36,7 @@ class Hasher {
   std::string hex() const;
 
  private:
-  std::unique_ptr<evp_md_ctx_st, void (*)(evp_md_ctx_st*)> ctx_;
+  std::unique_ptr<SHA256state_st> ctx_;
 };
 
 // SHA-256 of `bytes`, lowercase hex.
