@@ -65,6 +65,11 @@ struct Job {
   bool stable_names = false;
   // Environment changes the command runs with (the stable-names library).
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  // Set by a planner that knows better than the command line what decides the
+  // outputs (the cargo flow's device pass: cargo alone sees what it reads, and
+  // the tools' paths differ between machines): the cache keys the job by this
+  // text, its kind, target and inputs, instead of its tools, argv and environment.
+  std::optional<std::string> key_material;
 
   // "device sm_90 src/kernels.cpp", relative to `cwd`.
   std::string describe(const fs::path& cwd) const;
