@@ -60,9 +60,10 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
     const std::string files = keys ? cargo_cache::files_digest(c.pkg.workspace_root, c.dirs) : "";
     for (const auto& t : s.targets) {
       const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
-      DeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr,
-                      {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--target-dir",
-                       cargo::device_target_dir(c.pkg, t).string()}};
+      const fs::path target_dir = cargo::device_target_dir(c.pkg, t);
+      DeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
+                      {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--profile",
+                       s.user.profile, "--target-dir", target_dir.string()}};
       if (rustc::needs_device_link(t))
         step.image_link = [tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
           return rustc::device_link(*tc, t, kernels, archive, out);

@@ -50,6 +50,7 @@ struct DeviceStep {
   std::optional<fs::path> output;  // a GPU's bitcode, which is the image; nullopt: the archive cargo names
   // The host device: the image link of `archive` into `out`.
   std::function<std::vector<std::string>(const fs::path& archive, const fs::path& out)> image_link;
+  fs::path target_dir;              // the pass's own --target-dir
   std::vector<std::string> clean;  // cargo clean -p for the retry
 };
 

@@ -29,6 +29,18 @@ void signal(int fd) {
   }
 }
 
+// cargo writes a CACHEDIR.TAG only into a target dir it creates, and `cargo
+// clean` refuses a dir without one; the device pass's dir was made before
+// cargo ran (the image's folder in it): tag it as cargo would have.
+void tag_target_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "CACHEDIR.TAG", ec)) return;
+  (void)util::write_file_atomic(dir / "CACHEDIR.TAG",
+                                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                "# This file is a cache directory tag created by cargo.\n"
+                                "# For information about cache directory tags see https://bford.info/cachedir/\n");
+}
+
 CommandRunner::Completion failed(CommandRunner::Completion c, std::string message) {
   if (c.exit_code == 0) c.exit_code = 1;
   c.error = std::move(message);
@@ -174,6 +186,7 @@ CommandRunner::Completion CargoRunner::device(const Job& job, const DeviceStep& 
     if (attempt > 0)
       return failed(c, fmt::format("cargo's device pass of {} for {} wrote no {}", d.pkg.name, d.target.short_name(),
                                    output ? output->string() : "static library"));
+    tag_target_dir(d.target_dir);
     auto cleaned = cargo_run::run_tool(d.clean, cwd, "cargo clean", children_);
     if (!cleaned) return failed(c, cleaned.error().message);
   }

@@ -36,6 +36,29 @@ fs::path two_kernel_crates(const fs::path& dest) {
   return ws;
 }
 
+// A cargo package of examples/rust-nvptx's no_core sm_90 kernel: the kernel
+// and its launcher in src/lib.rs, main in src/main.rs (release only: the
+// minimal core has no overflow checks).
+fs::path nvptx_package(const fs::path& dir) {
+  std::string lib = read_file(fs::path(OB_EXAMPLES) / "rust-nvptx/src/main.rs");
+  const std::string main_at = "#[cfg(not(offload_device))]\nfn main()";
+  REQUIRE(lib.find(main_at) != std::string::npos);
+  lib.erase(lib.find(main_at));
+  const std::string no_main = "#![cfg_attr(offload_device, no_main)]\n", launch = "\nfn launch(";
+  REQUIRE(lib.find(no_main) != std::string::npos);
+  lib.erase(lib.find(no_main), no_main.size());
+  REQUIRE(lib.find(launch) != std::string::npos);
+  lib.replace(lib.find(launch), launch.size(), "\npub fn launch(");
+  fs::create_directories(dir / "src");
+  write_file(dir / "src/lib.rs", lib);
+  write_file(dir / "src/main.rs", "fn main() {\n    let mut x: [f64; 256] = core::array::from_fn(|i| i as f64);\n"
+                                  "    gpu::launch(&mut x);\n    println!(\"gpu: x[1]={}\", x[1]);\n}\n");
+  write_file(dir / "Cargo.toml", "[package]\nname = \"gpu\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n"
+                                 "[package.metadata.offload]\ntargets = [\"sm_90\"]\n\n[profile.release]\npanic = \"abort\"\n\n"
+                                 "[lints.rust]\nunexpected_cfgs = { level = \"warn\", check-cfg = ['cfg(offload_device)'] }\n");
+  return dir;
+}
+
 // The trace's complete events by job id.
 std::map<size_t, json> events_by_job(const fs::path& trace) {
   std::map<size_t, json> out;
@@ -97,4 +120,50 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
   CHECK_THAT(again.err, Catch::Contains("] device host kernels (cached)\n") &&
                             Catch::Contains("] device host kernels2 (cached)\n"));
   CHECK_THAT(again.err, Catch::Contains(" jobs: 2 from cache, "));
+}
+
+TEST_CASE("cargo flow: a failing device pass says why with its command; nothing after it runs",
+          "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-fail"};
+  const fs::path dir = copy_rust_example("rust-cargo", tmp.path()), trace = tmp / "trace.json";
+  edit_file(dir / "src/kernel.rs", "* 2.0 + 1.0", "* 2.0 + 1.0 +");
+  auto r = run_ob({"-C", dir.string(), "--no-cache", "--trace", trace.string(), "cargo", "build"});
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("expected expression") &&  // cargo's own message first
+                        Catch::Contains("offload-build: error: the device pass of rust-cargo for target host failed "
+                                        "(cargo's messages above say why)\n  command: env RUSTC=") &&
+                        Catch::Contains(" rustc --lib -p rust-cargo --crate-type staticlib "));
+  CHECK_FALSE(Catch::Contains("] link rust-cargo").match(r.err));
+  CHECK_FALSE(Catch::Contains(" jobs: ").match(r.err));
+  const auto events = events_by_job(trace);
+  REQUIRE(events.count(0));
+  CHECK(events.at(0).at("name") == "device host rust-cargo");
+  CHECK(events.at(0).at("args").at("status") == "failed");
+  for (const auto& [job, e] : events) CHECK(e.at("name") != "link rust-cargo");  // the host pass never started
+  CHECK_FALSE(fs::exists(dir / "target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+}
+
+TEST_CASE("cargo flow: cargo says fresh but the image is gone: cargo clean -p, and the pass runs again",
+          "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  if (!fs::exists("/usr/local/cuda/bin/ptxas")) OB_SKIP("no CUDA ptxas at /usr/local/cuda for the nvptx device link");
+  TempDir tmp{"ob-cargo-gone"};
+  const fs::path dir = nvptx_package(tmp / "gpu");
+  const std::vector<std::string> build{"-C", dir.string(), "--no-cache", "cargo", "build", "--release"};
+  auto first = run_ob(build);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(device_line(first.err, "sm_90") == "] device sm_90 gpu");
+  // A GPU's bitcode is an extra output cargo does not track: gone, cargo still says fresh.
+  const fs::path image = dir / "target/offload-device/sm_90/gpu/offload/gpu.sm_90.bc";
+  REQUIRE(fs::remove(image));
+  auto again = run_ob(build);
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.err, Catch::Contains("Removed "));  // cargo clean's own line
+  CHECK(device_line(again.err, "sm_90") == "] device sm_90 gpu");  // ran again, not "(fresh)"
+  CHECK(fs::exists(image));
+  CHECK(fs::exists(dir / "target/offload-device/sm_90/gpu/CACHEDIR.TAG"));
 }
