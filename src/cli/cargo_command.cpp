@@ -23,6 +23,7 @@
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
+#include "offload_build/util/style.hpp"
 
 namespace ob::cli {
 
@@ -161,10 +162,30 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const BuildResult result = ran.summary ? BuildResult::Ok
+                             : ran.summary.error().code == exit_code::interrupted ? BuildResult::Interrupted
+                                                                                   : BuildResult::Failed;
+  if (o.report) {  // also when a pass failed
+    report::ReportData d;
+    d.project = s.pkg.name;
+    d.manifest = s.pkg.manifest_path;
+    d.started = wall;
+    d.duration_s = seconds;
+    d.result = result;
+    if (!ran.summary) d.error = ran.summary.error().message;
+    d.plan = &cp.plan;
+    d.recorder = &recorder;
+    d.cache_enabled = context.layers() != nullptr;
+    if (d.cache_enabled) d.cache_dir = context.cache_dir();
+    d.miss_reason = miss_reasons(ran.misses);
+    // After Ctrl-C, run nothing more: the tools' identities only.
+    d.tools = report::describe_tools(cp.plan, {{s.tc.rust->rustc, s.tc.rust->version_line}},
+                                     result != BuildResult::Interrupted);
+    auto written = report::write_report(fs::absolute(*o.report), report::make_report(d));
+    if (!written && ran.summary) return written.error();
+    if (!written) std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message) << '\n';
+  }
   if (wants_pictures(o)) {  // also when a pass failed: it is marked
-    const BuildResult result = ran.summary ? BuildResult::Ok
-                               : ran.summary.error().code == exit_code::interrupted ? BuildResult::Interrupted
-                                                                                     : BuildResult::Failed;
     auto timeline = report::timeline_of(cp.plan, recorder, s.pkg.name, "cargo", wall, result);
     write_pictures(o, timeline, cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
   }

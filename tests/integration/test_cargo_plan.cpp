@@ -75,8 +75,9 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-plan"};
   const fs::path ws = two_kernel_crates(tmp / "one"), cache = tmp / "cache", trace = tmp / "trace.json";
+  const fs::path report = tmp / "report.json";
   auto r = run_ob({"-C", (ws / "app").string(), "--cache-dir", cache.string(), "-j2", "--trace", trace.string(),
-                   "cargo", "run"});
+                   "--report", report.string(), "cargo", "run"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == kOk);
@@ -110,16 +111,38 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
   const std::string before_link = events.at(link_deps.front()).at("name").get<std::string>();
   CHECK((before_link == "package app" || before_link == "host app"));
 
+  // --report: the plan's jobs, the device images missed by the cache (the
+  // only jobs it keys), the rest never cached.
+  const json rep = json::parse(read_file(report));
+  CHECK(rep.at("result") == "ok");
+  CHECK(rep.at("manifest") == (ws / "app/Cargo.toml").string());
+  std::map<std::string, int> kinds;
+  for (const auto& j : rep.at("jobs")) {
+    ++kinds[j.at("kind").get<std::string>()];
+    if (j.at("kind") == "device") {
+      CHECK(j.at("cache") == "miss");
+      CHECK(j.at("reason_code") == "no entry");
+    } else {
+      CHECK(j.at("cache") == "uncacheable");
+    }
+  }
+  CHECK(kinds["device"] == 2);  // per kernel crate x target
+  CHECK(kinds["link"] == 1);    // the host pass
+  CHECK(kinds["package"] >= 1);
+
   // Another checkout at another path, the same cache: both images served
   // (a served job runs no command); cargo's host pass builds the program.
   const fs::path other = two_kernel_crates(tmp / "two");
-  auto again = run_ob({"-C", (other / "app").string(), "--cache-dir", cache.string(), "-j2", "cargo", "run"});
+  auto again = run_ob({"-C", (other / "app").string(), "--cache-dir", cache.string(), "-j2", "--report",
+                       report.string(), "cargo", "run"});
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   CHECK(again.out == kOk);
   CHECK_THAT(again.err, Catch::Contains("] device host kernels (cached)\n") &&
                             Catch::Contains("] device host kernels2 (cached)\n"));
   CHECK_THAT(again.err, Catch::Contains(" jobs: 2 from cache, "));
+  for (const auto& j : json::parse(read_file(report)).at("jobs"))
+    if (j.at("kind") == "device") CHECK(j.at("cache") == "hit");
 }
 
 TEST_CASE("cargo flow: a failing device pass says why with its command; nothing after it runs",
