@@ -145,7 +145,7 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
     if (j.at("kind") == "device") CHECK(j.at("cache") == "hit");
 }
 
-TEST_CASE("cargo flow: a failing device pass says why with its command; nothing after it runs",
+TEST_CASE("cargo flow: a failing device pass says why with its command, and nothing after it runs",
           "[integration][rust]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-fail"};
@@ -168,7 +168,7 @@ TEST_CASE("cargo flow: a failing device pass says why with its command; nothing 
   CHECK_FALSE(fs::exists(dir / "target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
 }
 
-TEST_CASE("cargo flow: cargo says fresh but the image is gone: cargo clean -p, and the pass runs again",
+TEST_CASE("cargo flow: cargo says fresh but the image is gone, so cargo clean -p and the pass again",
           "[integration][rust]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   if (!fs::exists("/usr/local/cuda/bin/ptxas")) OB_SKIP("no CUDA ptxas at /usr/local/cuda for the nvptx device link");

@@ -193,7 +193,7 @@ TEST_CASE("dry-run script is cd, mkdir and every command, quoted", "[executor]")
         "cd '/my proj'\nmkdir -p build/obj\nclang '-DMSG=hello world' -o build/obj/a.o\n");
 }
 
-TEST_CASE("a command that found its outputs current counts as up to date; a runner's error is the failure's",
+TEST_CASE("a command that found its outputs current counts as up to date, and a runner's error is the failure's",
           "[executor]") {
   test::TempDir tmp;
   Plan plan = diamond_plan(tmp.path(), 1);
