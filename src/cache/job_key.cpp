@@ -61,6 +61,10 @@ Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const Fi
 
 JobKey describe_job(const Plan& plan, const Job& job) {
   JobKey key;
+  if (job.key_material) {  // the planner's word on what decides the outputs (Job::key_material)
+    key.argv = {*job.key_material};
+    return key;
+  }
   key.tools.push_back(tool_identity(job.argv.front()));
   for (const auto& t : job.tools) key.tools.push_back(tool_identity(t));
 

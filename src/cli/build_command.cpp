@@ -54,6 +54,15 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
             << fmt::format(" in {:.2f} s", seconds) << '\n';
 }
 
+std::function<std::optional<report::MissReason>(const Job&)> miss_reasons(
+    const std::map<JobId, cache::JobCache::MissNote>& misses) {
+  return [&misses](const Job& job) -> std::optional<report::MissReason> {
+    auto it = misses.find(job.id);
+    if (it == misses.end()) return std::nullopt;
+    return report::MissReason{it->second.reason, it->second.detail};
+  };
+}
+
 namespace {
 
 // What build() keeps for the summary line and --report, however the build ends.
@@ -89,11 +98,7 @@ Result<void> write_build_report(const fs::path& file, const BuildSession& s,
   d.recorder = &s.recorder;
   d.cache_enabled = s.cache_enabled;
   d.cache_dir = s.cache_dir;
-  d.miss_reason = [&s](const Job& job) -> std::optional<report::MissReason> {
-    auto it = s.misses.find(job.id);
-    if (it == s.misses.end()) return std::nullopt;
-    return report::MissReason{it->second.reason, it->second.detail};
-  };
+  d.miss_reason = miss_reasons(s.misses);
   d.tools = s.tools;
   return report::write_report(file, report::make_report(d));
 }

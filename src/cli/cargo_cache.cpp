@@ -1,10 +1,8 @@
-// The job cache of `offload-build cargo`'s device passes (see cargo_cache.hpp).
+// The cache key material of `offload-build cargo`'s device passes (see cargo_cache.hpp).
 #include "cargo_cache.hpp"
 
 #include <algorithm>
-#include <iostream>
 
-#include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
@@ -61,49 +59,6 @@ std::string key(const KeyInputs& in) {
   for (const auto& f : in.rustflags) h.field("rustflag", f);
   h.field("files", in.files);
   return h.hex();
-}
-
-DeviceCache::DeviceCache(const GlobalOptions& o) : context_(o) {
-  if (o.no_cache || o.dry_run) return;
-  // A bad remote URL is said once and not used (as for a launcher compile).
-  if (!context_.open_cache({}, RemoteErrors::Warn)) return;
-  if (context_.storage()) context_.storage()->warn_if_unwritable();
-  layers_ = context_.layers();
-}
-
-bool DeviceCache::restore(const std::string& key, const fs::path& image, const std::string& what) {
-  if (!layers_) return false;
-  cache::Lookup found = layers_->get("result", key);
-  if (found.status == cache::LookupStatus::Hit) {
-    auto meta = cache::decode_result_meta(found.entry);
-    if (meta && meta->job == what && meta->modes.size() == 1 && found.entry.files.size() == 1) {
-      if (util::write_file_atomic(image, found.entry.files.front().data)) {  // never half an image
-        ++counters_.hits;
-        return true;
-      }
-    } else {
-      layers_->discard("result", key);
-      ++counters_.corrupt;
-    }
-  }
-  ++counters_.misses;
-  ++counters_.misses_by_reason[found.status == cache::LookupStatus::Missing ? "no entry" : "corrupt"];
-  return false;
-}
-
-void DeviceCache::store(const std::string& key, const fs::path& image, const std::string& what) {
-  if (!layers_ || !layers_->writable()) return;
-  auto bytes = util::read_file(image, util::kMaxBuildOutput);
-  if (!bytes) return;
-  cache::Entry entry;
-  entry.metadata = cache::encode_result_meta({what, {0644}, false, false});
-  entry.files.push_back({"image", std::move(*bytes)});
-  if (layers_->put("result", key, entry)) ++counters_.stores;
-  else ++counters_.store_failures;
-}
-
-void DeviceCache::finish() {
-  if (layers_) layers_->record(counters_);
 }
 
 }  // namespace ob::cli::cargo_cache

@@ -1,6 +1,7 @@
-// Private to src/cli: the job cache of `offload-build cargo`'s device passes.
-// cargo's fingerprints decide whether a device pass reruns in one target
-// directory; this cache serves a kernel crate's device image to a fresh clone,
+// Private to src/cli: what decides the device image of a cargo device pass,
+// as the job's cache key material (Job::key_material). cargo's fingerprints
+// decide whether a device pass reruns in one target directory; the job cache,
+// keyed by this, serves a kernel crate's device image to a fresh clone,
 // another checkout or another machine (through remote storage), so a build
 // there runs no device pass at all.
 #pragma once
@@ -10,11 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cli/build_context.hpp"
-#include "offload_build/storage/storage.hpp"
-#include "offload_build/storage/remote/layered.hpp"
-#include "offload_build/cli/commands.hpp"
-#include "offload_build/toolchain/frontends/cargo.hpp"
 
 namespace ob::cli::cargo_cache {
 
@@ -39,24 +35,7 @@ struct KeyInputs {
   std::vector<std::string> rustflags;
   std::string files;              // files_digest()
 };
+// As one digest: a device job's Job::key_material.
 std::string key(const KeyInputs& in);
-
-class DeviceCache {
- public:
-  // Nothing is cached under --no-cache or --dry-run; remotes from --remote-storage and
-  // OFFLOAD_BUILD_REMOTE_STORAGE (a bad URL is said once and not used).
-  explicit DeviceCache(const GlobalOptions& o);
-  bool enabled() const { return layers_ != nullptr; }
-  // Write the image stored under `key` to `image` (temp file + rename): true on a hit.
-  bool restore(const std::string& key, const fs::path& image, const std::string& what);
-  void store(const std::string& key, const fs::path& image, const std::string& what);
-  // Wait for uploads; add this build's hits and misses to the cache's counters.
-  void finish();
-
- private:
-  BuildContext context_;  // the cache and remotes, opened as for any build
-  cache::LayeredStorage* layers_ = nullptr;
-  cache::Counters counters_;
-};
 
 }  // namespace ob::cli::cargo_cache

@@ -2,11 +2,15 @@
 #include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 #include <fmt/core.h>
 
@@ -15,11 +19,43 @@
 
 namespace ob::cli::cargo_run {
 
-Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd) {
+Result<pid_t> Children::spawn(const Command& cmd, const exec::Stdio& stdio) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return Error{"interrupted", exit_code::interrupted};
+  auto pid = exec::spawn(cmd, stdio);
+  if (pid) running_.insert(*pid);
+  return pid;
+}
+
+Children::Exit Children::wait(pid_t pid) {
+  // Known until it has ended, reaped only then: stop_all never signals a
+  // process id that was given to another process.
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  {
+    std::lock_guard lock(mu_);
+    running_.erase(pid);
+  }
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0)
+    if (errno != EINTR) return {1, 0};
+  auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return {exec::status_to_exit_code(status), seconds(usage.ru_utime) + seconds(usage.ru_stime)};
+}
+
+void Children::stop_all() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  for (pid_t pid : running_) kill(pid, SIGTERM);
+}
+
+Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd, Children& children) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
   Command cmd{inv.argv, cwd, inv.env};
-  auto pid = exec::spawn(cmd, exec::Stdio{-1, fds[1], -1});
+  auto pid = children.spawn(cmd, exec::Stdio{-1, fds[1], -1});
   close(fds[1]);
   if (!pid) {
     close(fds[0]);
@@ -28,9 +64,15 @@ Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd)
   CargoOutput result;
   std::string pending;
   char buf[8192];
+  // Several cargos may run at once: each line of theirs goes out whole.
+  static std::mutex stdout_mu;
   auto line_done = [&](std::string line) {
-    if (!line.empty() && line.front() == '{') result.messages.push_back(std::move(line));
-    else std::cout << line << '\n';
+    if (!line.empty() && line.front() == '{') {
+      result.messages.push_back(std::move(line));
+      return;
+    }
+    std::lock_guard lock(stdout_mu);
+    std::cout << line << '\n' << std::flush;
   };
   while (true) {
     ssize_t n = read(fds[0], buf, sizeof buf);
@@ -41,18 +83,20 @@ Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd)
       line_done(pending.substr(0, pos));
   }
   if (!pending.empty()) line_done(pending);
-  std::cout << std::flush;
   close(fds[0]);
-  result.exit_code = exec::wait_exit_code(*pid);
+  const auto exit = children.wait(*pid);
+  result.exit_code = exit.code;
+  result.cpu_s = exit.cpu_s;
   return result;
 }
 
-Result<void> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what) {
-  auto pid = exec::spawn(Command{argv, cwd, {}});
+Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what,
+                        Children& children) {
+  auto pid = children.spawn(Command{argv, cwd, {}});
   if (!pid) return pid.error();
-  const int code = exec::wait_exit_code(*pid);
-  if (code == 0) return {};
-  return Error::failure(fmt::format("{} failed with exit code {}\n  command: {}", what, code,
+  const auto exit = children.wait(*pid);
+  if (exit.code == 0) return exit.cpu_s;
+  return Error::failure(fmt::format("{} failed with exit code {}\n  command: {}", what, exit.code,
                                     util::shell_join(argv)));
 }
 

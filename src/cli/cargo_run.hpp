@@ -1,10 +1,15 @@
 // Private to src/cli: running cargo and the tools around it for `offload-build cargo`.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/util/result.hpp"
 
@@ -12,18 +17,40 @@ namespace ob::cli::cargo_run {
 
 namespace fs = std::filesystem;
 
+// The processes the cargo flow's jobs start, from several threads at once
+// (cargo_runner.cpp): each known while it runs, so that stop_all ends them all.
+class Children {
+ public:
+  Result<pid_t> spawn(const Command& cmd, const exec::Stdio& stdio = {});
+  struct Exit {
+    int code = 0;      // 128 + signal when killed
+    double cpu_s = 0;  // user + system CPU seconds
+  };
+  Exit wait(pid_t pid);
+  // SIGTERM to every running child; spawn refuses from now on.
+  void stop_all();
+
+ private:
+  std::mutex mu_;
+  std::set<pid_t> running_;
+  bool stopping_ = false;
+};
+
 // What a cargo run printed on stdout: its JSON messages (other lines were passed
 // through to our stdout; stderr, with cargo's progress and errors, is the user's).
 struct CargoOutput {
   int exit_code = 0;
+  double cpu_s = 0;
   std::vector<std::string> messages;
 };
 
 // Run cargo (echoed under -v) in `cwd`.
-Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd);
+Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd, Children& children);
 
-// Run a tool to completion; a non-zero exit is an error naming `what`.
-Result<void> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what);
+// Run a tool to completion: the CPU seconds it used; a non-zero exit is an
+// error naming `what`.
+Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what,
+                        Children& children);
 
 // The command as --dry-run shows it: env assignments, then argv, shell-quoted.
 std::string display(const cargo::Invocation& inv);

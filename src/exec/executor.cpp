@@ -164,12 +164,13 @@ class Execution {
       if (!completion) continue;
       if (observer_ && completion->exit_code == 0)
         observer_->job_cpu(plan_.jobs[completion->job], completion->cpu_s);
-      finish(plan_.jobs[completion->job], completion->exit_code, completion->output);
+      finish(plan_.jobs[completion->job], *completion);
       return_slots();
     }
     if (exec::interrupted()) return abort_interrupted();
     if (failure_) return *failure_;
-    return ExecSummary{plan_.jobs.size(), started_, served_, up_to_date_};
+    // Commands that found their outputs current count as up to date, not as run.
+    return ExecSummary{plan_.jobs.size(), started_ - found_current_, served_, up_to_date_ + found_current_};
   }
 
   // Give a ready job its temporaries, then ask `serve` about it on a lookup
@@ -245,7 +246,9 @@ class Execution {
     }
   }
 
-  void finish(const Job& job, int exit_code, const std::string& output = {}) {
+  void finish(const Job& job, const CommandRunner::Completion& done) {
+    const int exit_code = done.exit_code;
+    const std::string& output = done.output;
     if (!output.empty()) {
       if (observer_) observer_->job_output(job, output);
       else std::cerr << output << std::flush;
@@ -253,9 +256,11 @@ class Execution {
     if (exit_code != 0) {
       remove_temps(job.id);
       fail_job(job, exit_code,
-               Error::failure(fmt::format("{} failed with exit code {}\n  command: {}",
-                                          job.describe(plan_.cwd), exit_code,
-                                          util::shell_join(job.argv))));
+               Error::failure(!done.error.empty()
+                                  ? done.error
+                                  : fmt::format("{} failed with exit code {}\n  command: {}",
+                                                job.describe(plan_.cwd), exit_code,
+                                                util::shell_join(job.argv))));
       return;
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
@@ -281,7 +286,11 @@ class Execution {
       if (job.depfile && fs::exists(temps_[job.id].back())) depfile = temps_[job.id].back();
       opts_.after_run(job, outputs, depfile, output);
     }
-    if (commit(job) && observer_) observer_->job_finished(job, seconds_since(began_[job.id]));
+    if (!commit(job)) return;
+    if (done.up_to_date) ++found_current_;
+    if (!observer_) return;
+    if (done.up_to_date) observer_->job_found_current(job);
+    observer_->job_finished(job, seconds_since(began_[job.id]));
   }
 
   // Rename every temporary into place, then release the job's dependents.
@@ -371,6 +380,7 @@ class Execution {
   size_t started_ = 0;
   size_t served_ = 0;
   size_t up_to_date_ = 0;
+  size_t found_current_ = 0;  // commands that said their outputs were current
   size_t done_ = 0;
   std::optional<Error> failure_;
 };

@@ -20,7 +20,7 @@ std::string_view job_kind_name(JobKind kind) {
 std::string Job::describe(const fs::path& cwd) const {
   std::string what = std::string(job_kind_name(kind));
   if (target) what += " " + target->short_name();
-  const fs::path& subject = kind == JobKind::Link ? outputs.front() : source;
+  const fs::path& subject = kind == JobKind::Link && !outputs.empty() ? outputs.front() : source;
   return what + " " + arg_path(subject, cwd).string();
 }
 

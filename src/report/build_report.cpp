@@ -117,6 +117,12 @@ void BuildRecorder::job_finished(const Job& job, double seconds) {
   j.duration_s = seconds;
 }
 
+void BuildRecorder::job_found_current(const Job& job) {
+  auto& j = at(job.id);
+  j.status = Status::UpToDate;
+  j.exit_code = 0;
+}
+
 void BuildRecorder::job_failed(const Job& job, int exit_code, double seconds, const std::string& error) {
   auto& j = at(job.id);
   if (j.status == Status::Running || exit_code != 0) j.exit_code = exit_code;

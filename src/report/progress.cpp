@@ -36,6 +36,10 @@ void ProgressTee::job_output(const Job& job, std::string_view text) {
 void ProgressTee::job_finished(const Job& job, double seconds) {
   for (auto* s : sinks_) s->job_finished(job, seconds);
 }
+void ProgressTee::job_found_current(const Job& job) {
+  for (auto* s : sinks_) s->job_found_current(job);
+}
+
 void ProgressTee::job_cpu(const Job& job, double cpu_seconds) {
   for (auto* s : sinks_) s->job_cpu(job, cpu_seconds);
 }

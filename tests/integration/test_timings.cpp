@@ -268,7 +268,8 @@ TEST_CASE("timings in launcher mode: a one-step build's page draws each source's
   CHECK(critical == 5);  // one source's host-ir, device, package, host, then the link
 }
 
-TEST_CASE("trace and timings in the cargo flow: each step an event, in order", "[timings][integration][rust]") {
+TEST_CASE("trace and timings in the cargo flow: each job an event, after the jobs it depends on",
+          "[timings][integration][rust]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-trace"};
   const fs::path dir = copy_rust_example("rust-cargo", tmp.path());
@@ -279,17 +280,25 @@ TEST_CASE("trace and timings in the cargo flow: each step an event, in order", "
   REQUIRE(r.exit_code == 0);
   const auto events = complete_events(trace);
   std::vector<std::string> names;
-  for (size_t i = 0; i < events.size(); ++i) {
-    names.push_back(events[i].at("name"));
-    CHECK(events[i].at("args").at("status") == "ran");
-    if (i > 0)  // one step after another
-      CHECK(events[i].at("ts").get<long long>() + 1 >=
-            events[i - 1].at("ts").get<long long>() + events[i - 1].at("dur").get<long long>());
+  std::map<size_t, const json*> by_job;
+  for (const auto& e : events) {
+    names.push_back(e.at("name"));
+    CHECK(e.at("args").at("status") == "ran");
+    by_job[e.at("args").at("job").get<size_t>()] = &e;
   }
-  REQUIRE(names.size() >= 3);
-  CHECK(names.front() == "device host rust-cargo");
-  CHECK(names.back() == "link rust-cargo");
-  CHECK(std::count(names.begin(), names.end(), "package rust-cargo") == 1);
+  for (const auto& e : events)  // the plan's jobs: each after those it depends on
+    for (size_t d : e.at("args").at("deps").get<std::vector<size_t>>()) {
+      REQUIRE(by_job.count(d));
+      CHECK(e.at("ts").get<long long>() + 1 >= by_job[d]->at("ts").get<long long>() + by_job[d]->at("dur").get<long long>());
+    }
+  // The device pass, the package, (in the test flavour the embed's stub and
+  // the embed,) the host pass (cargo build).
+  const bool native = names.size() == 3;
+  CHECK(names == (native ? std::vector<std::string>{"device host rust-cargo", "package rust-cargo", "link rust-cargo"}
+                         : std::vector<std::string>{"device host rust-cargo", "package rust-cargo",
+                                                    "package offload-stub.ll", "host rust-cargo", "link rust-cargo"}));
+  CHECK(events.at(1).at("args").at("deps") == json::array({0}));  // the package after the device image
+  CHECK(events.back().at("args").at("deps") == json::array({names.size() - 2}));  // the host pass last
   const fs::path page = dir / "target/offload/dev/offload-build-timings.html";
   CHECK_THAT(r.err, Catch::Contains("offload-build: timings: " + page.string()));
   CHECK(count_occurrences(read_file(page), "\"kind\":\"device\"") == 1);

@@ -27,6 +27,8 @@ class FakeRunner : public CommandRunner {
   std::vector<std::vector<std::filesystem::path>> temps;  // where each was told to write
   std::map<JobId, int> exit_codes;       // default 0
   std::set<JobId> skip_output;           // succeed without writing the output
+  std::set<JobId> found_current;         // say the outputs were already current
+  std::map<JobId, std::string> errors;   // the failure's message, instead of the executor's
   size_t max_running_seen = 0;
 
   Result<void> start(const JobView& view) override {
@@ -54,7 +56,10 @@ class FakeRunner : public CommandRunner {
     JobId job = running_.front();
     running_.erase(running_.begin());
     auto it = exit_codes.find(job);
-    return Completion{job, it == exit_codes.end() ? 0 : it->second};
+    Completion done{job, it == exit_codes.end() ? 0 : it->second};
+    done.up_to_date = found_current.count(job) > 0;
+    if (auto e = errors.find(job); e != errors.end()) done.error = e->second;
+    return done;
   }
 
   void wake() override {}  // wait_any never blocks

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "offload_build/exec/executor.hpp"
+#include "offload_build/report/build_report.hpp"
 #include "support/fake_runner.hpp"
 #include "support/temp_dir.hpp"
 
@@ -190,4 +191,31 @@ TEST_CASE("dry-run script is cd, mkdir and every command, quoted", "[executor]")
   plan.jobs = {j};
   CHECK(dry_run_script(plan) ==
         "cd '/my proj'\nmkdir -p build/obj\nclang '-DMSG=hello world' -o build/obj/a.o\n");
+}
+
+TEST_CASE("a command that found its outputs current counts as up to date, and a runner's error is the failure's",
+          "[executor]") {
+  test::TempDir tmp;
+  Plan plan = diamond_plan(tmp.path(), 1);
+  test::FakeRunner runner;
+  runner.found_current = {0, 3};  // cargo said fresh: one device job and the host job
+  report::BuildRecorder recorder;
+  ExecOptions opts;
+  opts.observer = &recorder;
+  auto summary = execute(plan, runner, opts);
+  REQUIRE(summary.ok());
+  CHECK(runner.started.size() == plan.jobs.size());  // every command started...
+  CHECK(summary->jobs_run == plan.jobs.size() - 2);  // ...two found their outputs current
+  CHECK(summary->jobs_up_to_date == 2);
+  CHECK(recorder.job(0).status == report::JobEvents::Status::UpToDate);
+  CHECK(recorder.job(1).status == report::JobEvents::Status::Ran);
+  CHECK(recorder.job(3).status == report::JobEvents::Status::UpToDate);
+  for (const auto& job : plan.jobs) CHECK(fs::exists(job.outputs[0]));  // committed as any output
+
+  test::FakeRunner failing;
+  failing.exit_codes[1] = 101;
+  failing.errors[1] = "the device pass of k for target host failed (cargo's messages above say why)";
+  auto failed = execute(plan, failing, ExecOptions{});
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().message == failing.errors[1]);
 }

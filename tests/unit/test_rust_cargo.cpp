@@ -98,23 +98,23 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   auto host = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
   CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "staticlib",
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
-                          "/w/target/offload-device/host", "--message-format=json-render-diagnostics",
+                          "/w/target/offload-device/host/rust-cargo", "--message-format=json-render-diagnostics",
                           "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
                           "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)"});
   // The archive stays where cargo puts it, so its fingerprint finds it next time.
   CHECK(device_archive({R"({"reason":"compiler-artifact","package_id":"path+file:///w/rc#rust-cargo@0.1.0",)"
-                        R"("filenames":["/w/target/offload-device/host/x86_64-unknown-linux-gnu/release/librust_cargo.a"]})"},
-                       *p) == fs::path("/w/target/offload-device/host/x86_64-unknown-linux-gnu/release/librust_cargo.a"));
+                        R"("filenames":["/w/target/offload-device/host/rust-cargo/x86_64-unknown-linux-gnu/release/librust_cargo.a"]})"},
+                       *p) == fs::path("/w/target/offload-device/host/rust-cargo/x86_64-unknown-linux-gnu/release/librust_cargo.a"));
   CHECK(env_of(host, "RUSTC") == "/rust/bin/rustc");
   CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
   // Fat LTO in every profile: the archive's object holds the core the kernels call.
   CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "fat");
-  CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/offload/rust_cargo.host.o"));
+  CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
 
   auto gpu = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kSm90);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "-Clto=fat") == 0);  // from the profile instead
-  CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/offload/rust_cargo.sm_90.bc");
+  CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/rust-cargo/offload/rust_cargo.sm_90.bc");
   CHECK(env_of(gpu, "CARGO_PROFILE_RELEASE_LTO") == "fat");
 }
 

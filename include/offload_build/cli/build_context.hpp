@@ -3,8 +3,10 @@
 // storage layered over it, where compilers' answers are remembered, and
 // make's jobserver; and the one `run_plan` that runs a plan with the job
 // cache as its serve/after_run hooks. The manifest build, the launcher
-// (a compile, a link, a one-step build) and the cargo flow all run through
-// it; the launcher opens only what a compile needs.
+// (a compile, a link, a one-step build) and the cargo flow (its device
+// passes, package, embed and host pass as one plan, on its own runner:
+// src/cli/cargo_runner.hpp) all run their plans through it; the launcher
+// opens only what a compile needs.
 #pragma once
 
 #include <functional>

@@ -36,6 +36,11 @@ class CommandRunner {
     int exit_code = 0;  // 128 + signal when the child was killed
     std::string output;  // what it printed, when the runner buffers output
     double cpu_s = 0;    // user + system CPU seconds of the command and its children
+    // The command found its outputs already current (cargo's fingerprint said
+    // fresh): counted as up to date, not as run (Progress::job_found_current).
+    bool up_to_date = false;
+    // A failure's message, when the runner knows better than "failed with exit code N".
+    std::string error = {};
   };
 
   virtual ~CommandRunner() = default;

@@ -70,9 +70,9 @@ struct ExecOptions {
 
 struct ExecSummary {
   size_t jobs_total = 0;
-  size_t jobs_run = 0;     // commands started
+  size_t jobs_run = 0;     // commands started (less those that found their outputs current)
   size_t jobs_served = 0;  // outputs produced by `serve` (cache hits)
-  size_t jobs_up_to_date = 0;  // outputs already current (recorded state unchanged)
+  size_t jobs_up_to_date = 0;  // outputs already current (recorded state unchanged, or the command said so)
 };
 
 Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options);

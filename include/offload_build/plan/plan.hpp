@@ -68,6 +68,11 @@ struct Job {
   // More that decides the outputs besides argv, tools and environment (the
   // settings a launcher compile's whole entry depends on): keyed as is.
   std::vector<std::string> key_facts;
+  // Set by a planner that knows better than the command line what decides the
+  // outputs (the cargo flow's device pass: cargo alone sees what it reads, and
+  // the tools' paths differ between machines): the cache keys the job by this
+  // text, its kind, target and inputs, instead of its tools, argv and environment.
+  std::optional<std::string> key_material;
 
   // "device sm_90 src/kernels.cpp", relative to `cwd`.
   std::string describe(const fs::path& cwd) const;

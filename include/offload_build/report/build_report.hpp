@@ -42,6 +42,7 @@ class BuildRecorder final : public Progress {
   void job_started(const Job& job) override;
   void job_served(const Job& job, ServedFrom from, double seconds) override;
   void job_finished(const Job& job, double seconds) override;
+  void job_found_current(const Job& job) override;
   void job_cpu(const Job& job, double cpu_seconds) override;
   void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
 

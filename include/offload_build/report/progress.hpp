@@ -36,6 +36,9 @@ class Progress {
   virtual void job_served(const Job& /*job*/, ServedFrom /*from*/, double /*seconds*/) {}
   virtual void job_output(const Job& /*job*/, std::string_view /*text*/) {}
   virtual void job_finished(const Job& /*job*/, double /*seconds*/) {}
+  // Just before job_finished: the command found its outputs already current
+  // (CommandRunner::Completion::up_to_date), so the job counts as up to date.
+  virtual void job_found_current(const Job& /*job*/) {}
   // The CPU time (user + system) a job's command used, just before job_finished.
   virtual void job_cpu(const Job& /*job*/, double /*cpu_seconds*/) {}
   // A command that failed (exit_code != 0), or one whose outputs failed their
@@ -54,6 +57,7 @@ class ProgressTee final : public Progress {
   void job_served(const Job& job, ServedFrom from, double seconds) override;
   void job_output(const Job& job, std::string_view text) override;
   void job_finished(const Job& job, double seconds) override;
+  void job_found_current(const Job& job) override;
   void job_cpu(const Job& job, double cpu_seconds) override;
   void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
   void build_finished(BuildResult result) override;

@@ -1,7 +1,8 @@
 // A build as a timeline: each job with its kind, target, outcome, start and
 // duration. The data behind --timings (timings_html.hpp) and --trace
 // (trace_json.hpp), made from a plan and its BuildRecorder (manifest and
-// launcher builds) or step by step (StepTimeline: the cargo flow).
+// launcher builds, the cargo flow) or step by step (StepTimeline: a
+// launcher command run unchanged).
 #pragma once
 
 #include <chrono>
@@ -53,7 +54,7 @@ std::vector<int> assign_lanes(const Timeline& timeline);
 // dependency that ended last at each step, to a job with none. A mark per job.
 std::vector<bool> critical_path(const Timeline& timeline);
 
-// A flow without a plan (cargo): steps one after another, each a job that
+// A flow without a plan (a command run unchanged): steps one after another, each a job that
 // depends on the step before it.
 class StepTimeline {
  public:

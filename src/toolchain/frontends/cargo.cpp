@@ -170,7 +170,7 @@ std::string profile_lto_var(const std::string& profile) {
 }
 
 fs::path device_target_dir(const Package& p, const Target& t) {
-  return p.target_directory / "offload-device" / t.short_name();
+  return p.target_directory / "offload-device" / t.short_name() / p.name;
 }
 
 fs::path device_output(const Package& p, const Target& t) {

@@ -74,7 +74,9 @@ UserArgs split_user_args(const std::vector<std::string>& args);
 // CARGO_PROFILE_<NAME>_LTO for a profile ("release" -> CARGO_PROFILE_RELEASE_LTO).
 std::string profile_lto_var(const std::string& profile);
 
-// Where the device pass for a target writes: <target dir>/offload-device/<short>.
+// Where the device pass of a crate for a target writes:
+// <target dir>/offload-device/<short>/<crate>. Each pass its own, so that the
+// passes of different crates and targets run at once (cargo locks a target dir).
 fs::path device_target_dir(const Package& p, const Target& t);
 // A GPU's device pass emits its image (rustc --emit=llvm-bc=PATH) inside that
 // dir; the host device's pass leaves its archive where cargo puts it

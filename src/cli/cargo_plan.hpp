@@ -1,0 +1,81 @@
+// Private to src/cli: `offload-build cargo`'s steps as one Plan, run by
+// BuildContext::run_plan with the CargoRunner (cargo_runner.hpp): per kernel
+// crate x target a device pass through cargo (+ the host device's image link),
+// whose declared output is the device image; the package, after every image;
+// in the test flavour the embed's stub and the embed; the host pass through
+// cargo, after the package (or the embed).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/cli/commands.hpp"
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/cargo.hpp"
+#include "offload_build/toolchain/frontends/rust_kernels.hpp"
+
+namespace ob::cli {
+
+// A crate whose library defines kernels: each gets a device pass per target.
+struct KernelCrate {
+  cargo::Package pkg;
+  rust::CrateScan scan;
+  std::vector<std::string> kernels;  // their symbols, for the host device's image link
+  std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
+};
+
+// Everything `cargo` needs, found once (cargo_command.cpp).
+struct CargoSession {
+  const GlobalOptions& o;
+  fs::path dir;
+  Toolchain tc;
+  fs::path cargo_bin;
+  cargo::UserArgs user;
+  cargo::Package pkg;               // the package cargo builds
+  std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
+  std::vector<Target> targets;
+};
+
+// How the runner does a device job: cargo (again after `cargo clean -p` when
+// it says fresh but its output is gone), then the image link on the archive
+// cargo names, into the job's temporary.
+struct DeviceStep {
+  cargo::Package pkg;
+  Target target;
+  fs::path image;                  // the job's output (final path)
+  std::optional<fs::path> output;  // a GPU's bitcode, which is the image; nullopt: the archive cargo names
+  // The host device: the image link of `archive` into `out`.
+  std::function<std::vector<std::string>(const fs::path& archive, const fs::path& out)> image_link;
+  fs::path target_dir;              // the pass's own --target-dir
+  std::vector<std::string> clean;  // cargo clean -p for the retry
+};
+
+// How the runner does the host pass: the embedded object (or, native, the
+// package) copied to a name made of the package's content, so that a new
+// image changes the host flags and cargo relinks; then cargo.
+struct HostStep {
+  cargo::Package pkg;
+  fs::path package;  // hashed
+  fs::path image;    // copied to named(hash)
+  std::function<fs::path(const std::string& hash)> named;
+  bool remove_stale = false;  // other devimg-* next to it
+  std::function<cargo::Invocation(const fs::path& named)> pass;
+};
+
+struct CargoPlan {
+  Plan plan;
+  std::map<JobId, DeviceStep> devices;
+  JobId host = 0;
+  HostStep host_step;
+  std::string script;  // --dry-run: cd, then each command
+};
+
+// The plan of `s`. With `keys` (a cache is open), each device job carries its
+// key material (cargo_cache.hpp: reads the kernel crates' files).
+CargoPlan make_cargo_plan(const CargoSession& s, bool keys);
+
+}  // namespace ob::cli

@@ -1,0 +1,229 @@
+// The runner of `offload-build cargo`'s plan (see cargo_runner.hpp).
+#include "cargo_runner.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "offload_build/process/interrupt.hpp"
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// Whether the eventfd `fd` was written to since (and reset it).
+bool take(int fd) {
+  uint64_t count = 0;
+  return fd >= 0 && read(fd, &count, sizeof count) == sizeof count;
+}
+
+void signal(int fd) {
+  const uint64_t one = 1;
+  if (fd >= 0) {
+    ssize_t ignored = write(fd, &one, sizeof one);  // only fails when the count is full
+    (void)ignored;
+  }
+}
+
+// cargo writes a CACHEDIR.TAG only into a target dir it creates, and `cargo
+// clean` refuses a dir without one; the device pass's dir was made before
+// cargo ran (the image's folder in it): tag it as cargo would have.
+void tag_target_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "CACHEDIR.TAG", ec)) return;
+  (void)util::write_file_atomic(dir / "CACHEDIR.TAG",
+                                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                "# This file is a cache directory tag created by cargo.\n"
+                                "# For information about cache directory tags see https://bford.info/cachedir/\n");
+}
+
+CommandRunner::Completion failed(CommandRunner::Completion c, std::string message) {
+  if (c.exit_code == 0) c.exit_code = 1;
+  c.error = std::move(message);
+  return c;
+}
+
+}  // namespace
+
+CargoRunner::CargoRunner(const CargoPlan& plan)
+    : plan_(plan), done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  exec::install_signal_handlers();
+}
+
+CargoRunner::~CargoRunner() {
+  stop_all();
+  for (int fd : {done_fd_, wake_fd_})
+    if (fd >= 0) close(fd);
+}
+
+std::vector<fs::path> CargoRunner::programs() const {
+  std::lock_guard lock(mu_);
+  return programs_;
+}
+
+Result<void> CargoRunner::start(const JobView& view) {
+  const Job& job = view.job;  // the plan's: it outlives the run
+  std::lock_guard lock(mu_);
+  try {
+    threads_[job.id] = std::thread([this, &job, command = view.command, temps = view.temps] {
+      Completion c = run(job, command, temps);
+      {
+        std::lock_guard done_lock(mu_);
+        done_.push_back(std::move(c));
+      }
+      signal(done_fd_);
+    });
+  } catch (const std::system_error& e) {
+    threads_.erase(job.id);
+    return Error::failure(fmt::format("cannot start a thread for {}: {}", job.describe(plan_.plan.cwd), e.what()));
+  }
+  ++running_;
+  return {};
+}
+
+std::optional<CommandRunner::Completion> CargoRunner::wait_any() {
+  while (true) {
+    std::thread ended;
+    std::optional<Completion> c;
+    {
+      std::lock_guard lock(mu_);
+      if (!done_.empty()) {
+        c = std::move(done_.front());
+        done_.pop_front();
+        --running_;
+        ended = std::move(threads_[c->job]);
+        threads_.erase(c->job);
+      } else if (running_ == 0) {
+        return std::nullopt;
+      }
+    }
+    if (c) {
+      if (ended.joinable()) ended.join();  // it has pushed its completion: its last act
+      return c;
+    }
+    if (exec::interrupted() || take(wake_fd_)) return std::nullopt;
+    pollfd pfd[3] = {{exec::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}, {done_fd_, POLLIN, 0}};
+    poll(pfd, 3, 200);  // the timeout only guards against a lost wake-up
+    exec::drain_wakeups();
+    take(done_fd_);
+  }
+}
+
+void CargoRunner::wake() { signal(wake_fd_); }
+
+void CargoRunner::stop_all() {
+  children_.stop_all();  // each step's process ends, and it starts no other
+  std::map<JobId, std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    threads.swap(threads_);
+  }
+  for (auto& [id, t] : threads)
+    if (t.joinable()) t.join();
+  std::lock_guard lock(mu_);
+  done_.clear();
+  running_ = 0;
+}
+
+size_t CargoRunner::running() const {
+  std::lock_guard lock(mu_);
+  return running_;
+}
+
+CommandRunner::Completion CargoRunner::run(const Job& job, const Command& command,
+                                           const std::vector<fs::path>& temps) {
+  if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps.front());
+  if (job.id == plan_.host) return host(job, plan_.host_step);
+  Completion c;
+  c.job = job.id;
+  auto pid = children_.spawn(command);
+  if (!pid) return failed(c, pid.error().message);
+  const auto exit = children_.wait(*pid);
+  c.exit_code = exit.code;
+  c.cpu_s = exit.cpu_s;
+  return c;
+}
+
+CommandRunner::Completion CargoRunner::device(const Job& job, const DeviceStep& d, const fs::path& temp) {
+  Completion c;
+  c.job = job.id;
+  const cargo::Invocation inv{job.argv, job.env};
+  const fs::path& cwd = plan_.plan.cwd;
+  for (int attempt = 0;; ++attempt) {
+    auto out = cargo_run::run_cargo(inv, cwd, children_);
+    if (!out) return failed(c, out.error().message);
+    c.cpu_s += out->cpu_s;
+    if (out->exit_code != 0)
+      return failed(c, fmt::format("the device pass of {} for target {} failed (cargo's messages above say why)\n  "
+                                   "command: {}",
+                                   d.pkg.name, d.target.short_name(), cargo_run::display(inv)));
+    bool fresh = false;
+    for (const auto& m : out->messages)
+      if (auto a = cargo::parse_artifact(m); a && a->package_id == d.pkg.id) fresh = a->fresh;
+    const std::optional<fs::path> output = d.image_link ? cargo::device_archive(out->messages, d.pkg) : d.output;
+    std::error_code ec;
+    if (output && fs::exists(*output, ec)) {
+      // A fresh archive's image is still current when it is newer.
+      const bool linked = d.image_link && fresh && fs::exists(d.image, ec) &&
+                          fs::last_write_time(d.image, ec) >= fs::last_write_time(*output, ec);
+      if (d.image_link && !linked) {
+        auto cpu = cargo_run::run_tool(d.image_link(*output, temp), cwd, "image link " + d.pkg.name, children_);
+        if (!cpu) return failed(c, cpu.error().message);
+        c.cpu_s += *cpu;
+      } else {
+        const fs::path& from = linked ? d.image : *output;
+        fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
+        if (ec) return failed(c, fmt::format("cannot copy {} to {}: {}", from.string(), temp.string(), ec.message()));
+      }
+      c.up_to_date = fresh;
+      return c;
+    }
+    if (attempt > 0)
+      return failed(c, fmt::format("cargo's device pass of {} for {} wrote no {}", d.pkg.name, d.target.short_name(),
+                                   output ? output->string() : "static library"));
+    tag_target_dir(d.target_dir);
+    auto cleaned = cargo_run::run_tool(d.clean, cwd, "cargo clean", children_);
+    if (!cleaned) return failed(c, cleaned.error().message);
+  }
+}
+
+CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
+  Completion c;
+  c.job = job.id;
+  auto bytes = util::read_file(h.package, util::kMaxBuildOutput);
+  if (!bytes) return failed(c, "cannot read " + h.package.string());
+  const fs::path named = h.named(cargo::content_hash(*bytes));
+  std::error_code ec;
+  fs::create_directories(named.parent_path(), ec);
+  fs::copy_file(h.image, named, fs::copy_options::overwrite_existing, ec);
+  if (ec) return failed(c, fmt::format("cannot copy {} to {}: {}", h.image.string(), named.string(), ec.message()));
+  for (fs::directory_iterator it(named.parent_path(), ec), end; h.remove_stale && !ec && it != end; it.increment(ec)) {
+    std::error_code ignored;
+    if (util::starts_with(it->path().filename().string(), "devimg-") && it->path() != named)
+      fs::remove(it->path(), ignored);
+  }
+  const auto inv = h.pass(named);
+  auto out = cargo_run::run_cargo(inv, plan_.plan.cwd, children_);
+  if (!out) return failed(c, out.error().message);
+  c.cpu_s = out->cpu_s;
+  if (out->exit_code != 0)
+    return failed(c, "the host pass failed (cargo's messages above say why)\n  command: " + cargo_run::display(inv));
+  bool fresh = true;  // cargo compiled none of the package's targets
+  std::vector<fs::path> programs;
+  for (const auto& m : out->messages)
+    if (auto a = cargo::parse_artifact(m); a && a->package_id == h.pkg.id) {
+      fresh = fresh && a->fresh;
+      if (a->executable) programs.push_back(*a->executable);
+    }
+  std::lock_guard lock(mu_);
+  programs_ = std::move(programs);
+  c.up_to_date = fresh;
+  return c;
+}
+
+}  // namespace ob::cli

@@ -1,0 +1,58 @@
+// Private to src/cli: the CommandRunner of `offload-build cargo`'s plan
+// (cargo_plan.hpp). Each job runs on a thread of its own, so that device
+// passes of different crates and targets run at once under -j or make's
+// jobserver (each cargo has its own --target-dir): a device job runs cargo,
+// reads its messages (the archive it names, whether it was fresh), retries
+// after `cargo clean -p` when cargo says fresh but the output is gone, links
+// the host device's image, and leaves the image at the temporary the
+// executor gives (committed, stored and served as any job's output); the
+// host job names the image by the package's content and runs cargo; the
+// others run their command. A fresh cargo counts as up to date
+// (Completion::up_to_date); a failure says what cargo's messages above mean.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cargo_plan.hpp"
+#include "cargo_run.hpp"
+#include "offload_build/exec/command_runner.hpp"
+
+namespace ob::cli {
+
+class CargoRunner final : public CommandRunner {
+ public:
+  explicit CargoRunner(const CargoPlan& plan);
+  ~CargoRunner() override;
+  CargoRunner(const CargoRunner&) = delete;
+  CargoRunner& operator=(const CargoRunner&) = delete;
+
+  // The programs the host pass built (its artifact messages).
+  std::vector<fs::path> programs() const;
+
+  Result<void> start(const JobView& view) override;
+  std::optional<Completion> wait_any() override;
+  void wake() override;
+  void stop_all() override;
+  size_t running() const override;
+
+ private:
+  Completion run(const Job& job, const Command& command, const std::vector<fs::path>& temps);
+  Completion device(const Job& job, const DeviceStep& step, const fs::path& temp);
+  Completion host(const Job& job, const HostStep& step);
+
+  const CargoPlan& plan_;
+  cargo_run::Children children_;
+  mutable std::mutex mu_;  // everything below
+  std::deque<Completion> done_;
+  std::map<JobId, std::thread> threads_;
+  size_t running_ = 0;
+  std::vector<fs::path> programs_;
+  int done_fd_ = -1;  // eventfd: a job's thread ended
+  int wake_fd_ = -1;  // eventfd: wake()
+};
+
+}  // namespace ob::cli
