@@ -444,7 +444,9 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
     echo "in the cache (what a CMake \`CMAKE_C_COMPILER_LAUNCHER=offload-build\` build pays"
     echo "per unchanged TU), against a ccache hit, an sccache hit (its server running, as in a"
     echo "build) and the compile itself. Two goals: the issue's, no slower than a ccache hit"
-    echo "(ratio <= 1.0x), and under 10 ms."
+    echo "(ratio <= 1.0x), and under 10 ms. The hit is the compile's whole entry (the object,"
+    echo "its depfile and warnings under the command line and every file its split read:"
+    echo "[CACHE.md](CACHE.md#keys-two-levels-like-ccaches-direct-mode)), as a ccache hit is."
     echo
     r6=$(awk -v a="${M[B6/ob]:-}" -v b="${M[B6/ccache]:-}" 'BEGIN { if (b > 0) print a / b }')
     echo "| | time | ratio offload-build / this | goal | | goal | |"
