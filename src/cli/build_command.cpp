@@ -13,7 +13,7 @@
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/process/subprocess.hpp"
-#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"  // load_manifest, manifest_options
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/report/build_report.hpp"
@@ -191,7 +191,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   const fs::path file = manifest_path(o);
   session.manifest = file;
   if (!fs::exists(file)) return no_manifest(file);
-  auto manifest = load_manifest(file);
+  auto manifest = load_manifest(file, frontend::manifest_options());
   if (!manifest) return manifest.error();
   session.project = manifest->name;
   if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));

@@ -6,7 +6,7 @@
 #include "cache_cli.hpp"
 #include "offload_build/cli/cache_command.hpp"
 #include "offload_build/storage/remote/layered.hpp"
-#include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"  // load_manifest, manifest_options
 
 namespace ob::cli {
 
@@ -33,7 +33,7 @@ namespace {
 Result<std::optional<Manifest>> manifest_in(const GlobalOptions& o) {
   const fs::path file = manifest_path(o);
   if (!fs::exists(file)) return std::optional<Manifest>();
-  auto m = load_manifest(file);
+  auto m = load_manifest(file, frontend::manifest_options());
   if (!m) return m.error();
   return std::optional<Manifest>(std::move(*m));
 }

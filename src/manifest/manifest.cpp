@@ -8,7 +8,6 @@
 
 #include "manifest_reader.hpp"
 #include "rust_manifest.hpp"
-#include "target_flags.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 #include "offload_build/manifest/json_locator.hpp"
@@ -170,7 +169,7 @@ Result<void> check_defines(const Reader& r, const std::vector<std::string>& defi
   return {};
 }
 
-Result<void> read_lists(const Reader& r, Manifest& m) {
+Result<void> read_lists(const Reader& r, Manifest& m, const ManifestOptions& options) {
   const std::pair<const char*, std::vector<std::string>*> lists[] = {
       {"include_dirs", &m.include_dirs}, {"defines", &m.defines},       {"flags", &m.flags},
       {"host_flags", &m.host_flags},     {"device_flags", &m.device_flags}, {"link_flags", &m.link_flags},
@@ -179,7 +178,7 @@ Result<void> read_lists(const Reader& r, Manifest& m) {
     auto values = r.string_list(key);
     OB_TRY(values);
     OB_TRY(check_no_flag_prefix(r, key, *values));
-    if (auto problem = manifest_detail::target_flag_problem(key, *values))
+    if (auto problem = options.check_list ? options.check_list(key, *values) : std::nullopt)
       return r.error_at(json_pointer(std::string("/") + key, problem->first), problem->second);
     *field = std::move(*values);
   }
@@ -218,7 +217,8 @@ Result<void> read_sources(const Reader& r, Manifest& m) {
 
 }  // namespace
 
-Result<Manifest> parse_manifest(const std::string& text, const fs::path& file) {
+Result<Manifest> parse_manifest(const std::string& text, const fs::path& file,
+                                const ManifestOptions& options) {
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text);
@@ -242,16 +242,16 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file) {
   m.project_dir = m.file.parent_path();
   OB_TRY(read_scalars(r, m));
   OB_TRY(read_targets(r, m));
-  OB_TRY(read_lists(r, m));
+  OB_TRY(read_lists(r, m, options));
   OB_TRY(read_sources(r, m));
   OB_TRY(manifest_detail::read_rust(r, m));
   return m;
 }
 
-Result<Manifest> load_manifest(const fs::path& file) {
+Result<Manifest> load_manifest(const fs::path& file, const ManifestOptions& options) {
   auto text = util::read_regular_file(file, kMaxManifestSize, "a manifest");
   if (!text) return text.error();
-  return parse_manifest(*text, file);
+  return parse_manifest(*text, file, options);
 }
 
 }  // namespace ob

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/process/subprocess.hpp"
+#include "offload_build/toolchain/frontends/clang_flags.hpp"
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"
@@ -35,10 +36,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
     std::ofstream out(src, std::ios::trunc);
     out << kProbeSource;
   }
-  auto r = exec::capture(Command{{compiler.string(), "-fopenmp",
-                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only",
-                                  "-x", "c", "-S", "-emit-llvm", "-o", "-", src.string()},
-                                 {}, s.env("probe")},
+  auto r = exec::capture(Command{clang_flags::host_ir_probe_argv(compiler, src), {}, s.env("probe")},
                          kProbeTimeoutMs);
   fs::remove(src, ec);
   if (!r) return {false, "the compiler could not be asked (" + r.error().message + ")"};

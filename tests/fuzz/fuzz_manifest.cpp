@@ -9,6 +9,7 @@
 #include <string>
 
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,7 +34,7 @@ fs::path project() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  auto m = ob::parse_manifest(text, project() / "offload.json");
+  auto m = ob::parse_manifest(text, project() / "offload.json", ob::frontend::manifest_options());
   if (!m && m.error().message.empty()) __builtin_trap();  // every error says something
   return 0;
 }

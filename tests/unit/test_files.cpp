@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
@@ -149,7 +150,7 @@ TEST_CASE("load_manifest refuses a manifest that is a symlink to /dev/zero, or t
   const fs::path link = tmp / "offload.json";
   fs::create_symlink("/dev/zero", link);
   auto o = bounded([&] {
-    auto m = ob::load_manifest(link);
+    auto m = ob::load_manifest(link, ob::frontend::manifest_options());
     return m ? std::string() : std::to_string(m.error().code) + " " + m.error().message;
   });
   REQUIRE(o.finished);

@@ -8,6 +8,7 @@
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
+#include "offload_build/toolchain/frontends/clang_flags.hpp"
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "support/fake_toolchain.hpp"
@@ -188,4 +189,35 @@ TEST_CASE("driver listing: a device cc1's target", "[frontend][single-parse]") {
                            "-fopenmp-is-target-device"}) == Target{"amdgcn-amd-amdhsa", "generic"});
   CHECK_FALSE(device_cc1_target({"clang", "-cc1", "-triple", "x86_64-unknown-linux-gnu",
                                  "-target-cpu", "x86-64", "-emit-obj"}));
+}
+
+TEST_CASE("driver listing: which listed commands package, assemble and write what", "[frontend][single-parse]") {
+  using namespace driver_listing;
+  CHECK(packages({"/llvm/bin/llvm-offload-binary", "-o", "a.out", "--image=file=x"}));
+  CHECK_FALSE(packages({"/llvm/bin/clang", "-cc1", "-o", "x.o"}));
+  CHECK(assembles({"/cuda/bin/ptxas", "-m64", "--output-file", "x.cubin", "x.s"}));
+  CHECK(assembles({"/llvm/bin/clang", "-cc1as", "-triple", "x86_64-unknown-linux-gnu", "-o", "x.o"}));
+  CHECK_FALSE(assembles({"/llvm/bin/clang", "-cc1", "-emit-obj", "-o", "x.o"}));
+  CHECK_FALSE(assembles({}));
+  CHECK(output_of({"/llvm/bin/clang", "-c", "a.c", "-o", "build/a.o"}) == "build/a.o");
+  CHECK(output_of({"/llvm/bin/clang", "-c", "a.c", "-o"}).empty());
+}
+
+TEST_CASE("clang flags: the stable-names probe's argv", "[frontend][stable_names]") {
+  // The same bytes as before it moved out of stable_names.cpp.
+  CHECK(clang_flags::host_ir_probe_argv("/llvm/bin/clang", "/tmp/p.c") ==
+        Argv{"/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only",
+             "-x", "c", "-S", "-emit-llvm", "-o", "-", "/tmp/p.c"});
+}
+
+TEST_CASE("clang flags: target options in a manifest list and the targets they mean", "[frontend][manifest]") {
+  CHECK(clang_flags::targets_for_flags({"--offload-arch=sm_80,gfx90a", "-O2"}) == Argv{"sm_80", "gfx90a"});
+  CHECK(clang_flags::targets_for_flags({"-fopenmp-targets=nvptx64-nvidia-cuda", "-Xopenmp-target", "-march=sm_70"}) ==
+        Argv{"sm_70"});
+  CHECK(clang_flags::targets_for_flags({"-O2"}).empty());
+  auto problem = clang_flags::target_flag_problem("host_flags", {"-O2", "-g", "-fno-openmp"});
+  REQUIRE(problem);
+  CHECK(problem->first == 2);
+  CHECK(problem->second.find("\"host_flags\" entry \"-fno-openmp\" selects offload targets") == 0);
+  CHECK_FALSE(clang_flags::target_flag_problem("flags", {"-O2", "-fopenmp-simd"}));
 }

@@ -9,6 +9,7 @@
 
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 
 using namespace ob;
 using Catch::Matchers::Contains;
@@ -41,7 +42,7 @@ class TempProject {
   }
   Result<Manifest> load(const std::string& text) const {
     std::ofstream(manifest_path(), std::ios::binary) << text;
-    return load_manifest(manifest_path());
+    return load_manifest(manifest_path(), ob::frontend::manifest_options());
   }
 
  private:
@@ -133,13 +134,13 @@ TEST_CASE("parse_manifest resolves a relative manifest path", "[manifest]") {
   p.touch("main.c");
   const fs::path rel = fs::relative(p.manifest_path());
   REQUIRE(rel.is_relative());
-  auto m = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm_90"]})", rel);
+  auto m = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm_90"]})", rel, ob::frontend::manifest_options());
   REQUIRE(m.ok());
   CHECK(m->file == p.manifest_path());
   CHECK(m->project_dir == p.dir());
   CHECK(m->sources.at(0).path == p.dir() / "main.c");
 
-  auto bad = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm9"]})", rel);
+  auto bad = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm9"]})", rel, ob::frontend::manifest_options());
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, StartsWith(rel.string() + ":1:52: error: unknown offload target \"sm9\""));
 }
@@ -403,6 +404,32 @@ TEST_CASE("target options in flags are an error naming the equivalent targets", 
   CHECK(with(R"(  "flags": ["-O2", "-fopenmp-simd"])").ok());  // not a target option
 }
 
+TEST_CASE("the manifest's option lists are checked by the check its caller passes down", "[manifest]") {
+  TempProject p;
+  p.touch("main.c");
+  const std::string text = "{\n  \"name\": \"app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"],\n"
+                           "  \"flags\": [\"-O2\", \"-fopenmp\"],\n  \"libs\": [\"m\", \"refused\"]\n}";
+  // The manifest stage knows no option spellings: without a check, -fopenmp passes.
+  auto unchecked = parse_manifest(text, p.manifest_path(), ManifestOptions{});
+  REQUIRE(unchecked.ok());
+  CHECK(unchecked->flags == std::vector<std::string>{"-O2", "-fopenmp"});
+  // A caller's check sees every list and is reported at the entry it names.
+  std::vector<std::string> seen;
+  ManifestOptions own{[&](const std::string& key, const std::vector<std::string>& values)
+                          -> std::optional<std::pair<size_t, std::string>> {
+    seen.push_back(key);
+    if (key == "libs" && values.size() == 2) return std::pair(size_t{1}, std::string("no, not this one"));
+    return std::nullopt;
+  }};
+  std::ofstream(p.manifest_path(), std::ios::binary) << text;
+  require_error(p, load_manifest(p.manifest_path(), own), 6, 17, "no, not this one");
+  CHECK(seen == std::vector<std::string>{"include_dirs", "defines", "flags", "host_flags", "device_flags",
+                                         "link_flags", "libs"});
+  // The frontends' check is the one refusing target options.
+  require_error(p, parse_manifest(text, p.manifest_path(), ob::frontend::manifest_options()), 5, 20,
+                "\"flags\" entry \"-fopenmp\" selects offload targets");
+}
+
 TEST_CASE("columns count characters and keys may use escapes", "[manifest]") {
   TempProject p;
   p.touch("main.c");
@@ -432,12 +459,12 @@ TEST_CASE("JsonLocator maps JSON pointers to key and value positions", "[manifes
 TEST_CASE("an unreadable manifest names the file and the reason", "[manifest]") {
   TempProject p;
   const fs::path missing = p.dir() / "nope" / "offload.json";
-  auto r = load_manifest(missing);
+  auto r = load_manifest(missing, ob::frontend::manifest_options());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == exit_code::usage);
   CHECK(r.error().message == "cannot read " + missing.string() + ": No such file or directory");
 
-  auto dir = load_manifest(p.dir());
+  auto dir = load_manifest(p.dir(), ob::frontend::manifest_options());
   REQUIRE_FALSE(dir.ok());
   CHECK(dir.error().message == "cannot read " + p.dir().string() + ": Is a directory");
 }

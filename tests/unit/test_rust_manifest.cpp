@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -23,7 +24,7 @@ struct RustProject {
   fs::path file() const { return tmp.path() / "offload.json"; }
   Result<Manifest> load(const std::string& members) const {
     std::ofstream(file()) << "{\n  \"name\": \"app\",\n  \"targets\": [\"host\"],\n" << members << "\n}";
-    return load_manifest(file());
+    return load_manifest(file(), ob::frontend::manifest_options());
   }
   void require_error(const Result<Manifest>& r, int line, int col, const std::string& what) const {
     REQUIRE_FALSE(r.ok());

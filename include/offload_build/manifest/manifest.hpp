@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "offload_build/manifest/target.hpp"
@@ -63,14 +65,27 @@ struct Manifest {
 // The largest manifest load_manifest reads (docs/MANIFEST.md).
 inline constexpr uint64_t kMaxManifestSize = uint64_t{16} << 20;  // 16 MiB
 
+// What the stages above check a manifest with, passed down: the manifest
+// stage knows no compiler option spellings (the frontends do; the callers
+// pass frontend::manifest_options()).
+struct ManifestOptions {
+  // A problem in one of the option lists ("flags", "host_flags", "defines",
+  // ...): the index of the entry refused and the message; nullopt when none.
+  // Reported at that entry's line:column.
+  using ListCheck = std::function<std::optional<std::pair<size_t, std::string>>(
+      const std::string& key, const std::vector<std::string>& values)>;
+  ListCheck check_list;
+};
+
 // Read, validate and resolve `file`. Errors are usage errors (exit 2) of the form
 //   path/offload.json:LINE:COL: error: WHAT; accepted: ...  [did you mean "X"?]
 // A file that is not a regular one (a device, a FIFO: a symlink to /dev/zero)
 // or is larger than kMaxManifestSize is refused at once, unread.
-Result<Manifest> load_manifest(const fs::path& file);
+Result<Manifest> load_manifest(const fs::path& file, const ManifestOptions& options);
 
 // Same, from text (for tests); `file` is used for messages and relative paths.
-Result<Manifest> parse_manifest(const std::string& text, const fs::path& file);
+Result<Manifest> parse_manifest(const std::string& text, const fs::path& file,
+                                const ManifestOptions& options);
 
 // Replace the manifest's targets with spellings from the command line (--target).
 // Each spelling may hold several targets separated by commas ("host,sm_90");

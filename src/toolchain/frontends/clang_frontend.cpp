@@ -1,5 +1,6 @@
 // The clang OpenMP-offload frontend: C and C++ through the clang driver.
 #include "clang_compiles.hpp"
+#include "offload_build/toolchain/frontends/clang_flags.hpp"
 
 namespace ob::frontend {
 
@@ -40,6 +41,8 @@ class ClangOpenMp final : public Frontend {
 };
 
 }  // namespace
+
+ManifestOptions manifest_options() { return {clang_flags::target_flag_problem}; }
 
 const Frontend& for_language(Language lang) {
   static const ClangOpenMp clang;

@@ -83,6 +83,10 @@ class Frontend {
       bool shared) const = 0;
 };
 
+// What a manifest is checked with (load_manifest's options): its option
+// lists must not select offload targets (clang_flags::target_flag_problem).
+ManifestOptions manifest_options();
+
 // The frontend compiling `lang`: C and C++ are clang's OpenMP offload (a
 // Rust crate is planned by rust_planner.cpp with the rustc frontend).
 const Frontend& for_language(Language lang);

@@ -1,8 +1,9 @@
 // Target-selecting compiler options in a manifest's flags (-fopenmp,
 // -fopenmp-targets=, --offload-arch=, -Xopenmp-target...): offload-build
 // writes those itself from "targets", so a copy in "flags" is an error that
-// names the "targets" entries meaning the same.
-#include "target_flags.hpp"
+// names the "targets" entries meaning the same. The manifest stage calls it
+// through ManifestOptions (frontend::manifest_options()).
+#include "offload_build/toolchain/frontends/clang_flags.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,7 +11,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::manifest_detail {
+namespace ob::clang_flags {
 
 namespace {
 
@@ -86,4 +87,10 @@ std::optional<std::pair<size_t, std::string>> target_flag_problem(
   return std::pair(found.front().first, msg);
 }
 
-}  // namespace ob::manifest_detail
+std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compiler,
+                                            const std::filesystem::path& source) {
+  return {compiler.string(), "-fopenmp", "-fopenmp-targets=" + std::string(kHostTriple),
+          "--offload-host-only", "-x", "c", "-S", "-emit-llvm", "-o", "-", source.string()};
+}
+
+}  // namespace ob::clang_flags
