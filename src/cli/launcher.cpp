@@ -44,15 +44,6 @@ bool looks_like_compiler(const std::string& name) {
   return false;
 }
 
-// What a command writes (its -o), for a trace event's name; "" when it says none.
-std::string output_of(const std::vector<std::string>& command) {
-  for (size_t i = 1; i < command.size(); ++i) {
-    if (command[i] == "-o" && i + 1 < command.size()) return command[i + 1];
-    if (util::starts_with(command[i], "-o") && command[i].size() > 2) return command[i].substr(2);
-  }
-  return "";
-}
-
 // Wait for the pass-through compiler and end the way it ended.
 int wait_like(pid_t pid) {
   int status = 0;
@@ -87,7 +78,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   std::optional<report::StepTimeline> timeline;
   std::optional<report::TimedStep> step;
   if (o.trace) {
-    const std::string name = fs::path(command.front()).filename().string() + " " + output_of(command);
+    const std::string name = fs::path(command.front()).filename().string() + " " + clang_cli::output_arg(command);
     timeline.emplace(name, "launcher");
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
   }

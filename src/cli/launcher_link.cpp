@@ -39,14 +39,9 @@ Job offload_link_job(std::vector<std::string> argv, std::vector<fs::path> inputs
   link.unit = 1;
   link.inputs = std::move(inputs);
   // The output spelled as the executor writes it (it renames a temporary into place).
-  const std::string out_arg = arg_path(program, cwd).string();
-  for (size_t i = 1; i < argv.size(); ++i) {
-    if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out_arg;
-    else if (util::starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out_arg;
-  }
   link.depfile = work / "link.d";
-  argv.push_back("-Wl,--dependency-file=" + arg_path(*link.depfile, cwd).string());
-  link.argv = std::move(argv);
+  link.argv = clang_cli::link_writing(std::move(argv), arg_path(program, cwd).string(),
+                                      arg_path(*link.depfile, cwd).string());
   link.outputs = {program};
   link.tools = link_tools(tc);
   return link;

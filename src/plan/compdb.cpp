@@ -1,5 +1,6 @@
 #include "offload_build/plan/compdb.hpp"
 
+#include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/util/json_text.hpp"
 
 #include <unistd.h>
@@ -16,8 +17,7 @@ namespace {
 nlohmann::json entry(const Plan& plan, const Job& job) {
   const auto& argv = job.driver_argv.empty() ? job.argv : job.driver_argv;
   fs::path output = job.outputs.front();
-  if (auto o = std::find(argv.begin(), argv.end(), "-o"); o != argv.end() && o + 1 != argv.end())
-    output = plan.cwd / *(o + 1);
+  if (const std::string o = driver_listing::output_of(argv); !o.empty()) output = plan.cwd / o;
   return {{"directory", plan.cwd.string()},
           {"arguments", argv},
           {"file", job.source.string()},

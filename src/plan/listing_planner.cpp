@@ -59,16 +59,15 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli
       for (const auto& f : driver_listing::written_by(argv)) after |= mentions(listing[j], f);
       if (after) job.deps.push_back(j);
     }
-    const std::string tool = fs::path(argv.front()).filename().string();
     const auto device = driver_listing::device_cc1_target(argv);
-    if (tool == "llvm-offload-binary") {
+    if (driver_listing::packages(argv)) {
       job.kind = JobKind::Package;
     } else if (device) {
       job.kind = JobKind::DeviceCompile;
       job.target = *device;
     } else if (job.outputs.front() == plan.program) {
       job.kind = JobKind::HostCompile;
-    } else if (tool == "ptxas" || (argv.size() > 1 && argv[1] == "-cc1as")) {
+    } else if (driver_listing::assembles(argv)) {
       job.kind = JobKind::Assemble;
     } else {
       job.kind = JobKind::HostIr;  // the host's preprocess, parse and backend steps

@@ -171,4 +171,22 @@ LinkParsed parse_link(const std::vector<std::string>& argv) {
   return r;
 }
 
+std::string output_arg(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-o" && i + 1 < argv.size()) return argv[i + 1];
+    if (starts_with(argv[i], "-o") && argv[i].size() > 2) return argv[i].substr(2);
+  }
+  return "";
+}
+
+std::vector<std::string> link_writing(std::vector<std::string> argv, const std::string& out,
+                                      const std::string& depfile) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out;
+    else if (starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out;
+  }
+  argv.push_back("-Wl,--dependency-file=" + depfile);
+  return argv;
+}
+
 }  // namespace ob::clang_cli

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace ob::driver_listing {
 
@@ -78,6 +79,18 @@ std::vector<std::string> written_by(const Argv& argv) {
       files.push_back(argv[i + 1]);
   }
   return files;
+}
+
+namespace {
+std::string tool_of(const Argv& argv) {
+  return argv.empty() ? std::string{} : std::filesystem::path(argv.front()).filename().string();
+}
+}  // namespace
+
+bool packages(const Argv& argv) { return tool_of(argv) == "llvm-offload-binary"; }
+
+bool assembles(const Argv& argv) {
+  return tool_of(argv) == "ptxas" || (argv.size() > 1 && argv[1] == "-cc1as");
 }
 
 std::string output_of(const Argv& argv) {

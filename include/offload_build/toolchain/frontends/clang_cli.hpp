@@ -168,6 +168,13 @@ std::vector<std::string> build_compile_argv(const BuildRequest& req, size_t n,
 std::vector<std::string> build_link_argv(const BuildRequest& req,
                                          const std::vector<std::string>& objects);
 
+// What a command line writes (its -o FILE or -oFILE), for naming it; "" when none.
+std::string output_arg(const std::vector<std::string>& argv);
+// The link `argv` writing `out` instead of its -o, listing what it read in
+// `depfile` (the linker's --dependency-file).
+std::vector<std::string> link_writing(std::vector<std::string> argv, const std::string& out,
+                                      const std::string& depfile);
+
 // ccache's base_dir: `argv` with every absolute path under `base` (a whole
 // argument, an option's joined value such as -I/abs/inc, or the value after
 // "=") written relative to `cwd`, so the compile, its depfile and its key are

@@ -28,6 +28,12 @@ std::optional<Target> device_cc1_target(const Argv& argv);
 // after it (the depfile, the optimization record).
 std::vector<std::string> written_by(const Argv& argv);
 
+// Whether a listed command packages device images (llvm-offload-binary).
+bool packages(const Argv& argv);
+// Whether a listed command assembles (ptxas, or clang's integrated assembler
+// `clang -cc1as`).
+bool assembles(const Argv& argv);
+
 // A listed command's output (-o, ptxas's --output-file); empty when none.
 std::string output_of(const Argv& argv);
 
