@@ -8,7 +8,9 @@
 The order is OB_STAGES in src/CMakeLists.txt (lowest first). The build
 enforces it too (each stage compiles against a view of include/ without the
 higher stages); --check also sees what those views cannot: an include by a
-relative path ("../cache/x.hpp") that reaches into another stage's folder.
+relative path ("../cache/x.hpp") that reaches into another stage's folder,
+and a clang driver option spelled in a string outside the frontends
+(src/toolchain/frontends/ and its headers are the only code that knows them).
 """
 import re
 import sys
@@ -61,6 +63,32 @@ def edges(order):
     return found
 
 
+# A string literal that is one clang driver option of the offload passes
+# ("-fopenmp", "-fopenmp-targets=", "-cc1as", "--offload-arch=", ...); a
+# message that merely mentions one ("-fopenmp and offload targets ...") is no
+# spelling and does not match.
+CLANG_FLAG = re.compile(
+    r'"(-fopenmp|-fno-openmp|-cc1|--offload-arch|--offload-targets|-Xopenmp-target|'
+    r'-emit-llvm|-fembed-offload-object|--offload-host-only|--offload-device-only|'
+    r'-fopenmp-is-target-device|-foffload-lto)[^" ]*"')
+FRONTENDS = (("src", "toolchain", "frontends"), ("include", "offload_build", "toolchain", "frontends"))
+
+
+def clang_flags_outside_frontends():
+    found = []
+    files = [p for d in ("src", "include") for p in (ROOT / d).rglob("*")
+             if p.suffix in (".cpp", ".hpp", ".h", ".c")]
+    for path in sorted(files):
+        rel = path.relative_to(ROOT).parts
+        if any(rel[:len(f)] == f for f in FRONTENDS):
+            continue
+        text = path.read_text(errors="replace")
+        for m in CLANG_FLAG.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append((f"{path.relative_to(ROOT)}:{line}", m.group(0)))
+    return found
+
+
 def main():
     order = stages()
     found = edges(order)
@@ -77,10 +105,15 @@ def main():
             print(f"{where}: error: stage '{src}' includes \"{name}\" of the higher "
                   f"stage '{dst}' (order, lowest first: {' '.join(order)}); move the "
                   f"code down or pass what it needs from above", file=sys.stderr)
-        if bad:
+        flags = clang_flags_outside_frontends()
+        for where, spelled in flags:
+            print(f"{where}: error: the clang option {spelled} is spelled outside "
+                  f"src/toolchain/frontends; ask a frontend function (clang_flags.hpp, "
+                  f"driver_listing.hpp) instead", file=sys.stderr)
+        if bad or flags:
             return 1
         print(f"layers: {len(found)} includes between stages, all downward "
-              f"({' < '.join(order)})")
+              f"({' < '.join(order)}); clang options only in the frontends")
         return 0
     print("stages, lowest first: " + " < ".join(order))
     for s in order:
