@@ -125,6 +125,26 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   return true;
 }
 
+bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const {
+  auto add = [&files](std::string path, const Stamp& stamp) {
+    if (!stamp.exists) return false;
+    auto [it, inserted] = files.try_emplace(std::move(path), stamp);
+    return inserted || it->second == stamp;  // two records disagreeing: one is stale
+  };
+  for (const auto& job : plan.jobs) {
+    auto it = current_.find(job_id(job, plan.cwd));
+    if (it == current_.end()) return false;  // not recorded: it would run again
+    const JobRecord& r = it->second;
+    // What up_to_date() refuses.
+    if (r.deps.empty() || r.outputs.empty() || r.dep_stamps.size() != r.deps.size()) return false;
+    for (size_t i = 0; i < r.deps.size(); ++i)
+      if (!add(full_path(r.deps[i].path, plan.cwd).string(), r.dep_stamps[i])) return false;
+    for (const auto& [path, stamp] : r.outputs)
+      if (!add(path, stamp)) return false;
+  }
+  return true;
+}
+
 void BuildState::save() const {
   if (!dirty_ || file_.empty()) return;  // empty: no state kept (launcher mode)
   FileTable files;

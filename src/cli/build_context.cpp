@@ -75,6 +75,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   if (job_cache) {
     job_cache->finish();
     ran.misses = job_cache->misses();
+    if (run.after_cache) run.after_cache(*job_cache);
   }
   return ran;
 }
