@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -126,10 +127,16 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
 }
 
 bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const {
-  auto add = [&files](std::string path, const Stamp& stamp) {
+  // Jobs share most of what they read (headers): each path as recorded is
+  // made absolute once.
+  std::unordered_map<std::string, Stamp> seen;
+  auto add = [&](const std::string& path, const Stamp& stamp, bool absolute) {
     if (!stamp.exists) return false;
-    auto [it, inserted] = files.try_emplace(std::move(path), stamp);
-    return inserted || it->second == stamp;  // two records disagreeing: one is stale
+    auto [it, inserted] = seen.try_emplace(path, stamp);
+    if (!inserted) return it->second == stamp;  // two records disagreeing: one is stale
+    auto [at, added] =
+        files.try_emplace(absolute ? path : full_path(path, plan.cwd).string(), stamp);
+    return added || at->second == stamp;
   };
   for (const auto& job : plan.jobs) {
     auto it = current_.find(job_id(job, plan.cwd));
@@ -138,9 +145,9 @@ bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& 
     // What up_to_date() refuses.
     if (r.deps.empty() || r.outputs.empty() || r.dep_stamps.size() != r.deps.size()) return false;
     for (size_t i = 0; i < r.deps.size(); ++i)
-      if (!add(full_path(r.deps[i].path, plan.cwd).string(), r.dep_stamps[i])) return false;
+      if (!add(r.deps[i].path, r.dep_stamps[i], false)) return false;
     for (const auto& [path, stamp] : r.outputs)
-      if (!add(path, stamp)) return false;
+      if (!add(path, stamp, true)) return false;
   }
   return true;
 }

@@ -61,11 +61,13 @@ fs::path full_path(const fs::path& path, const fs::path& cwd) {
   return (cwd / path).lexically_normal();
 }
 
-Stamp any_stamp(const fs::path& path) {
+Stamp any_stamp(const char* path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return Stamp{};
+  if (stat(path, &st) != 0) return Stamp{};
   return to_stamp(st);
 }
+
+Stamp any_stamp(const fs::path& path) { return any_stamp(path.c_str()); }
 
 std::vector<fs::path> system_dirs() {
   std::vector<fs::path> dirs;

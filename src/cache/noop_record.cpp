@@ -169,7 +169,7 @@ bool noop_record_holds(const NoopRecord& record) {
     if (now && !var.secret && *var.value != now) return false;
   }
   for (const auto& [path, stamp] : record.files)
-    if (any_stamp(path) != stamp) return false;
+    if (any_stamp(path.c_str()) != stamp) return false;
   return true;
 }
 

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include <fmt/core.h>
+
 #include "offload_build/config/config.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/storage/hash.hpp"
@@ -31,20 +33,25 @@ bool noop_eligible(const GlobalOptions& o) {
 }
 
 std::string build_fingerprint(const GlobalOptions& o) {
-  cache::Hasher h;
-  h.field("format", "offload-build no-op 1");
-  h.field("binary", util::file_identity("/proc/self/exe"));
-  for (const auto& arg : o.command_line) h.field("arg", arg);
+  // XXH3, not SHA-256: OpenSSL's first digest costs more than the rest of a
+  // no-op build, and this only tells one build's inputs from another's.
+  std::string text;
+  auto field = [&text](std::string_view name, std::string_view value) {
+    text += fmt::format("{}:{}={}:{}\n", name.size(), name, value.size(), value);
+  };
+  field("format", "offload-build no-op 1");
+  field("binary", util::file_identity("/proc/self/exe"));
+  for (const auto& arg : o.command_line) field("arg", arg);
   std::error_code ec;
-  h.field("cwd", fs::current_path(ec).string());
+  field("cwd", fs::current_path(ec).string());
   const config::Config& c = config::current();
   for (const auto& s : config::table()) {
-    if (!s.in_file) continue;  // a secret: it decides no plan, and is not hashed
-    if (const config::Value* v = c.get(s.key)) h.field(s.key, v->text);
-    else h.field("unset", s.key);
+    if (!s.in_file) continue;  // a secret: it decides no plan, and is not kept
+    if (const config::Value* v = c.get(s.key)) field(s.key, v->text);
+    else field("unset", s.key);
   }
-  h.field("boot", util::read_file("/proc/sys/kernel/random/boot_id", 256).value_or(""));
-  return h.hex();
+  field("boot", util::read_file("/proc/sys/kernel/random/boot_id", 256).value_or(""));
+  return fmt::format("{:016x}-{}", cache::xxh3(text), text.size());
 }
 
 std::optional<fs::path> noop_build(const GlobalOptions& o, const fs::path& manifest_file,

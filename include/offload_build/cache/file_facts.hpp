@@ -45,6 +45,7 @@ Stamp stat_stamp(const fs::path& path);
 // The stamp of a file of any kind (a directory, whose mtime changes when an
 // entry is added or removed); exists = false when stat fails.
 Stamp any_stamp(const fs::path& path);
+Stamp any_stamp(const char* path);  // the same without making a path (its components)
 
 // `path` (absolute, or relative to `cwd`, which is absolute) made absolute
 // and lexically normal, cheaply when it already is.
