@@ -8,6 +8,7 @@
 
 #include "offload_build/util/strings.hpp"
 #include "support/ob_process.hpp"
+#include "rust_support.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -252,4 +253,35 @@ TEST_CASE("a failed build leaves no no-op record; the fixed one rebuilds", "[int
     REQUIRE(r.exit_code == 0);
     CHECK(p.program_output() == "main 5 0 10\n");
   }
+}
+
+TEST_CASE("a Rust manifest's build becomes a no-op, and takes the fast path", "[integration][noop][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& e : fs::recursive_directory_iterator(dir)) fs::last_write_time(e.path(), old);
+  fs::last_write_time(dir, old);
+  const std::vector<std::string> build{"-C", dir.string(), "build"};
+  REQUIRE(run_ob(build).exit_code == 0);
+  fs::remove(dir / "build/.offload-build/noop");  // the next one goes through the plan
+  // The crate's empty offload stub reads no file: it is up to date too (it
+  // was served from the cache every time, and the jobs after it with it).
+  auto second = run_ob(build);
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(Project::all_up_to_date(second.err));
+  CHECK(line_of(second.err, "package build/obj/offload-stub.ll") ==
+        "package build/obj/offload-stub.ll (up to date)");
+  REQUIRE(fs::exists(dir / "build/.offload-build/noop"));
+  write_file(dir / "build/.offload-build/state.json", "not json");
+  auto fast = run_ob(build);
+  INFO(fast.err);
+  REQUIRE(fast.exit_code == 0);
+  CHECK(without_time(fast.err) == without_time(second.err));
+  // An edit is seen.
+  write_file(dir / "src/main.rs", read_file(dir / "src/main.rs") + "\n");
+  auto edited = run_ob(build);
+  REQUIRE(edited.exit_code == 0);
+  CHECK(!Project::all_up_to_date(edited.err));
 }
