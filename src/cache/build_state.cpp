@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -113,8 +114,9 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   auto it = previous_.find(id);
   if (it == previous_.end()) return false;
   const JobRecord& prev = it->second;
-  if (prev.deps.empty() || prev.outputs.empty() || prev.dep_stamps.size() != prev.deps.size())
-    return false;
+  // No deps: a job that reads no file (the Rust host flavour's empty offload
+  // stub), current while its command and tools are.
+  if (prev.outputs.empty() || prev.dep_stamps.size() != prev.deps.size()) return false;
   if (prev.tools != described.tools || prev.argv != described.argv || prev.env != described.env)
     return false;
   for (size_t i = 0; i < prev.deps.size(); ++i)
@@ -123,6 +125,32 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   for (const auto& [path, stamp] : prev.outputs)
     if (!stamp.exists || stat_stamp(path) != stamp) return false;
   current_[id] = prev;
+  return true;
+}
+
+bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const {
+  // Jobs share most of what they read (headers): each path as recorded is
+  // made absolute once.
+  std::unordered_map<std::string, Stamp> seen;
+  auto add = [&](const std::string& path, const Stamp& stamp, bool absolute) {
+    if (!stamp.exists) return false;
+    auto [it, inserted] = seen.try_emplace(path, stamp);
+    if (!inserted) return it->second == stamp;  // two records disagreeing: one is stale
+    auto [at, added] =
+        files.try_emplace(absolute ? path : full_path(path, plan.cwd).string(), stamp);
+    return added || at->second == stamp;
+  };
+  for (const auto& job : plan.jobs) {
+    auto it = current_.find(job_id(job, plan.cwd));
+    if (it == current_.end()) return false;  // not recorded: it would run again
+    const JobRecord& r = it->second;
+    // What up_to_date() refuses.
+    if (r.outputs.empty() || r.dep_stamps.size() != r.deps.size()) return false;
+    for (size_t i = 0; i < r.deps.size(); ++i)
+      if (!add(r.deps[i].path, r.dep_stamps[i], false)) return false;
+    for (const auto& [path, stamp] : r.outputs)
+      if (!add(path, stamp, true)) return false;
+  }
   return true;
 }
 

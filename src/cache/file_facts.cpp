@@ -37,11 +37,37 @@ Stamp to_stamp(const struct stat& st) {
                static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-fs::path full_path(const fs::path& path, const fs::path& cwd) {
-  return path.is_absolute() ? path.lexically_normal() : (cwd / path).lexically_normal();
+// No "", "." or ".." component (nor "//", nor a trailing '/'): lexically_normal
+// would return it unchanged.
+bool already_normal(const std::string& p) {
+  if (p.empty()) return false;
+  size_t start = p[0] == '/' ? 1 : 0;
+  while (true) {
+    const size_t end = std::min(p.find('/', start), p.size());
+    const std::string_view part(p.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (end == p.size()) return true;
+    start = end + 1;
+  }
 }
 
 }  // namespace
+
+fs::path full_path(const fs::path& path, const fs::path& cwd) {
+  // An up-to-date check asks this for every file every job read: skip the
+  // normalization (an allocation per component) where it changes nothing.
+  if (path.is_absolute()) return already_normal(path.native()) ? path : path.lexically_normal();
+  if (already_normal(path.native()) && already_normal(cwd.native())) return cwd / path;
+  return (cwd / path).lexically_normal();
+}
+
+Stamp any_stamp(const char* path) {
+  struct stat st {};
+  if (stat(path, &st) != 0) return Stamp{};
+  return to_stamp(st);
+}
+
+Stamp any_stamp(const fs::path& path) { return any_stamp(path.c_str()); }
 
 std::vector<fs::path> system_dirs() {
   std::vector<fs::path> dirs;

@@ -105,6 +105,7 @@ int dispatch(int argc, char** argv) {
   app.require_subcommand(1);
 
   GlobalOptions global;
+  global.command_line.assign(argv, argv + argc);
   add_global_options(app, global);
 
   RunOptions run_options;

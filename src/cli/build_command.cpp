@@ -27,6 +27,7 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "build_pictures.hpp"
+#include "noop_build.hpp"
 #include "options.hpp"
 #include "summary.hpp"
 
@@ -190,6 +191,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   exec::set_echo_policy({o.verbose, nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
+  if (auto program = noop_build(o, file, [&session] { return session.recorder.elapsed(); }))
+    return *program;
   if (!fs::exists(file)) return no_manifest(file);
   auto manifest = load_manifest(file, frontend::manifest_options());
   if (!manifest) return manifest.error();
@@ -244,6 +247,17 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     session.cache_enabled = true;
     session.cache_dir = context.cache_dir();
   }
+  // A build that fails or is interrupted leaves no no-op record; one that
+  // ends with every job current (and nothing else to say) leaves a new one.
+  const fs::path noop_file = cache::noop_record_file(manifest->build_dir);
+  cache::forget_noop_record(noop_file);
+  std::optional<cache::NoopRecord> noop;
+  if (noop_eligible(o) && context.storage() && context.storage()->writable() &&
+      context.storage()->trusted())
+    run.after_cache = [&](const cache::JobCache& cache) {
+      noop = cache::make_noop_record(cache.state(), plan, plan_files(*manifest, *toolchain, plan),
+                                     build_fingerprint(o), racy_from(session.started));
+    };
   auto ran = context.run_plan(plan, *runner, std::move(run));
   auto& summary = ran.summary;
   session.seconds = session.recorder.elapsed();
@@ -258,6 +272,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   }
   if (!summary) return summary.error();
   print_summary(*summary, *session.seconds, o.quiet);
+  if (noop) cache::write_noop_record(noop_file, *noop);
   return plan.program;
 }
 

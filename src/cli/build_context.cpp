@@ -79,6 +79,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
     job_cache->finish();
     ran.misses = job_cache->misses();
     if (collect_reads) ran.reads = job_cache->reads();
+    if (run.after_cache) run.after_cache(*job_cache);
   }
   return ran;
 }

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <fmt/format.h>
+#include <mutex>
+#include <set>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -91,12 +93,41 @@ std::string_view origin_name(Origin origin) {
   return "";
 }
 
-const char* env_or_null(const char* name) { return std::getenv(name); }
+namespace {
+
+// The names of the variables this process read (a no-op build's record
+// checks each again); read from the lookup threads too.
+struct EnvNames {
+  std::mutex mu;
+  std::set<std::string, std::less<>> names;
+};
+
+EnvNames& env_names() {
+  static EnvNames names;
+  return names;
+}
+
+}  // namespace
+
+const char* env_or_null(const char* name) {
+  auto& read = env_names();
+  {
+    std::lock_guard lock(read.mu);
+    if (read.names.find(std::string_view(name)) == read.names.end()) read.names.emplace(name);
+  }
+  return std::getenv(name);
+}
 
 std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = env_or_null(name);
   if (!v) return std::nullopt;
   return std::string(v);
+}
+
+std::vector<std::string> env_names_read() {
+  auto& read = env_names();
+  std::lock_guard lock(read.mu);
+  return {read.names.begin(), read.names.end()};
 }
 
 void Config::set(std::string_view key, std::string text, Origin origin, std::string where) {

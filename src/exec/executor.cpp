@@ -391,6 +391,28 @@ Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecO
   return Execution(plan, runner, options).run();
 }
 
+std::vector<JobId> up_to_date_order(const Plan& plan) {
+  // Execution's own walk when each lookup answers at once: ready jobs in
+  // plan order, each one's dependents queued as it completes.
+  std::vector<size_t> waiting_on(plan.jobs.size(), 0);
+  std::vector<std::vector<JobId>> dependents(plan.jobs.size());
+  std::deque<JobId> ready;
+  for (const auto& job : plan.jobs) {
+    waiting_on[job.id] = job.deps.size();
+    for (JobId d : job.deps) dependents[d].push_back(job.id);
+    if (job.deps.empty()) ready.push_back(job.id);
+  }
+  std::vector<JobId> order;
+  while (!ready.empty()) {
+    const JobId id = ready.front();
+    ready.pop_front();
+    order.push_back(id);
+    for (JobId next : dependents[id])
+      if (--waiting_on[next] == 0) ready.push_back(next);
+  }
+  return order;
+}
+
 std::string dry_run_script(const Plan& plan) {
   std::string out = "cd " + util::shell_quote(plan.cwd.string()) + "\n";
   std::vector<std::string> mkdir{"mkdir", "-p"};

@@ -200,7 +200,7 @@ Result<void> read_sources(const Reader& r, Manifest& m) {
     return r.error_at("/sources", "\"sources\" is empty; list at least one source file or glob, e.g. [\"src/*.c\"]");
   for (size_t i = 0; i < patterns->size(); ++i) {
     const std::string where = json_pointer("/sources", i);
-    auto files = expand_source_pattern(m.project_dir, (*patterns)[i]);
+    auto files = expand_source_pattern(m.project_dir, (*patterns)[i], &m.glob_dirs);
     if (!files) return r.error_at(where, files.error().message);
     for (const auto& file : *files) {
       auto lang = forced ? Result<Language>(*forced) : language_for_source(file, m.project_dir);
@@ -212,6 +212,9 @@ Result<void> read_sources(const Reader& r, Manifest& m) {
   auto same_path = [](const SourceFile& a, const SourceFile& b) { return a.path == b.path; };
   std::stable_sort(m.sources.begin(), m.sources.end(), by_path);
   m.sources.erase(std::unique(m.sources.begin(), m.sources.end(), same_path), m.sources.end());
+  for (auto& dir : m.glob_dirs) dir = dir.lexically_normal();
+  std::sort(m.glob_dirs.begin(), m.glob_dirs.end());
+  m.glob_dirs.erase(std::unique(m.glob_dirs.begin(), m.glob_dirs.end()), m.glob_dirs.end());
   return {};
 }
 
@@ -246,6 +249,22 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file,
   OB_TRY(read_sources(r, m));
   OB_TRY(manifest_detail::read_rust(r, m));
   return m;
+}
+
+std::optional<fs::path> manifest_build_dir(const fs::path& file) {
+  auto text = util::read_file(file, kMaxManifestSize);
+  if (!text) return std::nullopt;
+  const auto root = nlohmann::json::parse(*text, nullptr, false);
+  if (!root.is_object()) return std::nullopt;
+  std::string dir = "build";
+  if (auto it = root.find("build_dir"); it != root.end()) {
+    if (!it->is_string()) return std::nullopt;
+    dir = it->get<std::string>();
+  }
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec);
+  if (ec) return std::nullopt;
+  return resolve_dir(absolute.lexically_normal().parent_path(), dir);
 }
 
 Result<Manifest> load_manifest(const fs::path& file, const ManifestOptions& options) {

@@ -50,14 +50,18 @@ bool is_real_dir(const fs::directory_entry& e) {  // a directory, not a symlink 
 // Each (directory, part) state is visited once, so the walk is linear in the
 // tree size times the pattern's length whatever the pattern (repeated "**"
 // would otherwise find a file once per way of splitting its path).
+// `listed` gets every directory whose entries decided the match (listed, or
+// asked for one name): a file added to one changes its mtime.
 class Walker {
  public:
-  Walker(const std::vector<std::string>& parts, std::vector<fs::path>& out)
-      : parts_(parts), out_(out) {}
+  Walker(const std::vector<std::string>& parts, std::vector<fs::path>& out,
+         std::vector<fs::path>* listed)
+      : parts_(parts), out_(out), listed_(listed) {}
 
   void walk(const fs::path& dir, size_t i) {
     if (!seen_.emplace(dir.native(), i).second) return;
     if (i == parts_.size()) {
+      if (listed_) listed_->push_back(dir.parent_path());
       if (is_file(dir)) out_.push_back(dir);
       return;
     }
@@ -65,11 +69,11 @@ class Walker {
     if (!is_glob(part)) return walk(dir / part, i + 1);
     if (part == "**") {
       walk(dir, i + 1);  // zero directories
-      for (const auto& e : list_dir(dir))
+      for (const auto& e : list(dir))
         if (is_real_dir(e) && e.path().filename().string().front() != '.') walk(e.path(), i);
       return;
     }
-    for (const auto& e : list_dir(dir)) {
+    for (const auto& e : list(dir)) {
       const std::string name = e.path().filename().string();
       if (fnmatch(part.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
       if (i + 1 == parts_.size()) {
@@ -82,8 +86,14 @@ class Walker {
   }
 
  private:
+  std::vector<fs::directory_entry> list(const fs::path& dir) {
+    if (listed_) listed_->push_back(dir);
+    return list_dir(dir);
+  }
+
   const std::vector<std::string>& parts_;
   std::vector<fs::path>& out_;
+  std::vector<fs::path>* listed_;
   std::set<std::pair<std::string, size_t>> seen_;
 };
 
@@ -167,7 +177,8 @@ Result<Language> parse_language(std::string_view name) {
   return Error::usage(msg + "accepted: \"c\", \"c++\" (or \"cxx\"), \"rust\"");
 }
 
-Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern) {
+Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern,
+                                                    std::vector<fs::path>* listed) {
   if (pattern.empty()) return Error::usage("empty source path; write a file or glob, e.g. \"src/*.c\"");
   const fs::path written(pattern);
   const fs::path root = written.is_absolute() ? written.root_path() : base;
@@ -186,7 +197,7 @@ Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::s
   if (auto outside = outside_project(base, pattern)) return *outside;
   std::vector<fs::path> found;
   const auto parts = path_parts(written.relative_path().string());
-  Walker(parts, found).walk(root, 0);
+  Walker(parts, found, listed).walk(root, 0);
   for (auto& p : found) p = p.lexically_normal();
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());

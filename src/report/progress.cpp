@@ -185,14 +185,22 @@ void ConsoleProgress::draw(const std::string& line) {
 
 void ConsoleProgress::build_started(const Plan& plan) {
   cwd_ = plan.cwd;
-  total_ = plan.jobs.size();
+  begin(plan.jobs.size());
+}
+
+void ConsoleProgress::begin(size_t total) {
+  total_ = total;
   counted_ = 0;
 }
 
-void ConsoleProgress::announce(const Job& job, std::string_view note) {
+void ConsoleProgress::served(std::string_view description, ServedFrom from) {
+  announce(description, from == ServedFrom::Cache ? " (cached)" : " (up to date)");
+}
+
+void ConsoleProgress::announce(std::string_view description, std::string_view note) {
   ++counted_;
   if (options_.mode == ProgressMode::Quiet) return;
-  std::string line = fmt::format("[{}/{}] {}{}", counted_, total_, job.describe(cwd_), note);
+  std::string line = fmt::format("[{}/{}] {}{}", counted_, total_, description, note);
   if (options_.mode == ProgressMode::Plain) {
     write(line + "\n");
     return;
@@ -201,10 +209,10 @@ void ConsoleProgress::announce(const Job& job, std::string_view note) {
   draw(last_status_);
 }
 
-void ConsoleProgress::job_started(const Job& job) { announce(job, ""); }
+void ConsoleProgress::job_started(const Job& job) { announce(job.describe(cwd_), ""); }
 
 void ConsoleProgress::job_served(const Job& job, ServedFrom from, double) {
-  announce(job, from == ServedFrom::Cache ? " (cached)" : " (up to date)");
+  served(job.describe(cwd_), from);
 }
 
 void ConsoleProgress::job_output(const Job&, std::string_view text) {

@@ -36,6 +36,13 @@ class BuildState {
   bool up_to_date(const std::string& job_id, const JobKey& described, FileFactsCache& files,
                   const fs::path& cwd);
 
+  // For the no-op record (noop_record.hpp): the stamps this build recorded
+  // for every job of `plan`, by absolute path (each file it read, each output),
+  // which up_to_date() would compare next time. false when a job has no
+  // record this build, or one up_to_date() refuses (it would run again), or
+  // two records disagree about a file.
+  bool current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const;
+
   // Why `key` (+ current files) differs from the last record of `job_id`.
   std::string explain_miss(const std::string& job_id, const Job& job, const JobKey& key,
                            FileFactsCache& files, const fs::path& cwd) const;

@@ -40,7 +40,16 @@ struct FileFacts {
   Stamp stamp;               // taken when the contents were read
 };
 
+// A regular file's stamp; exists = false for anything else.
 Stamp stat_stamp(const fs::path& path);
+// The stamp of a file of any kind (a directory, whose mtime changes when an
+// entry is added or removed); exists = false when stat fails.
+Stamp any_stamp(const fs::path& path);
+Stamp any_stamp(const char* path);  // the same without making a path (its components)
+
+// `path` (absolute, or relative to `cwd`, which is absolute) made absolute
+// and lexically normal, cheaply when it already is.
+fs::path full_path(const fs::path& path, const fs::path& cwd);
 
 // Where the system's files are (the package manager's and the toolchain's):
 // $OFFLOAD_BUILD_SYSTEM_DIRS (colon-separated) when set, else /usr and the

@@ -67,6 +67,7 @@ class JobCache {
   // This build's counters; add them to the shared ones and save the build
   // state for the next --explain.
   const Counters& counters() const { return counters_; }
+  const BuildState& state() const { return state_; }
   void finish();
 
   // Why serve() missed, per job it missed (--report): the reason counted in

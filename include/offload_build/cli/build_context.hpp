@@ -70,6 +70,9 @@ class BuildContext {
     Progress* observer = nullptr;
     std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
     cache::JobCacheOptions cache;
+    // After the job cache saved its state (when the cache is open): what the
+    // build recorded, for the no-op record (cli/noop_build.hpp).
+    std::function<void(const cache::JobCache&)> after_cache;
   };
   struct Ran {
     Result<ExecSummary> summary;

@@ -36,6 +36,7 @@ struct GlobalOptions {
   std::optional<fs::path> report;           // --report FILE: JSON account of the build (report)
   std::optional<fs::path> timings;          // --timings[=FILE]: HTML picture; empty: default place (report)
   std::optional<fs::path> trace;            // --trace FILE: Chrome trace-event JSON (report)
+  std::vector<std::string> command_line;    // argv as given (a no-op build's record, cli/noop_build)
 };
 
 struct RunOptions {

@@ -40,6 +40,9 @@ struct Value {
 std::optional<std::string> env(const char* name);
 // The same as a C string (nullptr when unset), valid until the variable changes.
 const char* env_or_null(const char* name);
+// The names of every variable read through env/env_or_null so far (sorted):
+// what a no-op build's record checks again (cache/noop_record.hpp).
+std::vector<std::string> env_names_read();
 
 class Config {
  public:

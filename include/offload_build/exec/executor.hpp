@@ -77,6 +77,11 @@ struct ExecSummary {
 
 Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options);
 
+// The order execute() reports the jobs of `plan` when every one is up to
+// date and lookups are asked on its own thread (ExecOptions::lookups = 1):
+// what a no-op build's record replays (cache/noop_record.hpp).
+std::vector<JobId> up_to_date_order(const Plan& plan);
+
 // The command a job runs, with its outputs (and depfile) replaced by `temps`
 // (outputs in order, then the depfile when the job has one).
 Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps);

@@ -33,6 +33,7 @@ struct Manifest {
   std::string output;    // program file name
   fs::path build_dir;    // absolute; default project_dir/build
   std::vector<SourceFile> sources;  // globs expanded, sorted, deduplicated
+  std::vector<fs::path> glob_dirs;  // the directories the globs looked into (sorted, unique)
   std::vector<Target> targets;      // resolved, deduplicated, in manifest order
   std::vector<std::string> include_dirs;  // as written (relative to project_dir)
   std::vector<std::string> defines;       // NAME or NAME=VALUE, without -D
@@ -107,6 +108,14 @@ Result<Language> parse_language(std::string_view name);
 // existing file, or a glob (`*`, `?`, `[...]` within a name, `**` for any number of
 // directories; names starting with '.' only match explicitly) that must match at
 // least one file. Returns absolute, lexically normal paths, sorted, deduplicated.
-Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern);
+// `listed`, when given, gets the directories a glob looked into (listed, or
+// asked for one name), whose mtimes change when a file is added or removed.
+Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern,
+                                                    std::vector<fs::path>* listed = nullptr);
+
+// The build directory `file` names ("build_dir", else "build", under its
+// directory) from a quick read of it, without validating the rest: where a
+// no-op build's record is looked for. nullopt when it cannot be read.
+std::optional<fs::path> manifest_build_dir(const fs::path& file);
 
 }  // namespace ob

@@ -118,12 +118,18 @@ class ConsoleProgress final : public Progress {
   void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
   void build_finished(BuildResult result) override;
 
+  // The same lines without a plan (a build its no-op record shows up to date,
+  // cache/noop_record.hpp): begin(jobs), then served(Job::describe, from) per
+  // job, then build_finished. build_started and job_served call these.
+  void begin(size_t total);
+  void served(std::string_view description, ServedFrom from);
+
   // Erase the status line now, if one is shown (the guard does this itself).
   void erase_status();
 
  private:
   class GuardBuf;
-  void announce(const Job& job, std::string_view note);
+  void announce(std::string_view description, std::string_view note);
   void draw(const std::string& line);
   void write(std::string_view text);
 

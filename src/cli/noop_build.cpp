@@ -1,0 +1,110 @@
+#include "noop_build.hpp"
+
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "offload_build/config/config.hpp"
+#include "offload_build/report/progress.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
+#include "summary.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+constexpr auto kCoarsestTimestamp = std::chrono::seconds(2);
+
+std::vector<fs::path> subdirs(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+  return out;
+}
+
+}  // namespace
+
+bool noop_eligible(const GlobalOptions& o) {
+  return !o.dry_run && !o.explain && !o.report && !o.timings && !o.trace && !o.compdb && !o.verbose &&
+         !o.no_cache;
+}
+
+std::string build_fingerprint(const GlobalOptions& o) {
+  // XXH3, not SHA-256: OpenSSL's first digest costs more than the rest of a
+  // no-op build, and this only tells one build's inputs from another's.
+  std::string text;
+  auto field = [&text](std::string_view name, std::string_view value) {
+    text += fmt::format("{}:{}={}:{}\n", name.size(), name, value.size(), value);
+  };
+  field("format", "offload-build no-op 1");
+  field("binary", util::file_identity("/proc/self/exe"));
+  for (const auto& arg : o.command_line) field("arg", arg);
+  std::error_code ec;
+  field("cwd", fs::current_path(ec).string());
+  const config::Config& c = config::current();
+  for (const auto& s : config::table()) {
+    if (!s.in_file) continue;  // a secret: it decides no plan, and is not kept
+    if (const config::Value* v = c.get(s.key)) field(s.key, v->text);
+    else field("unset", s.key);
+  }
+  field("boot", util::read_file("/proc/sys/kernel/random/boot_id", 256).value_or(""));
+  return fmt::format("{:016x}-{}", cache::xxh3(text), text.size());
+}
+
+std::optional<fs::path> noop_build(const GlobalOptions& o, const fs::path& manifest_file,
+                                   const std::function<double()>& seconds) {
+  if (!noop_eligible(o)) return std::nullopt;
+  const auto build_dir = manifest_build_dir(manifest_file);
+  if (!build_dir) return std::nullopt;
+  const auto record = cache::read_noop_record(cache::noop_record_file(*build_dir));
+  if (!record || (record->fingerprint != build_fingerprint(o)) || !cache::noop_record_holds(*record))
+    return std::nullopt;
+  // The lines of a build whose every job is up to date, printed as it prints them.
+  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.quiet), 0}, &std::cerr);
+  const size_t jobs = record->jobs.size();
+  console.begin(jobs);
+  for (const auto& job : record->jobs) console.served(job, ServedFrom::UpToDate);
+  console.build_finished(BuildResult::Ok);
+  print_summary(ExecSummary{jobs, 0, 0, jobs}, seconds(), o.quiet);
+  return fs::path(record->program);
+}
+
+std::vector<fs::path> plan_files(const Manifest& m, const Toolchain& tc, const Plan& plan) {
+  std::vector<fs::path> files{m.file};
+  files.insert(files.end(), m.glob_dirs.begin(), m.glob_dirs.end());
+  for (const auto& job : plan.jobs) {
+    if (!job.argv.empty()) files.push_back(job.argv.front());
+    files.insert(files.end(), job.tools.begin(), job.tools.end());
+    for (const auto& [name, value] : job.env)
+      if (name == "LD_PRELOAD" && value)
+        for (const auto& lib : util::split(*value, ':'))
+          if (!lib.empty()) files.emplace_back(lib);
+  }
+  // Where the toolchain was looked for and what it holds: a new LLVM, a tool
+  // or a device runtime installed changes one of these directories.
+  const fs::path lib = tc.root / "lib";
+  for (const auto& dir : {tc.root.parent_path(), fs::path(ToolchainSearch{}.system_prefix), tc.root,
+                          tc.root / "bin", lib, lib / "clang", fs::path("/usr/local"),
+                          fs::path("/usr/local/cuda")})
+    files.push_back(dir);
+  for (const auto& version : subdirs(lib / "clang")) files.push_back(version / "lib");
+  for (const auto& target : m.targets) {
+    if (!target.is_gpu()) continue;
+    files.push_back(lib / target.triple);
+    for (const auto& version : subdirs(lib / "clang")) files.push_back(version / "lib" / target.triple);
+  }
+  if (const char* path = config::env_or_null("PATH"))
+    for (const auto& dir : util::split(path, ':'))
+      if (!dir.empty() && fs::path(dir).is_absolute()) files.emplace_back(dir);
+  return files;
+}
+
+int64_t racy_from(std::chrono::system_clock::time_point started) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>((started - kCoarsestTimestamp).time_since_epoch())
+      .count();
+}
+
+}  // namespace ob::cli
