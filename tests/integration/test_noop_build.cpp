@@ -230,7 +230,7 @@ TEST_CASE("after a no-op record, the command line, the environment or offload.js
   }
 }
 
-TEST_CASE("a failed build leaves no no-op record; the fixed one rebuilds", "[integration][noop]") {
+TEST_CASE("a failed build leaves no no-op record, and the fixed one rebuilds", "[integration][noop]") {
   Project p;
   p.ready();
   const std::string good = read_file(p.dir() / "src/other.c");
