@@ -5,8 +5,8 @@
 // cache as its serve/after_run hooks. The manifest build, the launcher
 // (a compile, a link, a one-step build) and the cargo flow (its device
 // passes, package, embed and host pass as one plan, on its own runner:
-// src/cli/cargo_runner.hpp) all run their plans through it; the launcher
-// opens only what a compile needs.
+// src/cli/cargo_runner.hpp) all run their plans through it; a launcher
+// compile opens the cache first and plans nothing when its whole entry hits.
 #pragma once
 
 #include <functional>
