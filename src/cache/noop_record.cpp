@@ -42,14 +42,10 @@ class Reader {
  public:
   explicit Reader(std::string_view text) : in_(text) {}
 
-  bool num(int64_t& n) {
-    const char* end = in_.data() + in_.size();
-    auto [p, ec] = std::from_chars(in_.data(), end, n);
-    if (ec != std::errc() || p == end || *p != '\n') return false;
-    in_.remove_prefix(static_cast<size_t>(p - in_.data()) + 1);
-    return true;
-  }
-  bool unsigned_num(uint64_t& n) {
+  // A number and its newline (int64_t or uint64_t: from_chars refuses a
+  // sign an unsigned one cannot have).
+  template <class N>
+  bool num(N& n) {
     const char* end = in_.data() + in_.size();
     auto [p, ec] = std::from_chars(in_.data(), end, n);
     if (ec != std::errc() || p == end || *p != '\n') return false;
@@ -70,7 +66,7 @@ class Reader {
   // A count of items each at least two bytes long: never more than what is left.
   bool count(size_t& n) {
     uint64_t c = 0;
-    if (!unsigned_num(c) || c > in_.size() / 2) return false;
+    if (!num(c) || c > in_.size() / 2) return false;
     n = static_cast<size_t>(c);
     return true;
   }
@@ -89,8 +85,8 @@ bool read_stamp(Reader& r, Stamp& s) {
   int64_t exists = 0;
   if (!r.num(exists) || (exists != 0 && exists != 1)) return false;
   s.exists = exists == 1;
-  return r.unsigned_num(s.size) && r.num(s.mtime_ns) && r.unsigned_num(s.device) &&
-         r.unsigned_num(s.inode);
+  return r.num(s.size) && r.num(s.mtime_ns) && r.num(s.device) &&
+         r.num(s.inode);
 }
 
 NoopVariable variable_now(const std::string& name) {
