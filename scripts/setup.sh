@@ -24,8 +24,10 @@ packages=(
 if [ "$group" = all ]; then
   # The tests (Catch2; remote storage servers; the report's JSON Schema), the
   # sanitizer and fuzz builds (libclang-rt), the benchmarks (hyperfine, ccache,
-  # sccache), distributed builds (distcc) and the build picture (headless chromium).
-  packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium)
+  # sccache), distributed builds (distcc), the build picture (headless chromium)
+  # and MPI compiler wrappers (Open MPI and MPICH, both: tests/integration/test_mpi_wrappers.cpp).
+  packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium
+             openmpi-bin libopenmpi-dev mpich libmpich-dev)
 fi
 
 missing=()

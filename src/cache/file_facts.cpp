@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/storage/hash.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
@@ -131,6 +132,6 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   return f;
 }
 
-std::string tool_identity(const fs::path& program) { return util::file_identity(program); }
+std::string tool_identity(const fs::path& program) { return program_identity(program.string()); }
 
 }  // namespace ob::cache

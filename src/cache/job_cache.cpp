@@ -11,6 +11,8 @@
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/entry_metadata.hpp"
 #include "offload_build/cache/place.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
+#include "offload_build/util/strings.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
@@ -171,7 +173,7 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
   if (options_.collect_reads) {
     std::vector<Dep>& reads = reads_[job.id];
     reads = record.deps;
-    std::vector<std::string> tools{job.argv.front()};
+    std::vector<std::string> tools{program_path(job.argv.front()).string()};  // a bare name: where PATH finds it
     for (const auto& t : job.tools) tools.push_back(t.string());
     for (const auto& [name, value] : job.env)
       if (name == "LD_PRELOAD" && value) tools.push_back(*value);  // the stable-names library
@@ -382,7 +384,8 @@ std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const Job
     if (auto earlier = decode_place_meta(found.entry)) said = explain_place(*earlier, place_record(plan_, key));
   const std::string id = job_id(job, plan_.cwd);
   if (said) {
-    place_misses_.try_emplace(job.unit, id);
+    const bool program = util::starts_with(*said, "only its compiler");
+    place_misses_.try_emplace(job.unit, id, program ? "its compiler" : "its paths");
     return said;
   }
   // Its inputs are outputs of a job whose place alone differs (the host IR,
@@ -391,8 +394,9 @@ std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const Job
   if (from == place_misses_.end() && job.kind == JobKind::Link && !place_misses_.empty())
     from = place_misses_.begin();
   if (from == place_misses_.end()) return std::nullopt;
-  return "only its place differs: its inputs come from " + from->second +
-         ", which misses only for its paths (above)";
+  const auto& [earlier, what] = from->second;
+  return fmt::format("only its {} differs: its inputs come from {}, which misses only for {} (above)",
+                     what == "its paths" ? "place" : "compiler", earlier, what);
 }
 
 void JobCache::finish() {

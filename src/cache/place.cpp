@@ -1,5 +1,7 @@
 #include "offload_build/cache/place.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -62,9 +64,8 @@ fs::path common_parent(const fs::path& a, const fs::path& b) {
 std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key) {
   const fs::path top = top_of(plan.cwd);
   Hasher h;
-  h.field("format", std::string(kKeyFormat) + " place-free").field("kind", job_kind_name(job.kind));
+  h.field("format", std::string(kKeyFormat) + " place-free, program-free").field("kind", job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
-  for (const auto& t : key.tools) h.field("tool", t);
   for (const auto& a : key.argv) h.field("arg", portable(a, plan.cwd, top));
   for (const auto& e : key.env) h.field("env", e);
   for (const auto& d : key.inputs) {
@@ -75,7 +76,7 @@ std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key) 
 }
 
 PlaceRecord place_record(const Plan& plan, const JobKey& key) {
-  PlaceRecord r{plan.cwd.string(), key.argv, {}};
+  PlaceRecord r{plan.cwd.string(), key.tools, key.argv, {}};
   for (const auto& d : key.inputs) r.inputs.emplace_back(d.path, d.name);
   return r;
 }
@@ -83,21 +84,24 @@ PlaceRecord place_record(const Plan& plan, const JobKey& key) {
 std::string encode_place_meta(const PlaceRecord& record) {
   json inputs = json::array();
   for (const auto& [path, name] : record.inputs) inputs.push_back({path, name});
-  return util::dump_lossless(json{{"cwd", record.cwd}, {"argv", record.argv}, {"inputs", inputs}});
+  return util::dump_lossless(
+      json{{"cwd", record.cwd}, {"tools", record.tools}, {"argv", record.argv}, {"inputs", inputs}});
 }
 
 Result<PlaceRecord> decode_place_meta(const Entry& entry) {
   auto bad = [](const char* what) { return Error::failure(std::string("bad metadata: ") + what); };
   const json doc = util::parse_lossless(entry.metadata);
-  if (!doc.is_object() || doc.size() != 3 || !entry.files.empty()) return bad("not a place entry");
-  const json &cwd = doc.value("cwd", json()), &argv = doc.value("argv", json()),
-             &inputs = doc.value("inputs", json());
-  if (!cwd.is_string() || !argv.is_array() || !inputs.is_array()) return bad("not a place entry");
-  PlaceRecord r{cwd.get<std::string>(), {}, {}};
-  for (const auto& a : argv) {
-    if (!a.is_string()) return bad("an argument is not a string");
-    r.argv.push_back(a.get<std::string>());
-  }
+  if (!doc.is_object() || doc.size() != 4 || !entry.files.empty()) return bad("not a place entry");
+  const json &cwd = doc.value("cwd", json()), &tools = doc.value("tools", json()),
+             &argv = doc.value("argv", json()), &inputs = doc.value("inputs", json());
+  if (!cwd.is_string() || !tools.is_array() || !argv.is_array() || !inputs.is_array())
+    return bad("not a place entry");
+  PlaceRecord r{cwd.get<std::string>(), {}, {}, {}};
+  for (const auto& [from, to] : {std::pair{&tools, &r.tools}, std::pair{&argv, &r.argv}})
+    for (const auto& a : *from) {
+      if (!a.is_string()) return bad("a program or an argument is not a string");
+      to->push_back(a.get<std::string>());
+    }
   for (const auto& i : inputs) {
     if (!i.is_array() || i.size() != 2 || !i[0].is_string() || !i[1].is_string())
       return bad("an input is not [PATH, NAME]");
@@ -106,8 +110,27 @@ Result<PlaceRecord> decode_place_meta(const Entry& entry) {
   return r;
 }
 
+namespace {
+
+// The first program that differs, as "NOW here, EARLIER there".
+std::string program_differs(const PlaceRecord& earlier, const PlaceRecord& now) {
+  for (size_t i = 0; i < std::max(now.tools.size(), earlier.tools.size()); ++i) {
+    const std::string here = i < now.tools.size() ? now.tools[i] : "none";
+    const std::string there = i < earlier.tools.size() ? earlier.tools[i] : "none";
+    if (here != there) return fmt::format("{} here, {} there", here, there);
+  }
+  return {};
+}
+
+}  // namespace
+
 std::optional<std::string> explain_place(const PlaceRecord& earlier, const PlaceRecord& now) {
-  if (earlier.cwd == now.cwd) return std::nullopt;
+  const std::string program = program_differs(earlier, now);
+  if (earlier.cwd == now.cwd)
+    return program.empty() ? std::nullopt
+                           : std::optional(fmt::format("only its compiler differs: the same job was built with "
+                                                       "another program and would be served but for it ({})",
+                                                       program));
   std::string differs;
   for (size_t i = 0; i < now.argv.size() && i < earlier.argv.size() && differs.empty(); ++i)
     if (now.argv[i] != earlier.argv[i]) differs = fmt::format("{} here, {} there", now.argv[i], earlier.argv[i]);
@@ -126,6 +149,10 @@ std::optional<std::string> explain_place(const PlaceRecord& earlier, const Place
                         "OFFLOAD_BUILD_BASE_DIR={0}; with CMake, the offload-build package passes its "
                         "source and build trees itself)",
                         parent.string());
+  if (!program.empty())
+    return fmt::format("its place and its compiler differ: the same job was built in {} with another program "
+                       "({}), and its paths differ ({}); {}",
+                       earlier.cwd, program, differs.empty() ? "paths" : differs, what);
   return fmt::format("only its place differs: the same job was built in {} and would be served but for "
                      "its paths ({}); {}",
                      earlier.cwd, differs.empty() ? "paths" : differs, what);

@@ -160,8 +160,16 @@ int dispatch(int argc, char** argv) {
   std::vector<std::string> subcommands;
   for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
     subcommands.push_back(sub->get_name());
-  if (is_launcher_call(subcommands, argc, argv))
+  if (argc > 1 && is_launcher_call(subcommands, argv[1]))
     return launch(std::vector<std::string>(argv + 1, argv + argc), global);
+  // Options before a compiler (`offload-build -v clang++ ...`): `wrap -- COMPILER ...`.
+  if (const int at = command_word(app, argc, argv); at > 1 && at < argc && is_launcher_call(subcommands, argv[at])) {
+    std::vector<char*> words(argv, argv + at);
+    char wrap[] = "wrap", dashes[] = "--";
+    words.insert(words.end(), {wrap, dashes});
+    words.insert(words.end(), argv + at, argv + argc);
+    return dispatch(static_cast<int>(words.size()), words.data());
+  }
   if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
   // `verify [OPTIONS] [--] PROGRAM ARGS...`: from PROGRAM on, the words are
   // the program's (not parsed, as for wrap).

@@ -21,6 +21,7 @@
 #include "offload_build/config/config.hpp"
 #include "settings.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -99,11 +100,29 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   return code;
 }
 
+// An MPI compiler wrapper (mpicxx ...) is replaced by the command it runs
+// when that compiler is clang; otherwise the reason it runs unchanged.
+std::optional<Unchanged> unwrap(std::vector<std::string>& command, const GlobalOptions& o) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  const auto program = resolve_program(command.front(), cwd);
+  if (ec || !program) return std::nullopt;  // the compile's own checks say it
+  const std::string name = fs::path(command.front()).filename().string();
+  auto u = frontend::unwrap_compiler(command, *program, cwd);
+  if (!u) return Unchanged{u.error().message, clang_cli::unchanged::kCompiler, {}};
+  const auto compiler = resolve_program(u->command.front(), cwd);
+  if (!clang_cli::is_clang(u->command.front()) && !(compiler && clang_cli::is_clang(fs::canonical(*compiler, ec))))
+    return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang",
+                     clang_cli::unchanged::kCompiler, {}};
+  if (o.verbose)
+    std::cerr << "offload-build: " << name << " (" << u->family << ") runs " << util::shell_join(u->command) << '\n';
+  command = std::move(u->command);
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv) {
-  if (argc < 2) return false;
-  const std::string first = argv[1];
+bool is_launcher_call(const std::vector<std::string>& subcommands, const std::string& first) {
   if (first.empty() || first.front() == '-' || first == "help") return false;
   if (std::find(subcommands.begin(), subcommands.end(), first) != subcommands.end()) return false;
   if (first.find('/') != std::string::npos) {
@@ -136,6 +155,9 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   if (config::current().flag("disable"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o,
                         prefix);
+  const std::vector<std::string> given_command = command;  // what runs when not split
+  if (frontend::is_compiler_wrapper_name(command.front()))
+    if (auto why = unwrap(command, o)) return pass_through(given_command, *why, o, prefix);
   if (!prefix.wrapper.empty() && !may_run_remotely(command)) note_local_offload(prefix, o);
   Unchanged why;
   try {
@@ -158,7 +180,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
     // unchanged, counted under its own reason.
     why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal, {}};
   }
-  return pass_through(command, why, o, prefix);
+  return pass_through(given_command, why, o, prefix);
 }
 
 }  // namespace ob::cli

@@ -1,4 +1,5 @@
 #include "offload_build/toolchain/driver_probe.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/config/config.hpp"
 
 #include <unistd.h>
@@ -84,7 +85,7 @@ class ClangListingProbe final : public DriverProbe {
 
  private:
   std::string identity(const driver_listing::Argv& argv) const {
-    nlohmann::json j{{"driver", util::file_identity(argv.front())}, {"argv", argv}, {"cwd", kCwd}};
+    nlohmann::json j{{"driver", program_identity(argv.front())}, {"argv", argv}, {"cwd", kCwd}};
     for (const char* name : kEnvironment) {
       const char* v = config::env_or_null(name);
       j["env"][name] = v ? v : "";

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "offload_build/cache/place.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 
@@ -93,6 +95,39 @@ TEST_CASE("place-free keys: the same job in a checkout elsewhere, and what --exp
   auto back = cache::decode_place_meta(cache::Entry{cache::encode_place_meta(cache::place_record(p1, k1)), {}});
   REQUIRE(back);
   CHECK(back->argv == k1.argv);
+  CHECK(back->tools == k1.tools);
   CHECK_FALSE(cache::decode_place_meta(cache::Entry{R"({"cwd": 1, "argv": [], "inputs": []})", {}}));
+  CHECK_FALSE(cache::decode_place_meta(
+      cache::Entry{R"({"cwd": "/", "tools": [1], "argv": [], "inputs": []})", {}}));
   CHECK_FALSE(cache::decode_place_meta(cache::Entry{"[]", {}}));
+
+  // Another compiler, same place: the key is the same and --explain names both programs.
+  auto k5 = k1;
+  k5.tools = {"/usr/lib/llvm-21/bin/clang size=3 mtime=4 driver-mode=g++"};
+  CHECK(cache::place_free_key(p1, j1, k5) == cache::place_free_key(p1, j1, k1));
+  const auto compiler = cache::explain_place(cache::place_record(p1, k1), cache::place_record(p1, k5));
+  REQUIRE(compiler);
+  CHECK_THAT(*compiler, Catch::StartsWith("only its compiler differs") &&
+                            Catch::Contains("(/usr/lib/llvm-21/bin/clang size=3 mtime=4 driver-mode=g++ here, "
+                                            "/usr/bin/clang-22 size=1 mtime=2 there)"));
+  // Both: both said.
+  const auto both = cache::explain_place(cache::place_record(p1, k1), cache::place_record(p2, k5));
+  REQUIRE(both);
+  CHECK_THAT(*both, Catch::StartsWith("its place and its compiler differ"));
+}
+
+TEST_CASE("a program is known by what it is: its real path and driver mode, not its spelling",
+          "[stable-names][cache]") {
+  CHECK(clang_cli::driver_mode("clang-22") == "gcc");
+  CHECK(clang_cli::driver_mode("/usr/bin/clang++-22") == "g++");
+  CHECK(clang_cli::driver_mode("x86_64-linux-gnu-clang++") == "g++");
+  CHECK(clang_cli::driver_mode("flang-22") == "flang");
+  CHECK(clang_cli::driver_mode("llvm-offload-binary") == "");
+  // One binary however it is reached; clang and clang++ differ.
+  if (!fs::exists("/usr/lib/llvm-22/bin/clang-22")) return;
+  CHECK(program_identity("/usr/bin/clang-22") == program_identity("/usr/lib/llvm-22/bin/clang-22"));
+  CHECK(program_identity("/usr/bin/clang++-22") == program_identity("/usr/lib/llvm-22/bin/clang++"));
+  CHECK(program_identity("/usr/bin/clang++-22") != program_identity("/usr/bin/clang-22"));
+  CHECK(program_path("clang-22").is_absolute());
+  CHECK(program_identity("clang-22") == program_identity("/usr/bin/clang-22"));
 }

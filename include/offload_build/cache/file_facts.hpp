@@ -89,7 +89,7 @@ class FileFactsCache {
   NameRoots names_;
 };
 
-// Identity of a program for the cache (util::file_identity).
+// Identity of a program for the cache: what it is, not its spelling (program_identity).
 std::string tool_identity(const fs::path& program);
 
 }  // namespace ob::cache

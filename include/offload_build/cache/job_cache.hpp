@@ -121,7 +121,7 @@ class JobCache {
   std::map<JobId, MissNote> misses_;
   // Per translation unit (Job::unit), the first job of this build that
   // missed only for its paths (explain_elsewhere).
-  std::map<size_t, std::string> place_misses_;
+  std::map<size_t, std::pair<std::string, std::string>> place_misses_;  // unit -> job id, what alone differs
   std::map<JobId, Said> said_;
   std::map<JobId, std::vector<Dep>> reads_;  // collect_reads
 };

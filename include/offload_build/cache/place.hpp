@@ -5,8 +5,10 @@
 // job's directory), recording where it ran and its paths. A later miss
 // whose place-free key finds one from another directory would have hit
 // but for its paths: --explain names the differing path and what to set.
+// The programs are left out of that key too, so a miss for another compiler
+// (another clang, or clang for clang++) is named as such.
 //
-//   place entry: {"cwd": DIR, "argv": [ARG, ...], "inputs": [[PATH, NAME], ...]}, no files
+//   place entry: {"cwd": DIR, "tools": [ID, ...], "argv": [ARG, ...], "inputs": [[PATH, NAME], ...]}, no files
 #pragma once
 
 #include <filesystem>
@@ -23,11 +25,12 @@ namespace ob::cache {
 
 struct PlaceRecord {
   std::string cwd;                 // where the job ran (absolute)
+  std::vector<std::string> tools;  // JobKey::tools: the programs' identities
   std::vector<std::string> argv;   // JobKey::argv
   std::vector<std::pair<std::string, std::string>> inputs;  // each input's path and kernel-name identity
 };
 
-// The key of `key` (a direct key's fields) with its places taken out.
+// The key of `key` (a direct key's fields) with its places and programs taken out.
 std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key);
 
 std::string encode_place_meta(const PlaceRecord& record);
@@ -35,7 +38,8 @@ Result<PlaceRecord> decode_place_meta(const Entry& entry);
 PlaceRecord place_record(const Plan& plan, const JobKey& key);
 
 // What --explain says for a job whose earlier build at `earlier` had the same
-// place-free key; nullopt when it ran in this very directory (no place issue).
+// place-free key; nullopt when it ran in this very directory with the same
+// programs.
 std::optional<std::string> explain_place(const PlaceRecord& earlier, const PlaceRecord& now);
 
 }  // namespace ob::cache

@@ -26,10 +26,10 @@ class BuildContext;
 
 namespace ob::cli {
 
-// Whether `offload-build ARG1 ...` is a launcher call: ARG1 is not an option
-// or one of `subcommands`, and names a program (a path to an executable, a
+// Whether `offload-build [OPTIONS] WORD ...` is a launcher call: WORD is not an option
+// nor one of `subcommands`, and names a program (a path to an executable, a
 // program on PATH, or a compiler-looking name such as clang++-22).
-bool is_launcher_call(const std::vector<std::string>& subcommands, int argc, char** argv);
+bool is_launcher_call(const std::vector<std::string>& subcommands, const std::string& word);
 
 // Run `command` (COMPILER ARGS...). Returns the exit code: the compiler's own
 // when it ran unchanged.

@@ -136,4 +136,17 @@ bool is_clang(const fs::path& program) {
   return rest.find_first_not_of("0123456789.", 1) == std::string::npos;
 }
 
+std::string driver_mode(const fs::path& program) {
+  std::string name = program.filename().string();
+  // A version suffix: clang++-22, flang-new-22, clang-22.1.
+  if (auto dash = name.rfind('-');
+      dash != std::string::npos && dash + 1 < name.size() &&
+      name.find_first_not_of("0123456789.", dash + 1) == std::string::npos)
+    name.resize(dash);
+  if (util::ends_with(name, "flang") || util::ends_with(name, "flang-new")) return "flang";
+  if (!is_clang(name)) return {};
+  if (util::ends_with(name, "++")) return "g++";
+  return "gcc";
+}
+
 }  // namespace ob::clang_cli

@@ -186,6 +186,12 @@ std::vector<std::string> relative_to_base(std::vector<std::string> argv, const f
 // Whether `program` (a path or a name) names clang (clang, clang++, clang-22, ...).
 bool is_clang(const fs::path& program);
 
+// The driver mode clang takes from `program`'s name, as clang's driver does
+// (a version suffix and a target prefix aside): "g++" for clang++, "cpp" for
+// clang-cpp, "cl" for clang-cl, "flang" for flang, "gcc" for plain clang;
+// empty for a name that is not a clang or flang driver.
+std::string driver_mode(const fs::path& program);
+
 // Whether `argv` (argv[0] the compiler, response files expanded) compiles no
 // device code, so that another machine may run it (ccache's prefix_command:
 // distcc, icecc): no offload option (-fopenmp-targets=, --offload-*,
