@@ -81,11 +81,12 @@ TEST_CASE("one binary reached through two paths shares every job's entry; clang 
   auto as_c = l.ob(concat({"--explain", kClang}, args));
   INFO(as_c.err);
   REQUIRE(as_c.exit_code == 0);
+  // (The package may hit: the device object can come out the same bytes.)
   auto third = l.stats();
-  CHECK(stat(third, "hits") == stat(second, "hits"));
-  CHECK(stat(third, "misses") == stat(second, "misses") + 4);
-  CHECK_THAT(as_c.err, Catch::Contains("miss: only its compiler differs") &&
+  CHECK(stat(third, "misses") >= stat(second, "misses") + 3);
+  CHECK_THAT(as_c.err, Catch::Contains("explain: host-ir k.c: miss: only its compiler differs") &&
                            Catch::Contains("driver-mode=gcc here") && Catch::Contains("driver-mode=g++ there"));
+  CHECK_THAT(as_c.err, Catch::Contains("explain: host k.c: miss: only its compiler differs"));
 }
 
 TEST_CASE("options before a compiler name are offload-build's, as before `wrap --`",
@@ -104,6 +105,6 @@ TEST_CASE("options before a compiler name are offload-build's, as before `wrap -
   INFO(options_first.err);
   REQUIRE(options_first.exit_code == 0);
   CHECK(options_first.out == wrapped.out);
-  CHECK_THAT(options_first.out, Catch::Contains("--offload-device-only"));
+  CHECK_THAT(options_first.out, Catch::Contains("llvm-offload-binary"));
   CHECK_FALSE(fs::exists(l.tmp / "k.o"));  // a dry run
 }
