@@ -124,8 +124,9 @@ TEST_CASE("a header created where a launcher compile looked is not served from i
   CHECK_THAT(err, Catch::Contains("miss: file appeared: ") && Catch::Contains("b/opt.h"));
 }
 
-TEST_CASE("a header created where a manifest build looked: no-op, up to date and a clean build all see it",
-          "[integration][noop][lookups]") {
+TEST_CASE(
+    "a header created where a manifest build looked is seen by its no-op record and up-to-date check and by a clean build",
+    "[integration][noop][lookups]") {
   TempDir tmp("ob-lookups");
   const fs::path dir = tmp / "p";
   write_tree(dir);
