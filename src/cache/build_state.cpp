@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/cache/lookups.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -22,7 +23,9 @@ namespace {
 
 // Version 2: files are stored once in a table and jobs refer to them by index,
 // so the state of a 50-TU build (each compile reads dozens of headers) stays small.
-constexpr int kStateVersion = 2;
+// Version 3: with the lookups that found nothing (lookups.hpp); a record
+// without them could call a job current after a header appeared.
+constexpr int kStateVersion = 3;
 
 nlohmann::json stamp_json(const Stamp& s) {
   return {s.exists, s.size, s.mtime_ns, s.device, s.inode};
@@ -119,9 +122,15 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   if (prev.outputs.empty() || prev.dep_stamps.size() != prev.deps.size()) return false;
   if (prev.tools != described.tools || prev.argv != described.argv || prev.env != described.env)
     return false;
-  for (size_t i = 0; i < prev.deps.size(); ++i)
-    if (!prev.dep_stamps[i].exists || files.stamp(prev.deps[i].path, cwd) != prev.dep_stamps[i])
+  for (size_t i = 0; i < prev.deps.size(); ++i) {
+    const Dep& d = prev.deps[i];
+    const Stamp& was = prev.dep_stamps[i];
+    if (is_absence(d) || is_directory_stamp(d)) {
+      if (files.any(d.path, cwd) != was) return false;  // an absent path: still none
+    } else if (!was.exists || files.stamp(d.path, cwd) != was) {
       return false;
+    }
+  }
   for (const auto& [path, stamp] : prev.outputs)
     if (!stamp.exists || stat_stamp(path) != stamp) return false;
   current_[id] = prev;
@@ -132,8 +141,8 @@ bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& 
   // Jobs share most of what they read (headers): each path as recorded is
   // made absolute once.
   std::unordered_map<std::string, Stamp> seen;
-  auto add = [&](const std::string& path, const Stamp& stamp, bool absolute) {
-    if (!stamp.exists) return false;
+  auto add = [&](const std::string& path, const Stamp& stamp, bool absolute, bool absent = false) {
+    if (stamp.exists == absent) return false;
     auto [it, inserted] = seen.try_emplace(path, stamp);
     if (!inserted) return it->second == stamp;  // two records disagreeing: one is stale
     auto [at, added] =
@@ -147,7 +156,7 @@ bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& 
     // What up_to_date() refuses.
     if (r.outputs.empty() || r.dep_stamps.size() != r.deps.size()) return false;
     for (size_t i = 0; i < r.deps.size(); ++i)
-      if (!add(r.deps[i].path, r.dep_stamps[i], false)) return false;
+      if (!add(r.deps[i].path, r.dep_stamps[i], false, is_absence(r.deps[i]))) return false;
     for (const auto& [path, stamp] : r.outputs)
       if (!add(path, stamp, true)) return false;
   }
@@ -206,15 +215,14 @@ std::string BuildState::explain_miss(const std::string& id, const Job& job, cons
   std::set<std::string> seen;
   for (const auto& d : prev.deps) {
     if (!seen.insert(d.path).second) continue;
-    const FileFacts& now = files.get(d.path, cwd);
-    if (!now.exists) why.push_back("file removed: " + d.path);
-    else if (now.sha256 != d.sha256) why.push_back("file changed: " + d.path);
-    else if (d.inode != 0 &&
-             (static_cast<uint64_t>(now.inode) != d.inode ||
-              static_cast<uint64_t>(now.device) != d.device))
-      why.push_back("file replaced by a copy (new inode, so new kernel names): " + d.path);
+    if (std::string change = dep_change(d, files, cwd); !change.empty()) why.push_back(std::move(change));
   }
-  if (why.empty()) return "not in the cache (evicted, cleared, or another cache directory)";
+  if (why.empty()) {
+    for (const auto& d : prev.deps)
+      if (is_lookups_unknown(d))
+        return "not stored when it last ran: the lookups that found nothing were not recorded";
+    return "not in the cache (evicted, cleared, or another cache directory)";
+  }
   return util::join(why, "; ");
 }
 

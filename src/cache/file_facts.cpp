@@ -98,6 +98,13 @@ const Stamp& FileFactsCache::stamp(const fs::path& path, const fs::path& cwd) {
   return it->second;
 }
 
+const Stamp& FileFactsCache::any(const fs::path& path, const fs::path& cwd) {
+  const fs::path full = full_path(path, cwd);
+  auto [it, inserted] = any_.try_emplace(full.string());
+  if (inserted) it->second = any_stamp(full);
+  return it->second;
+}
+
 const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) {
   const fs::path full = full_path(path, cwd);
   auto [it, inserted] = facts_.try_emplace(full.string());

@@ -10,6 +10,7 @@
 
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/entry_metadata.hpp"
+#include "offload_build/cache/lookups.hpp"
 #include "offload_build/cache/place.hpp"
 #include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/util/strings.hpp"
@@ -105,7 +106,7 @@ void JobCache::after_serve(const Job& job) {
 }
 
 std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
-                                                     std::string& reason,
+                                                     std::string& reason, std::string& changed,
                                                      std::vector<Dep>& matched, Lock& lock) {
   if (!job.depfile) return result_key(key, {});
   lock.unlock();
@@ -119,13 +120,15 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
     return std::nullopt;
   }
   for (auto& cand : candidates) {
-    bool all = true;
+    const Dep* failed = nullptr;
     for (const auto& d : cand.deps)
-      if (!dep_matches(d, files_.get(d.path, plan_.cwd))) { all = false; break; }
-    if (all) {
+      if (!dep_holds(d, files_, plan_.cwd)) { failed = &d; break; }
+    if (!failed) {
       matched = std::move(cand.deps);
       return cand.result;
     }
+    // The newest entry's first difference, for --explain without a build state.
+    if (changed.empty()) changed = dep_change(*failed, files_, plan_.cwd);
   }
   reason = manifest.status == LookupStatus::Hit ? "inputs changed" : "no entry";
   return std::nullopt;
@@ -167,7 +170,7 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
                         const std::vector<fs::path>& temps, const Job& job) {
   JobRecord record{key.tools, key.argv, key.env, deps, {}, {}};
   record.deps.insert(record.deps.end(), key.inputs.begin(), key.inputs.end());
-  for (const auto& d : record.deps) record.dep_stamps.push_back(files_.get(d.path, plan_.cwd).stamp);
+  for (const auto& d : record.deps) record.dep_stamps.push_back(dep_stamp(d, files_, plan_.cwd));
   for (size_t i = 0; i < job.outputs.size(); ++i)
     record.outputs.emplace_back(job.outputs[i].string(), stat_stamp(temps[i]));
   if (options_.collect_reads) {
@@ -189,6 +192,7 @@ std::optional<std::vector<Dep>> JobCache::reads() const {
     auto it = reads_.find(job.id);
     if (it == reads_.end()) return std::nullopt;
     for (const auto& d : it->second) {
+      if (is_lookups_unknown(d)) return std::nullopt;
       if (util::is_under((plan_.cwd / d.path).lexically_normal(), plan_.build_dir)) continue;
       if (seen.emplace(d.path, d.sha256, d.device, d.inode, d.name).second) all.push_back(d);
     }
@@ -222,9 +226,9 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
     }
   }
 
-  std::string reason;
+  std::string reason, changed;
   std::vector<Dep> deps;
-  auto rkey = find_result_key(job, pending.key, reason, deps, lock);
+  auto rkey = find_result_key(job, pending.key, reason, changed, deps, lock);
   if (rkey) {
     // The job's own temporaries and the storage: nothing of ours, unlocked.
     lock.unlock();
@@ -254,8 +258,9 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
       reason = result.status == LookupStatus::Hit ? "unwritable output" : "no entry";
     }
   }
-  std::string detail = reason == "corrupt"
-                           ? "the cache entry was corrupt (removed; rebuilding)"
+  std::string detail = reason == "corrupt" ? "the cache entry was corrupt (removed; rebuilding)"
+                       : !changed.empty() && !state_.knows(id)
+                           ? changed
                            : state_.explain_miss(id, job, pending.key, files_, plan_.cwd);
   if (reason == "no entry" && options_.explain)
     if (auto elsewhere = explain_elsewhere(job, pending.key)) detail = *elsewhere;
@@ -303,6 +308,16 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   pending_.erase(it);
   const std::string id = job_id(job, plan_.cwd);
 
+  // The lookups the preload library recorded beside the depfile: read once, never left behind.
+  std::optional<std::vector<std::string>> lookups;
+  std::string unrecorded;
+  if (job.records_lookups) {
+    const fs::path record = temporary_path(*job.depfile, job.id).string() + OB_LOOKUPS_SUFFIX;
+    lookups = read_lookups(record, unrecorded);
+    std::error_code ec;
+    fs::remove(record, ec);
+  }
+
   bool time_macros = false;
   std::vector<Dep> deps = pending.key.inputs;
   std::optional<std::string> depfile_text;
@@ -322,8 +337,24 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
     return;
   }
   if (!pending.storable) return;
+  // What it looked for and did not find. Unknown: nothing is stored, and the
+  // record never calls it up to date (a file created there later would go unseen).
+  bool unknown = false;
+  if (job.records_lookups) {
+    std::optional<std::vector<Dep>> missing;
+    if (lookups) missing = lookup_deps(plan_, job, *lookups, unrecorded);
+    if (missing) {
+      deps.insert(deps.end(), missing->begin(), missing->end());
+    } else {
+      unknown = true;
+      deps.push_back(lookups_unknown());
+      ++counters_.misses_by_reason["lookups unknown"];
+      if (options_.explain)
+        *options_.explain << "offload-build: explain: " << id << ": not stored: " << unrecorded << "\n";
+    }
+  }
   remember(id, pending.key, job.depfile ? deps : std::vector<Dep>{}, temps, job);
-  if (!storage_.writable()) return;
+  if (unknown || !storage_.writable()) return;
   std::optional<std::string> kept;
   if (job.keep_depfile) kept = std::move(depfile_text);
   put_result(job, pending, temps, deps, std::move(kept), diagnostics, 1);

@@ -89,9 +89,11 @@ JobKey describe_job(const Plan& plan, const Job& job) {
   }
   // The job's own environment: the stable-names library's salt decides the
   // kernel names; the library's path, the base directories and the anchor
-  // are places (the names they give are keyed with each file, make_dep).
+  // are places (the names they give are keyed with each file, make_dep), and
+  // so is where the lookups are recorded.
   for (const auto& [name, value] : job.env)
-    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE && name != OB_STABLE_ENV_ANCHOR)
+    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE && name != OB_STABLE_ENV_ANCHOR &&
+        name != OB_LOOKUPS_ENV)
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
   for (const auto& fact : job.key_facts) key.env.push_back("fact: " + fact);

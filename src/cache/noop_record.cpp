@@ -12,7 +12,8 @@ namespace ob::cache {
 
 namespace {
 
-constexpr std::string_view kHeader = "offload-build no-op record 1\n";
+// 2: with the lookups that found nothing (absent paths, system directories).
+constexpr std::string_view kHeader = "offload-build no-op record 2\n";
 constexpr std::string_view kTrailer = "end\n";
 // 201 jobs with their headers are ~100 KiB; a record is never near this.
 constexpr uint64_t kMaxRecord = uint64_t{16} << 20;

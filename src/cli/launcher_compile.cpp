@@ -201,11 +201,11 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
   plan.base_dirs = setup.bases;
   plan.name_anchor = setup.anchor;
   auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
-  if (!names) return;
-  const std::string ns = o.kernel_namespace.value_or("");
-  const std::string salt = kernel_salt(ns);
-  use_stable_names(plan, *names, salt);
-  if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  if (names) {
+    use_stable_names(plan, *names, kernel_salt(o.kernel_namespace.value_or("")));
+    if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  }
+  record_lookups(plan, preload_library());
 }
 
 void open_launcher_cache(BuildContext& context) {

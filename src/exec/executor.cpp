@@ -17,6 +17,7 @@
 #include "offload_build/exec/lookup_pool.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/report/progress.hpp"
+#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/strings.hpp"
 
 namespace ob {
@@ -79,6 +80,9 @@ Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path
       else if (util::ends_with(a, "=" + final_arg))
         a = a.substr(0, a.size() - final_arg.size()) + temp_arg;
     }
+    // The environment names it by absolute path (OB_LOOKUPS_ENV: the depfile).
+    for (auto& [name, value] : cmd.env)
+      if (value && *value == files[i].string()) *value = temps[i].string();
   }
   return cmd;
 }
@@ -345,6 +349,11 @@ class Execution {
       std::error_code ec;
       fs::remove(t, ec);
     }
+    // The lookups the preload library recorded beside the depfile (Job::records_lookups).
+    if (plan_.jobs[id].records_lookups && !temps_[id].empty()) {
+      std::error_code ec;
+      fs::remove(temps_[id].back().string() + OB_LOOKUPS_SUFFIX, ec);
+    }
     temps_[id].clear();
   }
 
@@ -418,7 +427,12 @@ std::string dry_run_script(const Plan& plan) {
   std::vector<std::string> mkdir{"mkdir", "-p"};
   for (const auto& d : plan.directories) mkdir.push_back(arg_path(d, plan.cwd).string());
   out += util::shell_join(mkdir) + "\n";
-  for (const auto& job : plan.jobs) out += Command{job.argv, {}, job.env}.display() + "\n";
+  for (const auto& job : plan.jobs) {
+    // Without the lookups record (it is the cache's, and a script stores nothing).
+    auto env = job.env;
+    std::erase_if(env, [](const auto& e) { return e.first == OB_LOOKUPS_ENV; });
+    out += Command{job.argv, {}, env}.display() + "\n";
+  }
   return out;
 }
 

@@ -1,6 +1,9 @@
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob {
@@ -34,6 +37,21 @@ void use_stable_names(Plan& plan, const StableNames& names, const std::string& s
     job.stable_names = true;
     auto env = names.env(salt);
     job.env.insert(job.env.end(), env.begin(), env.end());
+  }
+}
+
+void record_lookups(Plan& plan, const std::optional<fs::path>& library) {
+  for (auto& job : plan.jobs) {
+    if (!job.inode_sensitive || !job.depfile) continue;
+    job.records_lookups = true;
+    if (!library) continue;
+    job.env.emplace_back(OB_LOOKUPS_ENV, job.depfile->string());
+    const bool preloaded = std::any_of(job.env.begin(), job.env.end(), [](const auto& e) {
+      return e.first == "LD_PRELOAD";
+    });
+    if (preloaded) continue;
+    job.env.emplace_back("LD_PRELOAD", preload_value(*library));
+    job.env.emplace_back(OB_LOOKUPS_ENV_ONLY, "1");
   }
 }
 

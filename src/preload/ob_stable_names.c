@@ -15,19 +15,27 @@
  * however many files it reads. Two files whose ids
  * collide would be one file to the compiler: the second keeps its real
  * identity (its kernels then get inode names, which the cache refuses to
- * store: docs/CACHE.md). */
+ * store: docs/CACHE.md).
+ *
+ * It also records the lookups that found nothing (OB_LOOKUPS_ENV in
+ * stable_names.h): a header that appears later where a compile once looked
+ * for it must make the cache miss, and the compiler's depfile lists only the
+ * files it read. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "offload_build/toolchain/stable_names.h"
@@ -147,6 +155,160 @@ static unsigned long long memo_add(const struct stat* st, unsigned long long id)
   return id;
 }
 
+/* --- lookups that found nothing ----------------------------------------------- */
+
+/* The record file (OB_LOOKUPS_ENV + OB_LOOKUPS_SUFFIX), opened once per
+ * process; -1: not recording. `seen` holds the hashes of the paths written
+ * (open addressing, mmap'd, OB_LOOKUPS_MAX * 2 slots), so each is written
+ * once per process. */
+static pthread_once_t lookups_once = PTHREAD_ONCE_INIT;
+static int lookups_fd = -1;
+static int only_lookups;
+static unsigned long long* seen;
+static size_t seen_count;
+static int lost; /* OB_LOOKUPS_LOST written: nothing more to say */
+static char depfile_name[NAME_MAX + 1]; /* the last component of OB_LOOKUPS_ENV */
+static int wrote_depfile;
+static pthread_mutex_t lookups_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void write_all(const char* text, size_t n);
+
+static void lookups_init(void) {
+  const char* only = getenv(OB_LOOKUPS_ENV_ONLY);
+  const char* file = getenv(OB_LOOKUPS_ENV);
+  char path[PATH_MAX];
+  int n;
+  only_lookups = only && only[0] == '1';
+  if (!file || !*file) return;
+  {
+    const char* slash = strrchr(file, '/');
+    const char* base = slash ? slash + 1 : file;
+    if (strlen(base) < sizeof depfile_name) strcpy(depfile_name, base);
+  }
+  n = snprintf(path, sizeof path, "%s%s", file, OB_LOOKUPS_SUFFIX);
+  if (n <= 0 || (size_t)n >= sizeof path) return; /* no header: offload-build stores nothing */
+  busy = 1;
+  lookups_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  busy = 0;
+  if (lookups_fd >= 0) write_all(OB_LOOKUPS_HEADER "\n", sizeof OB_LOOKUPS_HEADER);
+}
+
+/* At load, so that the header is written by every process that loads us. */
+__attribute__((constructor)) static void lookups_at_load(void) { pthread_once(&lookups_once, lookups_init); }
+
+static int lookups_only(void) {
+  pthread_once(&lookups_once, lookups_init);
+  return only_lookups;
+}
+
+/* One line, whole (O_APPEND: lines of several processes never interleave);
+ * a failed write makes the record untrustworthy. */
+static void write_all(const char* text, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(lookups_fd, text, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (!lost) (void)!write(lookups_fd, "\n" OB_LOOKUPS_LOST "\n", sizeof OB_LOOKUPS_LOST + 1);
+      lost = 1;
+      return;
+    }
+    text += w;
+    n -= (size_t)w;
+  }
+}
+
+static void say_lost(void) {
+  if (!lost) write_all(OB_LOOKUPS_LOST "\n", sizeof OB_LOOKUPS_LOST);
+  lost = 1;
+}
+
+/* Under lookups_lock: 1 when `h` was not seen before (and is now). */
+static int first_sight(unsigned long long h) {
+  const size_t cap = (size_t)OB_LOOKUPS_MAX * 2;
+  size_t i;
+  if (!h) h = 1;
+  if (!seen && !(seen = map_zeroed(cap * sizeof *seen))) return -1;
+  for (i = (size_t)(h * 0x9E3779B97F4A7C15ULL >> 17) & (cap - 1); seen[i]; i = (i + 1) & (cap - 1))
+    if (seen[i] == h) return 0;
+  if (seen_count >= OB_LOOKUPS_MAX) return -1;
+  seen[i] = h;
+  ++seen_count;
+  return 1;
+}
+
+/* A read-only lookup of `path` (relative to `dirfd`) found nothing. */
+static void record_miss(int dirfd, const char* path) {
+  char line[PATH_MAX * 2 + 2];
+  size_t len = 0, plen;
+  int saved = errno, fresh;
+  if (busy || !path || !*path || (saved != ENOENT && saved != ENOTDIR)) return;
+  pthread_once(&lookups_once, lookups_init);
+  if (lookups_fd < 0) return;
+  busy = 1;
+  pthread_mutex_lock(&lookups_lock);
+  if (lost) goto done;
+  plen = strlen(path);
+  if (path[0] != '/') {
+    /* Made absolute where the compiler stands now: its directory, or the
+       directory `dirfd` names. */
+    ssize_t n;
+    if (dirfd == AT_FDCWD) {
+      if (!getcwd(line, PATH_MAX)) {
+        say_lost();
+        goto done;
+      }
+      len = strlen(line);
+    } else {
+      char link[64];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+      n = readlink(link, line, PATH_MAX - 1);
+      if (n <= 0 || line[0] != '/') {
+        say_lost();
+        goto done;
+      }
+      len = (size_t)n;
+    }
+    line[len++] = '/';
+  }
+  if (len + plen + 1 >= sizeof line || memchr(path, '\n', plen)) {
+    say_lost();
+    goto done;
+  }
+  memcpy(line + len, path, plen);
+  len += plen;
+  fresh = first_sight(XXH3_64bits(line, len));
+  if (fresh < 0) {
+    say_lost(); /* over OB_LOOKUPS_MAX, or no memory to tell */
+  } else if (fresh) {
+    line[len++] = '\n';
+    write_all(line, len);
+  }
+done:
+  pthread_mutex_unlock(&lookups_lock);
+  busy = 0;
+  errno = saved;
+}
+
+/* open(2) flags that only look a file up (a write or create is no lookup). */
+static int reads_only(int flags) { return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_CREAT); }
+
+/* `path` was opened for writing: when it is the depfile, say that this
+ * process (which recorded its lookups) wrote it. */
+static void note_write(const char* path) {
+  const char* slash;
+  int saved = errno;
+  if (busy || !path) return;
+  pthread_once(&lookups_once, lookups_init);
+  if (lookups_fd < 0 || !depfile_name[0]) return;
+  slash = strrchr(path, '/');
+  if (strcmp(slash ? slash + 1 : path, depfile_name) != 0) return;
+  pthread_mutex_lock(&lookups_lock);
+  if (!wrote_depfile && !lost) write_all(OB_LOOKUPS_WROTE "\n", sizeof OB_LOOKUPS_WROTE);
+  wrote_depfile = 1;
+  pthread_mutex_unlock(&lookups_lock);
+  errno = saved;
+}
+
 /* --- computing an identity ---------------------------------------------------- */
 
 /* The id of the file whose real path is `real`. */
@@ -170,7 +332,7 @@ static void stabilize(int dirfd, const char* path, int fd, struct stat* st) {
   char real[PATH_MAX];
   unsigned long long id = 0;
   int saved = errno, known;
-  if (busy || !S_ISREG(st->st_mode)) return;
+  if (busy || !S_ISREG(st->st_mode) || lookups_only()) return;
   pthread_mutex_lock(&memo_lock);
   known = memo_find(st, &id);
   pthread_mutex_unlock(&memo_lock);
@@ -215,6 +377,13 @@ typedef int (*xpath_fn)(int, const char*, struct stat*);
 typedef int (*xfd_fn)(int, int, struct stat*);
 typedef int (*xat_fn)(int, int, const char*, struct stat*, int);
 typedef int (*statx_fn)(int, const char*, int, unsigned, struct statx*);
+typedef int (*open_fn)(const char*, int, ...);
+typedef int (*openat_fn)(int, const char*, int, ...);
+typedef int (*open2_fn)(const char*, int);
+typedef int (*openat2_fn)(int, const char*, int);
+typedef int (*access_fn)(const char*, int);
+typedef int (*faccessat_fn)(int, const char*, int, int);
+typedef DIR* (*opendir_fn)(const char*);
 
 /* The next definition of `name` (libc's), looked up once. */
 #define REAL(name, type)                                          \
@@ -229,6 +398,7 @@ OB_EXPORT int stat(const char* path, struct stat* st) {
   REAL(stat, path_fn);
   int r = real_stat(path, st);
   if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  else record_miss(AT_FDCWD, path);
   return r;
 }
 
@@ -236,6 +406,7 @@ OB_EXPORT int lstat(const char* path, struct stat* st) {
   REAL(lstat, path_fn);
   int r = real_lstat(path, st);
   if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  else record_miss(AT_FDCWD, path);
   return r;
 }
 
@@ -252,6 +423,8 @@ OB_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
   if (r == 0) {
     if ((flags & AT_EMPTY_PATH) && !*path) stabilize(AT_FDCWD, NULL, dirfd, st);
     else stabilize(dirfd, path, -1, st);
+  } else {
+    record_miss(dirfd, path);
   }
   return r;
 }
@@ -269,12 +442,14 @@ OB_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
   REAL(__xstat, xpath_fn);
   int r = real___xstat(ver, path, st);
   if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  else record_miss(AT_FDCWD, path);
   return r;
 }
 OB_EXPORT int __lxstat(int ver, const char* path, struct stat* st) {
   REAL(__lxstat, xpath_fn);
   int r = real___lxstat(ver, path, st);
   if (r == 0) stabilize(AT_FDCWD, path, -1, st);
+  else record_miss(AT_FDCWD, path);
   return r;
 }
 OB_EXPORT int __fxstat(int ver, int fd, struct stat* st) {
@@ -287,6 +462,7 @@ OB_EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, 
   REAL(__fxstatat, xat_fn);
   int r = real___fxstatat(ver, dirfd, path, st, flags);
   if (r == 0) stabilize(dirfd, path, -1, st);
+  else record_miss(dirfd, path);
   return r;
 }
 OB_EXPORT int __xstat64(int ver, const char* path, struct stat64* st) {
@@ -306,7 +482,8 @@ OB_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* 
 OB_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* sx) {
   REAL(statx, statx_fn);
   int r = real_statx(dirfd, path, flags, mask, sx);
-  if (r == 0 && S_ISREG(sx->stx_mode) && !busy) {
+  if (r != 0) record_miss(dirfd, path);
+  if (r == 0 && S_ISREG(sx->stx_mode) && !busy && !lookups_only()) {
     struct stat st;
     memset(&st, 0, sizeof st);
     st.st_mode = sx->stx_mode;
@@ -324,4 +501,111 @@ OB_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struc
     }
   }
   return r;
+}
+
+/* --- lookups: open, access, opendir ------------------------------------------ */
+
+/* The mode argument, present when the flags create a file. */
+#define MODE_ARG(flags, mode)                                                \
+  if ((flags) & O_CREAT || ((flags) & O_TMPFILE) == O_TMPFILE) {             \
+    va_list ap;                                                              \
+    va_start(ap, flags);                                                     \
+    mode = va_arg(ap, mode_t);                                               \
+    va_end(ap);                                                              \
+  }
+
+OB_EXPORT int open(const char* path, int flags, ...) {
+  mode_t mode = 0;
+  REAL(open, open_fn);
+  MODE_ARG(flags, mode);
+  int r = real_open(path, flags, mode);
+  if (r < 0 && reads_only(flags)) record_miss(AT_FDCWD, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+
+OB_EXPORT int open64(const char* path, int flags, ...) {
+  mode_t mode = 0;
+  REAL(open64, open_fn);
+  MODE_ARG(flags, mode);
+  int r = real_open64(path, flags, mode);
+  if (r < 0 && reads_only(flags)) record_miss(AT_FDCWD, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+
+OB_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  mode_t mode = 0;
+  REAL(openat, openat_fn);
+  MODE_ARG(flags, mode);
+  int r = real_openat(dirfd, path, flags, mode);
+  if (r < 0 && reads_only(flags)) record_miss(dirfd, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+
+OB_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  mode_t mode = 0;
+  REAL(openat64, openat_fn);
+  MODE_ARG(flags, mode);
+  int r = real_openat64(dirfd, path, flags, mode);
+  if (r < 0 && reads_only(flags)) record_miss(dirfd, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+
+/* What _FORTIFY_SOURCE builds call for an open whose flags are not constant. */
+OB_EXPORT int __open_2(const char* path, int flags) {
+  REAL(__open_2, open2_fn);
+  int r = real___open_2(path, flags);
+  if (r < 0 && reads_only(flags)) record_miss(AT_FDCWD, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+OB_EXPORT int __open64_2(const char* path, int flags) {
+  REAL(__open64_2, open2_fn);
+  int r = real___open64_2(path, flags);
+  if (r < 0 && reads_only(flags)) record_miss(AT_FDCWD, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+OB_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  REAL(__openat_2, openat2_fn);
+  int r = real___openat_2(dirfd, path, flags);
+  if (r < 0 && reads_only(flags)) record_miss(dirfd, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+OB_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  REAL(__openat64_2, openat2_fn);
+  int r = real___openat64_2(dirfd, path, flags);
+  if (r < 0 && reads_only(flags)) record_miss(dirfd, path);
+  else if (r >= 0 && !reads_only(flags)) note_write(path);
+  return r;
+}
+
+/* The driver looks programs up along PATH with access(2). */
+OB_EXPORT int access(const char* path, int mode) {
+  REAL(access, access_fn);
+  int r = real_access(path, mode);
+  if (r != 0) record_miss(AT_FDCWD, path);
+  return r;
+}
+OB_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
+  REAL(faccessat, faccessat_fn);
+  int r = real_faccessat(dirfd, path, mode, flags);
+  if (r != 0) record_miss(dirfd, path);
+  return r;
+}
+
+OB_EXPORT DIR* opendir(const char* path) {
+  static opendir_fn real_opendir;
+  if (!real_opendir) real_opendir = (opendir_fn)dlsym(RTLD_NEXT, "opendir");
+  if (!real_opendir) {
+    errno = ENOSYS;
+    return NULL;
+  }
+  DIR* d = real_opendir(path);
+  if (!d) record_miss(AT_FDCWD, path);
+  return d;
 }

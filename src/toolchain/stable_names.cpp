@@ -51,9 +51,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
 
 std::vector<std::pair<std::string, std::optional<std::string>>> StableNames::env(
     const std::string& salt) const {
-  std::string preload = library.string();
-  if (const char* user = config::env_or_null("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
-  std::vector<std::pair<std::string, std::optional<std::string>>> env{{"LD_PRELOAD", preload}};
+  std::vector<std::pair<std::string, std::optional<std::string>>> env{{"LD_PRELOAD", preload_value(library)}};
   if (const std::string bases = roots.bases_env(); !bases.empty()) {
     env.emplace_back(OB_STABLE_ENV_BASE, bases);
     if (!roots.anchor.empty()) env.emplace_back(OB_STABLE_ENV_ANCHOR, roots.anchor.string());
@@ -74,6 +72,19 @@ std::optional<fs::path> find_support_file(const std::string& name) {
 }
 
 std::optional<fs::path> find_stable_names_library() { return find_support_file(kLibrary); }
+
+std::optional<fs::path> preload_library() {
+  auto library = find_stable_names_library();
+  // LD_PRELOAD separates libraries by spaces and colons.
+  if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;
+  return library;
+}
+
+std::string preload_value(const fs::path& library) {
+  std::string preload = library.string();
+  if (const char* user = config::env_or_null("LD_PRELOAD"); user && *user) preload += std::string(":") + user;
+  return preload;
+}
 
 bool stable_names_disabled() {
   return !config::current().flag("stable_names");
@@ -102,9 +113,8 @@ std::string stable_name_path(const fs::path& real, const NameRoots& roots) {
 std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
                                             const std::optional<fs::path>& memo_dir) {
   if (stable_names_disabled()) return std::nullopt;
-  auto library = find_stable_names_library();
-  // LD_PRELOAD separates libraries by spaces and colons.
-  if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;
+  auto library = preload_library();
+  if (!library) return std::nullopt;
   StableNames s{*library, roots, true, ""};
   if (!memo_dir) return s;
   const nlohmann::json key_json{{"compiler", util::file_identity(compiler)},

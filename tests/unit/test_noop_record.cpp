@@ -47,11 +47,11 @@ TEST_CASE("a damaged no-op record is no record", "[noop]") {
   }
   CHECK(!decode_noop_record(text + "x"));
   std::string other_version = text;
-  other_version[other_version.find('1')] = '9';
+  other_version[other_version.find("record 2") + 7] = '9';
   CHECK(!decode_noop_record(other_version));
-  CHECK(!decode_noop_record("offload-build no-op record 1\n99999999999999999999 x\n"));
+  CHECK(!decode_noop_record("offload-build no-op record 2\n99999999999999999999 x\n"));
   // A count larger than the record could hold allocates nothing.
-  CHECK(!decode_noop_record("offload-build no-op record 1\n0 \n0 \n1000000000000\n"));
+  CHECK(!decode_noop_record("offload-build no-op record 2\n0 \n0 \n1000000000000\n"));
   // A secret never keeps a value.
   std::string secret = text;
   secret.replace(secret.find("25 OFFLOAD_BUILD_SIGNING_KEY\n2\n0 \n"),

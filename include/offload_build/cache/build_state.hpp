@@ -17,8 +17,8 @@ struct JobRecord {
   std::vector<std::string> tools;
   std::vector<std::string> argv;
   std::vector<std::string> env;
-  std::vector<Dep> deps;         // inputs and depfile entries
-  std::vector<Stamp> dep_stamps; // each dep's stat when it was hashed (same order)
+  std::vector<Dep> deps;         // inputs, depfile entries, lookups that found nothing (lookups.hpp)
+  std::vector<Stamp> dep_stamps; // each dep's stat when it was hashed (same order; none for an absent path)
   std::vector<std::pair<std::string, Stamp>> outputs;  // absolute path, stat after writing
 };
 
@@ -42,6 +42,9 @@ class BuildState {
   // record this build, or one up_to_date() refuses (it would run again), or
   // two records disagree about a file.
   bool current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const;
+
+  // Whether the last build recorded `job_id`.
+  bool knows(const std::string& job_id) const { return previous_.count(job_id) > 0; }
 
   // Why `key` (+ current files) differs from the last record of `job_id`.
   std::string explain_miss(const std::string& job_id, const Job& job, const JobKey& key,

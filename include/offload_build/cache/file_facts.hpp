@@ -76,15 +76,19 @@ class FileFactsCache {
   const FileFacts& get(const fs::path& path, const fs::path& cwd);
   // stat(2) only, memoized like get().
   const Stamp& stamp(const fs::path& path, const fs::path& cwd);
+  // any_stamp() (a file of any kind, or none: lookups that found nothing),
+  // memoized like get().
+  const Stamp& any(const fs::path& path, const fs::path& cwd);
   // A job is about to (re)write `path`: drop what we knew.
   void forget(const fs::path& path) {
     facts_.erase(path.lexically_normal().string());
     stamps_.erase(path.lexically_normal().string());
+    any_.erase(path.lexically_normal().string());
   }
 
  private:
   std::unordered_map<std::string, FileFacts> facts_;
-  std::unordered_map<std::string, Stamp> stamps_;
+  std::unordered_map<std::string, Stamp> stamps_, any_;
   std::vector<fs::path> project_, system_;
   NameRoots names_;
 };

@@ -87,9 +87,10 @@ class JobCache {
   using Lock = std::unique_lock<std::mutex>;
   void miss(const Job& job, const std::string& reason, std::string detail);
   void explain(const Job& job, const std::string& line);  // said in after_serve
-  // Storage is asked with `lock` released.
-  std::optional<std::string> find_result_key(const Job& job, const JobKey& key,
-                                             std::string& reason, std::vector<Dep>& deps, Lock& lock);
+  // Storage is asked with `lock` released. `changed`: on a miss, what differs
+  // from the newest entry (dep_change).
+  std::optional<std::string> find_result_key(const Job& job, const JobKey& key, std::string& reason,
+                                             std::string& changed, std::vector<Dep>& deps, Lock& lock);
   enum class Restored { Ok, Corrupt, Unwritable };
   Restored restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
                    std::string& diagnostics, size_t& jobs);

@@ -16,7 +16,9 @@
 
 namespace ob::cache {
 
-inline constexpr const char* kKeyFormat = "offload-build cache key v3";
+// v4: dependency sets hold the lookups that found nothing (lookups.hpp);
+// an entry stored without them is never trusted.
+inline constexpr const char* kKeyFormat = "offload-build cache key v4";
 
 // Environment variables that change what a job of `kind` produces.
 const std::vector<std::string>& relevant_environment(JobKind kind);

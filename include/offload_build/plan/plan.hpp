@@ -65,6 +65,11 @@ struct Job {
   bool stable_names = false;
   // Environment changes the command runs with (the stable-names library).
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  // The command records the lookups that found nothing (headers it looked for
+  // and did not find: record_lookups) next to its depfile; the cache stores
+  // its outputs only with that record, and checks on every hit that each
+  // such path is still absent (docs/CACHE.md).
+  bool records_lookups = false;
   // More that decides the outputs besides argv, tools and environment (the
   // settings a launcher compile's whole entry depends on): keyed as is.
   std::vector<std::string> key_facts;
@@ -136,6 +141,15 @@ struct StableNames;
 // without inodes. When the compiler does not honour the library, only
 // records why (Plan::kernel_names_fallback).
 void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt);
+
+// Make every C/C++ compile (an inode-sensitive job with a depfile: it reads
+// headers) record the lookups that found nothing (Job::records_lookups):
+// OB_LOOKUPS_ENV names its depfile, and a compile that does not run with the
+// preload library already (stable names off, or a compiler that ignores
+// them) gets `library` in record-only mode. `library` nullopt (missing):
+// the jobs are marked all the same, so nothing they write is stored. After
+// use_stable_names.
+void record_lookups(Plan& plan, const std::optional<fs::path>& library);
 
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);

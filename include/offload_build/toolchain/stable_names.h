@@ -51,6 +51,26 @@
  * collide. */
 #define OB_STABLE_ENV_TEST_BASENAME "OFFLOAD_BUILD_STABLE_TEST_BASENAME"
 
+/* Lookups that found nothing (docs/CACHE.md, "Lookups that found nothing"):
+ * with OB_LOOKUPS_ENV set to a path P, every process that loads the library
+ * appends to P OB_LOOKUPS_SUFFIX one line per distinct absolute path a
+ * read-only open, stat, access or opendir failed to find (ENOENT, ENOTDIR),
+ * after a first line OB_LOOKUPS_HEADER that says the library was there, and
+ * a line OB_LOOKUPS_WROTE once a process opens P (the depfile) for writing:
+ * the process that wrote the depfile, the compiler, recorded its lookups (a
+ * wrapper script may load the library and then run a compiler without it). A
+ * path it cannot write (too long, a newline in it), more than
+ * OB_LOOKUPS_MAX paths, or a failed write: a line OB_LOOKUPS_LOST, and the
+ * record is not to be trusted. With OB_LOOKUPS_ENV_ONLY=1 the library only
+ * records: every file keeps its real identity (compiles without stable names). */
+#define OB_LOOKUPS_ENV "OFFLOAD_BUILD_LOOKUPS"
+#define OB_LOOKUPS_ENV_ONLY "OFFLOAD_BUILD_LOOKUPS_ONLY"
+#define OB_LOOKUPS_SUFFIX ".lookups"
+#define OB_LOOKUPS_HEADER "offload-build lookups 2"
+#define OB_LOOKUPS_LOST "!"
+#define OB_LOOKUPS_WROTE "="
+#define OB_LOOKUPS_MAX 65536
+
 /* Identity version: changing the formula below must change this too (the
  * cache keys name it). */
 #define OB_STABLE_VERSION "stable-names-3"

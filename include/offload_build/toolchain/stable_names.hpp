@@ -48,6 +48,11 @@ struct StableNames {
 // nullopt: not found.
 std::optional<fs::path> find_support_file(const std::string& name);
 std::optional<fs::path> find_stable_names_library();
+// The library as LD_PRELOAD can name it (no space or ':' in its path); nullopt
+// when it cannot be preloaded.
+std::optional<fs::path> preload_library();
+// LD_PRELOAD's value for a compile that loads `library`: it, then the user's own.
+std::string preload_value(const fs::path& library);
 
 // OFFLOAD_BUILD_STABLE_NAMES=0 turns stable names off (kernels named after
 // inodes, as plain clang names them).
