@@ -23,6 +23,9 @@ constexpr std::string_view kForeignCc1[] = {
 constexpr std::string_view kHarmlessCc1[] = {"-disable-llvm-passes", "-disable-llvm-optzns",
                                              "-disable-O0-optnone"};
 
+// Driver spellings cc1 also takes with a joined value.
+constexpr std::string_view kCc1Joined[] = {"-D", "-U", "-I", "-O", "-W"};
+
 template <size_t N>
 bool any_exact(const std::string_view (&set)[N], std::string_view t) {
   for (auto s : set)
@@ -68,7 +71,12 @@ std::string forwarded(std::string_view via, const std::string& arg, std::vector<
   const std::string said = std::string(via) + " " + arg;
   if (via == "-Xclang" && (any_prefix(kForeignCc1, arg) || any_exact(kHarmlessCc1, arg)))
     return any_exact(kHarmlessCc1, arg) ? "" : said;
-  const auto o = find_option(arg);
+  auto o = find_option(arg);
+  // cc1 spells options of its own: under -Xclang a driver spelling counts
+  // only as itself, as NAME=VALUE, or as -D/-U/-I/-O/-W (-load is no -l).
+  if (o && via == "-Xclang" && arg != o->spelling && !o->spelling.ends_with('=') &&
+      !any_exact(kCc1Joined, o->spelling))
+    o.reset();
   if (!o) return "unknown option " + said;
   switch (o->effect) {
     case OptionEffect::Text:
@@ -133,8 +141,7 @@ Parsed parse(const std::vector<std::string>& argv) {
     const std::string_view sp = o->spelling;
     switch (o->effect) {
       case OptionEffect::NotCompile: return pass("option " + t, unchanged::kNotCompile, t);
-      case OptionEffect::Unchanged:
-        return pass("option " + t + " (" + std::string(effect_name(o->effect)) + ")", unchanged::kOption, t);
+      case OptionEffect::Unchanged: return pass("option " + t, unchanged::kOption, t);
       case OptionEffect::File:
         s.req.keyed_files.push_back(value);
         [[fallthrough]];
