@@ -58,8 +58,7 @@ TEST_CASE("launcher: a file named by -fprofile-sample-use= is keyed by its conte
   REQUIRE(edited.exit_code == 0);
   const std::string with_b = read_file(l.tmp / "k.o");
   const auto after = l.stats();
-  CHECK(counter(after, "hits") == counter(warm, "hits"));  // nothing served
-  CHECK(counter(after, "misses") > counter(warm, "misses"));
+  CHECK(counter(after, "misses") > counter(warm, "misses"));  // the passes reading it ran again
   auto fresh = l.ob(concat({"--no-cache", "wrap", "--"}, compile));
   REQUIRE(fresh.exit_code == 0);
   CHECK(read_file(l.tmp / "k.o") == with_b);
