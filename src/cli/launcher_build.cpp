@@ -74,6 +74,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
     objects.push_back(arg_path(object, cwd).string());
     auto one = clang_cli::parse(clang_cli::build_compile_argv(build, n, objects.back()));
     if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
+    if (!flag_files_usable(*one.compile, cwd, why)) return -1;
     if (!ready_to_split(*one.compile, *setup, *toolchain, memo, false, why)) return -1;
     compiles.push_back(std::move(*one.compile));
   }

@@ -1,6 +1,8 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
 // jobserver, leaving exactly the object (and depfile) the compiler would.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -213,6 +215,18 @@ void open_launcher_cache(BuildContext& context) {
   if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
 }
 
+clang_cli::DriverEnvironment driver_environment(const fs::path& compiler) {
+  clang_cli::DriverEnvironment env;
+  if (const char* v = config::env_or_null("CCC_OVERRIDE_OPTIONS")) env.override_options = v;
+  const char* no_default = config::env_or_null("CLANG_NO_DEFAULT_CONFIG");
+  env.no_default_config = no_default && *no_default;
+  std::error_code ec;
+  env.binary_dirs.push_back(compiler.parent_path());
+  const fs::path real = fs::canonical(compiler, ec);
+  if (!ec && real.parent_path() != compiler.parent_path()) env.binary_dirs.push_back(real.parent_path());
+  return env;
+}
+
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const GlobalOptions& o,
                                         Unchanged& why) {
   using namespace clang_cli::unchanged;
@@ -229,14 +243,41 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
     return pass(command.front() + " is not clang", kCompiler);
   s.compiler = *compiler;
-  std::string rsp_problem;
-  auto expanded = clang_cli::expand_response_files(command, s.cwd, &rsp_problem);
-  if (!expanded) return pass("a response file cannot be read: " + rsp_problem, kPaths);
-  s.expanded = std::move(*expanded);
+  // The command line the driver works on: response and configuration files read.
+  std::string problem;
+  auto driven = clang_cli::driver_argv(command, s.cwd, driver_environment(s.compiler), &problem);
+  if (!driven) return pass(problem, kPaths);
+  if (!driven->doubt.empty()) {
+    why = {driven->doubt, kOption, "clang configuration"};
+    return std::nullopt;
+  }
+  s.expanded = std::move(driven->argv);
   std::tie(s.bases, s.anchor) = launcher_roots(o, s.cwd);
   s.argv = s.expanded;
   for (const auto& base : s.bases) s.argv = clang_cli::relative_to_base(std::move(s.argv), base, s.cwd);
   return s;
+}
+
+bool flag_files_usable(const clang_cli::CompileRequest& req, const fs::path& cwd, Unchanged& why) {
+  using namespace clang_cli::unchanged;
+  for (const auto& f : req.keyed_files) {
+    const fs::path p = (cwd / f).lexically_normal();
+    std::error_code ec;
+    if (f.empty() || !fs::is_regular_file(p, ec) || access(p.c_str(), R_OK) != 0) {
+      why = {"an option names " + (f.empty() ? std::string("no file") : f) +
+                 ", which is not a readable file (the compiler reports it)",
+             kPaths, {}};
+      return false;
+    }
+  }
+  for (const auto& f : req.maybe_files) {
+    std::error_code ec;
+    if (fs::exists(cwd / f, ec)) {
+      why = {"an -mllvm option names the file " + f + ", which is not keyed", kOption, "-mllvm"};
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const Toolchain& tc,
@@ -344,6 +385,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
   auto parsed = clang_cli::parse(setup->argv);
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
   auto& req = *parsed.compile;
+  if (!flag_files_usable(req, cwd, why)) return -1;
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the cache's or the signal self-pipe's.
   BuildContext context(o);

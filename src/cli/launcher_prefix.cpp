@@ -77,9 +77,25 @@ Prefix take_prefix(std::vector<std::string>& command, const GlobalOptions& o) {
 bool may_run_remotely(const std::vector<std::string>& command) {
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
-  if (ec) return false;
-  const auto expanded = clang_cli::expand_response_files(command, cwd);
-  return expanded && clang_cli::offload_free(*expanded);
+  if (ec || command.empty()) return false;
+  // What the driver works on: configuration files read, CCC_OVERRIDE_OPTIONS
+  // applied; in doubt (an edit not modeled, a default configuration file
+  // that may apply, a file that cannot be read), the compile stays here.
+  const auto compiler = resolve_program(command.front(), cwd);
+  if (!compiler) return false;
+  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec))) {
+    const auto expanded = clang_cli::expand_response_files(command, cwd);
+    return expanded && clang_cli::offload_free(*expanded);
+  }
+  clang_cli::DriverEnvironment env = driver_environment(*compiler);
+  // clang edits the command line (response files expanded) before it reads
+  // the configuration files.
+  auto expanded = clang_cli::expand_response_files(command, cwd);
+  if (expanded && env.override_options) expanded = clang_cli::apply_override_options(*expanded, *env.override_options);
+  if (!expanded) return false;
+  env.override_options.reset();  // applied
+  const auto driven = clang_cli::driver_argv(*expanded, cwd, env);
+  return driven && driven->doubt.empty() && clang_cli::offload_free(driven->argv);
 }
 
 void note_local_offload(const Prefix& prefix, const GlobalOptions& o) {

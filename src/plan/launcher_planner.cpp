@@ -46,6 +46,12 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   std::optional<compile_plan::Passes> passes;
   if (probe) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
   compile_plan::add_compile(plan, tc, fe, *compile, layout, steps, passes);
+  // Files the caller's options name that no depfile lists (profiles, ignore
+  // lists, plugins): inputs of every pass that reads the caller's options,
+  // keyed by content.
+  for (auto& job : plan.jobs)
+    if (job.kind == JobKind::HostIr || job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostCompile)
+      for (const auto& f : req.keyed_files) job.inputs.push_back((cwd / f).lexically_normal());
   return plan;
 }
 
@@ -61,6 +67,7 @@ Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<s
   job.source = (cwd / req.source).lexically_normal();
   job.argv = std::move(argv);
   job.inputs = {job.source};
+  for (const auto& f : req.keyed_files) job.inputs.push_back((cwd / f).lexically_normal());
   job.outputs = {plan.program};
   if (req.opt_record) job.outputs.push_back((cwd / *req.opt_record).lexically_normal());
   job.depfile = requested_depfile(req, cwd);

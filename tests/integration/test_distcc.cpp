@@ -223,3 +223,64 @@ TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles ru
     CHECK(read_file(project / "ours.o").find(".llvm.offloading") != std::string::npos);
   }
 }
+
+TEST_CASE("distcc: offload options in a --config file or CCC_OVERRIDE_OPTIONS keep the compile local",
+          "[launcher][distcc][flagkeys][integration]") {
+  if (!fs::exists(kDistccd) || !fs::exists(kDistcc)) OB_SKIP("distcc is not installed (package distcc)");
+  Launcher l;
+  Distccd remote(l.tmp / "distccd", "127.0.0.2");
+  const fs::path project = l.tmp / "project";
+  write_project(project);
+  const fs::path client_log = l.tmp / "distcc.log";
+  fs::create_directories(l.tmp / "distcc-dir");
+  const fs::path cfg = project / "offload.cfg";
+  write_file(cfg, "-fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu\n");
+  Env env = l.env({{"DISTCC_HOSTS", remote.host()},
+                   {"DISTCC_FALLBACK", "0"},
+                   {"DISTCC_LOG", client_log.string()},
+                   {"DISTCC_DIR", (l.tmp / "distcc-dir").string()},
+                   {"DISTCC_VERBOSE", std::nullopt},
+                   {"CCC_OVERRIDE_OPTIONS", std::nullopt},
+                   {"OFFLOAD_BUILD_PREFIX_COMMAND", std::nullopt}});
+  // The plain sources and sum.c compiled here by clang alone; saxpy.c as `compile` says.
+  for (const Argv& c : {Argv{kClang, "-O2", "-c", "main.c"}, Argv{kClang, "-O2", "-c", "util.c"},
+                        Argv{kClang, "-O2", "-fopenmp", kHostTargets, "-c", "sum.c"}})
+    REQUIRE(run_tool(c, project, env).exit_code == 0);
+  auto check = [&](const Argv& compile, const Env& more) {
+    Env e = env;
+    e.insert(e.end(), more.begin(), more.end());
+    auto r = run_ob(concat({"--prefix-command", "distcc", "wrap", "--"}, compile), project, e);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    // Nothing sent: the client's log and the daemon's name no offload compile.
+    const std::string sent = fs::exists(client_log) ? read_file(client_log) : "";
+    INFO(sent);
+    CHECK(sent.find("saxpy.c") == std::string::npos);
+    CHECK(lines_with(read_file(remote.log), "COMPILE_OK").empty());
+    CHECK(read_file(project / "saxpy.o").find(".llvm.offloading") != std::string::npos);
+    auto linked = run_tool({kClang, "-fopenmp", kHostTargets, "main.o", "util.o", "saxpy.o", "sum.o", "-o", "prog"},
+                           project, env);
+    INFO(linked.err);
+    REQUIRE(linked.exit_code == 0);
+    auto ran = run_tool({(project / "prog").string()}, project, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
+    INFO(ran.err);
+    CHECK(ran.exit_code == 0);
+    CHECK(ran.out == "offloaded=1 sum=5000\n");
+    fs::remove(project / "saxpy.o");
+  };
+  SECTION("--config=FILE holding the offload options") {
+    check({kClang, "--config=" + cfg.string(), "-O2", "-c", "saxpy.c", "-o", "saxpy.o"}, {});
+  }
+  SECTION("--config FILE inside a response file") {
+    write_file(project / "args.rsp", "--config " + cfg.string());
+    check({kClang, "@args.rsp", "-O2", "-c", "saxpy.c", "-o", "saxpy.o"}, {});
+  }
+  SECTION("CCC_OVERRIDE_OPTIONS adding the offload targets") {
+    check({kClang, "-fopenmp", "-O2", "-c", "saxpy.c", "-o", "saxpy.o"},
+          {{"CCC_OVERRIDE_OPTIONS", "#+" + kHostTargets}});
+  }
+  SECTION("CCC_OVERRIDE_OPTIONS with an edit not modeled") {
+    check({kClang, "-fopenmp", "-fopenmp-targets=none", "-O2", "-c", "saxpy.c", "-o", "saxpy.o"},
+          {{"CCC_OVERRIDE_OPTIONS", "#s/-fopenmp-targets=none/" + kHostTargets + "/"}});
+  }
+}

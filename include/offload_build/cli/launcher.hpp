@@ -82,8 +82,17 @@ struct LaunchSetup {
 // --project-dir, real paths) and the anchor kernel names are relative to: the
 // nearest --project-dir holding `cwd`, else `cwd` (ccache's rule).
 std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& options, const fs::path& cwd);
+// What the driver `compiler` (a path) reads besides its argv: its
+// directories (default configuration files), CCC_OVERRIDE_OPTIONS,
+// CLANG_NO_DEFAULT_CONFIG.
+clang_cli::DriverEnvironment driver_environment(const fs::path& compiler);
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
                                         const GlobalOptions& options, Unchanged& why);
+// The files a compile's options name are usable: each keyed file
+// (CompileRequest::keyed_files) a readable regular file, no -mllvm value
+// naming an existing file; else `why`, and the compile runs unchanged (the
+// compiler reports a missing or bad file itself). Before any cache lookup.
+bool flag_files_usable(const clang_cli::CompileRequest& req, const fs::path& cwd, Unchanged& why);
 // A parsed compile made ready to plan: its native targets found, the output
 // (with `check_output`), depfile and record directories there; else `why`.
 bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& setup, const Toolchain& tc,

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "clang_cli_internal.hpp"
+#include "offload_build/toolchain/frontends/clang_options.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::clang_cli {
@@ -13,45 +14,17 @@ namespace {
 
 using util::starts_with;
 
-// Options whose value is the next argument when written alone.
-constexpr std::string_view kSeparate[] = {
-    "-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter",
-    "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot", "-cxx-isystem", "-mllvm",
-    "-target", "--sysroot", "-L", "-l", "-B", "-Xlinker", "-rpath", "-resource-dir", "--gcc-toolchain"};
-
-// Commands that do not compile one source to an object, or write files
-// named after the output (which the split passes would name differently).
-constexpr std::string_view kForeignExact[] = {
-    "-E", "-S", "-M", "-MM", "-MG", "-v", "-H", "-###", "--version", "-dumpversion",
-    "-dumpmachine", "-help", "--help", "--coverage"};
-constexpr std::string_view kForeignPrefix[] = {
-    "-MJ", "-emit-", "-print-", "--print-", "-ftime-trace",
-    "-fdump-", "-frecord-", "-grecord-", "-gsplit-dwarf", "-fmodules",
-    "--serialize-diagnostics", "-fembed-offload-object", "-ftest-coverage", "-fprofile-arcs",
-    "-fcoverage-mapping", "-fdriver-only", "-fproc-stat-report", "-fsyntax-only", "-Wp,",
-    "--cuda-", "--offload-", "--no-offload-", "-Xpreprocessor"};
-
-// Of those, the ones that ask for something other than an object.
-constexpr std::string_view kOtherOutputExact[] = {
-    "-E", "-S", "-M", "-MM", "-###", "--version", "-dumpversion", "-dumpmachine", "-help", "--help"};
-constexpr std::string_view kOtherOutputPrefix[] = {"-emit-", "-print-", "--print-", "-fsyntax-only",
-                                                   "-fdriver-only"};
-
-// Options passed to every pass as written (joined forms included).
-constexpr std::string_view kCommonPrefix[] = {
-    "-D", "-U", "-I", "-O", "-W", "-w", "-f", "-m", "-g", "-std=", "--std=", "-stdlib=",
-    "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-isysroot", "-cxx-isystem",
-    "--sysroot=", "--target=", "-L", "-l", "-B", "--gcc-toolchain=", "--gcc-install-dir=",
-    "--cuda-path=", "--rocm-path=", "--libomptarget-", "-resource-dir=", "-nogpu", "-nobuiltininc",
-    "-nostdinc", "-nostdlib", "-nodefaultlibs", "-nostartfiles", "-pthread", "-pedantic", "-ansi",
-    "-pipe", "-Qunused-arguments", "-rdynamic", "-shared", "-static",
-    "-R"};  // remarks (-Rpass=...): each cc1 prints its own, in clang's order
-constexpr std::string_view kCommonExact[] = {"-c", "-pie", "-no-pie"};
-
 // -Xclang values that change what the compiler produces beyond an object.
 constexpr std::string_view kForeignCc1[] = {
     "-fembed-offload-object", "-emit", "-ast", "-dump", "-fsyntax-only", "-E", "-S",
     "-fopenmp-host-ir-file-path", "-fopenmp-is-target-device"};
+// cc1 options (not the driver's, so not in the option table) a -Xclang may
+// pass: they name no file and write nothing else.
+constexpr std::string_view kHarmlessCc1[] = {"-disable-llvm-passes", "-disable-llvm-optzns",
+                                             "-disable-O0-optnone"};
+
+// Driver spellings cc1 also takes with a joined value.
+constexpr std::string_view kCc1Joined[] = {"-D", "-U", "-I", "-O", "-W"};
 
 template <size_t N>
 bool any_exact(const std::string_view (&set)[N], std::string_view t) {
@@ -74,9 +47,9 @@ bool enables_debug_info(std::string_view t) {
 }  // namespace
 
 bool takes_separate_value(std::string_view t) {
-  return any_exact(kSeparate, t) || t == "-o" || t == "-x" || t == "-MF" || t == "-MT" ||
-         t == "-MQ" || t == "-Xclang" || t == "-Xopenmp-target" || starts_with(t, "-Xopenmp-target=") ||
-         starts_with(t, "-Xarch_");
+  if (starts_with(t, "-Xopenmp-target=") || starts_with(t, "-Xarch_")) return true;  // =TRIPLE ARG, _NAME ARG
+  const auto o = find_option(t);
+  return o && t == o->spelling && (o->form == OptionForm::Separate || o->form == OptionForm::JoinedOrSeparate);
 }
 
 std::string CompileRequest::output_arg() const {
@@ -89,6 +62,47 @@ std::string option_name(std::string_view token) {
   return util::shorten(token.substr(0, eq == std::string_view::npos ? eq : eq + 1), 64);
 }
 
+namespace {
+
+// What an argument forwarded to one pass (-Xclang ARG, -Xarch_NAME ARG,
+// -Xopenmp-target ARG) means: "" when it may be forwarded, else why the
+// compile runs unchanged; a file it names is added to `files`.
+std::string forwarded(std::string_view via, const std::string& arg, std::vector<std::string>& files) {
+  const std::string said = std::string(via) + " " + arg;
+  if (via == "-Xclang" && (any_prefix(kForeignCc1, arg) || any_exact(kHarmlessCc1, arg)))
+    return any_exact(kHarmlessCc1, arg) ? "" : said;
+  auto o = find_option(arg);
+  // cc1 spells options of its own: under -Xclang a driver spelling counts
+  // only as itself, as NAME=VALUE, or as -D/-U/-I/-O/-W (-load is no -l).
+  if (o && via == "-Xclang" && arg != o->spelling && !o->spelling.ends_with('=') &&
+      !any_exact(kCc1Joined, o->spelling))
+    o.reset();
+  if (!o) return "unknown option " + said;
+  switch (o->effect) {
+    case OptionEffect::Text:
+    case OptionEffect::PathText:
+    case OptionEffect::Depfile:
+      // Its value must be in the same argument: a separate one is not forwarded with it.
+      if (arg == o->spelling && (o->form == OptionForm::Separate || o->form == OptionForm::JoinedOrSeparate))
+        return "option " + said + " without its value";
+      return "";
+    case OptionEffect::File:
+      files.push_back(arg.substr(o->spelling.size()));
+      return "";
+    default: return "option " + said + " (" + std::string(effect_name(o->effect)) + ")";
+  }
+}
+
+// An -mllvm value that may name a file: the value of -name=VALUE, or a
+// value of its own. The launcher refuses it when a file of that name exists.
+std::optional<std::string> mllvm_file(const std::string& v) {
+  if (auto eq = v.find('='); eq != std::string::npos) return v.substr(eq + 1);
+  if (!v.empty() && v.front() != '-') return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
 Parsed parse(const std::vector<std::string>& argv) {
   Scan s;
   if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile, {}};
@@ -99,24 +113,9 @@ Parsed parse(const std::vector<std::string>& argv) {
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& t = argv[i];
-    auto next = [&]() -> std::optional<std::string> {
-      if (i + 1 >= argv.size()) return std::nullopt;
-      return argv[++i];
-    };
     auto add = [&](ArgKind kind, std::vector<std::string> tokens, std::string value = {},
                    std::string triple = {}) {
       s.req.args.push_back({kind, std::move(tokens), std::move(value), std::move(triple)});
-    };
-    // Two-token or joined options with a value: "-o F" / "-oF".
-    auto valued = [&](std::string_view opt, ArgKind kind) -> std::optional<Parsed> {
-      if (t == opt) {
-        auto v = next();
-        if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
-        add(kind, {t, *v}, *v);
-      } else {
-        add(kind, {t}, t.substr(opt.size()));
-      }
-      return std::nullopt;
     };
 
     if (t == "-" || t == "--") return pass("input from stdin or after --", unchanged::kNotCompile);
@@ -125,94 +124,102 @@ Parsed parse(const std::vector<std::string>& argv) {
       add(ArgKind::Input, {t}, t);
       continue;
     }
-    std::optional<Parsed> stop;
-    if (t == "-c") {
+    const auto o = find_option(t);
+    if (!o) return pass("unknown option " + t, unchanged::kOption, t);
+    // The option's tokens (with a separate value) and its value.
+    std::vector<std::string> tokens{t};
+    std::string value;
+    const bool then_arg = o->spelling == "-Xopenmp-target=" || o->spelling == "-Xarch_";  // =T ARG, _NAME ARG
+    if (!then_arg &&
+        (o->form == OptionForm::Joined || (o->form == OptionForm::JoinedOrSeparate && t != o->spelling))) {
+      value = t.substr(o->spelling.size());
+    } else if (then_arg || o->form == OptionForm::Separate || o->form == OptionForm::JoinedOrSeparate) {
+      if (i + 1 >= argv.size()) return pass("option " + t + " without a value", unchanged::kOption, t);
+      tokens.push_back(argv[++i]);
+      value = tokens.back();
+    }
+    const std::string_view sp = o->spelling;
+    switch (o->effect) {
+      case OptionEffect::NotCompile: return pass("option " + t, unchanged::kNotCompile, t);
+      case OptionEffect::Unchanged: return pass("option " + t, unchanged::kOption, t);
+      case OptionEffect::File:
+        s.req.keyed_files.push_back(value);
+        [[fallthrough]];
+      case OptionEffect::Text:
+      case OptionEffect::PathText:
+      case OptionEffect::Depfile:
+        if (enables_debug_info(t)) s.req.debug_info = true;
+        if (t == "-g0" || t == "-ggdb0") s.req.debug_info = false;
+        if (starts_with(t, "-fdebug-compilation-dir") || starts_with(t, "-ffile-compilation-dir"))
+          s.req.sets_compilation_dir = true;
+        if (starts_with(t, "-Rpass") || starts_with(t, "-fprofile-sample-use") || t == "-fstack-usage")
+          s.req.tracks_locations = true;
+        add(ArgKind::Common, std::move(tokens));
+        continue;
+      case OptionEffect::Parsed: break;
+    }
+    if (sp == "-c") {
       s.compile_only = true;
       add(ArgKind::Common, {t});
-    } else if (starts_with(t, "-o")) {
-      stop = valued("-o", ArgKind::Output);
-      if (!stop) s.req.output = s.req.args.back().value;
-      if (!stop && s.req.output == "-") return pass("output to stdout", unchanged::kNotCompile);
-    } else if (starts_with(t, "-x")) {
-      std::string value = t.size() > 2 ? t.substr(2) : next().value_or("");
-      add(ArgKind::Common, t.size() > 2 ? std::vector<std::string>{t} : std::vector{t, value});
+    } else if (sp == "-o") {
+      if (value == "-") return pass("output to stdout", unchanged::kNotCompile);
+      add(ArgKind::Output, tokens, value);
+      s.req.output = value;
+    } else if (sp == "-x") {
+      add(ArgKind::Common, tokens);
       lang = value == "none" ? std::nullopt : std::optional(value);
-    } else if (t == "-MD" || t == "-MMD") {
+    } else if (sp == "-MD" || sp == "-MMD") {
       if (!s.req.deps) s.req.deps.emplace();
       s.req.deps->user_headers_only = t == "-MMD";
       add(ArgKind::DepMode, {t});
-    } else if (starts_with(t, "-MF")) {
-      stop = valued("-MF", ArgKind::DepFile);
-      if (!stop) s.dep_file = s.req.args.back().value;
-    } else if (starts_with(t, "-MT") || starts_with(t, "-MQ")) {
-      const std::string opt = t.substr(0, 3);
-      stop = valued(opt, ArgKind::DepTarget);
-      if (!stop) s.dep_targets.push_back(opt + s.req.args.back().value);
-    } else if (t == "-MP") {
+    } else if (sp == "-MF") {
+      add(ArgKind::DepFile, tokens, value);
+      s.dep_file = value;
+    } else if (sp == "-MT" || sp == "-MQ") {
+      add(ArgKind::DepTarget, tokens, value);
+      s.dep_targets.push_back(std::string(sp) + value);
+    } else if (sp == "-MP") {
       s.dep_phony = true;
       add(ArgKind::DepPhony, {t});
-    } else if (t == "-fopenmp" || starts_with(t, "-fopenmp=") || t == "-fno-openmp") {
+    } else if (sp == "-fopenmp" || sp == "-fopenmp=" || sp == "-fno-openmp") {
       s.openmp = t == "-fopenmp" || t == "-fopenmp=libomp";
       add(ArgKind::Common, {t});
-    } else if (t == "-save-temps" || starts_with(t, "-save-temps=") || t == "--save-temps" ||
-               starts_with(t, "--save-temps=")) {
+    } else if (sp == "-save-temps" || sp == "-save-temps=" || sp == "--save-temps" || sp == "--save-temps=") {
       s.req.save_temps = true;  // split as the driver's own commands (make_listing_plan)
       add(ArgKind::Common, {t});
-    } else if (starts_with(t, "-fsave-optimization-record") || t == "-fno-save-optimization-record" ||
-               starts_with(t, "-foptimization-record-passes=")) {
+    } else if (sp == "-fsave-optimization-record" || sp == "-fsave-optimization-record=" ||
+               sp == "-fno-save-optimization-record" || sp == "-foptimization-record-passes=") {
       // Any of them turns optimization records on, the last of them and
       // -fno-save-optimization-record decides (clang's willEmitRemarks).
       s.records = t != "-fno-save-optimization-record";
-      if (starts_with(t, "-fsave-optimization-record=")) s.record_format = t.substr(t.find('=') + 1);
+      if (sp == "-fsave-optimization-record=") s.record_format = value;
       add(ArgKind::Common, {t});
-    } else if (starts_with(t, "-foptimization-record-file=")) {
+    } else if (sp == "-foptimization-record-file=") {
       s.records = true;
-      add(ArgKind::RecordFile, {t}, t.substr(t.find('=') + 1));
-      s.record_file = s.req.args.back().value;
-    } else if (starts_with(t, "-fopenmp-targets=") || starts_with(t, "--offload-targets=")) {
-      const std::string list = t.substr(t.find('=') + 1);
-      add(ArgKind::OffloadTargets, {t}, list);
-      for (const auto& x : util::split(list, ',')) s.triples.push_back(x);
-    } else if (starts_with(t, "--offload-arch=")) {
-      const std::string list = t.substr(t.find('=') + 1);
-      add(ArgKind::OffloadArch, {t}, list);
-      for (const auto& x : util::split(list, ',')) s.archs.push_back(x);
-    } else if (t == "-Xopenmp-target" || starts_with(t, "-Xopenmp-target=")) {
-      auto v = next();
-      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
-      add(ArgKind::XOpenmpTarget, {t, *v}, *v, t.size() > 15 ? t.substr(16) : "");
-    } else if (starts_with(t, "-Xarch_")) {
-      auto v = next();
-      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
-      add(ArgKind::XArch, {t, *v}, t.substr(7));
-    } else if (t == "-Xclang") {
-      auto v = next();
-      if (!v) return pass("option -Xclang without a value", unchanged::kOption, t);
-      if (any_prefix(kForeignCc1, *v)) return pass("-Xclang " + *v, unchanged::kOption, "-Xclang " + *v);
-      add(ArgKind::Common, {t, *v});
-    } else if (any_exact(kForeignExact, t) || any_prefix(kForeignPrefix, t)) {
-      if (t == "--offload-jobs" || starts_with(t, "--offload-jobs=") || t == "--offload-new-driver")
-        add(ArgKind::Common, {t});
-      else
-        return pass("option " + t, any_exact(kOtherOutputExact, t) || any_prefix(kOtherOutputPrefix, t)
-                                        ? unchanged::kNotCompile
-                                        : unchanged::kOption, t);
-    } else if (any_exact(kSeparate, t)) {
-      auto v = next();
-      if (!v) return pass("option " + t + " without a value", unchanged::kOption, t);
-      add(ArgKind::Common, {t, *v});
-    } else if (any_exact(kCommonExact, t) || any_prefix(kCommonPrefix, t)) {
-      if (enables_debug_info(t)) s.req.debug_info = true;
-      if (t == "-g0" || t == "-ggdb0") s.req.debug_info = false;
-      if (starts_with(t, "-fdebug-compilation-dir") || starts_with(t, "-ffile-compilation-dir"))
-        s.req.sets_compilation_dir = true;
-      if (starts_with(t, "-Rpass") || starts_with(t, "-fprofile-sample-use") || t == "-fstack-usage")
-        s.req.tracks_locations = true;
-      add(ArgKind::Common, {t});
+      add(ArgKind::RecordFile, {t}, value);
+      s.record_file = value;
+    } else if (sp == "-fopenmp-targets=" || sp == "--offload-targets=") {
+      add(ArgKind::OffloadTargets, {t}, value);
+      for (const auto& x : util::split(value, ',')) s.triples.push_back(x);
+    } else if (sp == "--offload-arch=") {
+      add(ArgKind::OffloadArch, {t}, value);
+      for (const auto& x : util::split(value, ',')) s.archs.push_back(x);
+    } else if (sp == "-Xopenmp-target" || sp == "-Xopenmp-target=" || sp == "-Xarch_") {
+      const std::string& arg = tokens.back();
+      if (auto why = forwarded(t, arg, s.req.keyed_files); !why.empty())
+        return pass(why, unchanged::kOption, t + " " + arg);
+      if (sp == "-Xarch_") add(ArgKind::XArch, tokens, t.substr(7));
+      else add(ArgKind::XOpenmpTarget, tokens, arg, sp == "-Xopenmp-target" ? "" : t.substr(16));
+    } else if (sp == "-Xclang" || sp == "-Xclang=") {
+      if (auto why = forwarded("-Xclang", value, s.req.keyed_files); !why.empty())
+        return pass(why, unchanged::kOption, "-Xclang " + value);
+      add(ArgKind::Common, tokens);
+    } else if (sp == "-mllvm" || sp == "-mllvm=") {
+      if (auto file = mllvm_file(value)) s.req.maybe_files.push_back(*file);
+      add(ArgKind::Common, tokens);
     } else {
-      return pass("unknown option " + t, unchanged::kOption, t);
+      return pass("option " + t, unchanged::kOption, t);  // a Parsed spelling not handled above
     }
-    if (stop) return *stop;
   }
   return finish(std::move(s));
 }

@@ -42,10 +42,16 @@ bool offload_free(const std::vector<std::string>& argv) {
   const bool clang = is_clang(argv.front());
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string_view t = argv[i];
-    // Values too: -Xclang -fembed-offload-object=PKG is two tokens.
-    if (std::any_of(kOffloadPrefixes.begin(), kOffloadPrefixes.end(),
-                    [&](std::string_view p) { return starts_with(t, p); }))
-      return false;
+    // Values too: -Xclang -fembed-offload-object=PKG is two tokens, and
+    // -Xclang=-fopenmp-is-target-device or -Wp,... one: every part after
+    // a '=' or ',' is looked at as well.
+    auto offload = [](std::string_view part) {
+      return std::any_of(kOffloadPrefixes.begin(), kOffloadPrefixes.end(),
+                         [&](std::string_view p) { return starts_with(part, p); });
+    };
+    if (offload(t)) return false;
+    for (size_t at = t.find_first_of("=,"); at != std::string_view::npos; at = t.find_first_of("=,", at + 1))
+      if (offload(t.substr(at + 1))) return false;
     if (t == "-x" && i + 1 < argv.size() && device_language(argv[i + 1])) return false;
     if (starts_with(t, "-x") && device_language(t.substr(2))) return false;
     if (device_source(t)) return false;

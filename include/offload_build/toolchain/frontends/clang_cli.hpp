@@ -76,6 +76,14 @@ struct CompileRequest {
   std::optional<std::string> opt_record;
   // -save-temps[=cwd|obj]: the driver's temps pipeline, run as its own commands.
   bool save_temps = false;
+  // Files options name that the compile reads and no depfile lists
+  // (-fprofile-use=, -fsanitize-ignorelist=, -fplugin=, ...; clang_options.hpp),
+  // as written: every pass's key and the whole compile's hold their content.
+  // The launcher runs the compile unchanged when one is not a readable file.
+  std::vector<std::string> keyed_files;
+  // -mllvm values that may name a file (-mllvm -x=VALUE): the launcher runs
+  // the compile unchanged when a file or directory of that name exists.
+  std::vector<std::string> maybe_files;
 
   // The -o path as written, or clang's default (<source stem>.o in the cwd).
   std::string output_arg() const;
@@ -122,6 +130,34 @@ inline constexpr uint64_t kMaxResponseFile = uint64_t{64} << 20;  // 64 MiB
 std::optional<std::vector<std::string>> expand_response_files(const std::vector<std::string>& argv,
                                                               const fs::path& cwd,
                                                               std::string* problem = nullptr);
+
+// What the clang driver reads besides its argv (clang_cli_config.cpp).
+struct DriverEnvironment {
+  std::optional<std::string> override_options;  // CCC_OVERRIDE_OPTIONS
+  bool no_default_config = false;               // CLANG_NO_DEFAULT_CONFIG is set
+  std::vector<fs::path> binary_dirs;            // where the clang binary is (as found, real)
+};
+struct DriverArgv {
+  // The command line the driver works on: response files expanded, each
+  // --config file's arguments in its place (clang's order: before the
+  // command line's, `$ARG` ones after), the --config options gone.
+  std::vector<std::string> argv;
+  std::vector<fs::path> config_files;  // read, in order
+  // Set when the driver reads what this does not model (a default
+  // configuration file may apply, CCC_OVERRIDE_OPTIONS edits the command
+  // line): the compile runs unchanged, and stays local unless the edited
+  // command line (apply_override_options) is offload-free.
+  std::string doubt;
+};
+// nullopt when a response or configuration file cannot be found or read, or
+// a configuration file names another (clang refuses it); `problem` says which.
+std::optional<DriverArgv> driver_argv(const std::vector<std::string>& argv, const fs::path& cwd,
+                                      const DriverEnvironment& env, std::string* problem = nullptr);
+// `argv` edited as clang edits it by CCC_OVERRIDE_OPTIONS: '+X', '^X', 'xX',
+// 'XX' (and '#' silencing it); nullopt for an edit that rewrites arguments
+// ('s/a/b/', 'Ox'), which is not modeled.
+std::optional<std::vector<std::string>> apply_override_options(std::vector<std::string> argv,
+                                                               std::string_view edits);
 
 // Split a response file's text into arguments (GNU rules: whitespace
 // separates, '' and "" quote, backslash escapes).

@@ -1,0 +1,143 @@
+// Files named by options, and what the driver reads besides its argv, in a
+// launcher compile's key (docs/LAUNCHER.md, "Files named by options"): a
+// profile edited is never served from the cache, a bad one fails as the
+// compiler fails; a --config file's arguments are the compile's.
+#include <catch2/catch.hpp>
+
+#include "integration/launcher_support.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+const char* kSource = R"(int work(int n) {
+  int s = 0;
+#pragma omp target teams distribute parallel for reduction(+: s) map(tofrom: s)
+  for (int i = 0; i < n; ++i) s += i % 3 == 0 ? i * 7 : -i;
+  return s;
+}
+int hot(int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i) {
+    if (i % 3 == 0) s += i * 7;
+    else s -= i;
+  }
+  return s;
+}
+int cold(int n) { return n * 3 + 1; }
+)";
+// Two sample profiles that give the host code other bytes (a hot `hot` or a hot `cold`).
+const char* kProfileA = "hot:10000:1\n 1: 1000\n 3: 1000\n 4: 900\n 5: 100\ncold:1:1\n 1: 1\n";
+const char* kProfileB = "hot:1:1\n 1: 1\ncold:100000:1000\n 1: 1000\n";
+
+int counter(const nlohmann::json& stats, const char* name) { return stats.value(name, 0); }
+
+}  // namespace
+
+TEST_CASE("launcher: a file named by -fprofile-sample-use= is keyed by its content",
+          "[launcher][flagkeys][integration]") {
+  Launcher l;
+  write_file(l.tmp / "k.c", kSource);
+  write_file(l.tmp / "p.prof", kProfileA);
+  const Argv compile{kClang, "-O2", "-fopenmp", kHostTargets, "-fprofile-sample-use=p.prof", "-c", "k.c", "-o", "k.o"};
+  auto first = l.ob(compile);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string with_a = read_file(l.tmp / "k.o");
+  auto again = l.ob(compile);
+  REQUIRE(again.exit_code == 0);
+  const auto warm = l.stats();
+  CHECK(counter(warm, "hits") > 0);  // the same profile: served
+  CHECK(read_file(l.tmp / "k.o") == with_a);
+
+  // Another profile: compiled again, the bytes a compile without the cache gives.
+  write_file(l.tmp / "p.prof", kProfileB);
+  auto edited = l.ob(compile);
+  INFO(edited.err);
+  REQUIRE(edited.exit_code == 0);
+  const std::string with_b = read_file(l.tmp / "k.o");
+  const auto after = l.stats();
+  CHECK(counter(after, "misses") > counter(warm, "misses"));  // the passes reading it ran again
+  auto fresh = l.ob(concat({"--no-cache", "wrap", "--"}, compile));
+  REQUIRE(fresh.exit_code == 0);
+  CHECK(read_file(l.tmp / "k.o") == with_b);
+  CHECK(with_b != with_a);
+
+  // A profile clang cannot read: it fails as the compiler fails, no object served.
+  write_file(l.tmp / "p.prof", std::string("\x01\x02garbage\xff\xfe", 11));
+  auto alone = l.cc(concat({kClang, "-O2", "-fopenmp", kHostTargets, "-fprofile-sample-use=p.prof"},
+                           {"-c", "k.c", "-o", "alone.o"}));
+  CHECK(alone.exit_code == 1);
+  fs::remove(l.tmp / "k.o");
+  auto garbage = l.ob(compile);
+  INFO(garbage.err);
+  CHECK(garbage.exit_code == alone.exit_code);
+  CHECK(garbage.err.find("p.prof") != std::string::npos);
+  CHECK_FALSE(fs::exists(l.tmp / "k.o"));
+
+  // A missing profile: the compile runs unchanged and the compiler says why.
+  fs::remove(l.tmp / "p.prof");
+  auto missing = l.ob(compile);
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("p.prof") != std::string::npos);
+  CHECK(counter(l.stats()["unchanged_by_reason"], "missing directory or file") >= 1);
+}
+
+TEST_CASE("launcher: options that name what offload-build cannot key run the compile unchanged",
+          "[launcher][flagkeys][integration]") {
+  Launcher l;
+  write_file(l.tmp / "k.c", kSource);
+  fs::create_directories(l.tmp / "bin");
+  for (const Argv& extra : std::vector<Argv>{{"-B", "bin"},
+                                             {"-fprofile-use"},
+                                             {"-fno-such-option-for-offload-build"},
+                                             {"-Xclang", "-load", "-Xclang", "x.so"}}) {
+    INFO(util::shell_join(extra));
+    const auto before = l.stats();
+    auto r = l.ob(concat(concat({kClang, "-O2", "-fopenmp", kHostTargets}, extra), {"-c", "k.c", "-o", "k.o"}),
+                  {{"OFFLOAD_BUILD_VERBOSE", "1"}});
+    const auto after = l.stats();
+    CHECK(counter(after, "misses") == counter(before, "misses"));  // not split, nothing stored
+    CHECK(counter(after["unchanged_by_reason"], "unsupported option") ==
+          counter(before["unchanged_by_reason"], "unsupported option") + 1);
+    CHECK(r.err.find("running the compiler unchanged") != std::string::npos);
+  }
+}
+
+TEST_CASE("launcher: a --config file's arguments are the compile's, in its key",
+          "[launcher][flagkeys][integration]") {
+  Launcher l;
+  write_file(l.tmp / "k.c", kSource);
+  write_file(l.tmp / "offload.cfg", "# offload for the host device\n-fopenmp " + kHostTargets + "\n-O2\n");
+  const Argv compile{kClang, "--config=" + (l.tmp / "offload.cfg").string(), "-c", "k.c", "-o", "k.o"};
+  auto first = l.ob(compile);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const auto split = l.stats();
+  CHECK(counter(split, "misses") > 0);  // split: the offload options are the file's
+  CHECK(read_file(l.tmp / "k.o").find(".llvm.offloading") != std::string::npos);
+  const std::string o2 = read_file(l.tmp / "k.o");
+  // The file edited: not served; the bytes of the compiler alone.
+  write_file(l.tmp / "offload.cfg", "-fopenmp " + kHostTargets + "\n-O0\n");
+  auto edited = l.ob(compile);
+  REQUIRE(edited.exit_code == 0);
+  CHECK(counter(l.stats(), "hits") == counter(split, "hits"));
+  CHECK(read_file(l.tmp / "k.o") != o2);
+  auto fresh = l.ob(concat({"--no-cache", "wrap", "--"}, concat(compile, {"-o", "fresh.o"})));
+  REQUIRE(fresh.exit_code == 0);
+  CHECK(read_file(l.tmp / "fresh.o") == read_file(l.tmp / "k.o"));
+}
+
+TEST_CASE("launcher: CCC_OVERRIDE_OPTIONS makes the compile run unchanged",
+          "[launcher][flagkeys][integration]") {
+  Launcher l;
+  write_file(l.tmp / "k.c", kSource);
+  const Argv compile{kClang, "-O2", "-fopenmp", "-c", "k.c", "-o", "k.o"};
+  auto r = l.ob(compile, {{"CCC_OVERRIDE_OPTIONS", "#+" + kHostTargets}, {"OFFLOAD_BUILD_VERBOSE", "1"}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("CCC_OVERRIDE_OPTIONS") != std::string::npos);
+  CHECK(read_file(l.tmp / "k.o").find(".llvm.offloading") != std::string::npos);  // clang's own edit applied
+  CHECK(counter(l.stats(), "misses") == 0);
+}
