@@ -178,10 +178,15 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
   if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
   auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
-  if (!names) return;
+  if (!names) {
+    if (std::string why = stable_names_unavailable(); !why.empty())
+      std::cerr << "offload-build: warning: " << why << '\n';
+    return;
+  }
   const std::string salt = kernel_salt(m.name);
   use_stable_names(plan, *names, salt);
-  if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
+  else if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
 }
 
 Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {

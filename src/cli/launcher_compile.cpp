@@ -201,11 +201,20 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
   plan.base_dirs = setup.bases;
   plan.name_anchor = setup.anchor;
   auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
-  if (!names) return;
+  // A fault (the library out of reach, or not loaded): a warning once per build.
+  auto warn_once = [&o](const std::string& why) {
+    if (o.no_cache || first_in_build(cache::Storage(cache_dir_for(o, std::nullopt)).dir(), "stable-names"))
+      std::cerr << "offload-build: warning: " << why << '\n';
+  };
+  if (!names) {
+    if (std::string why = stable_names_unavailable(); !why.empty()) warn_once(why);
+    return;
+  }
   const std::string ns = o.kernel_namespace.value_or("");
   const std::string salt = kernel_salt(ns);
   use_stable_names(plan, *names, salt);
-  if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  if (names->warn()) warn_once(names->fallback);
+  else if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
 }
 
 void open_launcher_cache(BuildContext& context) {
