@@ -242,3 +242,22 @@ TEST_CASE("a read-only cache still serves hits with one warning", "[integration]
   CHECK_THAT(r.err, !Catch::Contains("libob-stable-names.so"));  // it could load the library
   check_saxpy_runs(dir);
 }
+
+// Issue #32: a build that cannot reach the stable-names library (nobody
+// running a binary in a 0700 checkout, a broken install) keys on inodes and
+// shares no entry with builds that have it: it says so, once.
+TEST_CASE("a build without its stable-names library says so once", "[integration][cache]") {
+  TempDir tmp;
+  const fs::path bin = tmp / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(OB_BINARY, bin / "offload-build");  // the library left behind
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  auto r = run_tool({(bin / "offload-build").string(), "-C", dir.string(), "--cache-dir", (tmp / "cache").string(),
+                     "build"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_occurrences(r.err, "warning: libob-stable-names.so is neither beside " +
+                                     (bin / "offload-build").string()) == 1);
+  CHECK_THAT(r.err, Catch::Contains("kernel names and cache keys use inodes"));
+  check_saxpy_runs(dir);
+}

@@ -278,7 +278,12 @@ Result<RemoteConfig> parse_fields(std::string_view text, const RemoteBackendRegi
     return fail("unsupported URL; use " + forms);
   }
   c.prefix = scheme->prefix;
-  if (auto problem = scheme->parse_url(url.substr(scheme->prefix.size()), c)) return fail(*problem);
+  if (auto problem = scheme->parse_url(url.substr(scheme->prefix.size()), c)) {
+    // An '@' past the first '|': a password holding a '|' cut the URL short.
+    if (bar != std::string_view::npos && text.find('@', bar) != std::string_view::npos)
+      *problem += " (a '|' in a user name or password must be percent-encoded: %7C)";
+    return fail(*problem);
+  }
 
   while (bar != std::string_view::npos) {
     size_t next = text.find('|', bar + 1);
