@@ -22,7 +22,7 @@ fi
 names=(
   "a read-only cache still serves hits with one warning"
   "cache stats and verify on a read-only cache whose v1 is a symlink say so"
-  "distcc: plain compiles go through prefix_command, offload compiles run locally"
+  'distcc: plain compiles go through prefix_command\, offload compiles run locally'  # Catch: \, is a comma
 )
 out=$(mktemp "${TMPDIR:-/tmp}/ob-private-checkout.XXXXXX")
 stash=$(mktemp -d "${TMPDIR:-/tmp}/ob-private-stash.XXXXXX")  # 0700
