@@ -178,9 +178,13 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
   if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
   auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
-  if (names) {
+  if (!names) {
+    if (std::string why = stable_names_unavailable(); !why.empty())
+      std::cerr << "offload-build: warning: " << why << '\n';
+  } else {
     use_stable_names(plan, *names, kernel_salt(m.name));
-    if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+    if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
+    else if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
   }
   record_lookups(plan, preload_library());
 }

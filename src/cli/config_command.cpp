@@ -155,6 +155,12 @@ int run_config(const GlobalOptions& o, const ConfigCli& c, std::ostream& out) {
       return fail(Error::usage(fmt::format("config: {} cannot be kept in a config file (it is a "
                                            "secret): set ${}", setting.key, setting.env)));
     if (auto ok = config::check_value(setting, *value); !ok) return fail(ok.error());
+    // A remote URL that does not parse is refused, with the reason (and
+    // nothing of the text: it may hold a password).
+    if (setting.key == "remote_storage")
+      for (const auto& u : cache::split_remote_list(*value))
+        if (auto parsed = cache::parse_remote_url(u); !parsed)
+          return fail(Error::usage(fmt::format("config: remote_storage: {}", parsed.error().message)));
   }
   if (auto w = config::write_config_file(file, setting.key, value); !w) return fail(w.error());
   out << fmt::format("{} {} in {}\n", verb == "set" ? "set" : "unset", setting.key, file.string());

@@ -203,9 +203,17 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
   plan.base_dirs = setup.bases;
   plan.name_anchor = setup.anchor;
   auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
-  if (names) {
+  // A fault (the library out of reach, or not loaded): a warning once per build.
+  auto warn_once = [&o](const std::string& why) {
+    if (o.no_cache || first_in_build(cache::Storage(cache_dir_for(o, std::nullopt)).dir(), "stable-names"))
+      std::cerr << "offload-build: warning: " << why << '\n';
+  };
+  if (!names) {
+    if (std::string why = stable_names_unavailable(); !why.empty()) warn_once(why);
+  } else {
     use_stable_names(plan, *names, kernel_salt(o.kernel_namespace.value_or("")));
-    if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+    if (names->warn()) warn_once(names->fallback);
+    else if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
   }
   record_lookups(plan, preload_library());
 }

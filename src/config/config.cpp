@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "offload_build/util/file_trust.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -56,7 +57,35 @@ void add_defaults(Config& c) {
   c.set("cache_dir", cache.string(), Origin::Default, "default");
 }
 
+// The cache's trust rules for a config file (util::distrust_config): one
+// that another user may write (the file, or the directory holding it) could
+// set prefix_command to any program, so it is refused, never used silently.
+Result<void> check_config_file_trust(const fs::path& file) {
+  struct stat st {};
+  if (file.empty() || ::stat(file.c_str(), &st) != 0) return {};  // missing: nothing is read
+  auto refuse = [&](const std::string& what, const fs::path& fix) {
+    return Error::usage(fmt::format(
+        "config file {}: not used: {}, so another user could change your settings "
+        "(prefix_command runs the program it names); make it yours and not writable by others "
+        "(chown, chmod go-w {}) or remove it",
+        file.string(), what, fix.string()));
+  };
+  if (std::string why = util::distrust_config(st); !why.empty()) return refuse("it " + why, file);
+  std::error_code ec;
+  std::vector<fs::path> dirs{fs::absolute(file, ec).parent_path()};
+  if (fs::path real = fs::canonical(file, ec); !ec && real.parent_path() != dirs[0])
+    dirs.push_back(real.parent_path());
+  for (const auto& dir : dirs) {
+    struct stat d {};
+    if (::stat(dir.c_str(), &d) != 0) continue;
+    if (std::string why = util::distrust_config(d); !why.empty())
+      return refuse(fmt::format("its directory {} {}", dir.string(), why), dir);
+  }
+  return {};
+}
+
 Result<void> add_file(Config& c, const fs::path& file, Origin origin) {
+  if (auto trusted = check_config_file_trust(file); !trusted) return trusted.error();
   auto lines = read_config_file(file);
   if (!lines) return lines.error();
   for (auto& l : *lines)

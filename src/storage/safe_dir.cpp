@@ -1,7 +1,6 @@
 #include "safe_dir.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/random.h>
 
 #include <atomic>
@@ -11,40 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "offload_build/util/file_trust.hpp"
+
 namespace ob::cache::detail {
 
-namespace {
-
-bool in_my_groups(gid_t gid) {
-  if (gid == ::getegid()) return true;
-  int n = ::getgroups(0, nullptr);
-  if (n <= 0) return false;
-  std::vector<gid_t> groups(static_cast<size_t>(n));
-  n = ::getgroups(n, groups.data());
-  for (int i = 0; i < n; ++i)
-    if (groups[static_cast<size_t>(i)] == gid) return true;
-  return false;
-}
-
-}  // namespace
-
-std::string distrust(const struct stat& st, bool shared) {
-  const uid_t me = ::geteuid();
-  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
-  if (st.st_mode & S_IWOTH) return "is writable by every user";
-  const bool foreign = st.st_uid != me && st.st_uid != 0;
-  if (!shared) {
-    if (foreign) return fmt::format("belongs to another user (uid {})", st.st_uid);
-    if (st.st_mode & S_IWGRP)
-      return "is writable by its group (to share a cache with a group, set "
-             "OFFLOAD_BUILD_CACHE_UMASK; see docs/CACHE.md)";
-    return {};
-  }
-  if ((foreign || (st.st_mode & S_IWGRP)) && !in_my_groups(st.st_gid))
-    return fmt::format("belongs to uid {}, group {}, which is not one of ours", st.st_uid,
-                       st.st_gid);
-  return {};
-}
+std::string distrust(const struct stat& st, bool shared) { return util::distrust(st, shared); }
 
 Fd open_dir_at(int dirfd, const std::string& name, bool create, const Trust& trust,
                std::string& why) {

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/core.h>
@@ -15,6 +17,7 @@
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/json_text.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob {
 
@@ -40,6 +43,11 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
                          kProbeTimeoutMs);
   fs::remove(src, ec);
   if (!r) return {false, "the compiler could not be asked (" + r.error().message + ")"};
+  // ld.so goes on without a library it cannot open (a directory another
+  // user cannot enter, a file it cannot read): names after inodes.
+  if (r->err.find("cannot be preloaded") != std::string::npos)
+    return {false, fmt::format("the compiler could not load {} (ld.so: \"{}\"): kernel names and cache "
+                               "keys use inodes", s.library.string(), util::trim(r->err).substr(0, 300))};
   if (r->exit_code != 0) return {false, "the compiler failed on a one-line OpenMP probe"};
   if (r->out.find(OB_STABLE_NAME_PREFIX) != std::string::npos) return {true, ""};
   return {false, compiler.filename().string() +
@@ -86,6 +94,26 @@ std::string preload_value(const fs::path& library) {
   return preload;
 }
 
+std::string stable_names_unavailable() {
+  if (stable_names_disabled()) return {};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  auto library = find_stable_names_library();
+  if (!library)
+    return fmt::format("{} is neither beside {} nor in {} (or this user cannot reach it): kernel names "
+                       "and cache keys use inodes, so this build shares no cache entry with builds "
+                       "that have it (docs/CACHE.md)",
+                       kLibrary, exe.string(), (exe.parent_path().parent_path() / "lib/offload-build").string());
+  if (::access(library->c_str(), R_OK) != 0)
+    return fmt::format("{} cannot be read ({}): kernel names and cache keys use inodes, so this build "
+                       "shares no cache entry with builds that have it (docs/CACHE.md)",
+                       library->string(), std::strerror(errno));
+  if (library->string().find_first_of(" :") != std::string::npos)
+    return fmt::format("{}: LD_PRELOAD cannot name a path with a space or ':': kernel names and cache "
+                       "keys use inodes", library->string());
+  return {};
+}
+
 bool stable_names_disabled() {
   return !config::current().flag("stable_names");
 }
@@ -114,7 +142,8 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
                                             const std::optional<fs::path>& memo_dir) {
   if (stable_names_disabled()) return std::nullopt;
   auto library = preload_library();
-  if (!library) return std::nullopt;
+  // Not usable: the caller says why (stable_names_unavailable), once per build.
+  if (!library || !stable_names_unavailable().empty()) return std::nullopt;
   StableNames s{*library, roots, true, ""};
   if (!memo_dir) return s;
   const nlohmann::json key_json{{"compiler", util::file_identity(compiler)},

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/other_user.hpp"
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
@@ -206,9 +207,18 @@ TEST_CASE("a cache that cannot be created or written never fails the build",
 
 TEST_CASE("a read-only cache still serves hits with one warning", "[integration][cache]") {
   TempDir tmp;
+  // Both builds run a copy of offload-build and its stable-names library that
+  // nobody can reach (the checkout may be in a 0700 directory): a build that
+  // cannot load the library keys on inodes and would find nothing.
+  const OtherUser nobody(tmp.path());
+  if (!nobody.skip.empty()) OB_SKIP(nobody.skip);
   fs::path dir = copy_example("saxpy-c", tmp.path());
   fs::path cache = tmp / "cache";
-  REQUIRE(build(dir, cache).exit_code == 0);
+  {
+    auto first = run_tool({nobody.binary.string(), "-C", dir.string(), "--cache-dir", cache.string(), "build"});
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+  }
   fs::remove_all(dir / "build");
   // Root writes anywhere: run the second build as nobody, for whom the cache
   // (owned by root, mode 0755) is read-only and the project is writable.
@@ -218,7 +228,7 @@ TEST_CASE("a read-only cache still serves hits with one warning", "[integration]
   for (const auto& e : fs::recursive_directory_iterator(cache))
     fs::permissions(e.path(), e.is_directory() ? fs::perms(0555) : fs::perms(0444));
   fs::permissions(cache, fs::perms(0555));
-  std::vector<std::string> argv{OB_BINARY, "-C", dir.string(), "--cache-dir", cache.string(), "build"};
+  std::vector<std::string> argv{nobody.binary.string(), "-C", dir.string(), "--cache-dir", cache.string(), "build"};
   if (root) argv.insert(argv.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   auto r = run_tool(argv);
   fs::permissions(cache, fs::perms::owner_all);
@@ -229,5 +239,25 @@ TEST_CASE("a read-only cache still serves hits with one warning", "[integration]
   CHECK(count_occurrences(r.err, "offload-build: warning: cache directory") == 1);
   CHECK_THAT(r.err, Catch::Contains("read-only") || Catch::Contains("not writable"));
   CHECK_THAT(r.err, Catch::Contains("5 jobs: 5 from cache, 0 run"));
+  CHECK_THAT(r.err, !Catch::Contains("libob-stable-names.so"));  // it could load the library
+  check_saxpy_runs(dir);
+}
+
+// Issue #32: a build that cannot reach the stable-names library (nobody
+// running a binary in a 0700 checkout, a broken install) keys on inodes and
+// shares no entry with builds that have it: it says so, once.
+TEST_CASE("a build without its stable-names library says so once", "[integration][cache]") {
+  TempDir tmp;
+  const fs::path bin = tmp / "bin";
+  fs::create_directories(bin);
+  fs::copy_file(OB_BINARY, bin / "offload-build");  // the library left behind
+  fs::path dir = copy_example("saxpy-c", tmp.path());
+  auto r = run_tool({(bin / "offload-build").string(), "-C", dir.string(), "--cache-dir", (tmp / "cache").string(),
+                     "build"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_occurrences(r.err, "warning: libob-stable-names.so is neither beside " +
+                                     (bin / "offload-build").string()) == 1);
+  CHECK_THAT(r.err, Catch::Contains("kernel names and cache keys use inodes"));
   check_saxpy_runs(dir);
 }

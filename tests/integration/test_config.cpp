@@ -3,9 +3,13 @@
 // used by a real build; config files with bad lines; get/set/unset; secrets.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "support/ob_process.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -209,4 +213,71 @@ TEST_CASE("help: each option's line comes from the settings table", "[config]") 
     CHECK_THAT(help.out, Catch::Contains("[setting " + s["key"].get<std::string>()));
   }
   CHECK(with_option >= 12);
+}
+
+namespace {
+
+// `config` and a build refuse `file`: exit 2, the path, why and what to do;
+// its prefix_command never runs.
+void refused(const ConfigProject& p, const fs::path& file, const std::string& why) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"config"}, {"build"}}) {
+    args.insert(args.begin(), {"-C", p.dir.string()});
+    auto r = run_ob(args, {}, p.env());
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("config file " + file.string() + ": not used: ") &&
+                          Catch::Contains(why) && Catch::Contains("chmod go-w"));
+    CHECK_FALSE(fs::exists(p.tmp / "ran"));
+  }
+}
+
+// A prefix_command that leaves a trace: a config file that sets it must not
+// be used unless trusted.
+std::string hostile_settings(const ConfigProject& p) {
+  return "prefix_command = /usr/bin/touch " + (p.tmp / "ran").string() + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("a config file another user may write is refused, with the path and the reason", "[config][trust]") {
+  ConfigProject p;
+  SECTION("a world-writable user config file") {
+    p.write(p.user_file(), hostile_settings(p));
+    fs::permissions(p.user_file(), fs::perms(0666));
+    refused(p, p.user_file(), "it is writable by every user");
+    fs::permissions(p.user_file(), fs::perms(0644));  // once fixed, used again
+    auto ok = run_ob({"-C", p.dir.string(), "config", "get", "prefix_command"}, {}, p.env());
+    CHECK(ok.exit_code == 0);
+  }
+  SECTION("a system config file in a directory every user may write") {
+    const fs::path dir = p.tmp / "etc";
+    p.write(dir / "offload-build.conf", hostile_settings(p));
+    fs::permissions(dir, fs::perms(0777));
+    p.system = dir / "offload-build.conf";
+    refused(p, p.system, "its directory " + dir.string() + " is writable by every user");
+    // Sticky, as /tmp: others cannot replace our file there.
+    fs::permissions(dir, fs::perms(01777));
+    auto ok = run_ob({"-C", p.dir.string(), "config"}, {}, p.env());
+    INFO(ok.err);
+    CHECK(ok.exit_code == 0);
+  }
+}
+
+TEST_CASE("a config file of another user, or writable by a group not ours, is refused", "[config][trust]") {
+  if (geteuid() != 0) OB_SKIP("needs root to make files of another user");
+  ConfigProject p;
+  p.write(p.user_file(), hostile_settings(p));
+  SECTION("owned by another user") {
+    REQUIRE(::chown(p.user_file().c_str(), 65534, 65534) == 0);
+    refused(p, p.user_file(), "it belongs to another user (uid 65534)");
+  }
+  SECTION("writable by a group we are not in") {
+    REQUIRE(::chown(p.user_file().c_str(), 0, 65534) == 0);
+    fs::permissions(p.user_file(), fs::perms(0664));
+    refused(p, p.user_file(), "it is writable by group 65534, which is not one of ours");
+    // Our own group may write it: trusted, as a group-shared cache is.
+    REQUIRE(::chown(p.user_file().c_str(), 0, getegid()) == 0);
+    auto ok = run_ob({"-C", p.dir.string(), "config", "get", "prefix_command"}, {}, p.env());
+    CHECK(ok.exit_code == 0);
+  }
 }

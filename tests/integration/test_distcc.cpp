@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "integration/launcher_support.hpp"
+#include "support/other_user.hpp"
 #include "support/servers.hpp"
 #include "support/skip.hpp"
 
@@ -36,7 +37,9 @@ bool can_connect(const std::string& address, int port) {
 
 // distccd on `address` (a loopback address) and a free port, its log (stderr)
 // in `dir`; at most 10 minutes (timeout), stopped by PID when it goes (the
-// daemon stops its workers). Run as root, it serves as user distccd.
+// daemon stops its workers). Run as root, it serves as user distccd, which
+// may not reach the checkout (a 0700 clone, issue #32): it starts in `dir`
+// (0755) with HOME there and a PATH of system directories only.
 struct Distccd {
   std::string address;
   int port = free_port();
@@ -44,7 +47,9 @@ struct Distccd {
   ServerProcess process;
   Distccd(const fs::path& dir, std::string addr) : address(std::move(addr)), log(dir / "distccd.log") {
     fs::create_directories(dir);
-    process = ServerProcess({"/usr/bin/timeout", "600", kDistccd.string(), "--daemon", "--no-detach",
+    fs::permissions(dir, fs::perms(0755));
+    process = ServerProcess({"/usr/bin/env", "-C", dir.string(), "PATH=/usr/bin:/bin", "HOME=" + dir.string(),
+                             "TMPDIR=/tmp", "/usr/bin/timeout", "600", kDistccd.string(), "--daemon", "--no-detach",
                              "--listen", address, "--port", std::to_string(port), "--allow", "127.0.0.1",
                              "--allow", "127.0.0.2", "--jobs", "2", "--log-stderr", "--log-level=info"},
                             log);
@@ -120,6 +125,11 @@ TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles ru
           "[launcher][distcc][integration]") {
   if (!fs::exists(kDistccd) || !fs::exists(kDistcc)) OB_SKIP("distcc is not installed (package distcc)");
   Launcher l;
+  fs::permissions(l.tmp.path(), fs::perms(0755));  // distccd's user works in its directory below
+  if (geteuid() == 0)
+    if (auto dir = unreachable_for_others(l.tmp.path()))
+      OB_SKIP("another user cannot reach the test's temporary directory: " << dir->string()
+              << " is not searchable by others (set TMPDIR to a directory they can enter)");
   Distccd local(l.tmp / "distccd-1", "127.0.0.1");
   Distccd remote(l.tmp / "distccd-2", "127.0.0.2");
   const fs::path project = l.tmp / "project";

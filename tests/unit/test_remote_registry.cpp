@@ -99,9 +99,9 @@ TEST_CASE("a backend registered outside remote_url.cpp parses, redacts and is cr
   REQUIRE(got);
   CHECK(*got == std::optional<std::string>("bytes"));
 
-  // Its secret attribute is redacted also where the text does not parse.
-  CHECK(redact_remote_url("fake://pantry|key=sesame-42|slots=x", registry) ==
-        "fake://pantry|key=***|slots=x");
+  // Text that does not parse is not shown at all.
+  CHECK(redact_remote_url("fake://pantry|key=sesame-42|slots=x", registry) == "(unparsable; hidden)");
+  CHECK(redact_remote_url("fake://pantry|key=sesame-42|slots=3", registry) == "fake://pantry|key=***|slots=3");
   auto bad = parse_remote_url("fake://pantry|key=sesame-42|slots=x", registry);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == exit_code::usage);

@@ -201,8 +201,47 @@ TEST_CASE("redaction hides passwords and tokens, parsed or not", "[remote]") {
   CHECK(redact_remote_url("redis://bob:pw@h:1/0|read-only") == "redis://bob:***@h:1/0|read-only");
   CHECK(redact_remote_url("http://pw@h/x|bearer-token=tok|layout=flat") ==
         "http://***@h/x|bearer-token=***|layout=flat");
-  CHECK(redact_remote_url("garbage:pw@") == "garbage:pw@");  // no URL: nothing to find
-  CHECK(redact_remote_url("http://h/a@b") == "http://h/a@b");  // '@' in the path is no password
+  // Text that does not parse is never shown: where its secret ends is unknown.
+  CHECK(redact_remote_url("garbage:pw@") == "(unparsable; hidden)");
+  CHECK(redact_remote_url("http://h/a@b") == "(unparsable; hidden)");  // '@' past the host: refused
+}
+
+// A password holding '|', '/', '?' or '#' unencoded, a token holding a space
+// or a '|': whatever the text, no part of the secret is shown or quoted.
+TEST_CASE("a credential with a separator in it is never shown, parsed or refused", "[remote][secrets]") {
+  for (const char* nasty :
+       {"redis://:S3cret|pw@host", "redis://:S3cret/pw@host", "redis://:S3cret?pw@host",
+        "redis://:S3cret#pw@host", "http://user:S3cret/pw@host/x", "http://user:S3cret?pw@host/x",
+        "http://user:S3cret#pw@host/x", "https://user:S3cret|pw@host/x", "http://S3cret/pw@host",
+        "https://h/p|bearer-token=S3cret|pw", "https://h/p|bearer-token=S3cret|pw|read-only",
+        "http://h|S3cret", "redis+unix:S3cret@/sock", "S3cret", "redis://:S3cret@host:S3cret"}) {
+    INFO(nasty);
+    auto parsed = parse_remote_url(nasty);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.error().code == exit_code::usage);
+    CHECK_THAT(parsed.error().message, !Catch::Contains("S3cret"));
+    CHECK_THAT(parsed.error().message, Catch::Contains("(unparsable; hidden)"));
+    CHECK(redact_remote_url(nasty) == "(unparsable; hidden)");
+  }
+  // The reason says what to do, quoting nothing.
+  CHECK_THAT(parse_remote_url("redis://:S3cret/pw@host").error().message,
+             Catch::Contains("percent-encoded (%2F, %3F, %23, %7C)"));
+  // Percent-encoded, the same password parses, and is shown as ***.
+  auto ok = parse_ok("redis://:S3cret%2Fpw%7Cx%3F@host");
+  CHECK(ok.password == "S3cret/pw|x?");
+  CHECK(ok.host == "host");
+  CHECK(ok.literal_secret);
+  CHECK(ok.display == "redis://:***@host");
+  CHECK(redact_remote_url("redis://:S3cret%2Fpw%7Cx%3F@host|read-only") == "redis://:***@host|read-only");
+  // The last '@' of the authority ends the userinfo, as URL parsers have it.
+  auto at = parse_ok("http://u:S3c@ret@host/x");
+  CHECK(at.password == "S3c@ret");
+  CHECK(at.host == "host");
+  CHECK(redact_remote_url("http://u:S3c@ret@host/x") == "http://u:***@host/x");
+  // A credential from the environment is no literal one.
+  ::setenv("OB_TEST_PW", "S3cret", 1);
+  CHECK_FALSE(parse_ok("redis://user:${OB_TEST_PW}@h").literal_secret);
+  ::unsetenv("OB_TEST_PW");
 }
 
 TEST_CASE("the remote list splits on spaces", "[remote]") {

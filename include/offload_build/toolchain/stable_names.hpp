@@ -38,6 +38,9 @@ struct StableNames {
   // names' inputs instead of inodes. false: keyed on inodes, and why.
   bool keyed = true;
   std::string fallback;
+  // The fallback is a fault to be said once per build (the compiler could not
+  // load the library), not the compiler's nature (a static binary): -v only.
+  bool warn() const { return !keyed && fallback.find("could not load") != std::string::npos; }
 
   // The environment of one compile whose translation unit has `salt`.
   std::vector<std::pair<std::string, std::optional<std::string>>> env(const std::string& salt) const;
@@ -53,6 +56,11 @@ std::optional<fs::path> find_stable_names_library();
 std::optional<fs::path> preload_library();
 // LD_PRELOAD's value for a compile that loads `library`: it, then the user's own.
 std::string preload_value(const fs::path& library);
+// Why stable names are wanted but cannot be had (the library missing, out of
+// this user's reach or unreadable): a warning said once per build, since the
+// build is then keyed on inodes and shares no entry with builds that have it.
+// Empty when they are off or usable.
+std::string stable_names_unavailable();
 
 // OFFLOAD_BUILD_STABLE_NAMES=0 turns stable names off (kernels named after
 // inodes, as plain clang names them).

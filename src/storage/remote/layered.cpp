@@ -445,9 +445,9 @@ void hide_remote_credentials(const std::vector<std::string>& cli) {
   // Every source's URLs, in force or not: each registers the ${VAR}s it names.
   for (const auto& value : config::current().all("remote_storage")) {
     for (const auto& u : split_remote_list(value.text)) {
-      (void)parse_remote_url(u);
-      if (value.origin == config::Origin::Environment && redact_remote_url(u) != u &&
-          u.find("${") == std::string::npos)
+      auto parsed = parse_remote_url(u);
+      // A credential written out, or text we cannot read (it may hold one).
+      if (value.origin == config::Origin::Environment && (!parsed || parsed->literal_secret))
         util::hide_from_children("OFFLOAD_BUILD_REMOTE_STORAGE");
     }
   }
@@ -471,9 +471,12 @@ Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::stri
     urls = split_remote_list(v->text);
   }
   std::vector<RemoteConfig> out;
-  for (const auto& u : urls) {
-    auto parsed = parse_remote_url(u);
-    if (!parsed) return Error::usage(fmt::format("{}: {}", where, parsed.error().message));
+  for (size_t i = 0; i < urls.size(); ++i) {
+    auto parsed = parse_remote_url(urls[i]);
+    if (!parsed)
+      return Error::usage(fmt::format("{}{}: {}", where,
+                                      urls.size() > 1 ? fmt::format(", URL {} of {}", i + 1, urls.size()) : "",
+                                      parsed.error().message));
     out.push_back(std::move(*parsed));
   }
   return out;

@@ -12,12 +12,16 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/backend_registry.hpp"
 #include "offload_build/util/secrets.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::cache {
 
 namespace {
 
 constexpr std::string_view kRedacted = "***";
+// What is shown of remote storage text that does not parse: nothing of it,
+// since a credential may sit anywhere in text we cannot read.
+constexpr std::string_view kUnparsable = "(unparsable; hidden)";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -82,10 +86,26 @@ class NoBackend final : public RemoteBackend {
   RemoteFailure why_;
 };
 
-// The end of a URL's authority (host part): the first '/', '?' or '|' after "://".
+// The end of a URL's authority (host part): the first '/', '?', '#' or '|'
+// after "://", as URL parsers (RFC 3986, WHATWG, curl) end it; the userinfo is
+// everything before its last '@'.
 size_t authority_end(std::string_view url, size_t start) {
-  size_t end = url.find_first_of("/?|", start);
+  size_t end = url.find_first_of("/?#|", start);
   return end == std::string_view::npos ? url.size() : end;
+}
+
+// Whether `name` may be quoted in a message about an attribute we do not
+// know: an attribute some scheme knows, or a near miss of one (a typo). Any
+// other text after a '|' may be the rest of a secret that held a '|'.
+bool quotable_attribute(std::string_view name, const RemoteBackendRegistry& registry) {
+  std::vector<std::string> known{"read-only", "connect-timeout", "operation-timeout",
+                                 "max-entry-size", "compress", "allow-unsigned", "password"};
+  for (const auto& scheme : registry.schemes())
+    known.insert(known.end(), scheme.attributes.begin(), scheme.attributes.end());
+  if (name.empty() || name.size() > 40 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz-") !=
+                                              std::string_view::npos)
+    return false;
+  return contains(known, name) || util::closest_match(name, known).has_value();
 }
 
 }  // namespace
@@ -102,6 +122,7 @@ std::string expand_remote_value(std::string_view value, RemoteConfig& config, bo
     }
     return v;
   }
+  if (credential && !value.empty()) config.literal_secret = true;
   return std::string(value);
 }
 
@@ -117,7 +138,14 @@ UrlProblem parse_remote_authority(std::string_view rest, RemoteConfig& c,
   size_t end = authority_end(rest, 0);
   std::string_view authority = rest.substr(0, end);
   path = rest.substr(end);
+  // An '@' past the authority: a user name or password holding '/', '?' or
+  // '#' unencoded. Parsers disagree on such text; refuse it (the shown
+  // text hides it whole).
+  if (path.find('@') != std::string_view::npos)
+    return "an '@' after the host: a '/', '?', '#' or '|' in a user name or password must be "
+           "percent-encoded (%2F, %3F, %23, %7C)";
   if (!path.empty() && path.front() == '?') return "no query is allowed here";
+  if (path.find('#') != std::string_view::npos) return "no fragment ('#') is allowed here";
   size_t at = authority.rfind('@');
   if (at != std::string_view::npos) {
     std::string_view userinfo = authority.substr(0, at);
@@ -131,7 +159,9 @@ UrlProblem parse_remote_authority(std::string_view rest, RemoteConfig& c,
       password = user;
       user = {};
     }
+    const bool literal_before = c.literal_secret;
     c.user = expand_remote_value(percent_decode(user), c);
+    if (colon != std::string_view::npos) c.literal_secret = literal_before;  // a name beside a password
     c.password = expand_remote_value(percent_decode(password), c);
     c.has_password = !password.empty();
   }
@@ -168,7 +198,16 @@ std::string display_remote_authority(const RemoteConfig& c) {
   return shown;
 }
 
+namespace {
+Result<RemoteConfig> parse_fields(std::string_view text, const RemoteBackendRegistry& registry);
+}  // namespace
+
 std::string redact_remote_url(std::string_view text, const RemoteBackendRegistry& registry) {
+  // Text that does not parse is never shown: where its credential ends is
+  // exactly what we could not tell.
+  if (!parse_fields(text, registry)) return std::string(kUnparsable);
+  // It parsed, so the split below is the parser's: the URL up to the first
+  // '|', its userinfo up to the last '@' of its authority (no '@' follows).
   std::string out;
   size_t bar = text.find('|');
   std::string_view url = text.substr(0, bar);
@@ -220,11 +259,12 @@ std::vector<std::string> split_remote_list(std::string_view text) {
   return out;
 }
 
-Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackendRegistry& registry) {
-  auto fail = [&](const std::string& what) -> Error {
-    return Error::usage(
-        fmt::format("remote storage \"{}\": {}", redact_remote_url(text, registry), what));
-  };
+namespace {
+
+// The parser: a failure's message is the bare reason, which names nothing of
+// the text but a known attribute.
+Result<RemoteConfig> parse_fields(std::string_view text, const RemoteBackendRegistry& registry) {
+  auto fail = [](const std::string& what) -> Error { return Error::usage(what); };
   RemoteConfig c;
   size_t bar = text.find('|');
   std::string_view url = text.substr(0, bar);
@@ -238,7 +278,12 @@ Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackend
     return fail("unsupported URL; use " + forms);
   }
   c.prefix = scheme->prefix;
-  if (auto problem = scheme->parse_url(url.substr(scheme->prefix.size()), c)) return fail(*problem);
+  if (auto problem = scheme->parse_url(url.substr(scheme->prefix.size()), c)) {
+    // An '@' past the first '|': a password holding a '|' cut the URL short.
+    if (bar != std::string_view::npos && text.find('@', bar) != std::string_view::npos)
+      *problem += " (a '|' in a user name or password must be percent-encoded: %7C)";
+    return fail(*problem);
+  }
 
   while (bar != std::string_view::npos) {
     size_t next = text.find('|', bar + 1);
@@ -267,6 +312,9 @@ Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackend
       std::string known = "read-only, connect-timeout, operation-timeout, max-entry-size, compress, "
                           "allow-unsigned";
       for (const auto& own : scheme->attributes) known += ", " + own;
+      if (!quotable_attribute(name, registry))
+        return fail(fmt::format("an attribute that is not one (not shown: a '|' inside a password "
+                                "or token must be written %7C); known: {}", known));
       return fail(fmt::format("unknown attribute \"{}\"; known: {}", name, known));
     }
   }
@@ -278,6 +326,14 @@ Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackend
     if (text.find("|" + secret + "=") != std::string_view::npos)
       shown += fmt::format("|{}={}", secret, kRedacted);
   c.display = shown;
+  return c;
+}
+
+}  // namespace
+
+Result<RemoteConfig> parse_remote_url(std::string_view text, const RemoteBackendRegistry& registry) {
+  auto c = parse_fields(text, registry);
+  if (!c) return Error::usage(fmt::format("remote storage {}: {}", kUnparsable, c.error().message));
   return c;
 }
 

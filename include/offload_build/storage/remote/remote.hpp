@@ -40,6 +40,7 @@ struct RemoteConfig {
   std::string bearer_token;       // http(s): bearer-token attribute
   std::string ca_file;            // https: ca-file attribute (PEM CA certificates to trust)
   bool has_password = false;      // for redaction: the URL carried one
+  bool literal_secret = false;    // a credential written in the text, not as ${VAR}
   bool read_only = false;
   bool allow_unsigned = false;    // no warning for a writable remote without a signing key
   int connect_timeout_ms = 100;
@@ -57,11 +58,13 @@ struct RemoteConfig {
   std::string unusable;
 };
 
-// Parse one URL of a builtin backend (backend_registry.hpp). Errors name no
-// credential (they quote the redacted text).
+// Parse one URL of a builtin backend (backend_registry.hpp). Errors quote
+// nothing of the text ("remote storage (unparsable; hidden): REASON").
 Result<RemoteConfig> parse_remote_url(std::string_view text);
-// `text` with the password of its URL and any bearer-token value replaced by
-// ***, also when it does not parse: for messages about it.
+// The one form in which remote storage text is shown anywhere (config, doctor,
+// -v, messages, stats): `text` with the password of its URL and every secret
+// attribute's value replaced by ***; text that does not parse is never shown,
+// only "(unparsable; hidden)".
 std::string redact_remote_url(std::string_view text);
 // OFFLOAD_BUILD_REMOTE_STORAGE: space-separated URLs.
 std::vector<std::string> split_remote_list(std::string_view text);
