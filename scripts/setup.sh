@@ -26,6 +26,12 @@ if [ "$group" = all ]; then
   # sanitizer and fuzz builds (libclang-rt), the benchmarks (hyperfine, ccache,
   # sccache), distributed builds (distcc) and the build picture (headless chromium).
   packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium)
+  # Remote execution (docs/DISTRIBUTED.md): the gRPC client module (C++ from
+  # the REAPI protos bazel-bootstrap-source ships), and for its tests Bazel's
+  # reference worker built from bazel-bootstrap-source/-data with a JDK
+  # (/work/shared/tools/reapi-worker/build.sh, copied to tests/support/reapi-worker/).
+  packages+=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+             bazel-bootstrap-source bazel-bootstrap-data default-jdk-headless)
 fi
 
 missing=()
