@@ -135,7 +135,7 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   // 3 device passes, 3 host parses, 3 host codegens; packages and the link stay here.
   CHECK_THAT(r.err, Catch::Contains("remote execution: 9 executed, 0 from the engine's cache, 0 run locally "
                                     "after all, 4 local"));
-  CHECK(worker.executions() == 10);  // and the compiler check
+  CHECK(worker.executions() == 11);  // and the compiler checks (clang, clang++)
   CHECK(r.err.find("warning") == std::string::npos);
   CHECK(objects(project / "build") == expected);
   auto run = run_tool({(project / "build/vector").string()}, project, kMandatory);
@@ -143,13 +143,13 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   CHECK(run.out == kExpected);
 
   // A fresh build with an empty local cache: the engine's action cache serves
-  // every compile (only the compiler check executes).
+  // every compile (only the compiler checks execute).
   fs::remove_all(project / "build");
   auto again = build(project, tmp / "cache-2", {"--remote-execution", worker.url()});
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   CHECK_THAT(again.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
-  CHECK(worker.executions() == 11);
+  CHECK(worker.executions() == 13);
   CHECK(objects(project / "build") == expected);
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
 }
@@ -171,8 +171,8 @@ TEST_CASE("remote execution: a worker killed mid-build costs one warning, the bu
   ::close(fd);
   REQUIRE(spawned);
   const pid_t pid = *spawned;
-  // The compiler check and the first compile executed: stop the worker.
-  wait_for([&] { return worker->executions() >= 2; }, worker->process, 300);
+  // The compiler checks and the first compile executed: stop the worker.
+  wait_for([&] { return worker->executions() >= 3; }, worker->process, 300);
   worker.reset();
   const int code = exec::wait_exit_code(pid);
   const std::string err = read_file(err_file);
