@@ -21,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
@@ -57,9 +58,9 @@ std::optional<std::string> expand(std::string_view v) {
     if (v.substr(i, 2) == "${") {
       const size_t end = v.find('}', i);
       if (end == std::string_view::npos) return std::nullopt;
-      const char* value = std::getenv(std::string(v.substr(i + 2, end - i - 2)).c_str());
+      auto value = config::env(std::string(v.substr(i + 2, end - i - 2)).c_str());
       if (!value) return std::nullopt;
-      out += value;
+      out += *value;
       i = end + 1;
     } else {
       out += v[i++];
