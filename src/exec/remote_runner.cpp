@@ -284,6 +284,7 @@ class Runner final : public RemoteRunner {
         if (!done_.empty()) {
           Completion c = std::move(done_.front());
           done_.pop_front();
+          if (running_ > 0) --running_;  // started and not yet reported: running() counts it until now
           auto t = threads_.find(c.job);
           if (t != threads_.end()) {
             std::thread th = std::move(t->second);
@@ -365,7 +366,6 @@ class Runner final : public RemoteRunner {
   void finish(Completion c) {
     {
       std::lock_guard lock(m_);
-      if (running_ > 0) --running_;
       done_.push_back(std::move(c));
     }
     poke(done_fd_);

@@ -75,7 +75,8 @@ struct Worker {
                              ":/usr/share/bazel/A-server.jar' com.google.devtools.build.remote.worker.RemoteWorker"
                              " --listen_port=" + std::to_string(port) + " --work_path='" + work.string() +
                              "' --cas_path='" + cas.string() + "' --jobs=2 --debug";
-    process = ServerProcess({"/usr/bin/timeout", "900", "/usr/bin/unshare", "-m", "/bin/sh", "-c",
+    // unshare and sh exec: the process is the JVM itself, so stop(SIGKILL) kills the worker.
+    process = ServerProcess({"/usr/bin/unshare", "-m", "/bin/sh", "-c",
                              "mount -t tmpfs tmpfs '" + hidden.string() + "' && " + java},
                             log);
     if (!wait_for([&] { return can_connect_tcp(port); }, process, 120))
@@ -171,15 +172,20 @@ TEST_CASE("remote execution: a worker killed mid-build costs one warning, the bu
   ::close(fd);
   REQUIRE(spawned);
   const pid_t pid = *spawned;
-  // The compiler checks and the first compile executed: stop the worker.
+  // The compiler checks and the first compile executed: kill the worker while
+  // the build is stopped, so the rest of the build meets a dead engine
+  // whatever the timing (SIGTERM would let the JVM finish the actions in flight).
   wait_for([&] { return worker->executions() >= 3; }, worker->process, 300);
-  worker.reset();
+  ::kill(pid, SIGSTOP);
+  worker->process.stop(SIGKILL);
+  ::kill(pid, SIGCONT);
   const int code = exec::wait_exit_code(pid);
   const std::string err = read_file(err_file);
   INFO(err);
   CHECK(code == 0);
   CHECK(count_occurrences(err, "warning: remote_execution") == 1);
   CHECK_THAT(err, Catch::Contains("this build's remaining jobs run locally"));
+  CHECK_THAT(err, Catch::Contains("run locally after all"));
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
 }
 
