@@ -28,6 +28,12 @@ if [ "$group" = all ]; then
   # and MPI compiler wrappers (Open MPI and MPICH, both: tests/integration/test_mpi_wrappers.cpp).
   packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium
              openmpi-bin libopenmpi-dev mpich libmpich-dev)
+  # Remote execution (docs/DISTRIBUTED.md): the gRPC client module (C++ from
+  # the REAPI protos bazel-bootstrap-source ships), and for its tests Bazel's
+  # reference worker built from bazel-bootstrap-source/-data with a JDK
+  # (/work/shared/tools/reapi-worker/build.sh, copied to tests/support/reapi-worker/).
+  packages+=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+             bazel-bootstrap-source bazel-bootstrap-data default-jdk-headless)
 fi
 
 missing=()

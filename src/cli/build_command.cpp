@@ -18,6 +18,7 @@
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/style.hpp"
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
@@ -55,6 +56,33 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
             << fmt::format(" in {:.2f} s", seconds) << '\n';
 }
 
+// --explain under remote execution: where each job that ran did.
+void explain_remote(const Plan& plan, const std::map<JobId, RemoteJobNote>& notes) {
+  for (const auto& [id, n] : notes) {
+    std::string line = fmt::format("offload-build: explain: {}: ", plan.jobs[id].describe(plan.cwd));
+    switch (n.where) {
+      case RanWhere::Remote:
+        line += n.queued_s == 0 && n.executed_s == 0
+                    ? std::string("executed remotely (the engine gave no times)")
+                    : fmt::format("executed remotely (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
+        break;
+      case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
+      case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
+      case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
+    }
+    std::cerr << line << '\n';
+  }
+}
+
+// Where the jobs ran, after a build with remote_execution.
+void print_remote_summary(const RemoteRunner::Counts& c) {
+  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' '
+            << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
+                           "after all, {} local; {} uploaded",
+                           c.remote, c.engine_cache, c.fallback, c.local, util::format_bytes(c.uploaded_bytes))
+            << '\n';
+}
+
 std::function<std::optional<report::MissReason>(const Job&)> miss_reasons(
     const std::map<JobId, cache::JobCache::MissNote>& misses) {
   return [&misses](const Job& job) -> std::optional<report::MissReason> {
@@ -78,7 +106,19 @@ struct BuildSession {
   std::map<JobId, cache::JobCache::MissNote> misses;
   nlohmann::json tools = nlohmann::json::object();
   std::optional<double> seconds;  // the build's time, taken when its jobs ended
+  std::map<JobId, RemoteJobNote> remote;  // where each job ran, under remote execution
 };
+
+// A job's note under remote execution, as --report and --explain say it.
+nlohmann::json execution_json(const RemoteJobNote& n) {
+  nlohmann::json e{{"where", ran_where_name(n.where)}};
+  if (n.where == RanWhere::Remote || n.where == RanWhere::EngineCache) {
+    e["queued_s"] = n.queued_s;
+    e["executed_s"] = n.executed_s;
+  }
+  if (!n.why.empty()) e["why"] = n.why;
+  return e;
+}
 
 BuildResult outcome(const Result<fs::path>& result) {
   return result ? BuildResult::Ok
@@ -100,6 +140,12 @@ Result<void> write_build_report(const fs::path& file, const BuildSession& s,
   d.cache_enabled = s.cache_enabled;
   d.cache_dir = s.cache_dir;
   d.miss_reason = miss_reasons(s.misses);
+  if (!s.remote.empty())
+    d.execution = [&s](const Job& job) -> std::optional<nlohmann::json> {
+      auto it = s.remote.find(job.id);
+      if (it == s.remote.end()) return std::nullopt;
+      return execution_json(it->second);
+    };
   d.tools = s.tools;
   return report::write_report(file, report::make_report(d));
 }
@@ -237,7 +283,11 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   ProgressTee listeners({&console, &session.recorder});
   // Output is always buffered (as ninja does): printed whole when a job ends,
   // and stored with its outputs so that a cache hit prints its warnings again.
-  auto runner = make_process_runner(true);
+  auto remote = context.remote_runner(plan);
+  if (!remote) return remote.error();
+  RemoteRunner* remote_runner = remote->get();
+  std::unique_ptr<CommandRunner> runner =
+      *remote ? std::unique_ptr<CommandRunner>(std::move(*remote)) : make_process_runner(true);
   BuildContext::RunOptions run;
   run.observer = &listeners;
   run.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
@@ -266,6 +316,11 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   auto ran = context.run_plan(plan, *runner, std::move(run));
   auto& summary = ran.summary;
   session.seconds = session.recorder.elapsed();
+  if (remote_runner) {
+    for (const auto& job : plan.jobs)
+      if (auto n = remote_runner->note(job.id)) session.remote[job.id] = *n;
+    if (o.explain) explain_remote(plan, session.remote);
+  }
   if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {
     session.misses = std::move(ran.misses);
@@ -277,6 +332,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   }
   if (!summary) return summary.error();
   print_summary(*summary, *session.seconds, o.quiet);
+  if (remote_runner && !o.quiet) print_remote_summary(remote_runner->counts());
   if (noop) cache::write_noop_record(noop_file, *noop);
   return plan.program;
 }

@@ -1,6 +1,11 @@
 #include "offload_build/cli/build_context.hpp"
 
 #include <iostream>
+#include <thread>
+
+#include "offload_build/cache/depfile.hpp"
+#include "offload_build/config/config.hpp"
+#include "offload_build/util/strings.hpp"
 
 #include "offload_build/cli/launcher.hpp"
 #include "options.hpp"
@@ -59,9 +64,31 @@ void BuildContext::limit_parallelism(ExecOptions& exec) {
   }
 }
 
+Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan) {
+  if (options_.remote_execution.empty()) return std::unique_ptr<RemoteRunner>();
+  auto config = parse_remote_execution(options_.remote_execution);
+  if (!config) return config.error();
+  RemoteRunnerSetup setup;
+  setup.config = std::move(*config);
+  if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
+  setup.plan = &plan;
+  setup.local_jobs = effective_jobs(options_);
+  for (const auto& d : util::split(config::current().text("system_dirs"), ':'))
+    if (!d.empty()) setup.system_dirs.emplace_back(d);
+  setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
+  setup.warn = [](const std::string& line) {
+    const std::string text = "offload-build: warning: " + line + "\n";
+    std::cerr << text << std::flush;
+  };
+  return make_remote_runner(std::move(setup));
+}
+
 BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner, RunOptions run) {
   ExecOptions exec;
   limit_parallelism(exec);
+  // Remote jobs have their own limit (the remote_execution's jobs), beside
+  // the local slots the runner keeps for what runs here.
+  if (auto* remote = dynamic_cast<RemoteRunner*>(&runner)) exec.parallelism += remote->remote_jobs();
   exec.observer = run.observer;
   exec.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;

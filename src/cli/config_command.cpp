@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/storage/remote/remote.hpp"
@@ -56,6 +57,7 @@ std::string shown(const config::Setting& s, const std::string& text) {
     for (const auto& u : cache::split_remote_list(text)) urls.push_back(cache::redact_remote_url(u));
     return util::join(urls, " ");
   }
+  if (s.key == "remote_execution") return redact_remote_execution(text);
   return text;
 }
 

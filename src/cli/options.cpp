@@ -41,6 +41,10 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_option("--prefix-command", o.prefix_command, help_of("prefix_command"))
       ->option_text("CMD")
       ->group("Execution");
+  // Consumed by the executor's remote runner (src/exec/remote_runner.cpp).
+  app.add_option("--remote-execution", o.remote_execution, help_of("remote_execution"))
+      ->option_text("URL")
+      ->group("Execution");
   // Consumed by the executor.
   app.add_option("-j,--jobs", o.jobs, help_of("jobs"))
       ->option_text("N")

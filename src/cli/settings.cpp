@@ -25,6 +25,7 @@ void from_command_line(const GlobalOptions& o, config::Config& c) {
   if (o.jobs > 0) set("jobs", std::to_string(o.jobs));
   if (o.kernel_namespace) set("kernel_namespace", *o.kernel_namespace);
   if (!o.prefix_command.empty()) set("prefix_command", o.prefix_command);
+  if (!o.remote_execution.empty()) set("remote_execution", o.remote_execution);
   if (o.trace) set("trace", fs::absolute(*o.trace).string());
   if (o.color != "auto") set("color", o.color);
   set_flag("no_cache", o.no_cache);
@@ -49,6 +50,7 @@ void to_options(const config::Config& c, GlobalOptions& o) {
   }
   if (!o.kernel_namespace && c.get("kernel_namespace")) o.kernel_namespace = c.text("kernel_namespace");
   if (o.prefix_command.empty()) o.prefix_command = c.text("prefix_command");
+  if (o.remote_execution.empty()) o.remote_execution = c.text("remote_execution");
   if (!o.trace && c.get("trace")) o.trace = fs::path(c.text("trace"));
 }
 

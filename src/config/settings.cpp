@@ -55,6 +55,11 @@ constexpr std::array kSettings{
             "Launcher mode, ccache's prefix_command: run compiles without offload through this "
             "command (distcc, icecc; words split on spaces), every offload job locally "
             "(docs/DISTRIBUTED.md)"},
+    Setting{"remote_execution", T::Text, "", "--remote-execution", "OFFLOAD_BUILD_REMOTE_EXECUTION", "",
+            "Run C/C++ compile jobs (device passes, host parse, host codegen) on a Remote Execution "
+            "API v2 engine: grpc://HOST:PORT or grpcs://HOST:PORT with |instance=NAME, |jobs=N, "
+            "|connect-timeout=, |call-timeout=, |execution-timeout=, |max-output-size=, "
+            "|header=NAME:VALUE (docs/DISTRIBUTED.md)"},
     Setting{"disable", T::Flag, "false", "", "OFFLOAD_BUILD_DISABLE", "",
             "Launcher mode: run every command unchanged"},
     Setting{"stable_names", T::Flag, "true", "", "OFFLOAD_BUILD_STABLE_NAMES", "",

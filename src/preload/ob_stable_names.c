@@ -311,11 +311,46 @@ static void note_write(const char* path) {
 
 /* --- computing an identity ---------------------------------------------------- */
 
+/* `value` (OB_STABLE_ENV_BASE's ':'-separated directories, or the anchor)
+ * with every relative directory made the real path of that directory as seen
+ * from the working directory: a remote execution's action names them
+ * relative to its working directory, whose place on the worker it cannot
+ * know (docs/DISTRIBUTED.md). Absolute ones are kept as they are. Computed
+ * once per process (under memo_lock); NULL stays NULL. */
+static const char* resolved_dirs(const char* value, char* buf, size_t n, int* done) {
+  const char* v = value;
+  size_t used = 0;
+  if (*done) return value ? buf : NULL;
+  *done = 1;
+  if (!value) return NULL;
+  buf[0] = 0;
+  while (*v) {
+    const char* end = strchr(v, ':');
+    size_t len = end ? (size_t)(end - v) : strlen(v);
+    char part[PATH_MAX], real[PATH_MAX];
+    const char* dir = part;
+    if (len >= sizeof part) len = sizeof part - 1;
+    memcpy(part, v, len);
+    part[len] = 0;
+    if (part[0] && part[0] != '/' && realpath(part, real)) dir = real;
+    if (used + strlen(dir) + 2 > n) break;
+    if (used) buf[used++] = ':';
+    memcpy(buf + used, dir, strlen(dir) + 1);
+    used += strlen(dir);
+    if (!end) break;
+    v = end + 1;
+  }
+  return buf;
+}
+
 /* The id of the file whose real path is `real`. */
 static unsigned long long compute_id(const char* real) {
+  static char bases[OB_STABLE_NAME_MAX], anchor[PATH_MAX];
+  static int bases_done, anchor_done;
   char relative[OB_STABLE_NAME_MAX];
-  const char* name =
-      ob_stable_name(real, getenv(OB_STABLE_ENV_BASE), getenv(OB_STABLE_ENV_ANCHOR), relative, sizeof relative);
+  const char* b = resolved_dirs(getenv(OB_STABLE_ENV_BASE), bases, sizeof bases, &bases_done);
+  const char* a = resolved_dirs(getenv(OB_STABLE_ENV_ANCHOR), anchor, sizeof anchor, &anchor_done);
+  const char* name = ob_stable_name(real, b, a, relative, sizeof relative);
   const char* test = getenv(OB_STABLE_ENV_TEST_BASENAME);
   if (test && *test && strrchr(name, '/')) name = strrchr(name, '/') + 1;
   return ob_stable_id(getenv(OB_STABLE_ENV_SALT), name);

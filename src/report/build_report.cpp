@@ -212,6 +212,8 @@ nlohmann::json make_report(const ReportData& d) {
       j["cache"] = cache.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache);
       j["reason"] = reason;
       if (!ev.error.empty()) j["error"] = ev.error;
+      if (d.execution)
+        if (auto e = d.execution(job)) j["execution"] = std::move(*e);
       jobs.push_back(std::move(j));
 
       switch (ev.status) {

@@ -36,6 +36,7 @@ inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cw
                            {"OMP_TARGET_OFFLOAD", std::nullopt},
                            {"OMP_NUM_THREADS", std::nullopt},
                            {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+                           {"OFFLOAD_BUILD_REMOTE_EXECUTION", std::nullopt},
                            {"OFFLOAD_BUILD_SIGNING_KEY", std::nullopt},
                            {"OFFLOAD_BUILD_SIGNING_KEY_FILE", std::nullopt},
                            {"OFFLOAD_BUILD_CACHE_UMASK", std::nullopt},

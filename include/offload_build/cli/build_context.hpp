@@ -18,6 +18,7 @@
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/storage/storage.hpp"
@@ -65,6 +66,12 @@ class BuildContext {
 
   // -j and the jobserver's slots into `exec`.
   void limit_parallelism(ExecOptions& exec);
+
+  // With remote_execution set: the runner that sends `plan`'s compiles to the
+  // engine (exec/remote_runner.hpp); nullptr when it is unset, or when the
+  // engine cannot be reached (said once: the build runs locally). An error
+  // for a bad URL, a missing client module or a worker compiler not ours.
+  Result<std::unique_ptr<RemoteRunner>> remote_runner(const Plan& plan);
 
   struct RunOptions {
     Progress* observer = nullptr;

@@ -31,6 +31,7 @@ struct GlobalOptions {
   bool compdb = false;                      // build --compdb: write compile_commands.json (plan)
   bool two_parse = false;                   // --two-parse: keep the driver's device passes (plan)
   std::string prefix_command;               // --prefix-command: distcc/icecc for compiles without offload (launcher)
+  std::string remote_execution;             // --remote-execution URL: a REAPI engine for compile jobs (executor)
   bool quiet = false;                       // -q: no progress, no summary; errors only (report)
   std::string color = "auto";               // --color auto|always|never (report)
   std::optional<fs::path> report;           // --report FILE: JSON account of the build (report)

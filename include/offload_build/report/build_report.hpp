@@ -76,6 +76,9 @@ struct ReportData {
   std::optional<fs::path> cache_dir;
   // Why a job that ran was not served; nullopt when the cache gave no reason.
   std::function<std::optional<MissReason>(const Job&)> miss_reason;
+  // Where a job ran under remote execution ({"where", "queued_s",
+  // "executed_s", "why"}); nullopt: not asked (no remote execution).
+  std::function<std::optional<nlohmann::json>(const Job&)> execution;
   nlohmann::json tools = nlohmann::json::object();
 };
 

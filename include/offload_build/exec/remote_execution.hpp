@@ -1,0 +1,115 @@
+// The Remote Execution API v2 client's interface (docs/DISTRIBUTED.md): what
+// the remote runner (exec/remote_runner.hpp) asks of an engine (Buildbarn,
+// BuildBuddy, NativeLink, Bazel's reference worker). The client itself is the
+// module libob-remote-execution.so (src/reapi/, gRPC and protobuf), opened
+// with dlopen only when remote_execution is set: this header is all the two
+// share, plain C++ types only, and no exception crosses it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ob::reapi {
+
+// A SHA-256 digest as REAPI names a blob.
+struct Digest {
+  std::string hash;  // lower-case hex
+  int64_t size = 0;
+  bool operator==(const Digest&) const = default;
+};
+
+// Where the engine is and how to talk to it: the remote_execution setting,
+// parsed (exec/remote_runner.hpp).
+struct Endpoint {
+  std::string target;    // "HOST:PORT" as gRPC takes it
+  bool tls = false;      // grpcs://
+  std::string instance;  // instance_name of every request
+  // Sent with every call (authentication: "authorization", "Bearer ...").
+  std::vector<std::pair<std::string, std::string>> headers;
+  int connect_timeout_ms = 5000;      // reaching the engine at all
+  int call_timeout_ms = 30000;        // each call but Execute/WaitExecution
+  int execution_timeout_ms = 600000;  // one action, from Execute to its result
+  uint64_t max_blob_bytes = 256ull << 20;  // the most one downloaded output may have
+  std::string tool_version;           // RequestMetadata.tool_details
+  std::string invocation_id;          // one per build (RequestMetadata.tool_invocation_id)
+};
+
+// One file of an action's input root.
+struct InputFile {
+  std::string path;       // relative to the input root, '/'-separated
+  Digest digest;          // of `local`'s content, computed by the caller
+  std::filesystem::path local;  // read only when the engine lacks the blob
+  bool executable = false;
+};
+
+struct Action {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // sorted by name
+  std::string working_directory;                          // relative to the input root
+  std::vector<std::string> output_files;                  // relative to working_directory, sorted
+  std::vector<InputFile> inputs;
+  int timeout_s = 0;            // Action.timeout (0: the engine's default)
+  bool do_not_cache = false;    // never served from nor stored in the action cache
+  std::string mnemonic;         // RequestMetadata.action_mnemonic: "device", "host-ir", ...
+  std::string target_id;        // RequestMetadata.target_id: the job as --explain names it
+};
+
+struct OutputFile {
+  std::string path;  // as named in Action::output_files
+  std::string content;
+  bool executable = false;
+};
+
+struct ActionResult {
+  int exit_code = 0;
+  std::string stdout_text;
+  std::string stderr_text;
+  std::vector<OutputFile> outputs;  // each verified against its digest
+  bool cached = false;        // served from the engine's action cache (no execution)
+  double queued_s = 0;        // the engine's queue time (its metadata)
+  double executed_s = 0;      // the command's own run time on the worker (its metadata)
+  std::string worker;         // ExecutedActionMetadata.worker
+  std::string action_digest;  // HASH/SIZE: what the engine knows this action by
+  uint64_t uploaded_bytes = 0;
+};
+
+struct Capabilities {
+  bool exec_enabled = false;
+  bool action_cache_update = false;    // UpdateActionResult allowed
+  int64_t max_batch_bytes = 4 << 20;   // BatchUpdateBlobs total (0 from the engine: 4 MiB)
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+  // GetCapabilities: SHA-256 and execution supported. false and `error` when not
+  // (or the engine cannot be reached).
+  virtual bool capabilities(Capabilities& out, std::string& error) = 0;
+  // Run one action: GetActionResult first (unless do_not_cache), then
+  // FindMissingBlobs, BatchUpdateBlobs / ByteStream Write for what the CAS
+  // lacks, Execute with the streamed Operation (WaitExecution after a dropped
+  // stream), ByteStream Read of every output (size-capped, digest-checked).
+  // A command that ran and failed is a result (exit_code != 0); false and
+  // `error` only when the engine failed (unreachable, UNAVAILABLE, deadline,
+  // bad digest, missing or oversized output): the caller runs it locally.
+  virtual bool run(const Action& action, ActionResult& result, std::string& error) = 0;
+  // UpdateActionResult with outputs produced elsewhere (uploaded first).
+  virtual bool upload_result(const Action& action, const ActionResult& result, std::string& error) = 0;
+  // Cancel every call in flight (Ctrl-C): run() returns false soon. Any thread.
+  virtual void cancel() = 0;
+};
+
+// SHA-256 of `size` bytes at `data` as lower-case hex (the program's own, so
+// the module needs no crypto library of its own).
+using Sha256Hex = std::string (*)(const void* data, size_t size);
+
+// The module's one entry point, found with dlsym(kOpenSymbol): a client for
+// `endpoint` (nothing is sent yet), or nullptr and `error`.
+using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v1";
+inline constexpr const char* kModuleName = "libob-remote-execution.so";
+
+}  // namespace ob::reapi

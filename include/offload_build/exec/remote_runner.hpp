@@ -1,0 +1,86 @@
+// Remote execution (docs/DISTRIBUTED.md): a CommandRunner that sends C/C++
+// compile jobs (device passes, host parse, host codegen) to a Remote
+// Execution API v2 engine and runs the rest locally. For each job it builds
+// the input root from what the job reads (its declared inputs, and for a
+// compile with a depfile every file a dependency scan with the job's own
+// flags lists), names every path relative to it, runs the action through the
+// client module (exec/remote_execution.hpp, opened with dlopen), checks and
+// writes the outputs to the executor's temporaries and hands back what the
+// compiler printed. An engine failure runs the job locally (one warning per
+// build, and the engine is not asked again during the build); a compile that
+// failed remotely is rerun locally, so its error is printed as a local one
+// and a file the scan missed can never give a wrong object.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/exec/command_runner.hpp"
+#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/util/result.hpp"
+
+namespace ob {
+
+// The remote_execution setting: `grpc://HOST:PORT` (or grpcs://) with
+// `|attribute=value` suffixes: instance=NAME, jobs=N, connect-timeout,
+// call-timeout, execution-timeout (250ms, 2s, 10m), max-output-size (256M),
+// header=NAME:VALUE (repeatable; ${VAR} taken from the environment).
+struct RemoteExecutionConfig {
+  reapi::Endpoint endpoint;
+  size_t jobs = 0;      // remote jobs at once; 0: 4 x the local CPUs
+  std::string display;  // the URL with every header value as ***
+};
+
+Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text);
+// `text` with every header value replaced by ***, also when it does not parse.
+std::string redact_remote_execution(std::string_view text);
+
+// Where a job ran (--explain, --report, cache stats).
+enum class RanWhere { Local, Remote, EngineCache, Fallback };
+std::string_view ran_where_name(RanWhere where);  // "local", "remote", "engine-cache", "local-fallback"
+
+struct RemoteJobNote {
+  RanWhere where = RanWhere::Local;
+  double queued_s = 0;    // the engine's queue
+  double executed_s = 0;  // the command on the worker
+  std::string why;        // why it ran locally (a fallback's reason)
+};
+
+class RemoteRunner : public CommandRunner {
+ public:
+  struct Counts {
+    size_t remote = 0;        // executed by the engine
+    size_t engine_cache = 0;  // served by the engine's action cache
+    size_t fallback = 0;      // sent, and run locally after all
+    size_t local = 0;         // never sent
+    uint64_t uploaded_bytes = 0;
+  };
+  virtual std::optional<RemoteJobNote> note(JobId job) const = 0;
+  // Remote jobs at once (the jobs attribute), beside -j local ones.
+  virtual size_t remote_jobs() const = 0;
+  virtual Counts counts() const = 0;
+};
+
+struct RemoteRunnerSetup {
+  RemoteExecutionConfig config;
+  const Plan* plan = nullptr;
+  size_t local_jobs = 1;              // local commands (and scans) at once: -j
+  std::vector<fs::path> system_dirs;  // files under these are the worker's own (its toolchain)
+  // The prerequisites of a Make depfile's text (cache::parse_depfile).
+  std::function<std::vector<std::string>(std::string_view)> parse_depfile;
+  // One line, said once per build (the first engine failure); any thread.
+  std::function<void(const std::string&)> warn;
+};
+
+// Open the client module, ask the engine's capabilities and check, with a
+// small action, that the worker's compiler at the same path prints the same
+// --version as ours. Errors: the module is missing, or the worker's compiler
+// differs (remote execution refused for the build). An engine that cannot be
+// reached: `warn`, and nullptr (the build runs locally).
+Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup);
+
+}  // namespace ob

@@ -1,0 +1,19 @@
+// A compile's dependency scan (remote execution, docs/DISTRIBUTED.md): the
+// command that lists every file a clang compile reads, with the compile's own
+// flags and target, and compiles nothing. The only code that rewrites a
+// compile into a scan, so it lives with the other clang option knowledge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ob::clang_cli {
+
+// `argv` (a clang driver compile, `-c`, or a cc1 job, `-cc1 -emit-obj`...)
+// changed to preprocess only and write a Make depfile naming every file read,
+// system headers included, to `depfile`. nullopt: not a compile it knows.
+std::optional<std::vector<std::string>> dependency_scan_argv(const std::vector<std::string>& argv,
+                                                             const std::string& depfile);
+
+}  // namespace ob::clang_cli

@@ -1,0 +1,741 @@
+// Remote execution of compile jobs (exec/remote_runner.hpp, docs/DISTRIBUTED.md).
+#include "offload_build/exec/remote_runner.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "offload_build/config/config.hpp"
+#include "offload_build/process/interrupt.hpp"
+#include "offload_build/process/subprocess.hpp"
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/size_text.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob {
+
+namespace {
+
+constexpr std::string_view kRedacted = "***";
+// Where files from outside the input root's directory (the stable-names
+// library) are put in it.
+constexpr std::string_view kSupportDir = ".offload-build-remote";
+
+std::optional<int> parse_duration_ms(std::string_view v) {
+  int mult = 1;
+  if (v.ends_with("ms")) v.remove_suffix(2);
+  else if (v.ends_with("s")) v.remove_suffix(1), mult = 1000;
+  else if (v.ends_with("m")) v.remove_suffix(1), mult = 60000;
+  long n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n <= 0 || n > 24L * 3600 * 1000 / mult) return std::nullopt;
+  return int(n * mult);
+}
+
+// ${VAR} in a header value from the environment.
+std::optional<std::string> expand(std::string_view v) {
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    if (v.substr(i, 2) == "${") {
+      const size_t end = v.find('}', i);
+      if (end == std::string_view::npos) return std::nullopt;
+      auto value = config::env(std::string(v.substr(i + 2, end - i - 2)).c_str());
+      if (!value) return std::nullopt;
+      out += *value;
+      i = end + 1;
+    } else {
+      out += v[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact_remote_execution(std::string_view text) {
+  std::string out;
+  size_t bar = text.find('|');
+  out = std::string(text.substr(0, bar));
+  while (bar != std::string_view::npos) {
+    const size_t next = text.find('|', bar + 1);
+    std::string_view attr = text.substr(bar + 1, next == std::string_view::npos ? next : next - bar - 1);
+    out += '|';
+    if (attr.starts_with("header=")) {
+      const size_t colon = attr.find(':');
+      out += std::string(attr.substr(0, colon == std::string_view::npos ? attr.size() : colon + 1));
+      out += kRedacted;
+    } else {
+      out += attr;
+    }
+    bar = next;
+  }
+  return out;
+}
+
+Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text) {
+  auto fail = [&](const std::string& why) {
+    return Error::usage(fmt::format("remote_execution \"{}\": {}", redact_remote_execution(text), why));
+  };
+  RemoteExecutionConfig c;
+  size_t bar = text.find('|');
+  std::string_view url = text.substr(0, bar);
+  std::string_view rest;
+  if (url.starts_with("grpc://")) rest = url.substr(7);
+  else if (url.starts_with("grpcs://")) rest = url.substr(8), c.endpoint.tls = true;
+  else return fail("unsupported URL; use grpc://HOST:PORT or grpcs://HOST:PORT");
+  while (rest.ends_with('/')) rest.remove_suffix(1);
+  if (rest.empty() || rest.find('/') != std::string_view::npos || rest.find('@') != std::string_view::npos)
+    return fail("want grpc://HOST:PORT (credentials go in |header=NAME:VALUE)");
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || rest.back() == ']')
+    return fail("the port is missing (grpc://HOST:PORT)");
+  long port = 0;
+  std::string_view port_text = rest.substr(colon + 1);
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port <= 0 || port > 65535)
+    return fail("the port is not a number from 1 to 65535");
+  c.endpoint.target = std::string(rest);
+  while (bar != std::string_view::npos) {
+    const size_t next = text.find('|', bar + 1);
+    std::string_view attr = text.substr(bar + 1, next == std::string_view::npos ? next : next - bar - 1);
+    bar = next;
+    const size_t eq = attr.find('=');
+    const std::string_view name = attr.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? std::string_view{} : attr.substr(eq + 1);
+    if (name == "instance") {
+      c.endpoint.instance = std::string(value);
+    } else if (name == "jobs") {
+      size_t n = 0;
+      auto [e, err] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (err != std::errc() || e != value.data() + value.size() || n == 0 || n > 4096)
+        return fail("jobs wants a whole number from 1 to 4096");
+      c.jobs = n;
+    } else if (name == "connect-timeout" || name == "call-timeout" || name == "execution-timeout") {
+      auto ms = parse_duration_ms(value);
+      if (!ms) return fail(fmt::format("{} wants a duration (250ms, 2s, 10m)", name));
+      (name == "connect-timeout" ? c.endpoint.connect_timeout_ms
+       : name == "call-timeout"  ? c.endpoint.call_timeout_ms
+                                 : c.endpoint.execution_timeout_ms) = *ms;
+    } else if (name == "max-output-size") {
+      auto bytes = util::parse_size(value);
+      if (!bytes || *bytes < 1024) return fail("max-output-size wants a size of at least 1K (256M, 1G)");
+      c.endpoint.max_blob_bytes = *bytes;
+    } else if (name == "header") {
+      const size_t sep = value.find(':');
+      if (sep == std::string_view::npos || sep == 0) return fail("header wants NAME:VALUE");
+      std::string key(value.substr(0, sep));
+      for (char& ch : key) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      auto v = expand(value.substr(sep + 1));
+      if (!v) return fail(fmt::format("header {}: an unset variable or an unclosed ${{ in its value", key));
+      c.endpoint.headers.emplace_back(key, *v);
+    } else {
+      return fail(fmt::format("unknown attribute \"{}\"; known: instance, jobs, connect-timeout, "
+                              "call-timeout, execution-timeout, max-output-size, header",
+                              name));
+    }
+  }
+  c.display = redact_remote_execution(text);
+  return c;
+}
+
+std::string_view ran_where_name(RanWhere where) {
+  switch (where) {
+    case RanWhere::Local: return "local";
+    case RanWhere::Remote: return "remote";
+    case RanWhere::EngineCache: return "engine-cache";
+    case RanWhere::Fallback: return "local-fallback";
+  }
+  return "";
+}
+
+namespace {
+
+std::string sha256_of(const void* data, size_t size) {
+  return cache::sha256_hex(std::string_view(static_cast<const char*>(data), size));
+}
+
+bool under(const fs::path& p, const fs::path& dir) {
+  auto [d, q] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
+  return d == dir.end();
+}
+
+fs::path common_dir(const fs::path& a, const fs::path& b) {
+  fs::path out;
+  for (auto i = a.begin(), j = b.begin(); i != a.end() && j != b.end() && *i == *j; ++i, ++j) out /= *i;
+  return out;
+}
+
+// A counting semaphore that gives up when told to stop.
+class Slots {
+ public:
+  explicit Slots(size_t n) : free_(n) {}
+  bool acquire(const std::atomic<bool>& stop) {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return free_ > 0 || stop; });
+    if (stop) return false;
+    --free_;
+    return true;
+  }
+  void release() {
+    {
+      std::lock_guard lock(m_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+  void wake_all() { cv_.notify_all(); }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  size_t free_;
+};
+
+// The module, opened once per process.
+struct Module {
+  void* handle = nullptr;
+  reapi::OpenFn open = nullptr;
+};
+
+Result<Module> load_module() {
+  static Module module;
+  static std::string error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto path = find_support_file(reapi::kModuleName);
+    if (!path) {
+      error = fmt::format("remote_execution: {} is not installed next to offload-build (build it with "
+                          "libgrpc++-dev, protobuf-compiler-grpc and bazel-bootstrap-source installed: "
+                          "scripts/setup.sh; docs/DISTRIBUTED.md)",
+                          reapi::kModuleName);
+      return;
+    }
+    module.handle = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!module.handle) {
+      error = fmt::format("remote_execution: cannot load {}: {}", path->string(), dlerror());
+      return;
+    }
+    module.open = reinterpret_cast<reapi::OpenFn>(dlsym(module.handle, reapi::kOpenSymbol));
+    if (!module.open) error = fmt::format("remote_execution: {} has no {}", path->string(), reapi::kOpenSymbol);
+  });
+  if (!module.open) return Error::usage(error);
+  return module;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+bool runs_remotely(const Job& job) {
+  if (job.key_material || job.argv.empty() || !fs::path(job.argv[0]).is_absolute()) return false;
+  return job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostIr || job.kind == JobKind::HostCompile;
+}
+
+class Runner final : public RemoteRunner {
+ public:
+  Runner(RemoteRunnerSetup setup, std::unique_ptr<reapi::Client> client)
+      : setup_(std::move(setup)),
+        client_(std::move(client)),
+        local_(std::max<size_t>(1, setup_.local_jobs)),
+        done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    exec::install_signal_handlers();
+    const Plan& plan = *setup_.plan;
+    root_ = plan.cwd;
+    for (const auto& d : plan.base_dirs) root_ = common_dir(root_, d);
+    if (!plan.name_anchor.empty()) root_ = common_dir(root_, plan.name_anchor);
+    if (!plan.build_dir.empty()) root_ = common_dir(root_, plan.build_dir);
+  }
+  ~Runner() override {
+    stop_all();
+    if (done_fd_ >= 0) close(done_fd_);
+    if (wake_fd_ >= 0) close(wake_fd_);
+  }
+
+  Result<void> start(const JobView& view) override {
+    auto work = std::make_shared<Work>(Work{view.job, view.command, view.temps});
+    std::lock_guard lock(m_);
+    ++running_;
+    threads_[view.job.id] = std::thread([this, work] { finish(run(*work)); });
+    return {};
+  }
+
+  std::optional<Completion> wait_any() override {
+    for (;;) {
+      {
+        std::unique_lock lock(m_);
+        if (!done_.empty()) {
+          Completion c = std::move(done_.front());
+          done_.pop_front();
+          if (running_ > 0) --running_;  // started and not yet reported: running() counts it until now
+          auto t = threads_.find(c.job);
+          if (t != threads_.end()) {
+            std::thread th = std::move(t->second);
+            threads_.erase(t);
+            lock.unlock();
+            th.join();
+          }
+          return c;
+        }
+        if (running_ == 0) return std::nullopt;
+      }
+      if (exec::interrupted() || take(wake_fd_)) return std::nullopt;
+      pollfd pfd[3] = {{exec::wakeup_fd(), POLLIN, 0}, {done_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      poll(pfd, 3, 200);
+      exec::drain_wakeups();
+      take(done_fd_);
+    }
+  }
+
+  void wake() override { poke(wake_fd_); }
+
+  void stop_all() override {
+    stopping_ = true;
+    if (client_) client_->cancel();
+    local_.wake_all();
+    {
+      std::lock_guard lock(m_);
+      for (pid_t pid : pids_) kill(pid, SIGTERM);
+    }
+    std::map<JobId, std::thread> threads;
+    {
+      std::lock_guard lock(m_);
+      threads.swap(threads_);
+    }
+    for (auto& [id, t] : threads) t.join();
+    std::lock_guard lock(m_);
+    done_.clear();
+    running_ = 0;
+  }
+
+  size_t running() const override {
+    std::lock_guard lock(m_);
+    return running_;
+  }
+
+  std::optional<RemoteJobNote> note(JobId job) const override {
+    std::lock_guard lock(m_);
+    auto it = notes_.find(job);
+    if (it == notes_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  size_t remote_jobs() const override { return setup_.config.jobs; }
+
+  Counts counts() const override {
+    std::lock_guard lock(m_);
+    return counts_;
+  }
+
+ private:
+  struct Work {
+    Job job;
+    Command command;
+    std::vector<fs::path> temps;
+  };
+
+  static void poke(int fd) {
+    const uint64_t one = 1;
+    if (fd >= 0) {
+      ssize_t ignored = write(fd, &one, sizeof one);
+      (void)ignored;
+    }
+  }
+  static bool take(int fd) {
+    uint64_t n = 0;
+    return fd >= 0 && read(fd, &n, sizeof n) == sizeof n;
+  }
+
+  void finish(Completion c) {
+    {
+      std::lock_guard lock(m_);
+      done_.push_back(std::move(c));
+    }
+    poke(done_fd_);
+  }
+
+  void record(JobId job, RemoteJobNote note, uint64_t uploaded = 0) {
+    std::lock_guard lock(m_);
+    switch (note.where) {
+      case RanWhere::Local: ++counts_.local; break;
+      case RanWhere::Remote: ++counts_.remote; break;
+      case RanWhere::EngineCache: ++counts_.engine_cache; break;
+      case RanWhere::Fallback: ++counts_.fallback; break;
+    }
+    counts_.uploaded_bytes += uploaded;
+    notes_[job] = std::move(note);
+  }
+
+  // A job: remotely when it can go, else (or after an engine failure, or a
+  // remote compile that failed) on this machine.
+  Completion run(Work& w) {
+    if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
+      std::string why;
+      if (auto done = run_remote(w, why)) return *done;
+      record(w.job.id, {RanWhere::Fallback, 0, 0, why});
+    } else {
+      record(w.job.id, {RanWhere::Local, 0, 0, {}});
+    }
+    return run_local(w.job.id, w.command);
+  }
+
+  // The command on this machine, in a local slot, its output buffered.
+  Completion run_local(JobId id, const Command& cmd) {
+    Completion c{id, 1, {}};
+    if (!local_.acquire(stopping_)) {
+      c.exit_code = 130;
+      return c;
+    }
+    const int out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
+    auto pid = exec::spawn(cmd, exec::Stdio{-1, out, out});
+    if (!pid) {
+      local_.release();
+      if (out >= 0) close(out);
+      c.exit_code = 127;
+      c.error = pid.error().message;
+      return c;
+    }
+    {
+      std::lock_guard lock(m_);
+      pids_.insert(*pid);
+    }
+    c.exit_code = exec::wait_exit_code(*pid);
+    {
+      std::lock_guard lock(m_);
+      pids_.erase(*pid);
+    }
+    local_.release();
+    if (out >= 0) {
+      char buf[8192];
+      for (off_t at = 0;;) {
+        const ssize_t n = pread(out, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        c.output.append(buf, size_t(n));
+        at += n;
+      }
+      close(out);
+    }
+    return c;
+  }
+
+  // Run a scan command locally: its exit code, its output dropped.
+  bool run_scan(const Command& cmd) {
+    Completion c = run_local(0, cmd);
+    return c.exit_code == 0;
+  }
+
+  // An absolute path as the action names it: relative to the working directory.
+  std::string from_cwd(const fs::path& p, const fs::path& cwd) const {
+    return p.lexically_normal().lexically_relative(cwd).string();
+  }
+
+  // `arg` with every absolute path under `root` (at its start, after '=', ','
+  // or ':', or after a flag's letters: -I/x, -Wl,/x) relative to `cwd`.
+  std::string rewrite(const std::string& arg, const fs::path& root, const fs::path& cwd) const {
+    const std::string r = root.string();
+    std::string out;
+    size_t i = 0;
+    while (i < arg.size()) {
+      const size_t p = arg.find(r, i);
+      if (p == std::string::npos) break;
+      const size_t after = p + r.size();
+      bool starts = p == 0 || arg[p - 1] == '=' || arg[p - 1] == ',' || arg[p - 1] == ':';
+      if (!starts && arg[0] == '-') {
+        starts = true;
+        for (size_t k = 1; k < p; ++k)
+          if (!std::isalpha(static_cast<unsigned char>(arg[k])) && arg[k] != '-' && arg[k] != '_') starts = false;
+      }
+      const bool ends = after == arg.size() || arg[after] == '/' || arg[after] == ',' || arg[after] == ':';
+      if (!starts || !ends) {
+        out += arg.substr(i, after - i);
+        i = after;
+        continue;
+      }
+      size_t stop = arg.find_first_of(",:", after);
+      if (stop == std::string::npos) stop = arg.size();
+      out += arg.substr(i, p - i);
+      out += from_cwd(arg.substr(p, stop - p), cwd);
+      i = stop;
+    }
+    out += arg.substr(i);
+    return out;
+  }
+
+  bool is_system(const fs::path& p) const {
+    for (const auto& d : setup_.system_dirs)
+      if (under(p, d)) return true;
+    return false;
+  }
+
+  // The digest of a local file, remembered by path, size and mtime.
+  std::optional<reapi::Digest> digest_of(const fs::path& p) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    const std::string key = fmt::format("{}\n{}\n{}.{}", p.string(), st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    {
+      std::lock_guard lock(m_);
+      auto it = digests_.find(key);
+      if (it != digests_.end()) return it->second;
+    }
+    auto hash = cache::sha256_file(p);
+    if (!hash) return std::nullopt;
+    reapi::Digest d{*hash, int64_t(st.st_size)};
+    std::lock_guard lock(m_);
+    digests_[key] = d;
+    return d;
+  }
+
+  // Try the job on the engine: its completion, or nullopt and why it runs
+  // locally instead.
+  std::optional<Completion> run_remote(Work& w, std::string& why) {
+    const Job& job = w.job;
+    const Command& cmd = w.command;
+    const fs::path cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
+    std::vector<fs::path> files;
+    for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
+    if (job.depfile) {
+      // Every file the compile reads, from a scan with its own flags and target.
+      const fs::path scan = fs::path(w.temps.back()).concat(".scan");
+      auto argv = clang_cli::dependency_scan_argv(cmd.argv, scan.string());
+      if (!argv) {
+        why = "its command is not a compile the dependency scan knows";
+        return std::nullopt;
+      }
+      Command s = cmd;
+      s.argv = *argv;
+      const bool ok = run_scan(s);
+      auto text = util::read_regular_file(scan, 64ull << 20, "a dependency scan");
+      std::error_code ec;
+      fs::remove(scan, ec);
+      if (!ok || !text) {
+        why = "its dependency scan failed";
+        return std::nullopt;
+      }
+      for (const auto& dep : setup_.parse_depfile(*text)) {
+        fs::path p(dep);
+        files.push_back(p.is_absolute() ? p : cwd / p);
+      }
+    }
+    // The input root: the plan's root, widened to hold every file that is not the worker's own.
+    fs::path root = root_;
+    std::vector<fs::path> shipped;
+    std::set<fs::path> seen;
+    for (auto& f : files) {
+      f = f.lexically_normal();
+      if (!seen.insert(f).second || is_system(f)) continue;
+      root = common_dir(root, f);
+      shipped.push_back(f);
+    }
+    for (const auto& t : w.temps) root = common_dir(root, t.lexically_normal().parent_path());
+    if (root.empty() || root == root.root_path()) {
+      why = "it reads files outside any one directory but /";
+      return std::nullopt;
+    }
+    reapi::Action action;
+    action.working_directory = from_cwd(cwd, root);
+    if (action.working_directory == ".") action.working_directory.clear();
+    for (const auto& f : shipped) {
+      auto d = digest_of(f);
+      if (!d) {
+        why = fmt::format("{} cannot be read", f.string());
+        return std::nullopt;
+      }
+      struct stat st{};
+      ::stat(f.c_str(), &st);
+      action.inputs.push_back({from_cwd(f, root), *d, f, (st.st_mode & S_IXUSR) != 0});
+    }
+    // The action names each output by its final path, not by the executor's
+    // temporary (which holds our PID): the same job is the same action in
+    // every build, so the engine's action cache serves it.
+    std::vector<fs::path> finals = job.outputs;
+    if (job.depfile) finals.push_back(*job.depfile);
+    if (finals.size() != w.temps.size()) {
+      why = "its outputs and temporaries do not pair";
+      return std::nullopt;
+    }
+    std::vector<std::pair<std::string, std::string>> renamed;
+    for (size_t i = 0; i < finals.size(); ++i)
+      renamed.emplace_back(from_cwd(w.temps[i], cwd), from_cwd(finals[i].is_absolute() ? finals[i] : cwd / finals[i], cwd));
+    action.argv.push_back(cmd.argv[0]);
+    for (size_t i = 1; i < cmd.argv.size(); ++i) {
+      std::string arg = rewrite(cmd.argv[i], root, cwd);
+      for (const auto& [temp, final_path] : renamed)
+        for (size_t at; (at = arg.find(temp)) != std::string::npos;) arg.replace(at, temp.size(), final_path);
+      action.argv.push_back(std::move(arg));
+    }
+    // The environment: the job's own, paths made relative, files from outside
+    // the root (the stable-names library) shipped under kSupportDir.
+    std::map<std::string, std::string> env{{"PATH", "/usr/bin:/bin"}};
+    for (const auto& [k, v] : cmd.env) {
+      if (!v) {
+        env.erase(k);
+        continue;
+      }
+      std::vector<std::string> parts;
+      for (const auto& part : util::split(*v, ':')) {
+        fs::path p(part);
+        if (!p.is_absolute() || is_system(p)) {
+          parts.push_back(part);
+        } else if (under(p.lexically_normal(), root)) {
+          parts.push_back(from_cwd(p, cwd));
+        } else if (fs::is_regular_file(p)) {
+          auto d = digest_of(p);
+          if (!d) {
+            why = fmt::format("{} cannot be read", p.string());
+            return std::nullopt;
+          }
+          const std::string in_root = std::string(kSupportDir) + "/" + p.filename().string();
+          action.inputs.push_back({in_root, *d, p, false});
+          std::string rel = from_cwd(root / in_root, cwd);
+          parts.push_back(rel.find('/') == std::string::npos ? "./" + rel : rel);
+        } else {
+          why = fmt::format("its environment names {}, outside the input root", p.string());
+          return std::nullopt;
+        }
+      }
+      env[k] = util::join(parts, ":");
+    }
+    action.env.assign(env.begin(), env.end());
+    for (const auto& r : renamed) action.output_files.push_back(r.second);
+    std::vector<std::string> sorted_outputs = action.output_files;
+    std::sort(sorted_outputs.begin(), sorted_outputs.end());
+    action.mnemonic = std::string(job_kind_name(job.kind));
+    action.target_id = job.describe(setup_.plan->cwd);
+    const std::vector<std::string> in_order = action.output_files;
+    action.output_files = sorted_outputs;
+
+    reapi::ActionResult result;
+    std::string error;
+    if (!client_->run(action, result, error)) {
+      if (stopping_) {
+        why = "interrupted";
+        return std::nullopt;
+      }
+      engine_failed(error);
+      why = "the engine failed: " + error;
+      return std::nullopt;
+    }
+    if (result.exit_code != 0) {
+      // Rerun here: the error is printed as a local one, and a file the scan
+      // missed (a computed include) can never make a wrong object.
+      why = fmt::format("the remote compile exited with {}", result.exit_code);
+      return std::nullopt;
+    }
+    std::map<std::string, const reapi::OutputFile*> by_path;
+    for (const auto& o : result.outputs) by_path[o.path] = &o;
+    for (size_t i = 0; i < w.temps.size(); ++i) {
+      auto it = by_path.find(in_order[i]);
+      if (it == by_path.end()) {
+        engine_failed("the result lacks " + in_order[i]);
+        why = "the result lacks an output";
+        return std::nullopt;
+      }
+      auto written = util::write_file_atomic(w.temps[i], it->second->content);
+      if (!written) {
+        why = written.error().message;
+        return std::nullopt;
+      }
+    }
+    record(job.id, {result.cached ? RanWhere::EngineCache : RanWhere::Remote, result.queued_s, result.executed_s, {}},
+           result.uploaded_bytes);
+    Completion c{job.id, 0, result.stdout_text + result.stderr_text};
+    return c;
+  }
+
+  // The first engine failure: one warning, and no job is sent again this build.
+  void engine_failed(const std::string& error) {
+    if (engine_down_.exchange(true)) return;
+    if (setup_.warn)
+      setup_.warn(fmt::format("remote_execution {}: {}; this build's remaining jobs run locally",
+                              setup_.config.display, error));
+  }
+
+  RemoteRunnerSetup setup_;
+  std::unique_ptr<reapi::Client> client_;
+  fs::path root_;
+  Slots local_;
+  int done_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> engine_down_{false};
+  mutable std::mutex m_;
+  size_t running_ = 0;
+  std::deque<Completion> done_;
+  std::map<JobId, std::thread> threads_;
+  std::set<pid_t> pids_;
+  std::map<JobId, RemoteJobNote> notes_;
+  std::map<std::string, reapi::Digest> digests_;
+  Counts counts_;
+};
+
+std::string invocation_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}-{:04x}-4{:03x}-8{:03x}-{:08x}{:04x}", rd(), rd() & 0xffff, rd() & 0xfff, rd() & 0xfff,
+                     rd(), rd() & 0xffff);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup) {
+  auto module = load_module();
+  if (!module) return module.error();
+  setup.config.endpoint.tool_version = OB_VERSION;
+  setup.config.endpoint.invocation_id = invocation_id();
+  std::string error;
+  std::unique_ptr<reapi::Client> client(module->open(&setup.config.endpoint, &sha256_of, &error));
+  if (!client) return Error::usage(fmt::format("remote_execution: {}", error));
+  const std::string& shown = setup.config.display;
+  reapi::Capabilities caps;
+  if (!client->capabilities(caps, error)) {
+    if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
+    return std::unique_ptr<RemoteRunner>();
+  }
+  // Toolchain files (resource headers, device runtimes) are the worker's: its
+  // compiler must be ours, at the same path. Asked once per compiler.
+  std::set<std::string> compilers;
+  for (const auto& job : setup.plan->jobs)
+    if (runs_remotely(job)) compilers.insert(job.argv[0]);
+  for (const auto& compiler : compilers) {
+    auto local = exec::capture(Command{{compiler, "--version"}, {}, {}}, 30000);
+    if (!local || local->exit_code != 0) continue;  // a local problem: the build says it
+    reapi::Action check;
+    check.argv = {compiler, "--version"};
+    check.env = {{"PATH", "/usr/bin:/bin"}};
+    check.do_not_cache = true;  // a worker's compiler may change: never an old answer
+    check.mnemonic = "compiler-check";
+    check.target_id = compiler;
+    reapi::ActionResult r;
+    if (!client->run(check, r, error)) {
+      if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
+      return std::unique_ptr<RemoteRunner>();
+    }
+    if (r.exit_code != 0 || r.stdout_text != local->out)
+      return Error::usage(fmt::format(
+          "remote_execution {}: the worker's {} is not ours (ours: \"{}\"; the worker's: \"{}\"); remote "
+          "execution needs the same compiler at the same path on every worker (docs/DISTRIBUTED.md)",
+          shown, compiler, first_line(local->out),
+          r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
+                           : first_line(r.stdout_text)));
+  }
+  return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), std::move(client)));
+}
+
+}  // namespace ob

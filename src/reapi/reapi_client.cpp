@@ -1,0 +1,601 @@
+// The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
+// the messages generated from the REAPI protos at build time. Built as the
+// module libob-remote-execution.so and opened by the remote runner only when
+// remote_execution is set; its one entry point is ob_reapi_open_v1. Every call
+// carries the RequestMetadata header and a deadline; every download a size cap
+// and a digest check.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include <grpcpp/grpcpp.h>
+
+#include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
+#include "google/bytestream/bytestream.grpc.pb.h"
+#include "google/longrunning/operations.pb.h"
+#include "offload_build/exec/remote_execution.hpp"
+
+namespace ob::reapi {
+namespace {
+
+namespace re = build::bazel::remote::execution::v2;
+namespace bs = google::bytestream;
+using Clock = std::chrono::system_clock;
+
+constexpr const char* kMetadataKey = "build.bazel.remote.execution.v2.requestmetadata-bin";
+constexpr size_t kChunk = 1 << 20;  // ByteStream Write chunk
+
+std::string status_text(const grpc::Status& s) {
+  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+                                "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  const int code = s.error_code();
+  std::string text = code >= 0 && code <= 16 ? names[code] : std::to_string(code);
+  if (!s.error_message().empty()) text += ": " + s.error_message().substr(0, 300);
+  return text;
+}
+
+double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  if (a.seconds() == 0 || b.seconds() == 0) return 0;
+  const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
+  return d > 0 ? d : 0;
+}
+
+// One blob this run may have to upload: in memory (trees, command, action,
+// outputs) or a local file.
+struct Blob {
+  std::string data;
+  std::filesystem::path file;
+};
+
+// What an action is as messages: its blobs by digest hash, and its digest.
+struct Prepared {
+  re::Digest action_digest;
+  std::map<std::string, std::pair<re::Digest, Blob>> blobs;  // by hash
+  std::string action_key;  // HASH/SIZE
+};
+
+class GrpcClient final : public Client {
+ public:
+  GrpcClient(const Endpoint& endpoint, Sha256Hex sha256) : endpoint_(endpoint), sha256_(sha256) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(int(std::min<uint64_t>(endpoint.max_blob_bytes + (4 << 20), INT32_MAX)));
+    args.SetMaxSendMessageSize(64 << 20);
+    auto creds = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions{})
+                              : grpc::InsecureChannelCredentials();
+    channel_ = grpc::CreateCustomChannel(endpoint.target, creds, args);
+    capabilities_ = re::Capabilities::NewStub(channel_);
+    cas_ = re::ContentAddressableStorage::NewStub(channel_);
+    ac_ = re::ActionCache::NewStub(channel_);
+    execution_ = re::Execution::NewStub(channel_);
+    bytestream_ = bs::ByteStream::NewStub(channel_);
+  }
+
+  bool capabilities(Capabilities& out, std::string& error) override {
+    if (!channel_->WaitForConnected(Clock::now() + std::chrono::milliseconds(endpoint_.connect_timeout_ms))) {
+      error = "cannot connect within " + std::to_string(endpoint_.connect_timeout_ms) + " ms";
+      return false;
+    }
+    Call call(*this, endpoint_.call_timeout_ms, "capabilities");
+    re::GetCapabilitiesRequest req;
+    req.set_instance_name(endpoint_.instance);
+    re::ServerCapabilities caps;
+    auto s = capabilities_->GetCapabilities(&call.ctx, req, &caps);
+    if (!s.ok()) {
+      error = "GetCapabilities: " + status_text(s);
+      return false;
+    }
+    const auto& exec = caps.execution_capabilities();
+    out.exec_enabled = exec.exec_enabled();
+    if (!out.exec_enabled) {
+      error = "the engine does not execute actions (ExecutionCapabilities.exec_enabled is false)";
+      return false;
+    }
+    if (exec.digest_function() != re::DigestFunction::SHA256) {
+      error = "the engine's digest function is not SHA-256";
+      return false;
+    }
+    out.action_cache_update = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
+    const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
+    if (batch > 0) out.max_batch_bytes = batch;
+    std::lock_guard lock(mutex_);
+    caps_ = out;
+    return true;
+  }
+
+  bool run(const Action& action, ActionResult& result, std::string& error) override {
+    result = {};
+    Prepared p = prepare(action, nullptr);
+    result.action_digest = p.action_key;
+    const std::string id = p.action_digest.hash();
+    if (!action.do_not_cache) {
+      Call call(*this, endpoint_.call_timeout_ms, id, &action);
+      re::GetActionResultRequest req;
+      req.set_instance_name(endpoint_.instance);
+      *req.mutable_action_digest() = p.action_digest;
+      req.set_inline_stdout(true);
+      req.set_inline_stderr(true);
+      re::ActionResult cached;
+      auto s = ac_->GetActionResult(&call.ctx, req, &cached);
+      if (s.ok()) {
+        if (fetch(action, cached, result, error, id)) {
+          result.cached = true;
+          return true;
+        }
+        // An entry we cannot use (an output the CAS lost): execute instead.
+      } else if (s.error_code() != grpc::StatusCode::NOT_FOUND) {
+        error = "GetActionResult: " + status_text(s);
+        return false;
+      }
+    }
+    if (!upload(p, action, result.uploaded_bytes, error, id)) return false;
+
+    re::ExecuteRequest req;
+    req.set_instance_name(endpoint_.instance);
+    *req.mutable_action_digest() = p.action_digest;
+    req.set_skip_cache_lookup(action.do_not_cache);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(endpoint_.execution_timeout_ms);
+    google::longrunning::Operation op;
+    std::string name;
+    {
+      Call call(*this, deadline, id, &action);
+      auto reader = execution_->Execute(&call.ctx, req);
+      if (!read_operation(*reader, op, name, call, error, "Execute")) return false;
+    }
+    // A stream dropped before the operation was done: ask for it by name.
+    for (int attempt = 0; !op.done() && attempt < 3; ++attempt) {
+      if (name.empty()) {
+        error = "Execute: the stream ended before the operation had a name";
+        return false;
+      }
+      if (Clock::now() >= deadline || cancelled_) break;
+      re::WaitExecutionRequest wait;
+      wait.set_name(name);
+      Call call(*this, deadline, id, &action);
+      auto reader = execution_->WaitExecution(&call.ctx, wait);
+      if (!read_operation(*reader, op, name, call, error, "WaitExecution")) return false;
+    }
+    if (!op.done()) {
+      if (error.empty()) error = "Execute: no result within " + std::to_string(endpoint_.execution_timeout_ms / 1000) + " s";
+      return false;
+    }
+    if (op.has_error()) {
+      error = "Execute: " + status_text(grpc::Status(grpc::StatusCode(op.error().code()), op.error().message()));
+      return false;
+    }
+    re::ExecuteResponse response;
+    if (!op.response().UnpackTo(&response)) {
+      error = "Execute: the operation's response is not an ExecuteResponse";
+      return false;
+    }
+    if (response.status().code() != 0) {
+      error = "Execute: " + status_text(grpc::Status(grpc::StatusCode(response.status().code()),
+                                                     response.status().message()));
+      return false;
+    }
+    if (!fetch(action, response.result(), result, error, id)) return false;
+    result.cached = response.cached_result();
+    return true;
+  }
+
+  bool upload_result(const Action& action, const ActionResult& done, std::string& error) override {
+    re::ActionResult ar;
+    Prepared p = prepare(action, &ar);
+    const std::string id = p.action_digest.hash();
+    ar.set_exit_code(done.exit_code);
+    auto add_blob = [&](const std::string& data) {
+      re::Digest d = digest_of(data);
+      p.blobs.emplace(d.hash(), std::make_pair(d, Blob{data, {}}));
+      return d;
+    };
+    *ar.mutable_stdout_digest() = add_blob(done.stdout_text);
+    *ar.mutable_stderr_digest() = add_blob(done.stderr_text);
+    for (const auto& o : done.outputs) {
+      auto* f = ar.add_output_files();
+      f->set_path(o.path);
+      f->set_is_executable(o.executable);
+      *f->mutable_digest() = add_blob(o.content);
+    }
+    uint64_t bytes = 0;
+    if (!upload(p, action, bytes, error, id)) return false;
+    Call call(*this, endpoint_.call_timeout_ms, id, &action);
+    re::UpdateActionResultRequest req;
+    req.set_instance_name(endpoint_.instance);
+    *req.mutable_action_digest() = p.action_digest;
+    *req.mutable_action_result() = ar;
+    re::ActionResult stored;
+    auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
+    if (!s.ok()) {
+      error = "UpdateActionResult: " + status_text(s);
+      return false;
+    }
+    return true;
+  }
+
+  void cancel() override {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+    for (auto* ctx : active_) ctx->TryCancel();
+  }
+
+ private:
+  // One call's context: its deadline, the metadata header, registered for cancel().
+  struct Call {
+    Call(GrpcClient& c, int timeout_ms, const std::string& action_id, const Action* action = nullptr)
+        : Call(c, Clock::now() + std::chrono::milliseconds(timeout_ms), action_id, action) {}
+    Call(GrpcClient& c, Clock::time_point deadline, const std::string& action_id, const Action* action)
+        : client(c) {
+      ctx.set_deadline(deadline);
+      re::RequestMetadata md;
+      md.mutable_tool_details()->set_tool_name("offload-build");
+      md.mutable_tool_details()->set_tool_version(c.endpoint_.tool_version);
+      md.set_action_id(action_id);
+      md.set_tool_invocation_id(c.endpoint_.invocation_id);
+      md.set_correlated_invocations_id(c.endpoint_.invocation_id);
+      if (action) {
+        md.set_action_mnemonic(action->mnemonic);
+        md.set_target_id(action->target_id);
+      }
+      ctx.AddMetadata(kMetadataKey, md.SerializeAsString());
+      for (const auto& [k, v] : c.endpoint_.headers) ctx.AddMetadata(k, v);
+      std::lock_guard lock(c.mutex_);
+      if (c.cancelled_) ctx.TryCancel();
+      c.active_.insert(&ctx);
+    }
+    ~Call() {
+      std::lock_guard lock(client.mutex_);
+      client.active_.erase(&ctx);
+    }
+    GrpcClient& client;
+    grpc::ClientContext ctx;
+  };
+
+  re::Digest digest_of(const std::string& data) const {
+    re::Digest d;
+    d.set_hash(sha256_(data.data(), data.size()));
+    d.set_size_bytes(int64_t(data.size()));
+    return d;
+  }
+
+  // The action's messages: the input root as a Merkle tree of Directory
+  // messages (children sorted by name, as the spec asks), the Command and the
+  // Action; the ActionResult's owner when `for_result` (upload_result).
+  Prepared prepare(const Action& action, re::ActionResult* for_result) {
+    Prepared p;
+    struct Dir {
+      std::map<std::string, const InputFile*> files;
+      std::map<std::string, Dir> dirs;
+    };
+    Dir root;
+    for (const auto& f : action.inputs) {
+      Dir* d = &root;
+      std::string_view rest = f.path;
+      for (size_t slash; (slash = rest.find('/')) != std::string_view::npos; rest.remove_prefix(slash + 1))
+        d = &d->dirs[std::string(rest.substr(0, slash))];
+      d->files[std::string(rest)] = &f;
+    }
+    auto add = [&](std::string data) {
+      re::Digest d = digest_of(data);
+      p.blobs.emplace(d.hash(), std::make_pair(d, Blob{std::move(data), {}}));
+      return d;
+    };
+    std::function<re::Digest(const Dir&)> tree = [&](const Dir& dir) {
+      re::Directory msg;
+      for (const auto& [name, sub] : dir.dirs) {
+        auto* node = msg.add_directories();
+        node->set_name(name);
+        *node->mutable_digest() = tree(sub);
+      }
+      for (const auto& [name, f] : dir.files) {
+        auto* node = msg.add_files();
+        node->set_name(name);
+        node->mutable_digest()->set_hash(f->digest.hash);
+        node->mutable_digest()->set_size_bytes(f->digest.size);
+        node->set_is_executable(f->executable);
+        p.blobs.emplace(f->digest.hash, std::make_pair(node->digest(), Blob{{}, f->local}));
+      }
+      return add(msg.SerializeAsString());
+    };
+    const re::Digest root_digest = tree(root);
+    re::Command command;
+    for (const auto& a : action.argv) command.add_arguments(a);
+    for (const auto& [k, v] : action.env) {
+      auto* e = command.add_environment_variables();
+      e->set_name(k);
+      e->set_value(v);
+    }
+    for (const auto& o : action.output_files) command.add_output_files(o);
+    command.set_working_directory(action.working_directory);
+    re::Action a;
+    *a.mutable_command_digest() = add(command.SerializeAsString());
+    *a.mutable_input_root_digest() = root_digest;
+    if (action.timeout_s > 0) a.mutable_timeout()->set_seconds(action.timeout_s);
+    a.set_do_not_cache(action.do_not_cache);
+    p.action_digest = add(a.SerializeAsString());
+    p.action_key = p.action_digest.hash() + "/" + std::to_string(p.action_digest.size_bytes());
+    (void)for_result;
+    return p;
+  }
+
+  // FindMissingBlobs, then BatchUpdateBlobs (small ones, up to the engine's
+  // batch size) and ByteStream Write (the rest).
+  bool upload(const Prepared& p, const Action& action, uint64_t& bytes, std::string& error,
+              const std::string& id) {
+    re::FindMissingBlobsRequest find;
+    find.set_instance_name(endpoint_.instance);
+    for (const auto& [hash, blob] : p.blobs) *find.add_blob_digests() = blob.first;
+    re::FindMissingBlobsResponse missing;
+    {
+      Call call(*this, endpoint_.call_timeout_ms, id, &action);
+      auto s = cas_->FindMissingBlobs(&call.ctx, find, &missing);
+      if (!s.ok()) {
+        error = "FindMissingBlobs: " + status_text(s);
+        return false;
+      }
+    }
+    int64_t batch_limit;
+    {
+      std::lock_guard lock(mutex_);
+      batch_limit = caps_.max_batch_bytes;
+    }
+    const int64_t batch_budget = batch_limit - 64 * 1024;  // room for the messages' own bytes
+    re::BatchUpdateBlobsRequest batch;
+    int64_t in_batch = 0;
+    auto flush = [&]() -> bool {
+      if (batch.requests_size() == 0) return true;
+      batch.set_instance_name(endpoint_.instance);
+      re::BatchUpdateBlobsResponse resp;
+      Call call(*this, endpoint_.call_timeout_ms, id, &action);
+      auto s = cas_->BatchUpdateBlobs(&call.ctx, batch, &resp);
+      if (!s.ok()) {
+        error = "BatchUpdateBlobs: " + status_text(s);
+        return false;
+      }
+      for (const auto& r : resp.responses())
+        if (r.status().code() != 0) {
+          error = "BatchUpdateBlobs: blob " + r.digest().hash() + ": " + r.status().message();
+          return false;
+        }
+      batch.Clear();
+      in_batch = 0;
+      return true;
+    };
+    for (const auto& d : missing.missing_blob_digests()) {
+      auto it = p.blobs.find(d.hash());
+      if (it == p.blobs.end()) {
+        error = "FindMissingBlobs named a blob we did not ask about";
+        return false;
+      }
+      std::string data;
+      if (!blob_bytes(it->second.second, it->second.first, data, error)) return false;
+      bytes += data.size();
+      if (int64_t(data.size()) > batch_budget) {
+        if (!write_stream(it->second.first, data, error, id, action)) return false;
+        continue;
+      }
+      if (in_batch + int64_t(data.size()) > batch_budget && !flush()) return false;
+      auto* r = batch.add_requests();
+      *r->mutable_digest() = it->second.first;
+      in_batch += int64_t(data.size());
+      r->set_data(std::move(data));
+    }
+    return flush();
+  }
+
+  // A blob's bytes: in memory, or the local file, which must still have the
+  // digest it was given (a file edited during the build is refused).
+  bool blob_bytes(const Blob& blob, const re::Digest& d, std::string& out, std::string& error) {
+    if (blob.file.empty()) {
+      out = blob.data;
+      return true;
+    }
+    const int fd = ::open(blob.file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      error = "cannot read " + blob.file.string() + ": " + std::strerror(errno);
+      return false;
+    }
+    out.clear();
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      out.append(buf, size_t(n));
+      if (int64_t(out.size()) > d.size_bytes()) break;
+    }
+    ::close(fd);
+    if (int64_t(out.size()) != d.size_bytes() || sha256_(out.data(), out.size()) != d.hash()) {
+      error = blob.file.string() + " changed during the build";
+      return false;
+    }
+    return true;
+  }
+
+  std::string resource(const char* kind, const re::Digest& d) const {
+    std::string name = endpoint_.instance.empty() ? "" : endpoint_.instance + "/";
+    return name + kind + d.hash() + "/" + std::to_string(d.size_bytes());
+  }
+
+  bool write_stream(const re::Digest& d, const std::string& data, std::string& error, const std::string& id,
+                    const Action& action) {
+    static std::atomic<uint64_t> counter{0};
+    std::random_device rd;
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "%08x-%04x-4%03x-8%03x-%012llx", rd(), rd() & 0xffff, rd() & 0xfff,
+                  rd() & 0xfff, (unsigned long long)(counter++));
+    const std::string name = (endpoint_.instance.empty() ? "" : endpoint_.instance + "/") + "uploads/" +
+                             uuid + "/blobs/" + d.hash() + "/" + std::to_string(d.size_bytes());
+    Call call(*this, endpoint_.call_timeout_ms, id, &action);
+    bs::WriteResponse resp;
+    auto writer = bytestream_->Write(&call.ctx, &resp);
+    size_t at = 0;
+    do {
+      bs::WriteRequest req;
+      if (at == 0) req.set_resource_name(name);
+      req.set_write_offset(int64_t(at));
+      const size_t n = std::min(kChunk, data.size() - at);
+      req.set_data(data.substr(at, n));
+      at += n;
+      req.set_finish_write(at == data.size());
+      if (!writer->Write(req)) break;
+    } while (at < data.size());
+    writer->WritesDone();
+    auto s = writer->Finish();
+    if (!s.ok()) {
+      error = "ByteStream Write: " + status_text(s);
+      return false;
+    }
+    if (resp.committed_size() != d.size_bytes() && resp.committed_size() != -1) {
+      error = "ByteStream Write: the engine committed " + std::to_string(resp.committed_size()) + " of " +
+              std::to_string(d.size_bytes()) + " bytes";
+      return false;
+    }
+    return true;
+  }
+
+  // ByteStream Read of one blob, at most max_blob_bytes, checked against its digest.
+  bool read_blob(const re::Digest& d, std::string& out, std::string& error, const std::string& id) {
+    out.clear();
+    if (uint64_t(d.size_bytes()) > endpoint_.max_blob_bytes) {
+      error = "an output of " + std::to_string(d.size_bytes()) + " bytes is over the cap (max-output-size)";
+      return false;
+    }
+    if (d.size_bytes() == 0) return verify(d, out, error);
+    Call call(*this, endpoint_.call_timeout_ms, id);
+    bs::ReadRequest req;
+    req.set_resource_name(resource("blobs/", d));
+    auto reader = bytestream_->Read(&call.ctx, req);
+    bs::ReadResponse chunk;
+    while (reader->Read(&chunk)) {
+      out += chunk.data();
+      if (int64_t(out.size()) > d.size_bytes()) {
+        call.ctx.TryCancel();
+        error = "ByteStream Read sent more bytes than the digest's size";
+        reader->Finish();
+        return false;
+      }
+    }
+    auto s = reader->Finish();
+    if (!s.ok()) {
+      error = "ByteStream Read: " + status_text(s);
+      return false;
+    }
+    return verify(d, out, error);
+  }
+
+  bool verify(const re::Digest& d, const std::string& data, std::string& error) const {
+    if (int64_t(data.size()) != d.size_bytes() || sha256_(data.data(), data.size()) != d.hash()) {
+      error = "a blob's content does not match its digest " + d.hash().substr(0, 16) + "...";
+      return false;
+    }
+    return true;
+  }
+
+  // stdout, stderr and every declared output of `ar` into `result`.
+  bool fetch(const Action& action, const re::ActionResult& ar, ActionResult& result, std::string& error,
+             const std::string& id) {
+    result.exit_code = ar.exit_code();
+    const auto& md = ar.execution_metadata();
+    result.worker = md.worker();
+    result.queued_s = seconds_between(md.queued_timestamp(), md.worker_start_timestamp());
+    result.executed_s = seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp());
+    auto text = [&](const std::string& raw, const re::Digest& d, bool has, std::string& out) {
+      if (!raw.empty() || !has) {
+        out = raw;
+        return true;
+      }
+      return read_blob(d, out, error, id);
+    };
+    if (!text(ar.stdout_raw(), ar.stdout_digest(), ar.has_stdout_digest(), result.stdout_text)) return false;
+    if (!text(ar.stderr_raw(), ar.stderr_digest(), ar.has_stderr_digest(), result.stderr_text)) return false;
+    if (ar.exit_code() != 0) return true;  // a failed command's outputs are not asked for
+    std::map<std::string, const re::OutputFile*> by_path;
+    for (const auto& f : ar.output_files()) by_path[f.path()] = &f;
+    for (const auto& want : action.output_files) {
+      auto it = by_path.find(want);
+      if (it == by_path.end()) {
+        error = "the result lacks the output " + want;
+        return false;
+      }
+      OutputFile out{want, {}, it->second->is_executable()};
+      const auto& d = it->second->digest();
+      if (!it->second->contents().empty() || d.size_bytes() == 0) {
+        out.content = it->second->contents();
+        if (uint64_t(out.content.size()) > endpoint_.max_blob_bytes) {
+          error = "an inlined output is over the cap";
+          return false;
+        }
+        if (!verify(d, out.content, error)) return false;
+      } else if (!read_blob(d, out.content, error, id)) {
+        return false;
+      }
+      result.outputs.push_back(std::move(out));
+    }
+    return true;
+  }
+
+  template <class Reader>
+  bool read_operation(Reader& reader, google::longrunning::Operation& op, std::string& name, Call& call,
+                      std::string& error, const char* what) {
+    google::longrunning::Operation next;
+    while (reader.Read(&next)) {
+      op = next;
+      if (!op.name().empty()) name = op.name();
+      if (op.done()) break;
+    }
+    if (op.done()) {
+      call.ctx.TryCancel();
+      reader.Finish();
+      return true;
+    }
+    auto s = reader.Finish();
+    // A dropped stream (UNAVAILABLE, an OK end without a result) is asked again
+    // with WaitExecution; anything else is the engine's failure.
+    if (s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      if (name.empty()) {
+        error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
+        return false;
+      }
+      error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
+      return !cancelled_;
+    }
+    error = std::string(what) + ": " + status_text(s);
+    return false;
+  }
+
+  Endpoint endpoint_;
+  Sha256Hex sha256_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<re::Capabilities::Stub> capabilities_;
+  std::unique_ptr<re::ContentAddressableStorage::Stub> cas_;
+  std::unique_ptr<re::ActionCache::Stub> ac_;
+  std::unique_ptr<re::Execution::Stub> execution_;
+  std::unique_ptr<bs::ByteStream::Stub> bytestream_;
+  std::mutex mutex_;
+  std::set<grpc::ClientContext*> active_;
+  std::atomic<bool> cancelled_{false};
+  Capabilities caps_;
+};
+
+}  // namespace
+}  // namespace ob::reapi
+
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v1(
+    const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
+  try {
+    return new ob::reapi::GrpcClient(*endpoint, sha256);
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return nullptr;
+  }
+}

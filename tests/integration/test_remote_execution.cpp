@@ -1,0 +1,213 @@
+// Remote execution (docs/DISTRIBUTED.md) against a real engine: Bazel's REAPI
+// reference worker, built from Debian packages by
+// tests/support/reapi-worker/build.sh, started on 127.0.0.1 with a free port
+// and private work and CAS directories, in a mount namespace where the
+// project's directory is an empty tmpfs (a job that reads a file it did not
+// declare fails instead of reading it through the shared disk), stopped by
+// its PID. A manifest build of examples/vector-cxx runs every device pass,
+// host parse and host codegen on the worker (the worker keeps one directory
+// per execution: its count and ours), the program runs offloaded, the
+// objects equal a local build's; a fresh build with an empty local cache is
+// served by the engine's action cache; a worker killed mid-build and a server
+// that never answers cost one warning each and the build passes.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "support/ob_process.hpp"
+#include "support/servers.hpp"
+#include "support/skip.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+const Env kMandatory = {{"OMP_TARGET_OFFLOAD", "MANDATORY"}};
+const char* kExpected =
+    "vector-cxx: n=100000\n"
+    "axpy<float>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
+    "axpy<double>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
+    "dot<double>: sum=149850005.0 expected=149850005.0 OK\n"
+    "launches=3 on_device=yes\n"
+    "vector-cxx: all OK\n";
+
+// wait_until with a bound in seconds (a JVM starts in seconds on a busy machine):
+// readiness, not a timing assertion.
+template <class F>
+bool wait_for(F ready, const ServerProcess& process, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (ready()) return true;
+    if (!process.running()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The worker's jar, built once per test process.
+const fs::path& worker_jar_dir() {
+  static const TempDir dir("ob-reapi-worker");
+  static bool built = false;
+  if (!built) {
+    auto r = run_tool({"/bin/bash", (fs::path(OB_SOURCE_DIR) / "tests/support/reapi-worker/build.sh").string(),
+                       dir.path().string()},
+                      {}, {{"NO_SANDBOX", "1"}});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    built = true;
+  }
+  return dir.path();
+}
+
+// Bazel's worker on 127.0.0.1 and a free port, `hidden` an empty tmpfs in its
+// mount namespace, --debug keeping each execution's directory (counted).
+struct Worker {
+  int port = free_port();
+  fs::path work, cas, log;
+  ServerProcess process;
+  Worker(const fs::path& dir, const fs::path& hidden) : work(dir / "work"), cas(dir / "cas"), log(dir / "worker.log") {
+    fs::create_directories(work);
+    fs::create_directories(cas);
+    const fs::path jars = worker_jar_dir();
+    const std::string java = "exec java -Xmx512m -cp '" + (jars / "remote-worker.jar").string() +
+                             ":/usr/share/bazel/A-server.jar' com.google.devtools.build.remote.worker.RemoteWorker"
+                             " --listen_port=" + std::to_string(port) + " --work_path='" + work.string() +
+                             "' --cas_path='" + cas.string() + "' --jobs=2 --debug";
+    // unshare and sh exec: the process is the JVM itself, so stop(SIGKILL) kills the worker.
+    process = ServerProcess({"/usr/bin/unshare", "-m", "/bin/sh", "-c",
+                             "mount -t tmpfs tmpfs '" + hidden.string() + "' && " + java},
+                            log);
+    if (!wait_for([&] { return can_connect_tcp(port); }, process, 120))
+      throw std::runtime_error("the REAPI worker did not start; see " + log.string());
+  }
+  std::string url(const std::string& attributes = "") const {
+    return "grpc://127.0.0.1:" + std::to_string(port) + attributes;
+  }
+  // Actions it executed (each leaves a build-* directory under --debug).
+  size_t executions() const {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(work)) n += e.path().filename().string().starts_with("build-");
+    return n;
+  }
+};
+
+std::map<std::string, std::string> objects(const fs::path& build) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(build / "obj")) {
+    const std::string ext = e.path().extension().string();
+    if (ext == ".o" || ext == ".bc" || ext == ".offload") out[fs::relative(e.path(), build).string()] = read_file(e.path());
+  }
+  return out;
+}
+
+exec::Captured build(const fs::path& project, const fs::path& cache, std::vector<std::string> more = {}) {
+  std::vector<std::string> args{"-C", project.string(), "--cache-dir", cache.string(), "-j2"};
+  args.insert(args.end(), more.begin(), more.end());
+  args.push_back("build");
+  return run_ob(args);
+}
+
+bool can_hide() {
+  return ::geteuid() == 0 && run_tool({"/usr/bin/unshare", "-m", "/bin/true"}).exit_code == 0;
+}
+
+}  // namespace
+
+TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-identical, then from its cache",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  REQUIRE(fs::exists(fs::path(OB_BINARY).parent_path() / "libob-remote-execution.so"));
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  // The reference: the same checkout built here.
+  auto local = build(project, tmp / "cache-local", {"--no-cache"});
+  INFO(local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = objects(project / "build");
+  REQUIRE(expected.size() == 12);  // 3 TUs: host IR, device object, package, host object
+  fs::remove_all(project / "build");
+
+  Worker worker(tmp / "worker", project);
+  auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // 3 device passes, 3 host parses, 3 host codegens; packages and the link stay here.
+  CHECK_THAT(r.err, Catch::Contains("remote execution: 9 executed, 0 from the engine's cache, 0 run locally "
+                                    "after all, 4 local"));
+  CHECK(worker.executions() == 11);  // and the compiler checks (clang, clang++)
+  CHECK(r.err.find("warning") == std::string::npos);
+  CHECK(objects(project / "build") == expected);
+  auto run = run_tool({(project / "build/vector").string()}, project, kMandatory);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == kExpected);
+
+  // A fresh build with an empty local cache: the engine's action cache serves
+  // every compile (only the compiler checks execute).
+  fs::remove_all(project / "build");
+  auto again = build(project, tmp / "cache-2", {"--remote-execution", worker.url()});
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
+  CHECK(worker.executions() == 13);
+  CHECK(objects(project / "build") == expected);
+  CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: a worker killed mid-build costs one warning, the build passes locally",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  auto worker = std::make_unique<Worker>(tmp / "worker", project);
+  // One job at a time, so that most are still to come when the worker goes.
+  Command cmd{{OB_BINARY, "-C", project.string(), "--cache-dir", (tmp / "cache").string(), "-j1",
+               "--remote-execution", worker->url("|jobs=1"), "build"},
+              {},
+              {{"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt}}};
+  const fs::path err_file = tmp / "build.err";
+  const int fd = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto spawned = exec::spawn(cmd, exec::Stdio{-1, fd, fd});
+  ::close(fd);
+  REQUIRE(spawned);
+  const pid_t pid = *spawned;
+  // The compiler checks and the first compile executed: kill the worker while
+  // the build is stopped, so the rest of the build meets a dead engine
+  // whatever the timing (SIGTERM would let the JVM finish the actions in flight).
+  wait_for([&] { return worker->executions() >= 3; }, worker->process, 300);
+  ::kill(pid, SIGSTOP);
+  worker->process.stop(SIGKILL);
+  ::kill(pid, SIGCONT);
+  const int code = exec::wait_exit_code(pid);
+  const std::string err = read_file(err_file);
+  INFO(err);
+  CHECK(code == 0);
+  CHECK(count_occurrences(err, "warning: remote_execution") == 1);
+  CHECK_THAT(err, Catch::Contains("this build's remaining jobs run locally"));
+  CHECK_THAT(err, Catch::Contains("run locally after all"));
+  CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: a server that never answers costs a deadline and one warning",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  BlackHole hole;
+  auto r = build(project, tmp / "cache",
+                 {"--remote-execution",
+                  "grpc://127.0.0.1:" + std::to_string(hole.port()) + "|connect-timeout=1s|call-timeout=1s"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(count_occurrences(r.err, "warning: remote_execution") == 1);
+  CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: a bad URL names the setting and what to write", "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  auto r = build(project, tmp / "cache", {"--remote-execution", "grpc://host|header=authorization:Bearer s3cret|bogus=1"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("remote_execution \"grpc://host|header=authorization:***|bogus=1\""));
+  CHECK(r.err.find("s3cret") == std::string::npos);
+}

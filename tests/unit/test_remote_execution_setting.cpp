@@ -1,0 +1,57 @@
+// The remote_execution setting (exec/remote_runner.hpp) and the dependency
+// scan a remote compile's inputs come from (toolchain/frontends/clang_scan.hpp).
+#include <catch2/catch.hpp>
+
+#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
+
+using namespace ob;
+
+TEST_CASE("remote_execution: grpc:// with attributes", "[remote-execution]") {
+  auto c = parse_remote_execution(
+      "grpcs://re.example.com:443|instance=main|jobs=64|connect-timeout=2s|call-timeout=500ms|"
+      "execution-timeout=20m|max-output-size=64M|header=X-Api-Key:s3cret");
+  REQUIRE(c);
+  CHECK(c->endpoint.target == "re.example.com:443");
+  CHECK(c->endpoint.tls);
+  CHECK(c->endpoint.instance == "main");
+  CHECK(c->jobs == 64);
+  CHECK(c->endpoint.connect_timeout_ms == 2000);
+  CHECK(c->endpoint.call_timeout_ms == 500);
+  CHECK(c->endpoint.execution_timeout_ms == 20 * 60000);
+  CHECK(c->endpoint.max_blob_bytes == 64ull << 20);
+  REQUIRE(c->endpoint.headers.size() == 1);
+  CHECK(c->endpoint.headers[0] == std::pair<std::string, std::string>{"x-api-key", "s3cret"});
+  CHECK(c->display.find("s3cret") == std::string::npos);
+  CHECK(c->display.find("header=X-Api-Key:***") != std::string::npos);
+}
+
+TEST_CASE("remote_execution: bad URLs name the problem and never a header's value", "[remote-execution]") {
+  for (const char* bad : {"http://h:1", "grpc://h", "grpc://h:0", "grpc://user:pw@h:1", "grpc://h:1|jobs=0",
+                          "grpc://h:1|call-timeout=fast", "grpc://h:1|header=nocolon", "grpc://h:1|what=1"}) {
+    auto c = parse_remote_execution(bad);
+    INFO(bad);
+    REQUIRE_FALSE(c);
+    CHECK_THAT(c.error().message, Catch::StartsWith("remote_execution \""));
+  }
+  auto c = parse_remote_execution("grpc://h:1|header=authorization:Bearer tok|bogus");
+  REQUIRE_FALSE(c);
+  CHECK(c.error().message.find("tok") == std::string::npos);
+  CHECK(redact_remote_execution("grpc://h:1|header=a:b|instance=x") == "grpc://h:1|header=a:***|instance=x");
+}
+
+TEST_CASE("dependency scan: a driver compile and a cc1 job preprocess only, with their own flags",
+          "[remote-execution]") {
+  auto driver = clang_cli::dependency_scan_argv(
+      {"clang++", "-fopenmp", "-Iinclude", "-MD", "-MF", "a.d", "-c", "src/a.cpp", "-o", "a.bc"}, "scan.d");
+  REQUIRE(driver);
+  CHECK(*driver == std::vector<std::string>{"clang++", "-fopenmp", "-Iinclude", "src/a.cpp", "-M", "-MF", "scan.d"});
+  auto cc1 = clang_cli::dependency_scan_argv({"clang", "-cc1", "-triple", "x", "-emit-obj", "-dependency-file", "a.d",
+                                              "-MT", "a.o", "-I", "include", "-o", "a.o", "-x", "c++", "a.cpp"},
+                                             "scan.d");
+  REQUIRE(cc1);
+  CHECK(*cc1 == std::vector<std::string>{"clang", "-cc1", "-sys-header-deps", "-triple", "x", "-Eonly",
+                                         "-dependency-file", "scan.d", "-MT", "a.o", "-I", "include", "-x", "c++",
+                                         "a.cpp"});
+  CHECK_FALSE(clang_cli::dependency_scan_argv({"clang", "a.o", "-o", "prog"}, "scan.d"));
+}
