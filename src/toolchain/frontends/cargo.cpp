@@ -18,10 +18,10 @@ namespace {
 
 using nlohmann::json;
 
-// Exactly these flags for every crate (an empty list too): cargo then reads no other source.
+// Exactly these flags for every crate (an empty list too): cargo then reads
+// no other source (CARGO_ENCODED_RUSTFLAGS wins over RUSTFLAGS and the config).
 void encoded_rustflags(Invocation& inv, const std::vector<std::string>& flags) {
   inv.env.emplace_back("CARGO_ENCODED_RUSTFLAGS", util::join(flags, "\x1f"));
-  inv.env.emplace_back("RUSTFLAGS", std::nullopt);
 }
 
 bool has_kind(const json& target, std::string_view kind) {
