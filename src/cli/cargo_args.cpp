@@ -41,17 +41,19 @@ bool takes_value(const std::string& a) {
   return opt && opt->get_expected_min() > 0;
 }
 
-std::string usage(const std::string& head) {
+std::string usage(const std::string& head, const std::string& mid) {
+  const std::string u = head + " [OFFLOAD-BUILD OPTIONS]" + mid;
   return fmt::format(
-      "{0}: build, run, test and check a cargo project whose kernels use std::offload: the device\n"
+      "{0}{2}: build, run, test and check a cargo project whose kernels use std::offload: the device\n"
       "pass per kernel crate and offload target, the images packaged, the host pass through cargo\n"
       "linked by LLVM's linker wrapper (docs/RUST.md, \"cargo projects\").\n"
       "\n"
-      "Usage: {0} build [CARGO ARGS]\n"
-      "       {0} run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
-      "       {0} test [CARGO ARGS] [-- TEST ARGS]      (tests run with OMP_TARGET_OFFLOAD=MANDATORY)\n"
-      "       {0} check|clippy [CARGO ARGS] [-- LINT ARGS]   (both passes: the device side with\n"
-      "                                                 --cfg offload_device per target, then the host)\n"
+      "Usage: {1} build [CARGO ARGS]\n"
+      "       {1} run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
+      "       {1} test [CARGO ARGS] [-- TEST ARGS]\n"
+      "       {1} check|clippy [CARGO ARGS] [-- LINT ARGS]\n"
+      "test runs the tests with OMP_TARGET_OFFLOAD=MANDATORY; check and clippy check both sides,\n"
+      "the device side with --cfg offload_device per kernel crate and target, then the host.\n"
       "\n"
       "After the command word everything is cargo's (--release, --profile, -p, --bin, --features,\n"
       "--manifest-path, ...), except --verify (run only: prove a kernel ran on an offload device).\n"
@@ -68,9 +70,9 @@ std::string usage(const std::string& head) {
       "$RUSTUP_TOOLCHAIN), else the rustup nightly; it must be a nightly with -Zoffload.\n"
       "\n"
       "Examples:\n"
-      "  {0} run --release --verify   # prove a kernel ran on the offload device\n"
-      "  {0} test --release\n",
-      head);
+      "  {0}{2} run --release --verify   # prove a kernel ran on the offload device\n"
+      "  {0}{2} test --release\n",
+      head, u, mid);
 }
 
 bool is_command(const std::string& word) {

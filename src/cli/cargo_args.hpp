@@ -26,8 +26,9 @@ struct CommandLine {
   std::vector<std::string> head, ours, mid;
 };
 
-// `offload-build cargo --help` / `cargo offload --help`, `head` the command's own words.
-std::string usage(const std::string& head);
+// `offload-build cargo --help` / `cargo offload --help`: the command's words
+// before offload-build's options (`head`) and after them (`mid`: " cargo" or "").
+std::string usage(const std::string& head, const std::string& mid);
 
 // build, run, test, check, clippy: the cargo commands offload-build drives.
 bool is_command(const std::string& word);

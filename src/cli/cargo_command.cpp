@@ -55,8 +55,8 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
   };
   const std::vector<cargo::Package> deps = cargo::local_dependencies(metadata, s.pkg);
   std::vector<KernelCrate> candidates;
-  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps)});
-  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}});
+  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps), std::nullopt});
+  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}, std::nullopt});
   for (auto& c : candidates) {
     c.scan = rust::scan_crate(c.pkg.lib_root);
     OB_TRY(rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
@@ -211,7 +211,7 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
   BuildContext context(o);
   exec::set_echo_policy({o.verbose, nullptr});
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << cargo_args::usage("offload-build cargo");
+    std::cout << cargo_args::usage("offload-build", " cargo");
     return exit_code::ok;
   }
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);

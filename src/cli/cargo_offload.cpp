@@ -23,7 +23,7 @@ int cargo_offload_main(int argc, char** argv) {
   while (sub < args.size() && !cargo_args::is_command(args[sub])) {
     const std::string& a = args[sub];
     if (a == "--help" || a == "-h" || a == "help") {
-      std::cout << cargo_args::usage("cargo offload");
+      std::cout << cargo_args::usage("cargo offload", "");
       return exit_code::ok;
     }
     sub += cargo_args::takes_value(a) ? 2 : 1;

@@ -115,8 +115,8 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   // No features resolved (the host pass does not build the crate): the user's as they are.
   CHECK(env_of(host, "CARGO_ENCODED_RUSTFLAGS").empty());  // set, to the resolved flags: none here
   const auto featured = split_user_args({"--release", "--features", "sq"});
-  CHECK(std::count(device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost).argv.begin(),
-                   device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost).argv.end(), "sq") == 1);
+  const Argv as_given = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost).argv;
+  CHECK(std::count(as_given.begin(), as_given.end(), "sq") == 1);
   // Resolved: exactly the host pass's features, whatever the user wrote.
   auto resolved = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost,
                               {std::vector<std::string>{"default", "squares"}, {"--cfg", "x y"}});
@@ -213,7 +213,7 @@ TEST_CASE("rustflags in cargo's precedence, for one triple", "[rust][cargo]") {
   CHECK(flags(config, {"", "-Cr", std::nullopt, std::nullopt}, triple).flags.empty());
   CHECK(flags("", {}, triple).flags.empty());
   // A cfg(...) table: offload-build cannot tell whether it applies.
-  auto cfg = effective_rustflags(R"({"target":{"cfg(unix)":{"rustflags":["-Cx"]}}})", triple, {});
+  auto cfg = effective_rustflags(R"j({"target":{"cfg(unix)":{"rustflags":["-Cx"]}}})j", triple, {});
   REQUIRE_FALSE(cfg.ok());
   CHECK_THAT(cfg.error().message, Contains("target.'cfg(unix)'.rustflags") && Contains("[target.x86_64-unknown-linux-gnu]"));
 }

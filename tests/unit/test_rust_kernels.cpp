@@ -127,7 +127,7 @@ TEST_CASE("kernel signatures this rustc cannot launch are refused with what to w
                 "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: &mut [f64], n: *const usize);");
     require_error(text, "src/main.rs:5:47: error: device kernel `kernel_1` takes the slice `x: &mut [f64]` next to "
                         "other arguments");
-    require_error(text, ""offload does not support Struct"");
+    require_error(text, "\"offload does not support Struct\"");
     require_error(text, "`x: *mut [T; N]` with N a const");
     // Alone it works on this rustc.
     CHECK(check_crate(scan_of(replace(replace(kGood, "x: *mut [f64; 256]) {}", "x: &mut [f64]) {}"),
