@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "offload_build/cli/cargo_command.hpp"
+#include "cargo_args.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/util/style.hpp"
@@ -121,8 +122,10 @@ int dispatch(int argc, char** argv) {
                                    "that means for each target");
   for (auto* sub : {build_cmd, run_cmd, doctor_cmd}) sub->fallthrough();
   auto* cargo_cmd = app.add_subcommand(
-      "cargo", "Rust offload on a cargo project: cargo build|run [--verify] [CARGO ARGS] [-- ARGS]");
+      "cargo", "Rust offload on a cargo project: cargo build|run|test|check|clippy [CARGO ARGS] [-- ARGS] "
+               "(`cargo --help`)");
   cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
+  cargo_cmd->set_help_flag();   // --help included: `offload-build cargo --help` is cargo_command's
   CacheCli cache_cli;
   add_cache_commands(app, cache_cli);
   ConfigCli config_cli;
@@ -191,6 +194,13 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e) && run_cmd->count() > 0)
       return stray_program_arguments(app, *run_cmd, argc, argv);
+    // `offload-build --release cargo build`: cargo's option before `cargo`.
+    if (const auto c = std::find(argv + 1, argv + argc, std::string_view("cargo")); c != argv + argc)
+      if (auto misplaced = cargo_args::misplaced_cargo_option({"offload-build"}, {argv + 1, c}, {"cargo"},
+                                                              {c + 1, argv + argc})) {
+        std::cerr << "offload-build: error: " << *misplaced << '\n';
+        return exit_code::usage;
+      }
     std::cerr << "offload-build: error: " << e.what() << "\n"
               << "Run 'offload-build --help' for the commands and options.\n";
     return exit_code::usage;

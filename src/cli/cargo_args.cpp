@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -40,12 +41,84 @@ bool takes_value(const std::string& a) {
   return opt && opt->get_expected_min() > 0;
 }
 
+std::string usage(const std::string& head, const std::string& mid) {
+  const std::string u = head + " [OFFLOAD-BUILD OPTIONS]" + mid;
+  return fmt::format(
+      "{0}{2}: build, run, test and check a cargo project whose kernels use std::offload: the device\n"
+      "pass per kernel crate and offload target, the images packaged, the host pass through cargo\n"
+      "linked by LLVM's linker wrapper (docs/RUST.md, \"cargo projects\").\n"
+      "\n"
+      "Usage: {1} build [CARGO ARGS]\n"
+      "       {1} run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
+      "       {1} test [CARGO ARGS] [-- TEST ARGS]\n"
+      "       {1} check|clippy [CARGO ARGS] [-- LINT ARGS]\n"
+      "test runs the tests with OMP_TARGET_OFFLOAD=MANDATORY; check and clippy check both sides,\n"
+      "the device side with --cfg offload_device per kernel crate and target, then the host.\n"
+      "\n"
+      "After the command word everything is cargo's (--release, --profile, -p, --bin, --features,\n"
+      "--manifest-path, ...), except --verify (run only: prove a kernel ran on an offload device).\n"
+      "offload-build's own options go before `cargo` (`cargo offload`: before the command word):\n"
+      "  --target T[,T...]   offload targets (host, sm_90, gfx90a...); default: the package's\n"
+      "                      [package.metadata.offload] targets, else host\n"
+      "  -C DIR              run in DIR\n"
+      "  -v, --verbose       print every command\n"
+      "  --dry-run           print the commands, run nothing\n"
+      "  --explain           say why each pass was not served from the cache\n"
+      "  --timings[=FILE], --trace FILE, --report FILE, --no-cache, --cache-dir DIR, ...\n"
+      "  (`offload-build --help` lists them all)\n"
+      "The rustc: $RUSTC, else the toolchain you pinned (cargo +TOOLCHAIN offload, rust-toolchain.toml,\n"
+      "$RUSTUP_TOOLCHAIN), else the rustup nightly; it must be a nightly with -Zoffload.\n"
+      "\n"
+      "Examples:\n"
+      "  {0}{2} run --release --verify   # prove a kernel ran on the offload device\n"
+      "  {0}{2} test --release\n",
+      head, u, mid);
+}
+
+bool is_command(const std::string& word) {
+  return word == "build" || word == "run" || word == "test" || word == "check" || word == "clippy";
+}
+
+std::optional<std::string> misplaced_cargo_option(const std::vector<std::string>& head,
+                                                  const std::vector<std::string>& before,
+                                                  const std::vector<std::string>& mid,
+                                                  const std::vector<std::string>& after) {
+  std::vector<std::string> ours, cargos;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const std::string& a = before[i];
+    const std::string name = a.substr(0, a.find('='));
+    if (a.size() < 2 || a[0] != '-' || option(name) || (a[1] != '-' && takes_value(a.substr(0, 2)))) {
+      ours.push_back(a);
+      if (a.find('=') == std::string::npos && takes_value(name) && i + 1 < before.size()) ours.push_back(before[++i]);
+      continue;
+    }
+    cargos.push_back(a);
+    // cargo's options with a value: the value follows it.
+    static const std::array with_value = {"-p", "--package", "--profile", "--features", "-F", "--bin", "--example",
+                                          "--test", "--bench", "--manifest-path", "--config", "-Z", "--target-dir"};
+    if (a.find('=') == std::string::npos && std::find(with_value.begin(), with_value.end(), a) != with_value.end() &&
+        i + 1 < before.size())
+      cargos.push_back(before[++i]);
+  }
+  if (cargos.empty() || after.empty() || !is_command(after.front())) return std::nullopt;
+  std::vector<std::string> fixed = head;
+  fixed.insert(fixed.end(), ours.begin(), ours.end());
+  fixed.insert(fixed.end(), mid.begin(), mid.end());
+  fixed.push_back(after.front());
+  fixed.insert(fixed.end(), cargos.begin(), cargos.end());
+  fixed.insert(fixed.end(), after.begin() + 1, after.end());
+  const bool one = cargos.size() == 1 || (cargos.size() == 2 && cargos[1][0] != '-');
+  return fmt::format("{} {} cargo's, not offload-build's: {} after `{}`:\n  {}", util::join(cargos, " "),
+                     one ? "is" : "are", one ? "it goes" : "they go", after.front(), util::shell_join(fixed));
+}
+
 Result<CargoArgs> parse(const CommandLine& line, const std::vector<std::string>& args) {
-  if (args.empty() || (args[0] != "build" && args[0] != "run"))
-    return Error::usage("offload-build cargo runs cargo build or cargo run: write `offload-build cargo "
-                        "build [--release] [CARGO ARGS]` or `offload-build cargo run [--verify] [CARGO ARGS] "
-                        "[-- ARGS]`");
+  if (args.empty() || !is_command(args[0]))
+    return Error::usage("offload-build cargo runs cargo build, run, test, check or clippy: write `offload-build "
+                        "cargo build [--release] [CARGO ARGS]` or `offload-build cargo run [--verify] [CARGO ARGS] "
+                        "[-- ARGS]` (`offload-build cargo --help`)");
   CargoArgs out;
+  out.command = args[0];
   out.run = args[0] == "run";
   std::vector<std::string> moved, named;
   bool target = false;
@@ -54,7 +127,7 @@ Result<CargoArgs> parse(const CommandLine& line, const std::vector<std::string>&
     const std::string& a = args[i];
     if (a == "--verify") {
       if (!out.run)
-        return Error::usage("--verify goes with run: it runs the program to prove a kernel ran on an offload "
+        return Error::usage("--verify goes with run (not " + out.command + "): it runs the program to prove a kernel ran on an offload "
                             "device (`cargo run --verify`)");
       out.verify = true;
       continue;

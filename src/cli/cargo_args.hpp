@@ -3,6 +3,7 @@
 // arguments after `--`, and offload-build's options put there by mistake.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 namespace ob::cli::cargo_args {
 
 struct CargoArgs {
-  bool run = false;                  // run, else build
+  std::string command = "build";     // build, run, test, check, clippy
+  bool run = false;                  // run
   bool verify = false;               // run --verify (offload-build's, not given to cargo)
   std::vector<std::string> cargo;    // cargo's arguments, without build|run and --verify
   std::vector<std::string> program;  // after `--`
@@ -23,6 +25,23 @@ struct CargoArgs {
 struct CommandLine {
   std::vector<std::string> head, ours, mid;
 };
+
+// `offload-build cargo --help` / `cargo offload --help`: the command's words
+// before offload-build's options (`head`) and after them (`mid`: " cargo" or "").
+std::string usage(const std::string& head, const std::string& mid);
+
+// build, run, test, check, clippy: the cargo commands offload-build drives.
+bool is_command(const std::string& word);
+
+// cargo's options put before the command word (`offload-build --release cargo
+// build`, `cargo offload --release build`): the message with the command line
+// that puts them after it (`head` + offload-build's options in `before` +
+// `mid` + the command word + them + the rest of `after`); nullopt when
+// `before` holds only offload-build's options.
+std::optional<std::string> misplaced_cargo_option(const std::vector<std::string>& head,
+                                                  const std::vector<std::string>& before,
+                                                  const std::vector<std::string>& mid,
+                                                  const std::vector<std::string>& after);
 
 // Whether `a` is one of offload-build's options that takes its value as the
 // next argument (`-C build` names a directory), as the one option table says.

@@ -12,6 +12,7 @@
 #include "build_pictures.hpp"
 #include "cargo_args.hpp"
 #include "cargo_plan.hpp"
+#include "cargo_resolve.hpp"
 #include "cargo_runner.hpp"
 #include "summary.hpp"
 #include "offload_build/cli/build_context.hpp"
@@ -54,8 +55,8 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
   };
   const std::vector<cargo::Package> deps = cargo::local_dependencies(metadata, s.pkg);
   std::vector<KernelCrate> candidates;
-  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps)});
-  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}});
+  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps), std::nullopt});
+  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}, std::nullopt});
   for (auto& c : candidates) {
     c.scan = rust::scan_crate(c.pkg.lib_root);
     OB_TRY(rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
@@ -78,18 +79,21 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
       s.pkg.name, s.pkg.device_cfg));
 }
 
-Result<CargoSession> open_session(const GlobalOptions& o, const std::vector<std::string>& cargo_args) {
+Result<CargoSession> open_session(const GlobalOptions& o, const cargo_args::CargoArgs& args) {
+  const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
     return Error::usage("-C " + o.directory.string() + ": no such directory");
   auto tc = find_toolchain(std::nullopt);
   if (!tc) return tc.error();
-  auto rust = rust::find_rust_toolchain(std::nullopt);
+  auto rust = rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
   if (!rust) return rust.error();
   tc->rust = *rust;
   if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   CargoSession s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
-                 cargo::split_user_args(cargo_args), {}, {}, {}};
+                 cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
+  s.user.command = args.command == "run" ? "build" : args.command;
+  if (!args.run) s.user.after = args.program;
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
@@ -106,9 +110,11 @@ Result<CargoSession> open_session(const GlobalOptions& o, const std::vector<std:
   if (!targets) return targets.error();
   s.targets = *targets;
   for (const auto& c : s.crates) {
+    OB_TRY(rust::check_kernel_abi(c.scan, s.targets, c.pkg.device_cfg, s.dir));
     OB_TRY(rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
   }
   OB_TRY(rustc::find_device_stub(s.targets, s.tc));
+  OB_TRY(resolve_passes(s));
   return s;
 }
 
@@ -191,7 +197,8 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   }
   if (!ran.summary) return ran.summary.error();
   const std::vector<fs::path> programs = runner.programs();
-  for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
+  if (s.user.command == "build")
+    for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
   print_summary(*ran.summary, seconds, o.quiet);
   return programs;
 }
@@ -203,10 +210,14 @@ Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
   // First, before any descriptor of ours is open: make's jobserver.
   BuildContext context(o);
   exec::set_echo_policy({o.verbose, nullptr});
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << cargo_args::usage("offload-build", " cargo");
+    return exit_code::ok;
+  }
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
   if (!parsed) return parsed.error();
   const auto started = std::chrono::steady_clock::now();
-  auto session = open_session(o, parsed->cargo);
+  auto session = open_session(o, *parsed);
   if (!session) return session.error();
   auto built = build_passes(*session, context, started);
   if (!built) return built.error();

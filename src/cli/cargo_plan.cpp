@@ -2,9 +2,11 @@
 #include "cargo_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "cargo_cache.hpp"
 #include "cargo_run.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
@@ -16,7 +18,7 @@ namespace {
 // The device image's key: the pass with paths relative to the workspace, and
 // `files`, the digest of the kernel crate's files and its local dependencies'.
 std::string image_key(const CargoSession& s, const KernelCrate& c, const cargo::Invocation& inv,
-                      const std::string& files) {
+                      const std::string& files, const std::vector<std::string>& rustflags) {
   cargo_cache::KeyInputs in;
   in.rustc_version = s.tc.rust->version_line;
   in.llvm = s.tc.root.filename().string();
@@ -27,7 +29,7 @@ std::string image_key(const CargoSession& s, const KernelCrate& c, const cargo::
     in.argv.push_back(a);
   }
   in.kernels = c.kernels;
-  in.rustflags = cargo_run::user_rustflags();
+  in.rustflags = rustflags;
   in.files = files;
   return cargo_cache::key(in);
 }
@@ -44,7 +46,41 @@ Job job_of(JobKind kind, const std::string& subject, std::vector<std::string> ar
 
 }  // namespace
 
+namespace {
+
+// check|clippy: per kernel crate x target the device side, then the host
+// side; no images, nothing cached.
+CargoPlan make_check_plan(const CargoSession& s) {
+  CargoPlan p;
+  Plan& plan = p.plan;
+  plan.cwd = s.dir;
+  plan.build_dir = s.pkg.target_directory;
+  p.script = "cd " + util::shell_quote(s.dir.string()) + "\n";
+  p.host = std::numeric_limits<JobId>::max();  // no host step: each job is its command
+  const fs::path clippy = s.cargo_bin.parent_path() / "cargo-clippy";
+  std::vector<JobId> devices;
+  for (const auto& c : s.crates)
+    for (const auto& t : s.targets) {
+      const auto inv = cargo::device_check(s.cargo_bin, clippy, s.tc, c.pkg, s.user, t,
+                                           {c.features, s.device_rustflags.at(t.triple).flags});
+      Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
+      job.target = t;
+      job.env = inv.env;
+      p.script += cargo_run::display(inv) + "\n";
+      devices.push_back(plan.add(std::move(job)));
+    }
+  const auto inv = cargo::host_check(s.cargo_bin, clippy, s.tc, s.pkg, s.user, s.host_rustflags.flags);
+  Job job = job_of(JobKind::HostCompile, s.pkg.name, inv.argv, devices);
+  job.env = inv.env;
+  p.script += cargo_run::display(inv) + "\n";
+  plan.add(std::move(job));
+  return p;
+}
+
+}  // namespace
+
 CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
+  if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s);
   CargoPlan p;
   Plan& plan = p.plan;
   plan.cwd = s.dir;
@@ -59,7 +95,8 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
     // Read once per crate, whatever the number of targets.
     const std::string files = keys ? cargo_cache::files_digest(c.pkg.workspace_root, c.dirs) : "";
     for (const auto& t : s.targets) {
-      const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t);
+      const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
+      const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
       const fs::path target_dir = cargo::device_target_dir(c.pkg, t);
       DeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
                       {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--profile",
@@ -75,7 +112,7 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
       job.env = inv.env;
       job.outputs = {step.image};
       job.cacheable = true;
-      if (keys) job.key_material = image_key(s, c, inv, files);
+      if (keys) job.key_material = image_key(s, c, inv, files, rustflags);
       plan.directories.push_back(step.image.parent_path());
       line(cargo_run::display(inv));
       if (step.image_link) line(util::shell_join(step.image_link("<the archive cargo names>", step.image)));
@@ -120,10 +157,16 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
     host.remove_stale = true;
   }
   host.pass = [&s, native](const fs::path& named) {
-    return cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
-                            native ? std::nullopt : std::optional(named),
-                            native ? std::optional(named) : std::nullopt, cargo_run::user_rustflags());
+    auto inv = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
+                                native ? std::nullopt : std::optional(named),
+                                native ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
+    // cargo test runs the tests: a kernel that cannot run on an offload device fails them.
+    if (s.user.command == "test" && !config::env_or_null("OMP_TARGET_OFFLOAD"))
+      inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
+    return inv;
   };
+  host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
+                                         : "the host pass failed (cargo's messages above say why)";
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));

@@ -26,6 +26,9 @@ struct KernelCrate {
   rust::CrateScan scan;
   std::vector<std::string> kernels;  // their symbols, for the host device's image link
   std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
+  // The features cargo enabled on it in the host pass (cargo_resolve.hpp);
+  // nullopt when the host pass does not build it.
+  std::optional<std::vector<std::string>> features;
 };
 
 // Everything `cargo` needs, found once (cargo_command.cpp).
@@ -38,6 +41,10 @@ struct CargoSession {
   cargo::Package pkg;               // the package cargo builds
   std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
+  // The rustflags cargo gives every crate, as cargo resolves them
+  // (cargo_resolve.hpp): the host pass's triple's, and each device triple's.
+  cargo::Rustflags host_rustflags;
+  std::map<std::string, cargo::Rustflags> device_rustflags;
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when
@@ -64,6 +71,7 @@ struct HostStep {
   std::function<fs::path(const std::string& hash)> named;
   bool remove_stale = false;  // other devimg-* next to it
   std::function<cargo::Invocation(const fs::path& named)> pass;
+  std::string failed = "the host pass failed (cargo's messages above say why)";
 };
 
 struct CargoPlan {

@@ -110,13 +110,4 @@ std::string display(const cargo::Invocation& inv) {
   return out + util::shell_join(inv.argv);
 }
 
-std::vector<std::string> user_rustflags() {
-  if (const char* enc = config::env_or_null("CARGO_ENCODED_RUSTFLAGS"); enc && *enc) return util::split(enc, '\x1f');
-  std::vector<std::string> flags;
-  if (const char* plain = config::env_or_null("RUSTFLAGS"))
-    for (auto& f : util::split(plain, ' '))
-      if (!f.empty()) flags.push_back(std::move(f));
-  return flags;
-}
-
 }  // namespace ob::cli::cargo_run

@@ -55,7 +55,4 @@ Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cw
 // The command as --dry-run shows it: env assignments, then argv, shell-quoted.
 std::string display(const cargo::Invocation& inv);
 
-// The user's RUSTFLAGS (CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS split on spaces).
-std::vector<std::string> user_rustflags();
-
 }  // namespace ob::cli::cargo_run

@@ -212,7 +212,7 @@ CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
   if (!out) return failed(c, out.error().message);
   c.cpu_s = out->cpu_s;
   if (out->exit_code != 0)
-    return failed(c, "the host pass failed (cargo's messages above say why)\n  command: " + cargo_run::display(inv));
+    return failed(c, h.failed + "\n  command: " + cargo_run::display(inv));
   bool fresh = true;  // cargo compiled none of the package's targets
   std::vector<fs::path> programs;
   for (const auto& m : out->messages)

@@ -21,8 +21,9 @@ std::string who(const RustcFacts& f) {
 }
 
 constexpr std::string_view kInstall =
-    "install a nightly with `rustup toolchain install nightly` (https://rustup.rs), or name one in "
-    "offload.json as \"toolchain\": {\"rustc\": \"/path/to/rustc\"} or in $RUSTC";
+    "install a nightly with `rustup toolchain install nightly` (https://rustup.rs), or name one in $RUSTC "
+    "(a manifest build also reads \"toolchain\": {\"rustc\": \"/path/to/rustc\"} in offload.json; a cargo "
+    "project, the channel of its rust-toolchain.toml or `cargo +nightly offload`)";
 
 }  // namespace
 
@@ -72,7 +73,13 @@ Result<RustToolchain> rust_toolchain_from(const RustcFacts& f) {
   if (!f.nightly) {
     return Error::usage(fmt::format(
         "{} is not a nightly rustc; Rust offload needs -Zoffload, which only nightly accepts: {}{}",
-        who(f), kInstall, f.origin == "$RUSTC" ? " (or unset $RUSTC to use the rustup nightly)" : ""));
+        who(f), kInstall,
+        f.origin == "$RUSTC" ? " (or unset $RUSTC to use the rustup nightly)"
+        : util::starts_with(f.origin, "toolchain ")
+            ? "; offload-build uses the toolchain you pinned rather than replace it: pin a nightly there "
+              "(channel = \"nightly\" in rust-toolchain.toml), or run `cargo +nightly offload ...` / "
+              "RUSTUP_TOOLCHAIN=nightly offload-build ..."
+            : ""));
   }
   if (!f.accepts_offload) {
     return Error::usage(fmt::format("{} does not know -Zoffload; update it (`rustup update nightly`) "

@@ -80,6 +80,17 @@ void locate(const RustcSearch& s, RustcFacts& f) {
     if (!f.rustc) f.missing_note = "$RUSTC=" + v + " is not an executable file";
     return;
   }
+  if (s.toolchain) {
+    f.origin = "toolchain " + *s.toolchain + " from " + s.toolchain_origin;
+    if (find_in_path("rustup", s.path_env)) {
+      auto out = probe::run({"rustup", "which", "--toolchain", *s.toolchain, "rustc"}, {}, {{"RUSTUP_AUTO_INSTALL", "0"}});
+      if (out && out->exit_code == 0 && is_executable(first_line(out->out))) f.rustc = fs::path(first_line(out->out));
+    }
+    if (!f.rustc)
+      f.missing_note = "toolchain " + *s.toolchain + " (from " + s.toolchain_origin +
+                       ") is not installed: `rustup toolchain install " + *s.toolchain + "`, or pin a nightly there";
+    return;
+  }
   if (find_in_path("rustup", s.path_env)) {
     auto out = probe::run({"rustup", "which", "--toolchain", "nightly", "rustc"}, {},
                          {{"RUSTUP_AUTO_INSTALL", "0"}});
@@ -136,9 +147,61 @@ namespace {
 RustcFacts probe_located(RustcFacts f);
 }  // namespace
 
-RustcSearch RustcSearch::from_environment(const std::optional<fs::path>& hint) {
+std::optional<std::pair<std::string, fs::path>> pinned_toolchain(const fs::path& start) {
+  std::error_code ec;
+  for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+    for (const char* name : {"rust-toolchain.toml", "rust-toolchain"}) {
+      const fs::path file = dir / name;
+      if (!fs::is_regular_file(file, ec)) continue;
+      std::ifstream in(file);
+      std::string line, channel;
+      bool toml = false;
+      while (std::getline(in, line)) {
+        const std::string t = util::trim(line);
+        if (t.empty() || t[0] == '#') continue;
+        if (t[0] == '[') {
+          toml = true;
+          continue;
+        }
+        const size_t eq = t.find('=');
+        if (eq == std::string::npos) {
+          if (!toml && channel.empty()) channel = t;  // the legacy one-line form
+          continue;
+        }
+        toml = true;
+        if (util::trim(t.substr(0, eq)) != "channel") continue;
+        std::string v = util::trim(t.substr(eq + 1));
+        if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) v = v.substr(1, v.find(v.front(), 1) - 1);
+        channel = v;
+      }
+      if (!channel.empty()) return std::pair{channel, file};
+    }
+    if (dir == dir.root_path()) break;
+  }
+  return std::nullopt;
+}
+
+RustcSearch RustcSearch::from_environment(const std::optional<fs::path>& hint, const fs::path& project_dir) {
   RustcSearch s;
   s.hint = hint;
+  // rustup's proxies (cargo +TOOLCHAIN offload) name the toolchain and why;
+  // the default toolchain is no choice made for this project.
+  const char* source = config::env_or_null("RUSTUP_TOOLCHAIN_SOURCE");
+  if (const char* v = config::env_or_null("RUSTUP_TOOLCHAIN"); v && *v && !(source && std::string(source) == "default")) {
+    s.toolchain = v;
+    const std::string src = source ? source : "env";
+    s.toolchain_origin = src == "cli" ? "cargo +" + std::string(v) + " (rustup's +toolchain)"
+                         : src == "toolchain-file" ? "a rust-toolchain.toml (rustup)"
+                         : src == "override" ? "`rustup override`"
+                                             : "$RUSTUP_TOOLCHAIN";
+    if (src == "toolchain-file" && !project_dir.empty())
+      if (auto pin = pinned_toolchain(project_dir)) s.toolchain_origin = pin->second.string();
+  } else if (!project_dir.empty()) {
+    if (auto pin = pinned_toolchain(project_dir)) {
+      s.toolchain = pin->first;
+      s.toolchain_origin = pin->second.string();
+    }
+  }
   if (const char* v = config::env_or_null("RUSTC")) s.env_rustc = v;
   if (const char* v = config::env_or_null("PATH")) s.path_env = v;
   if (const char* v = config::env_or_null("RUSTUP_HOME"); v && *v) s.rustup_home = fs::path(v);
@@ -191,11 +254,11 @@ RustcFacts probe_located(RustcFacts f) {
 
 }  // namespace
 
-Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint) {
-  const RustcSearch search = RustcSearch::from_environment(hint);
+Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint, const fs::path& project_dir) {
+  const RustcSearch search = RustcSearch::from_environment(hint, project_dir);
   static std::map<std::string, Result<RustToolchain>> memo;
   const std::string key = (hint ? hint->string() : "") + "\n" + search.env_rustc.value_or("") +
-                          "\n" + search.path_env;
+                          "\n" + search.path_env + "\n" + search.toolchain.value_or("");
   if (auto it = memo.find(key); it != memo.end()) return it->second;
   Result<RustToolchain> tc = rust_toolchain_from(probe_rustc(search));
   if (tc && is_executable(tc->rustc.parent_path() / "cargo")) tc->cargo = tc->rustc.parent_path() / "cargo";

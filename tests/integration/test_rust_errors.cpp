@@ -214,3 +214,23 @@ TEST_CASE("a panic handler that only loops gets a warning and the build goes on"
   CHECK(quiet.exit_code == 0);
   CHECK_THAT(quiet.err, !Catch::Contains("warning"));
 }
+
+TEST_CASE("kernel signatures this rustc cannot launch are refused before rustc runs", "[integration][rust]") {
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-saxpy", tmp.path());
+  const std::string original = read_file(dir / "src/main.rs");
+  // A scalar by value: without the check it builds, then crashes when the kernel runs.
+  require_refused(dir,
+                  {{"_dyn_ptr: *mut u8, a: *const [f32; 1],", "_dyn_ptr: *mut u8, a: f32,"},
+                   {"let a = (*a)[0];", "let a = a;"},
+                   {"pub fn saxpy(a: *const [f32; 1],", "pub fn saxpy(a: f32,"},
+                   {"(a as *const _, x", "(a[0], x"}},
+                  at_line(dir, kSaxpy) + ":44: error: device kernel `saxpy` takes `a: f32` by value",
+                  "take a pointer instead, `a: *const f32` in the kernel and in its host declaration");
+  // extern "gpu-kernel" on the host side: rustc's E0570, with the hint.
+  write_file(dir / "src/main.rs", original);
+  require_refused(dir, {{"unsafe extern \"C\" {\n    pub fn saxpy", "unsafe extern \"gpu-kernel\" {\n    pub fn saxpy"}},
+                  at_line(dir, "    pub fn saxpy(") + ":12: error: the host declaration of kernel `saxpy` is in an "
+                                                      "`extern \"gpu-kernel\"` block",
+                  "declare kernels on the host side as `unsafe extern \"C\" { fn saxpy(...); }`");
+}

@@ -83,7 +83,8 @@ TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rus
   auto u = split_user_args({"--release", "--bin", "rust-cargo", "--features", "fast", "-p", "rust-cargo", "-v"});
   CHECK(u.profile == "release");
   CHECK(u.package == std::optional<std::string>("rust-cargo"));
-  CHECK(u.shared == Argv{"--release", "--features", "fast", "-v"});
+  CHECK(u.shared == Argv{"--release", "-v"});
+  CHECK(u.features == Argv{"--features", "fast"});
   CHECK_FALSE(u.has_target);
   CHECK(split_user_args({"--profile=bench-fast"}).profile == "bench-fast");
   CHECK(profile_lto_var("bench-fast") == "CARGO_PROFILE_BENCH_FAST_LTO");
@@ -110,6 +111,19 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   // Fat LTO in every profile: the archive's object holds the core the kernels call.
   CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "fat");
   CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+
+  // No features resolved (the host pass does not build the crate): the user's as they are.
+  CHECK(env_of(host, "CARGO_ENCODED_RUSTFLAGS").empty());  // set, to the resolved flags: none here
+  const auto featured = split_user_args({"--release", "--features", "sq"});
+  const Argv as_given = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost).argv;
+  CHECK(std::count(as_given.begin(), as_given.end(), "sq") == 1);
+  // Resolved: exactly the host pass's features, whatever the user wrote.
+  auto resolved = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost,
+                              {std::vector<std::string>{"default", "squares"}, {"--cfg", "x y"}});
+  CHECK(std::count(resolved.argv.begin(), resolved.argv.end(), "sq") == 0);
+  const auto dashdash = std::find(resolved.argv.begin(), resolved.argv.end(), "--");
+  CHECK(Argv(dashdash - 4, dashdash) == Argv{"--release", "--no-default-features", "--features", "default,squares"});
+  CHECK(env_of(resolved, "CARGO_ENCODED_RUSTFLAGS") == "--cfg\x1fx y");
 
   auto gpu = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kSm90);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
@@ -138,8 +152,14 @@ TEST_CASE("cargo metadata: the local crates a package depends on, not registry o
   REQUIRE(app.ok());
   CHECK(app->name == "app");
   CHECK_FALSE(app->lib.has_value());
-  // Only workspace members are candidates for "the package": not kernels, util, libm.
-  auto which = parse_metadata(ws, "/w", std::nullopt);
+  // From the workspace root: its one member with a program (as `cargo run` picks).
+  auto root = parse_metadata(ws, "/w", std::nullopt);
+  REQUIRE(root.ok());
+  CHECK(root->name == "app");
+  // Two programs: which one? Only workspace members are candidates: not kernels, util, libm.
+  std::string two = ws;
+  two.replace(two.find(R"("targets":[{"kind":["lib"],"name":"other")"), 27, R"("targets":[{"kind":["bin"],)");
+  auto which = parse_metadata(two, "/w", std::nullopt);
   REQUIRE_FALSE(which.ok());
   CHECK_THAT(which.error().message, Contains("(packages: app, other)"));
   const auto deps = local_dependencies(ws, *app);
@@ -169,6 +189,53 @@ TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
                           std::nullopt, {});
   CHECK_THAT(env_of(spaced, "CARGO_ENCODED_RUSTFLAGS"), Contains("\x1f-Clink-arg=/a b/devimg.o\x1f"));
   CHECK(env_of(spaced, "RUSTFLAGS") == "<unset>");
+}
+
+TEST_CASE("rustflags in cargo's precedence, for one triple", "[rust][cargo]") {
+  const std::string triple = "x86_64-unknown-linux-gnu";
+  const char* config = R"({"build":{"rustflags":["--cfg","b"]},"target":{"x86_64-unknown-linux-gnu":{"rustflags":"-Ca  -Cb"},
+                           "nvptx64-nvidia-cuda":{"linker":"x"}}})";
+  auto flags = [&](std::string_view cfg, RustflagsEnv env, const std::string& t) {
+    auto r = effective_rustflags(cfg, t, env);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  CHECK(flags(config, {}, triple).flags == Argv{"-Ca", "-Cb"});
+  CHECK(flags(config, {}, triple).origin == "target.x86_64-unknown-linux-gnu.rustflags");
+  CHECK(flags(config, {}, "nvptx64-nvidia-cuda").flags == Argv{"--cfg", "b"});  // no rustflags in its table
+  CHECK(flags(config, {}, "nvptx64-nvidia-cuda").origin == "build.rustflags");
+  // The environment: CARGO_TARGET_<TRIPLE>_RUSTFLAGS and CARGO_BUILD_RUSTFLAGS add to the config's.
+  CHECK(flags(config, {std::nullopt, std::nullopt, std::nullopt, "-Cc"}, triple).flags == Argv{"-Ca", "-Cb", "-Cc"});
+  CHECK(flags(R"({})", {std::nullopt, std::nullopt, "-Cz", std::nullopt}, triple).flags == Argv{"-Cz"});
+  // RUSTFLAGS wins over the config, CARGO_ENCODED_RUSTFLAGS over RUSTFLAGS (even empty).
+  CHECK(flags(config, {std::nullopt, " -Cr  --cfg q", std::nullopt, std::nullopt}, triple).flags == Argv{"-Cr", "--cfg", "q"});
+  CHECK(flags(config, {"-Ce\x1f" "a b", "-Cr", std::nullopt, std::nullopt}, triple).flags == Argv{"-Ce", "a b"});
+  CHECK(flags(config, {"", "-Cr", std::nullopt, std::nullopt}, triple).flags.empty());
+  CHECK(flags("", {}, triple).flags.empty());
+  // A cfg(...) table: offload-build cannot tell whether it applies.
+  auto cfg = effective_rustflags(R"j({"target":{"cfg(unix)":{"rustflags":["-Cx"]}}})j", triple, {});
+  REQUIRE_FALSE(cfg.ok());
+  CHECK_THAT(cfg.error().message, Contains("target.'cfg(unix)'.rustflags") && Contains("[target.x86_64-unknown-linux-gnu]"));
+}
+
+TEST_CASE("cargo's unit graph: each package's features and profile, per platform", "[rust][cargo]") {
+  const char* graph = R"({"version":1,"units":[
+    {"pkg_id":"path+file:///w/app#0.1.0","target":{"kind":["bin"]},"profile":{"name":"dev","opt_level":"0",
+     "debug_assertions":true,"overflow_checks":true},"platform":"x86_64-unknown-linux-gnu","mode":"build","features":[]},
+    {"pkg_id":"path+file:///w/kern#0.1.0","target":{"kind":["lib"]},"profile":{"name":"dev","opt_level":"0",
+     "debug_assertions":true,"overflow_checks":true},"platform":null,"mode":"build","features":["z"]},
+    {"pkg_id":"path+file:///w/kern#0.1.0","target":{"kind":["lib"]},"profile":{"name":"dev","opt_level":"0",
+     "debug_assertions":true,"overflow_checks":false},"platform":"x86_64-unknown-linux-gnu","mode":"build",
+     "features":["squares","default"]}],"roots":[0]})";
+  auto units = parse_unit_graph(graph);
+  REQUIRE(units.ok());
+  REQUIRE(units->size() == 3);
+  const Unit* kern = library_unit(*units, "path+file:///w/kern#0.1.0", "x86_64-unknown-linux-gnu");
+  REQUIRE(kern != nullptr);
+  CHECK(kern->features == Argv{"default", "squares"});  // sorted
+  CHECK_FALSE(kern->overflow_checks);
+  CHECK(library_unit(*units, "path+file:///w/app#0.1.0", "x86_64-unknown-linux-gnu") == nullptr);  // a bin
+  CHECK_FALSE(parse_unit_graph("error: not json").ok());
 }
 
 TEST_CASE("content_hash names embedded objects by content", "[rust][cargo]") {

@@ -113,6 +113,55 @@ TEST_CASE("kernel errors say what to change", "[rust][kernels]") {
   }
 }
 
+TEST_CASE("kernel signatures this rustc cannot launch are refused with what to write", "[rust][kernels]") {
+  SECTION("a scalar by value (builds, then the program crashes)") {
+    const std::string text = replace(replace(kGood, "x: *mut [f64; 256]) {}", "a: f64, x: *mut [f64; 256]) {}"),
+                                     "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(a: f64, x: *mut [f64; 256]);");
+    require_error(text, "src/main.rs:5:47: error: device kernel `kernel_1` takes `a: f64` by value: ");
+    require_error(text, "take a pointer instead, `a: *const f64` in the kernel and in its host declaration, launch "
+                        "it with `&a as *const f64`");
+  }
+  SECTION("a slice next to other arguments (rustc's internal compiler error)") {
+    const std::string text =
+        replace(replace(kGood, "x: *mut [f64; 256]) {}", "x: &mut [f64], n: *const usize) {}"),
+                "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: &mut [f64], n: *const usize);");
+    require_error(text, "src/main.rs:5:47: error: device kernel `kernel_1` takes the slice `x: &mut [f64]` next to "
+                        "other arguments");
+    require_error(text, "\"offload does not support Struct\"");
+    require_error(text, "`x: *mut [T; N]` with N a const");
+    // Alone it works on this rustc.
+    CHECK(check_crate(scan_of(replace(replace(kGood, "x: *mut [f64; 256]) {}", "x: &mut [f64]) {}"),
+                                      "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: &mut [f64]);")),
+                      "offload_device", "/p")
+              .ok());
+  }
+  SECTION("a return value (garbage on the host)") {
+    require_error(replace(kGood, "x: *mut [f64; 256]) {}", "x: *mut [f64; 256]) -> f32 { 0.0 }"),
+                  "src/main.rs:5:70: error: device kernel `kernel_1` returns `f32`: the launch does not bring a "
+                  "kernel's return value back");
+  }
+  SECTION("pointers and references to arrays and structs are fine") {
+    CHECK(check_crate(scan_of(replace(replace(kGood, "x: *mut [f64; 256]) {}", "p: &P, x: &mut [f64; 4]) -> () {}"),
+                                      "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(p: &P, x: &mut [f64; 4]);")),
+                      "offload_device", "/p")
+              .ok());
+  }
+  SECTION("extern \"gpu-kernel\" where rustc compiles for x86_64 (E0570)") {
+    const std::string host_side = replace(kGood, "unsafe extern \"C\" {", "unsafe extern \"gpu-kernel\" {");
+    auto r = check_kernel_abi(scan_of(host_side), {*resolve_target("sm_90")}, "offload_device", "/p");
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, StartsWith("src/main.rs:9:12: error: the host declaration of kernel `kernel_1` is in an "
+                                             "`extern \"gpu-kernel\"` block") &&
+                                      Contains("declare kernels on the host side as `unsafe extern \"C\" { fn kernel_1(...); }`"));
+    const std::string device_side = replace(kGood, "pub extern \"C\" fn kernel_1", "pub extern \"gpu-kernel\" fn kernel_1");
+    auto host = check_kernel_abi(scan_of(device_side), {*resolve_target("host")}, "offload_device", "/p");
+    REQUIRE_FALSE(host.ok());
+    CHECK_THAT(host.error().message, StartsWith("src/main.rs:5:28: error: device kernel `kernel_1` is `extern \"gpu-kernel\"`, "
+                                                "which rustc rejects for x86_64"));
+    CHECK(check_kernel_abi(scan_of(device_side), {*resolve_target("sm_90")}, "offload_device", "/p").ok());
+  }
+}
+
 TEST_CASE("scan_crate follows mod declarations to files", "[rust][kernels]") {
   test::TempDir tmp("ob-rust-scan");
   auto write = [&](const std::string& rel, const std::string& text) {

@@ -65,16 +65,26 @@ struct RustToolchain {
 // Pure: the toolchain, or an error that says what to install or change (usage, exit 2).
 Result<RustToolchain> rust_toolchain_from(const RustcFacts& facts);
 
-// Where to look: the manifest's "toolchain": {"rustc"}, then $RUSTC, then the
+// Where to look: the manifest's "toolchain": {"rustc"}, then $RUSTC, then a
+// toolchain the user pinned (`cargo +TOOLCHAIN offload`, $RUSTUP_TOOLCHAIN,
+// `rustup override`, rust-toolchain.toml: `rustup which --toolchain`), then the
 // rustup nightly (`rustup which`, then $RUSTUP_HOME or ~/.rustup), then rustc on PATH.
 struct RustcSearch {
   std::optional<fs::path> hint;
   std::optional<std::string> env_rustc;  // $RUSTC
   std::string path_env;                  // $PATH
   std::optional<fs::path> rustup_home;   // $RUSTUP_HOME, else $HOME/.rustup
+  std::optional<std::string> toolchain;  // the pinned toolchain's name
+  std::string toolchain_origin;          // "cargo +nightly", "/p/rust-toolchain.toml", ...
 
-  static RustcSearch from_environment(const std::optional<fs::path>& hint);
+  // `project_dir`: where a rust-toolchain.toml (or rust-toolchain) is looked
+  // for, in it and its parents (none when empty).
+  static RustcSearch from_environment(const std::optional<fs::path>& hint, const fs::path& project_dir = {});
 };
+
+// The toolchain a rust-toolchain.toml or legacy rust-toolchain file names
+// (its `channel`), read from `dir` upwards as rustup does; nullopt when none.
+std::optional<std::pair<std::string, fs::path>> pinned_toolchain(const fs::path& dir);
 
 // Run the probes (each a short rustc invocation, ~0.5 s together), or take
 // their answers from the memo directory when one is set and holds them for
@@ -86,6 +96,6 @@ RustcFacts probe_rustc(const RustcSearch& search);
 void set_probe_memo_dir(std::optional<fs::path> dir);
 
 // probe_rustc + rust_toolchain_from, remembered per process and rustc.
-Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint);
+Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint, const fs::path& project_dir = {});
 
 }  // namespace ob::rust

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -16,6 +17,12 @@ namespace ob::cargo {
 namespace {
 
 using nlohmann::json;
+
+// Exactly these flags for every crate (an empty list too): cargo then reads
+// no other source (CARGO_ENCODED_RUSTFLAGS wins over RUSTFLAGS and the config).
+void encoded_rustflags(Invocation& inv, const std::vector<std::string>& flags) {
+  inv.env.emplace_back("CARGO_ENCODED_RUSTFLAGS", util::join(flags, "\x1f"));
+}
 
 bool has_kind(const json& target, std::string_view kind) {
   for (const auto& k : target.value("kind", json::array()))
@@ -75,6 +82,15 @@ Result<Package> parse_metadata(std::string_view text, const fs::path& project_di
       chosen = &p;
   }
   if (!chosen && !package && pkgs.size() == 1) chosen = &pkgs.front();
+  if (!chosen && !package) {  // a workspace root: its one member with a program, as `cargo run` picks
+    std::vector<const json*> programs;
+    for (const auto& p : pkgs) {
+      const json targets = p.value("targets", json::array());
+      if (std::any_of(targets.begin(), targets.end(), [](const json& t) { return has_kind(t, "bin"); }))
+        programs.push_back(&p);
+    }
+    if (programs.size() == 1) chosen = programs.front();
+  }
   if (!chosen) {
     return Error::usage(package ? fmt::format("no package \"{}\" in this workspace; packages: {}", *package,
                                               util::join(names, ", "))
@@ -137,11 +153,14 @@ std::optional<bool> parse_build_finished(std::string_view line) {
 UserArgs split_user_args(const std::vector<std::string>& args) {
   UserArgs u;
   u.all = args;
-  static const std::vector<std::string> shared_flags = {
-      "--release", "-r", "--all-features", "--no-default-features", "--locked", "--frozen",
-      "--offline", "-q", "--quiet", "-v", "-vv", "--verbose"};
-  static const std::vector<std::string> shared_with_value = {"--profile", "--features", "-F",
-                                                            "--manifest-path", "--config", "-Z"};
+  static const std::vector<std::string> shared_flags = {"--release", "-r", "--locked", "--frozen", "--offline",
+                                                        "-q", "--quiet", "-v", "-vv", "--verbose"};
+  static const std::vector<std::string> shared_with_value = {"--profile", "--manifest-path", "--config", "-Z"};
+  static const std::vector<std::string> feature_flags = {"--all-features", "--no-default-features"};
+  static const std::vector<std::string> feature_with_value = {"--features", "-F"};
+  auto among = [](const std::vector<std::string>& list, const std::string& a) {
+    return std::find(list.begin(), list.end(), a) != list.end();
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const std::string name = a.substr(0, a.find('='));
@@ -151,11 +170,14 @@ UserArgs split_user_args(const std::vector<std::string>& args) {
     if (name == "--profile") u.profile = value;
     if (name == "--target") u.has_target = true;
     if (name == "-p" || name == "--package") u.package = value;
-    if (std::find(shared_flags.begin(), shared_flags.end(), a) != shared_flags.end()) {
+    if (among(shared_flags, a)) {
       u.shared.push_back(a);
-    } else if (std::find(shared_with_value.begin(), shared_with_value.end(), name) != shared_with_value.end()) {
-      u.shared.push_back(a);
-      if (!joined && i + 1 < args.size()) u.shared.push_back(args[++i]);
+    } else if (among(feature_flags, a)) {
+      u.features.push_back(a);
+    } else if (among(shared_with_value, name) || among(feature_with_value, name)) {
+      auto& to = among(shared_with_value, name) ? u.shared : u.features;
+      to.push_back(a);
+      if (!joined && i + 1 < args.size()) to.push_back(args[++i]);
     } else if (!joined && (name == "--target" || name == "-p" || name == "--package") && i + 1 < args.size()) {
       ++i;  // its value is not a flag of its own
     }
@@ -196,7 +218,7 @@ fs::path offload_dir(const Package& p, const std::string& profile) {
 }
 
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                       const UserArgs& user, const Target& t) {
+                       const UserArgs& user, const Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
               "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
@@ -204,6 +226,13 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
+  if (!in.features) {
+    inv.argv.insert(inv.argv.end(), user.features.begin(), user.features.end());
+  } else {
+    // Exactly the host pass's set: defaults included by name when they were on.
+    inv.argv.push_back("--no-default-features");
+    if (!in.features->empty()) inv.argv.insert(inv.argv.end(), {"--features", util::join(*in.features, ",")});
+  }
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
   for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
@@ -215,6 +244,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
     inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
              {profile_lto_var(user.profile), "fat"}};
+  // The flags as resolved (cargo's precedence, cargo_resolve): set even when
+  // empty, so that this pass reads no other source than the host pass did.
+  encoded_rustflags(inv, in.rustflags);
   return inv;
 }
 
@@ -224,13 +256,17 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags) {
   Invocation inv;
-  inv.argv = {cargo.string(), "build", "--message-format=json-render-diagnostics"};
+  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", "--message-format=json-render-diagnostics"};
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   // An explicit host target keeps these flags off build scripts and proc macros.
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(kHostTriple)});
   if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
+  if (user.command == "test" && !user.after.empty()) {
+    inv.argv.push_back("--");
+    inv.argv.insert(inv.argv.end(), user.after.begin(), user.after.end());
+  }
   std::vector<std::string> flags = user_rustflags;
   flags.push_back("-Clto=fat");  // -Zoffload needs it in every crate that launches kernels
   flags.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
@@ -243,6 +279,182 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
              {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(flags, spaces ? "\x1f" : " ")},
              {spaces ? "RUSTFLAGS" : "CARGO_ENCODED_RUSTFLAGS", std::nullopt},
              {profile_lto_var(user.profile), "fat"}};
+  return inv;
+}
+
+Result<std::vector<Unit>> parse_unit_graph(std::string_view text) {
+  const json root = json::parse(text, nullptr, false);
+  if (!root.is_object() || !root.contains("units") || !root["units"].is_array())
+    return Error::failure("cannot read cargo's --unit-graph output (no \"units\" array)");
+  std::vector<Unit> out;
+  for (const auto& u : root["units"]) {
+    if (!u.is_object()) continue;
+    Unit unit;
+    unit.pkg_id = u.value("pkg_id", "");
+    const json target = u.value("target", json::object());
+    for (const auto& k : target.value("kind", json::array()))
+      if (k.is_string()) unit.kinds.push_back(k.get<std::string>());
+    if (u.contains("platform") && u["platform"].is_string()) unit.platform = u["platform"].get<std::string>();
+    unit.mode = u.value("mode", "");
+    for (const auto& f : u.value("features", json::array()))
+      if (f.is_string()) unit.features.push_back(f.get<std::string>());
+    std::sort(unit.features.begin(), unit.features.end());
+    const json profile = u.value("profile", json::object());
+    unit.profile = profile.value("name", "");
+    if (profile.contains("opt_level") && profile["opt_level"].is_string())
+      unit.opt_level = profile["opt_level"].get<std::string>();
+    unit.debug_assertions = profile.value("debug_assertions", false);
+    unit.overflow_checks = profile.value("overflow_checks", false);
+    out.push_back(std::move(unit));
+  }
+  return out;
+}
+
+const Unit* library_unit(const std::vector<Unit>& units, const std::string& id, const std::string& triple) {
+  // Built as a library; else (cargo test of a library alone) its test harness.
+  for (const char* mode : {"build", "test"})
+    for (const auto& u : units) {
+      if (u.pkg_id != id || u.mode != mode || u.platform != triple) continue;
+      for (const auto& k : u.kinds)
+        if (k == "lib" || k == "rlib" || k == "staticlib" || k == "cdylib" || k == "dylib") return &u;
+    }
+  return nullptr;
+}
+
+namespace {
+
+std::optional<std::string> env_value(const char* name) {
+  if (const char* v = config::env_or_null(name)) return std::string(v);
+  return std::nullopt;
+}
+
+std::vector<std::string> split_spaces(const std::string& s) {
+  std::vector<std::string> out;
+  for (auto& f : util::split(s, ' '))
+    if (!f.empty()) out.push_back(std::move(f));
+  return out;
+}
+
+// A config value that is a string (split on spaces) or an array of strings.
+Result<std::vector<std::string>> flag_list(const json& v, const std::string& key) {
+  if (v.is_string()) return split_spaces(v.get<std::string>());
+  std::vector<std::string> out;
+  if (!v.is_array()) return Error::usage("cargo's config: " + key + " must be a string or an array of strings");
+  for (const auto& f : v)
+    if (f.is_string()) out.push_back(f.get<std::string>());
+    else return Error::usage("cargo's config: " + key + " must be a string or an array of strings");
+  return out;
+}
+
+}  // namespace
+
+RustflagsEnv RustflagsEnv::from_environment(const std::string& triple) {
+  std::string var = "CARGO_TARGET_";
+  for (char c : triple) var += c == '-' || c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  var += "_RUSTFLAGS";
+  return {env_value("CARGO_ENCODED_RUSTFLAGS"), env_value("RUSTFLAGS"), env_value("CARGO_BUILD_RUSTFLAGS"),
+          env_value(var.c_str())};
+}
+
+Result<Rustflags> effective_rustflags(std::string_view config_text, const std::string& triple,
+                                      const RustflagsEnv& env) {
+  if (env.encoded && !env.encoded->empty())
+    return Rustflags{util::split(*env.encoded, '\x1f'), "CARGO_ENCODED_RUSTFLAGS"};
+  if (env.encoded) return Rustflags{{}, "CARGO_ENCODED_RUSTFLAGS"};
+  if (env.plain) return Rustflags{split_spaces(*env.plain), "RUSTFLAGS"};
+  const json config = config_text.empty() ? json::object() : json::parse(config_text, nullptr, false);
+  if (!config.is_object()) return Error::failure("cannot read `cargo config get --format json`'s output");
+  const json targets = config.value("target", json::object());
+  Rustflags out;
+  if (targets.is_object()) {
+    for (const auto& [key, table] : targets.items())
+      if (util::starts_with(key, "cfg(") && table.is_object() && table.contains("rustflags"))
+        return Error::usage(fmt::format(
+            "cargo's config sets target.'{}'.rustflags, which cargo gives the host pass when the cfg holds "
+            "for its target; offload-build does not evaluate cfg(...) keys, so it cannot give the device pass "
+            "the same flags: write them under [target.{}] (and [target.<triple>] for each GPU target) instead",
+            key, triple));
+    if (targets.contains(triple) && targets[triple].is_object() && targets[triple].contains("rustflags")) {
+      auto flags = flag_list(targets[triple]["rustflags"], "target." + triple + ".rustflags");
+      if (!flags) return flags.error();
+      out = {*flags, "target." + triple + ".rustflags"};
+    }
+  }
+  if (env.target) {
+    for (auto& f : split_spaces(*env.target)) out.flags.push_back(f);
+    out.origin = "target." + triple + ".rustflags";
+  }
+  if (!out.origin.empty()) return out;
+  const json build = config.value("build", json::object());
+  if (build.is_object() && build.contains("rustflags")) {
+    auto flags = flag_list(build["rustflags"], "build.rustflags");
+    if (!flags) return flags.error();
+    out = {*flags, "build.rustflags"};
+  }
+  if (env.build) {
+    for (auto& f : split_spaces(*env.build)) out.flags.push_back(f);
+    out.origin = "build.rustflags";
+  }
+  return out;
+}
+
+namespace {
+
+// cargo, or cargo-clippy run as `cargo-clippy clippy` (CARGO: the toolchain's cargo).
+Invocation checker(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const UserArgs& user) {
+  Invocation inv;
+  if (user.command == "clippy") inv.argv = {cargo_clippy.string(), "clippy"};
+  else inv.argv = {cargo.string(), "check"};
+  inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO", cargo.string()}};
+  return inv;
+}
+
+}  // namespace
+
+Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const Package& p,
+                        const UserArgs& user, const Target& t, const DeviceInputs& in) {
+  const std::vector<std::string>& clippy_args = user.after;
+  Invocation inv = checker(cargo, cargo_clippy, tc, user);
+  inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
+                                   (device_target_dir(p, t) / "check").string()});
+  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
+    inv.argv.push_back("--offline");
+  inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
+  if (!in.features) {
+    inv.argv.insert(inv.argv.end(), user.features.begin(), user.features.end());
+  } else {
+    inv.argv.push_back("--no-default-features");
+    if (!in.features->empty()) inv.argv.insert(inv.argv.end(), {"--features", util::join(*in.features, ",")});
+  }
+  if (!clippy_args.empty()) {
+    inv.argv.push_back("--");
+    inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
+  }
+  // The device cfg reaches every crate built for the target here (cargo rustc
+  // gives it to the kernel crate only): a dependency that tests it is checked
+  // as its device side.
+  std::vector<std::string> flags = in.rustflags;
+  flags.insert(flags.end(), {"--cfg", p.device_cfg, "--check-cfg=cfg(" + p.device_cfg + ")"});
+  encoded_rustflags(inv, flags);
+  return inv;
+}
+
+Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const Package& p,
+                      const UserArgs& user, const std::vector<std::string>& user_rustflags) {
+  const std::vector<std::string>& clippy_args = user.after;
+  Invocation inv = checker(cargo, cargo_clippy, tc, user);
+  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
+    inv.argv.push_back("--offline");
+  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(kHostTriple)});
+  if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
+  inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
+  if (!clippy_args.empty()) {
+    inv.argv.push_back("--");
+    inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
+  }
+  std::vector<std::string> flags = user_rustflags;
+  flags.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
+  encoded_rustflags(inv, flags);
   return inv;
 }
 

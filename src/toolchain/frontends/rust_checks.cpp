@@ -4,10 +4,12 @@
 // generic. Plus the warning for a panic handler that hangs instead of ending the
 // program. See rust_kernels.hpp; the scan records what these look at.
 #include <algorithm>
+#include <cctype>
 #include <ostream>
 
 #include <fmt/core.h>
 
+#include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
@@ -134,7 +136,118 @@ Result<void> check_generic_kernels(const CrateScan& scan, const std::vector<cons
   return {};
 }
 
+// A type as its tokens (joined by spaces) read: `*mut [f64; 4]`, `&mut [f64]`.
+std::string pretty(const std::string& tokens) {
+  std::string out, prev;
+  auto word = [](const std::string& t) {
+    return !t.empty() && (std::isalnum(static_cast<unsigned char>(t[0])) || t[0] == '_' || t[0] == '\'');
+  };
+  for (const auto& t : util::split(tokens, ' ')) {
+    if (t.empty()) continue;
+    if (!prev.empty() && ((word(prev) && word(t)) || prev == ";" || prev == "," || prev == "mut" ||
+                          prev == "const" || prev == "dyn" || (prev == ":" && t != ":" && out.size() > 1 &&
+                                                               out[out.size() - 2] != ':')))
+      out += ' ';
+    out += t;
+    prev = t;
+  }
+  return out;
+}
+
+// "name: Type" split at its first ':' (the pattern holds none).
+std::pair<std::string, std::string> name_and_type(const std::string& param) {
+  const size_t colon = param.find(':');
+  if (colon == std::string::npos) return {util::trim(param), ""};
+  return {pretty(param.substr(0, colon)), pretty(param.substr(colon + 1))};
+}
+
+// `&[T]`, `&mut [T]`, `*const [T]`, `*mut [T]`, `&str`: a fat pointer.
+bool is_slice(const std::string& type) {
+  std::string t = type;
+  for (const char* prefix : {"&mut ", "&", "*const ", "*mut "})
+    if (util::starts_with(t, prefix)) {
+      t = t.substr(std::string(prefix).size());
+      break;
+    }
+  if (t == "str") return true;
+  if (t.empty() || t.front() != '[' || t.back() != ']') return false;
+  int depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '[' || t[i] == '(' || t[i] == '<') ++depth;
+    if (t[i] == ']' || t[i] == ')' || t[i] == '>') --depth;
+    if (t[i] == ';' && depth == 1) return false;  // [T; N]: an array
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string where(const fs::path& file, int line, int column, const fs::path& dir) {
+  return fmt::format("{}:{}", where(file, line, dir), column);
+}
+
+Result<void> check_kernel_signatures(const CrateScan& scan, const std::vector<const FnItem*>& kernels,
+                                     const std::string& cfg, const fs::path& dir) {
+  (void)scan;
+  (void)cfg;
+  for (const FnItem* k : kernels) {
+    for (size_t i = 1; i < k->params.size(); ++i) {  // after the launch-environment pointer
+      const auto [name, type] = name_and_type(k->params[i]);
+      const auto [line, column] = i < k->param_at.size() ? k->param_at[i] : std::pair{k->line, k->column};
+      const std::string at = where(k->file, line, column, dir);
+      if (type.empty()) continue;
+      if (type[0] != '*' && type[0] != '&')
+        return Error::failure(fmt::format(
+            "{}: error: device kernel `{}` takes `{}: {}` by value: this rustc's offload passes every kernel "
+            "argument as a pointer to data it copies to the device, so a value arrives as an address and the "
+            "program crashes when the kernel runs; take a pointer instead, `{}: *const {}` in the kernel and in "
+            "its host declaration, launch it with `&{} as *const {}` in the argument tuple, and read `*{}` in "
+            "the kernel (see docs/RUST.md#kernel-signatures)",
+            at, k->name, name, type, name, type, name, type, name));
+      if (is_slice(type) && k->params.size() > 2)
+        return Error::failure(fmt::format(
+            "{}: error: device kernel `{}` takes the slice `{}: {}` next to other arguments, which this rustc "
+            "cannot launch (it stops with an internal compiler error, \"offload does not support Struct\"; a "
+            "slice works only as a kernel's single argument): take a pointer to a fixed-size array instead, "
+            "`{}: {}[T; N]` with N a const, in the kernel and its host declaration, and launch it with "
+            "`&mut array as *mut [T; N]` (see docs/RUST.md#kernel-signatures)",
+            at, k->name, name, type, name, type[0] == '&' || util::starts_with(type, "*mut") ? "*mut " : "*const "));
+    }
+    if (!k->returns.empty() && k->returns != "( )" && k->returns != "!") {
+      const std::string ret = pretty(k->returns);
+      return Error::failure(fmt::format(
+          "{}: error: device kernel `{}` returns `{}`: the launch does not bring a kernel's return value back "
+          "(the host reads garbage); return nothing and write the result through a pointer: add `out: *mut {}` "
+          "to the kernel and its host declaration, store `unsafe {{ *out = ... }}` in the kernel, and launch it "
+          "with `&mut result as *mut {}` (see docs/RUST.md#kernel-signatures)",
+          where(k->file, k->returns_at.first, k->returns_at.second, dir), k->name, ret, ret, ret));
+    }
+  }
+  return {};
+}
+
+Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<Target>& targets, const std::string& cfg,
+                              const fs::path& dir) {
+  // The host pass compiles for x86_64, where rustc rejects the GPU ABI (E0570).
+  for (const FnItem& f : scan.foreign)
+    if (f.abi == "gpu-kernel" && device_compiles(scan, f.scope, cfg, false) != Compiled::No)
+      return Error::failure(fmt::format(
+          "{}: error: the host declaration of kernel `{}` is in an `extern \"gpu-kernel\"` block, which rustc "
+          "rejects when it compiles the host pass for x86_64 (error E0570, \"gpu-kernel\" is not a supported "
+          "ABI): declare kernels on the host side as `unsafe extern \"C\" {{ fn {}(...); }}`; \"gpu-kernel\" "
+          "belongs on the device kernel's definition, and only for GPU targets (see docs/RUST.md#kernel-signatures)",
+          where(f.file, f.line, f.column, dir), f.name, f.name));
+  const bool host_device = std::any_of(targets.begin(), targets.end(), [](const Target& t) { return !t.is_gpu(); });
+  if (!host_device) return {};
+  for (const FnItem& f : scan.functions)
+    if (f.abi == "gpu-kernel" && device_compiles(scan, f.scope, cfg) != Compiled::No)
+      return Error::failure(fmt::format(
+          "{}: error: device kernel `{}` is `extern \"gpu-kernel\"`, which rustc rejects for x86_64 (error E0570), "
+          "and target host compiles the device pass for x86_64: write it `pub extern \"C\" fn {}(...)` with "
+          "#[rustc_offload_kernel], which marks it a kernel on every target (see docs/RUST.md#kernel-signatures)",
+          where(f.file, f.line, f.column, dir), f.name, f.name));
+  return {};
+}
 
 Result<void> check_device_code(const CrateScan& scan, const std::vector<const FnItem*>& kernels,
                                const std::string& cfg, const fs::path& dir) {

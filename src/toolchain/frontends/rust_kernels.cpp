@@ -135,6 +135,7 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
           decl->params.size(), k->name));
     }
   }
+  OB_TRY(check_kernel_signatures(scan, kernels, cfg, project_dir));
   for (const Launch& l : scan.launches) {
     const bool defined = std::any_of(kernels.begin(), kernels.end(),
                                      [&](const FnItem* k) { return k->name == l.kernel; });

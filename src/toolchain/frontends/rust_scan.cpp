@@ -32,7 +32,10 @@ class Scanner {
         cfg_predicate(i_ + (is(i_ + 1, "!") ? 2 : 1), ident(i_, "cfg_attr"));
       else if (is(i_, "{")) { ++depth_; attrs_.clear(); }
       else if (is(i_, "}")) {
-        if (!foreign_.empty() && foreign_.back() == depth_) foreign_.pop_back();
+        if (!foreign_.empty() && foreign_.back() == depth_) {
+          foreign_.pop_back();
+          foreign_abi_.pop_back();
+        }
         --depth_;
         attrs_.clear();
       } else if (is(i_, ";")) { attrs_.clear(); }
@@ -211,6 +214,7 @@ class Scanner {
     if (k < t_.size() && t_[k].kind == Token::Str) abi = t_[k++].text;
     if (is(k, "{")) {
       foreign_.push_back(depth_ + 1);
+      foreign_abi_.push_back(abi);
       attrs_.clear();
     } else if (ident(k, "fn")) {
       abi_ = abi;
@@ -223,6 +227,7 @@ class Scanner {
     fn.name = t_[i_ + 1].text;
     fn.file = file_;
     fn.line = t_[i_ + 1].line;
+    fn.column = t_[i_ + 1].column;
     fn.scope = scope();
     fn.no_mangle = has_attr("no_mangle") || has_attr("export_name");
     fn.offload_kernel = has_attr("rustc_offload_kernel") || abi_ == "gpu-kernel";
@@ -240,6 +245,7 @@ class Scanner {
         if (!param.empty()) fn.params.push_back(param);
         param.clear();
       } else {
+        if (param.empty()) fn.param_at.emplace_back(t_[p].line, t_[p].column);
         param += (param.empty() ? "" : " ") + x;
       }
       if (ident(p, "impl") && depth == 0) fn.generics.push_back("impl " + (p + 1 < end ? t_[p + 1].text : ""));
@@ -248,6 +254,12 @@ class Scanner {
     size_t body = end;
     while (body < t_.size() && !is(body, "{") && !is(body, ";")) ++body;
     const bool foreign = (!foreign_.empty() && foreign_.back() == depth_) || is(body, ";");
+    if (is(end, "-") && is(end + 1, ">") && end + 2 < body) {
+      fn.returns_at = {t_[end + 2].line, t_[end + 2].column};
+      for (size_t r = end + 2; r < body && !ident(r, "where"); ++r)
+        fn.returns += (fn.returns.empty() ? "" : " ") + t_[r].text;
+    }
+    fn.abi = !foreign_.empty() && foreign_.back() == depth_ ? foreign_abi_.back() : abi_;
     if (!foreign) {
       const size_t last = close_of(body) - 1;
       fn.only_loops = only_loops(body + 1, last);
@@ -316,6 +328,7 @@ class Scanner {
   size_t i_ = 0;
   int depth_ = 0;
   std::vector<int> foreign_;                 // brace depths of open extern blocks
+  std::vector<std::string> foreign_abi_;     // and their ABIs
   std::vector<std::vector<Token>> attrs_;    // attributes of the next item
   std::string abi_;                          // extern "ABI" fn
   std::vector<ModDecl> mods_;
@@ -330,9 +343,9 @@ std::vector<ModDecl> scan_text(std::string_view text, const fs::path& file, Crat
 
 namespace {
 
-// A cfg predicate under the device pass: `device_cfg` is set; any other name,
-// feature or key is unknown (Maybe).
-Compiled eval(const std::vector<Token>& p, size_t& k, const std::string& cfg) {
+// A cfg predicate under the device pass (`device_cfg` set) or the host pass
+// (`set` false: it is not); any other name, feature or key is unknown (Maybe).
+Compiled eval(const std::vector<Token>& p, size_t& k, const std::string& cfg, bool set = true) {
   auto is = [&](size_t j, std::string_view s) { return j < p.size() && p[j].text == s && p[j].kind != Token::Str; };
   if (k >= p.size() || p[k].kind != Token::Ident) return Compiled::Maybe;
   const std::string& word = p[k].text;
@@ -341,7 +354,7 @@ Compiled eval(const std::vector<Token>& p, size_t& k, const std::string& cfg) {
     std::vector<Compiled> args;
     while (k < p.size() && !is(k, ")")) {
       const size_t before = k;
-      args.push_back(eval(p, k, cfg));
+      args.push_back(eval(p, k, cfg, set));
       int depth = 0;  // skip to the next ',' or the closing ')' at this level
       while (k < p.size() && (depth > 0 || (!is(k, ",") && !is(k, ")")))) {
         if (is(k, "(")) ++depth;
@@ -361,16 +374,16 @@ Compiled eval(const std::vector<Token>& p, size_t& k, const std::string& cfg) {
   }
   ++k;
   if (is(k, "=")) return k += 2, Compiled::Maybe;
-  return word == cfg ? Compiled::Yes : Compiled::Maybe;
+  return word != cfg ? Compiled::Maybe : set ? Compiled::Yes : Compiled::No;
 }
 
 }  // namespace
 
-Compiled device_compiles(const CrateScan& scan, int scope, const std::string& device_cfg) {
+Compiled device_compiles(const CrateScan& scan, int scope, const std::string& device_cfg, bool device) {
   Compiled result = Compiled::Yes;
   for (int s = scope; s > 0 && s < static_cast<int>(scan.scopes.size()); s = scan.scopes[s].parent) {
     size_t k = 0;
-    const Compiled c = eval(scan.scopes[s].predicate, k, device_cfg);
+    const Compiled c = eval(scan.scopes[s].predicate, k, device_cfg, device);
     if (c == Compiled::No) return Compiled::No;
     if (c == Compiled::Maybe) result = Compiled::Maybe;
   }

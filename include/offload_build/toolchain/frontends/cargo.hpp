@@ -63,8 +63,12 @@ std::optional<bool> parse_build_finished(std::string_view line);
 
 // The user's cargo arguments, sorted by who gets them.
 struct UserArgs {
+  std::string command = "build";      // the host pass's: build (for run too), test, check, clippy
   std::vector<std::string> all;       // everything, for the host pass
-  std::vector<std::string> shared;    // profile, features, manifest path, lock, verbosity: both passes
+  std::vector<std::string> after;     // after `--` for test (the harness's) and check|clippy (the lints')
+  std::vector<std::string> shared;    // profile, manifest path, lock, verbosity, --config: both passes
+  std::vector<std::string> features;  // --features, -F, --all-features, --no-default-features: the host
+                                      // pass's; the device pass gets what cargo resolved from them
   std::optional<std::string> package;  // -p / --package
   std::string profile = "dev";        // from --release, -r, --profile
   bool has_target = false;            // --target given: the host pass keeps it
@@ -93,12 +97,57 @@ struct Invocation {
   Env env;
 };
 
+// What the device pass of one crate builds, taken from what cargo resolved for
+// the host pass (cli/cargo_resolve.cpp): the crate's features, and the
+// rustflags cargo would give every crate for the device's triple.
+struct DeviceInputs {
+  // The features cargo enabled on the crate in the host pass (through the
+  // package's declaration, --features, defaults): given as `--no-default-features
+  // --features ...`. nullopt: the host pass does not build the crate; the
+  // user's feature arguments are passed on as they are.
+  std::optional<std::vector<std::string>> features;
+  std::vector<std::string> rustflags;  // CARGO_ENCODED_RUSTFLAGS
+};
+
 // `cargo rustc --lib` for one target with the device cfg, in its own target dir,
 // a fat-LTO staticlib (the profile's LTO setting) whatever the profile.
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                       const UserArgs& user, const Target& t);
+                       const UserArgs& user, const Target& t, const DeviceInputs& in = {});
 
-// `cargo build` with RUSTFLAGS that link the images (`-Zoffload`, clang, the
+// One unit of `cargo build --unit-graph` (what cargo would compile, resolved).
+struct Unit {
+  std::string pkg_id;
+  std::vector<std::string> kinds;  // the target's kinds: "lib", "bin", "staticlib", ...
+  std::string platform;            // the triple; "" for the host (build scripts, proc macros)
+  std::string mode;                // "build", "test", "run-custom-build", ...
+  std::vector<std::string> features;
+  std::string profile, opt_level;
+  bool debug_assertions = false, overflow_checks = false;
+};
+Result<std::vector<Unit>> parse_unit_graph(std::string_view json);
+// The unit that compiles package `id`'s library for `triple` (any library kind), if any.
+const Unit* library_unit(const std::vector<Unit>& units, const std::string& id, const std::string& triple);
+
+// The environment variables cargo reads rustflags from (besides its config files).
+struct RustflagsEnv {
+  std::optional<std::string> encoded, plain, build, target;  // CARGO_ENCODED_RUSTFLAGS, RUSTFLAGS,
+                                                            // CARGO_BUILD_RUSTFLAGS, CARGO_TARGET_<T>_RUSTFLAGS
+  static RustflagsEnv from_environment(const std::string& triple);
+};
+// The flags cargo gives every crate it compiles for `triple`, in cargo's own
+// precedence: CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS, else target.<triple>.rustflags
+// (config, then CARGO_TARGET_<TRIPLE>_RUSTFLAGS), else build.rustflags (config,
+// then CARGO_BUILD_RUSTFLAGS). `config` is `cargo config get --format json`'s
+// output (the merged config files and --config values). A `target.'cfg(...)'`
+// table with rustflags is an error: offload-build does not evaluate cfg keys.
+// `origin` says where the flags came from ("" when there are none).
+struct Rustflags {
+  std::vector<std::string> flags;
+  std::string origin;
+};
+Result<Rustflags> effective_rustflags(std::string_view config, const std::string& triple, const RustflagsEnv& env);
+
+// `cargo build` (`cargo test` for user.command test) with RUSTFLAGS that link the images (`-Zoffload`, clang, the
 // embedded object or host.out) and fat LTO for the profile. `user_rustflags` are
 // the user's own (RUSTFLAGS), kept first.
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
@@ -106,6 +155,16 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
                      const std::optional<fs::path>& embedded_object,
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags);
+
+// `cargo check|clippy` of one kernel crate's device side for one target (the
+// device cfg on, no image), in the device pass's target dir; user.after
+// after `--`. `cargo_clippy` is the toolchain's cargo-clippy (run as
+// `cargo-clippy clippy`, with CARGO naming the toolchain's cargo).
+Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc,
+                        const Package& p, const UserArgs& user, const Target& t, const DeviceInputs& in);
+// `cargo check|clippy` of the package for the host (the device cfg known to check-cfg).
+Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const Package& p,
+                      const UserArgs& user, const std::vector<std::string>& user_rustflags);
 
 // FNV-1a 64 of `bytes` as 16 hex digits: names the embedded object by content,
 // so a new kernel changes the host pass's flags and cargo relinks.

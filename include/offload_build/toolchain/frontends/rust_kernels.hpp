@@ -27,6 +27,7 @@ struct Token {
   enum Kind { Ident, Punct, Str, Other } kind = Other;
   std::string text;  // a Str holds the literal's contents
   int line = 0;
+  int column = 0;    // 1-based, in characters
 };
 
 // Tokens of Rust source text; comments dropped, char literals and lifetimes as Other.
@@ -43,8 +44,13 @@ struct FnItem {
   std::string name;
   fs::path file;
   int line = 0;
+  int column = 0;                     // of its name
   int scope = 0;                      // the cfg scope it sits in
   std::vector<std::string> params;    // each "name: Type" as tokens joined by spaces
+  std::vector<std::pair<int, int>> param_at;  // each parameter's line and column
+  std::string returns;                // the return type's tokens joined by spaces, "" for none
+  std::pair<int, int> returns_at;     // its line and column
+  std::string abi;                    // "C" for extern "C" (or an extern block's), "" for none
   std::vector<std::string> generics;  // type and const parameters (not lifetimes), "impl Trait" arguments
   bool no_mangle = false;             // #[no_mangle], #[unsafe(no_mangle)] or #[export_name]
   bool offload_kernel = false;        // #[rustc_offload_kernel] or extern "gpu-kernel"
@@ -87,8 +93,9 @@ struct CrateScan {
 
 // Whether the device pass (which sets `device_cfg`) compiles the code in `scope`:
 // Maybe when a predicate tests anything else (features, target_arch, ...).
+// With `device` false: whether the host pass (without that cfg) compiles it.
 enum class Compiled { Yes, No, Maybe };
-Compiled device_compiles(const CrateScan& scan, int scope, const std::string& device_cfg);
+Compiled device_compiles(const CrateScan& scan, int scope, const std::string& device_cfg, bool device = true);
 
 // Scan the crate root and every module file it declares (missing files are skipped).
 CrateScan scan_crate(const fs::path& crate_root);
@@ -124,8 +131,22 @@ Result<void> check_device_code(const CrateScan& scan, const std::vector<const Fn
                                const std::string& device_cfg, const fs::path& project_dir);
 void warn_panic_handler(const CrateScan& scan, const std::string& device_cfg, const fs::path& project_dir,
                         std::ostream& warnings);
-// "file:line" with the file relative to `project_dir` when it lies under it.
+// "file:line" with the file relative to `project_dir` when it lies under it
+// ("file:line:column" given a column).
 std::string where(const fs::path& file, int line, const fs::path& project_dir);
+std::string where(const fs::path& file, int line, int column, const fs::path& project_dir);
+
+// The kernel signature rules of this rustc's offload (rust_checks.cpp, each
+// verified against the nightly): every argument after the launch-environment
+// pointer a pointer or reference (a value arrives as garbage: the program
+// crashes), a slice only as a kernel's single argument (next to others rustc
+// crashes: "offload does not support Struct"), no return value (the launch
+// does not bring it back), and no `extern "gpu-kernel"` where the code is
+// compiled for x86_64 (the host pass; the device pass for the host device).
+Result<void> check_kernel_signatures(const CrateScan& scan, const std::vector<const FnItem*>& kernels,
+                                     const std::string& device_cfg, const fs::path& project_dir);
+Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<Target>& targets,
+                              const std::string& device_cfg, const fs::path& project_dir);
 
 // A GPU device pass needs a `core` for its target: from the rustc sysroot
 // (<sysroot>/lib/rustlib/<triple>) or, when none is installed, a #![no_core] crate.

@@ -1,0 +1,146 @@
+// The device pass derived from the host pass (see cargo_resolve.hpp).
+#include "cargo_resolve.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "offload_build/process/subprocess.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::cli {
+
+namespace {
+
+// A cargo command run to completion in the project; its stdout.
+Result<std::string> ask_cargo(const CargoSession& s, const cargo::Invocation& inv, const std::string& what) {
+  auto out = exec::capture(Command{inv.argv, s.dir, inv.env});
+  if (!out) return out.error();
+  if (out->exit_code != 0)
+    return Error::usage(fmt::format("{} failed in {}:\n{}\n  command: {}", what, s.dir.string(), util::trim(out->err),
+                                    util::shell_join(inv.argv)));
+  return out->out;
+}
+
+// The user's --config values (cargo's own merge of them into its config files).
+std::vector<std::string> config_args(const cargo::UserArgs& u) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < u.shared.size(); ++i) {
+    if (u.shared[i] == "--config" && i + 1 < u.shared.size()) out.insert(out.end(), {"--config", u.shared[++i]});
+    else if (util::starts_with(u.shared[i], "--config=")) out.push_back(u.shared[i]);
+  }
+  return out;
+}
+
+// The triple the host pass builds for: the user's --target, else the host's.
+std::string host_triple(const cargo::UserArgs& u) {
+  for (size_t i = 0; i < u.all.size(); ++i) {
+    if (u.all[i] == "--target" && i + 1 < u.all.size()) return u.all[i + 1];
+    if (util::starts_with(u.all[i], "--target=")) return u.all[i].substr(9);
+  }
+  return std::string(kHostTriple);
+}
+
+std::string feature_list(const std::vector<std::string>& f) {
+  return f.empty() ? "no features" : "features [" + util::join(f, ", ") + "]";
+}
+
+std::string package_name(const std::string& id) {
+  // path+file:///w/kernels#0.1.0, registry+https://...#libm@0.2.0, or the old "name 0.1.0 (...)" form
+  const size_t hash = id.rfind('#');
+  if (hash == std::string::npos) return id.substr(0, id.find(' '));
+  std::string tail = id.substr(hash + 1);
+  if (const size_t at = tail.find('@'); at != std::string::npos) return tail.substr(0, at);
+  std::string head = id.substr(0, hash);
+  return head.substr(head.find_last_of('/') + 1);
+}
+
+// The device pass's graph against the host pass's: every package both build,
+// with the same features; the kernel crate with the same profile settings.
+Result<void> compare(const CargoSession& s, const KernelCrate& c, const Target& t, const std::string& host,
+                     const std::vector<cargo::Unit>& host_units, const std::vector<cargo::Unit>& device_units,
+                     const std::string& device_command) {
+  for (const auto& d : device_units) {
+    if (d.mode != "build" || d.platform != t.triple) continue;
+    const cargo::Unit* h = cargo::library_unit(host_units, d.pkg_id, host);
+    if (!h) continue;
+    const std::string name = package_name(d.pkg_id);
+    const bool own = d.pkg_id == c.pkg.id;
+    if (h->features != d.features)
+      return Error::usage(fmt::format(
+          "the device pass and the host pass would build {} with different features, so the kernels would not "
+          "be the code the host launches:\n  host pass (cargo build -p {}): {}\n  device pass of {} for {}: {}\n"
+          "cargo resolves the device pass of {} on its own, so {}\n  device pass: {}",
+          name, s.pkg.name, feature_list(h->features), c.pkg.name, t.short_name(), feature_list(d.features),
+          c.pkg.name,
+          own ? "offload-build gives it the host pass's features; this one could not be matched"
+              : fmt::format("only {}'s own Cargo.toml decides {}'s features there: enable {} in {}'s dependency on {} "
+                            "(features = [...]) or in {}'s default features",
+                            c.pkg.name, name, feature_list(h->features), c.pkg.name, name, name),
+          device_command));
+    if (own && (h->opt_level != d.opt_level || h->debug_assertions != d.debug_assertions ||
+                h->overflow_checks != d.overflow_checks))
+      return Error::usage(fmt::format(
+          "the device pass and the host pass would build {} with different profile settings:\n"
+          "  host pass (profile {}): opt-level {}, debug-assertions {}, overflow-checks {}\n"
+          "  device pass for {} (profile {}): opt-level {}, debug-assertions {}, overflow-checks {}\n"
+          "  device pass: {}",
+          name, h->profile, h->opt_level, h->debug_assertions, h->overflow_checks, t.short_name(), d.profile,
+          d.opt_level, d.debug_assertions, d.overflow_checks, device_command));
+  }
+  return {};
+}
+
+cargo::Invocation with_unit_graph(cargo::Invocation inv) {
+  auto at = std::find(inv.argv.begin(), inv.argv.end(), "--");
+  inv.argv.insert(at, {"--unit-graph", "-Zunstable-options"});
+  return inv;
+}
+
+}  // namespace
+
+Result<void> resolve_passes(CargoSession& s) {
+  // Rustflags: cargo's config as cargo merges it, read once for every triple.
+  std::vector<std::string> get{s.cargo_bin.string()};
+  for (const auto& a : config_args(s.user)) get.push_back(a);
+  get.insert(get.end(), {"-Zunstable-options", "config", "get", "--format", "json"});
+  const cargo::Env env{{"RUSTC", s.tc.rust->rustc.string()}};
+  auto config = exec::capture(Command{get, s.dir, env});
+  if (!config) return config.error();
+  // An empty config is "config value `` is not set" on some versions: nothing set.
+  const std::string config_json = config->exit_code == 0 ? config->out : "{}";
+  const std::string host = host_triple(s.user);
+  auto host_flags = cargo::effective_rustflags(config_json, host, cargo::RustflagsEnv::from_environment(host));
+  if (!host_flags) return host_flags.error();
+  s.host_rustflags = *host_flags;
+  for (const auto& t : s.targets) {
+    auto flags = cargo::effective_rustflags(config_json, t.triple, cargo::RustflagsEnv::from_environment(t.triple));
+    if (!flags) return flags.error();
+    s.device_rustflags[t.triple] = *flags;
+  }
+
+  // Features: what the host pass resolves, from its unit graph.
+  const cargo::Invocation host_pass = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets, std::nullopt,
+                                                       std::nullopt, s.host_rustflags.flags);
+  auto host_graph = ask_cargo(s, with_unit_graph(host_pass), "`cargo build --unit-graph` (the host pass's plan)");
+  if (!host_graph) return host_graph.error();
+  auto host_units = cargo::parse_unit_graph(*host_graph);
+  if (!host_units) return host_units.error();
+  for (auto& c : s.crates)
+    if (const cargo::Unit* u = cargo::library_unit(*host_units, c.pkg.id, host)) c.features = u->features;
+
+  // The device passes' graphs, checked against it.
+  for (const auto& c : s.crates)
+    for (const auto& t : s.targets) {
+      const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t,
+                                          {c.features, s.device_rustflags[t.triple].flags});
+      auto graph = ask_cargo(s, with_unit_graph(inv), "`cargo rustc --unit-graph` (the device pass's plan)");
+      if (!graph) return graph.error();
+      auto units = cargo::parse_unit_graph(*graph);
+      if (!units) return units.error();
+      OB_TRY(compare(s, c, t, host, *host_units, *units, util::shell_join(inv.argv)));
+    }
+  return {};
+}
+
+}  // namespace ob::cli
