@@ -29,7 +29,7 @@ namespace ob::cli {
 
 namespace {
 
-Result<std::vector<Target>> offload_targets(const GlobalOptions& o, const cargo::Package& pkg) {
+Result<std::vector<Target>> offload_targets(const Request& o, const cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
   std::vector<Target> out;
@@ -78,16 +78,16 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
       s.pkg.name, s.pkg.device_cfg));
 }
 
-Result<CargoSession> open_session(const GlobalOptions& o, const std::vector<std::string>& cargo_args) {
+Result<CargoSession> open_session(const Request& o, const std::vector<std::string>& cargo_args) {
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
     return Error::usage("-C " + o.directory.string() + ": no such directory");
-  auto tc = find_toolchain(std::nullopt);
+  auto tc = find_toolchain(std::nullopt, o.config.path("llvm"));
   if (!tc) return tc.error();
   auto rust = rust::find_rust_toolchain(std::nullopt);
   if (!rust) return rust.error();
   tc->rust = *rust;
-  if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
+  if (o.config.flag("verbose")) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   CargoSession s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
                  cargo::split_user_args(cargo_args), {}, {}, {}};
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
@@ -143,7 +143,7 @@ class CargoLines final : public Progress {
 // built (none under --dry-run).
 Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& context,
                                            std::chrono::steady_clock::time_point started) {
-  const GlobalOptions& o = s.o;
+  const Request& o = s.o;
   // A bad remote URL is said once and not used (as for a launcher compile).
   if (!o.dry_run) (void)context.open_cache({}, RemoteErrors::Warn);
   const CargoPlan cp = make_cargo_plan(s, context.layers() != nullptr);
@@ -153,12 +153,12 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   }
   CargoRunner runner(cp);
   report::BuildRecorder recorder;
-  CargoLines lines(o.quiet);
+  CargoLines lines(o.config.flag("quiet"));
   ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
   // No build state: cargo's fingerprints decide what is current in a target directory.
-  run.cache = cache::JobCacheOptions{false, o.explain ? &std::cerr : nullptr, false, nullptr};
+  run.cache = cache::JobCacheOptions{false, o.config.flag("explain") ? &std::cerr : nullptr, false, nullptr};
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -192,17 +192,17 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   if (!ran.summary) return ran.summary.error();
   const std::vector<fs::path> programs = runner.programs();
   for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  print_summary(*ran.summary, seconds, o.quiet);
+  print_summary(*ran.summary, seconds, o.config.flag("quiet"));
   return programs;
 }
 
 }  // namespace
 
-Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
+Result<int> cargo(const Request& o, const std::vector<std::string>& args,
                   const std::vector<std::string>& before) {
   // First, before any descriptor of ours is open: make's jobserver.
   BuildContext context(o);
-  exec::set_echo_policy({o.verbose, nullptr});
+  exec::set_echo_policy({o.config.flag("verbose"), nullptr});
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
   if (!parsed) return parsed.error();
   const auto started = std::chrono::steady_clock::now();

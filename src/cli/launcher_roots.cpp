@@ -8,7 +8,7 @@
 
 namespace ob::cli {
 
-std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& o, const fs::path& cwd) {
+std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& o, const fs::path& cwd) {
   std::vector<fs::path> bases;
   if (fs::path base = base_dir_for(o, std::nullopt); !base.empty()) bases.push_back(std::move(base));
   // The project's own directories (the CMake package passes CMAKE_SOURCE_DIR

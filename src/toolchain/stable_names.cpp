@@ -75,10 +75,6 @@ std::optional<fs::path> find_support_file(const std::string& name) {
 
 std::optional<fs::path> find_stable_names_library() { return find_support_file(kLibrary); }
 
-bool stable_names_disabled() {
-  return !config::current().flag("stable_names");
-}
-
 std::string kernel_salt(const std::string& kernel_namespace) {
   return fmt::format("{:016x}", XXH3_64bits(kernel_namespace.data(), kernel_namespace.size()));
 }
@@ -101,7 +97,6 @@ std::string stable_name_path(const fs::path& real, const NameRoots& roots) {
 
 std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
                                             const std::optional<fs::path>& memo_dir) {
-  if (stable_names_disabled()) return std::nullopt;
   auto library = find_stable_names_library();
   // LD_PRELOAD separates libraries by spaces and colons.
   if (!library || library->string().find_first_of(" :") != std::string::npos) return std::nullopt;

@@ -49,10 +49,6 @@ struct StableNames {
 std::optional<fs::path> find_support_file(const std::string& name);
 std::optional<fs::path> find_stable_names_library();
 
-// OFFLOAD_BUILD_STABLE_NAMES=0 turns stable names off (kernels named after
-// inodes, as plain clang names them).
-bool stable_names_disabled();
-
 // The salt of a project's compiles: a hash of its namespace (the manifest's
 // name, --kernel-namespace), so two projects' files at the same relative
 // path, linked into one program, get different names. Not the flags: a -D
@@ -60,8 +56,9 @@ bool stable_names_disabled();
 // codegen and link).
 std::string kernel_salt(const std::string& kernel_namespace);
 
-// Set up stable names for compiles by `compiler`: nullopt when they are off
-// or the library is missing. Whether the compiler honours the library is
+// Set up stable names for compiles by `compiler`: nullopt when the library is
+// missing (the caller asks only when the stable_names setting is on; off,
+// kernels are named after inodes, as plain clang names them). Whether the compiler honours the library is
 // asked once (a 1-line compile) and remembered in `memo_dir` (the cache's
 // probes/); without a memo directory it is assumed (nothing is cached then).
 std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
