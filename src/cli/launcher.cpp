@@ -22,6 +22,7 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
+#include "options.hpp"
 
 namespace ob::cli {
 

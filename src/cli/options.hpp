@@ -15,6 +15,7 @@ void add_global_options(CLI::App& app, Request& options);
 // settings in `options.config`: the configuration in force for the command.
 // An error names a bad config file line or environment variable.
 Result<void> resolve_settings(Request& options);
+
 // The --help line of the option that sets setting `key`: the table's doc line
 // and where else the setting comes from.
 std::string help_of(std::string_view key);
