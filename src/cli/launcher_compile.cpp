@@ -328,7 +328,8 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileReque
                                       {fs::read_symlink("/proc/self/exe", ec)});
   plan.base_dirs = s.bases;
   plan.name_anchor = s.anchor;
-  return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan));
+  return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan),
+                                               cache::system_dirs(context.config().text("system_dirs")));
 }
 
 }  // namespace
