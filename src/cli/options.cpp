@@ -31,7 +31,8 @@ void add_setting_option(CLI::App& app, const config::Setting& s, config::Config&
   };
   CLI::Option* opt = nullptr;
   if (s.type == config::Type::Flag) {
-    opt = app.add_flag_function(names, [store](int64_t) { store("true"); }, help_of(s.key));
+    // --verbose sets it; --verbose=false (CLI11: a count of -1) clears it over a variable.
+    opt = app.add_flag_function(names, [store](int64_t n) { store(n > 0 ? "true" : "false"); }, help_of(s.key));
   } else if (s.type == config::Type::List) {
     // Repeatable, one value each time; a higher source replaces the whole list.
     opt = app.add_option_function<std::vector<std::string>>(
