@@ -1,5 +1,4 @@
 #include "offload_build/cache/file_facts.hpp"
-#include "offload_build/config/config.hpp"
 
 #include <sys/stat.h>
 
@@ -70,9 +69,9 @@ Stamp any_stamp(const char* path) {
 
 Stamp any_stamp(const fs::path& path) { return any_stamp(path.c_str()); }
 
-std::vector<fs::path> system_dirs() {
+std::vector<fs::path> system_dirs(std::string_view setting) {
   std::vector<fs::path> dirs;
-  for (const auto& d : util::split(config::current().text("system_dirs"), ':'))
+  for (const auto& d : util::split(setting, ':'))
     if (!d.empty()) dirs.push_back(fs::path(d).lexically_normal());
   return dirs;
 }

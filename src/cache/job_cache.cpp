@@ -65,7 +65,7 @@ std::vector<fs::path> project_dirs(const Plan& plan) {
 
 JobCache::JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      files_(project_dirs(plan), system_dirs(), NameRoots{plan.base_dirs, plan.name_anchor}),
+      files_(project_dirs(plan), options_.system_dirs, NameRoots{plan.base_dirs, plan.name_anchor}),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
                                       : fs::path()) {}
 

@@ -10,8 +10,9 @@ namespace {
 // A depfile lists every file a compile read: thousands of lines at most.
 constexpr uint64_t kMaxDepfile = uint64_t{64} << 20;
 
-JobCacheOptions whole_options(std::string& said) {
+JobCacheOptions whole_options(std::string& said, std::vector<fs::path> system_dirs) {
   JobCacheOptions o;
+  o.system_dirs = std::move(system_dirs);
   o.keep_build_state = false;
   o.replay = [&said](const Job&, std::string_view text) { said = std::string(text); };
   return o;
@@ -19,8 +20,8 @@ JobCacheOptions whole_options(std::string& said) {
 
 }  // namespace
 
-WholeCompile::WholeCompile(LayeredStorage& storage, Plan plan)
-    : plan_(std::move(plan)), cache_(storage, plan_, whole_options(said_)) {}
+WholeCompile::WholeCompile(LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs)
+    : plan_(std::move(plan)), cache_(storage, plan_, whole_options(said_, std::move(system_dirs))) {}
 
 std::optional<std::string> WholeCompile::serve() {
   const Job& job = plan_.jobs.front();

@@ -1,6 +1,5 @@
 #include "offload_build/cli/app.hpp"
 #include "offload_build/config/config.hpp"
-#include "settings.hpp"
 #include "config_command.hpp"
 
 #include "offload_build/storage/remote/layered.hpp"
@@ -105,7 +104,7 @@ int dispatch(int argc, char** argv) {
   app.set_version_flag("--version", std::string("offload-build ") + OB_VERSION);
   app.require_subcommand(1);
 
-  GlobalOptions global;
+  Request global;
   global.command_line.assign(argv, argv + argc);
   add_global_options(app, global);
 
@@ -207,19 +206,20 @@ int dispatch(int argc, char** argv) {
   }
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
   if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
-  cache::hide_remote_credentials(global.remote_storage);  // before any command starts
+  cache::hide_remote_credentials(global.config);  // before any command starts
 
   util::set_color(util::decide_color(
-      util::parse_color_choice(global.color).value_or(util::ColorChoice::Auto),
+      util::parse_color_choice(global.config.text("color")).value_or(util::ColorChoice::Auto),
       {config::env("NO_COLOR"), config::env("CLICOLOR_FORCE"), config::env("TERM")}));
   if (*doctor_cmd) {
-    const int code = run_doctor(std::nullopt, std::cout);
+    const int code = run_doctor(std::nullopt, global.config.path("llvm"), std::cout);
     doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code
     return code;
   }
   if (*init_cmd) {
     // Like every path on the command line, DIR is relative to -C.
     if (init_options.dir.is_relative()) init_options.dir = (global.directory / init_options.dir).lexically_normal();
+    init_options.templates = global.config.path("templates");
     auto result = init_project(init_options, std::cout);
     return result ? exit_code::ok : report_error(result.error());
   }

@@ -34,7 +34,7 @@
 
 namespace ob::cli {
 
-fs::path manifest_path(const GlobalOptions& o) {
+fs::path manifest_path(const Request& o) {
   fs::path dir = o.directory;
   if (!o.manifest) return dir / "offload.json";
   return o.manifest->is_absolute() ? *o.manifest : dir / *o.manifest;
@@ -150,47 +150,42 @@ Result<void> write_build_report(const fs::path& file, const BuildSession& s,
   return report::write_report(file, report::make_report(d));
 }
 
-Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session);
+Result<fs::path> build_steps(const Request& o, BuildSession& session);
 
 }  // namespace
 
 namespace {
 
-// A path setting in force: the command line's (in `given`), else the
-// configuration's with the manifest's value in its place.
-std::optional<fs::path> path_setting(std::string_view key, const std::optional<fs::path>& given,
+// A path setting in force, with the manifest's value in its place.
+std::optional<fs::path> path_setting(const config::Config& c, std::string_view key,
                                      const std::optional<fs::path>& manifest) {
-  if (given) return fs::absolute(*given);
-  auto v = config::current().get(key, manifest ? std::optional(manifest->string()) : std::nullopt,
-                                 "offload.json");
+  auto v = c.get(key, manifest ? std::optional(manifest->string()) : std::nullopt, "offload.json");
   if (!v || v->text.empty()) return std::nullopt;
   return fs::absolute(v->text);
 }
 
 }  // namespace
 
-fs::path cache_dir_for(const GlobalOptions& o, const std::optional<fs::path>& manifest_cache_dir) {
-  if (auto dir = path_setting("cache_dir", o.cache_dir, manifest_cache_dir)) return *dir;
-  return cache::default_cache_dir();
+fs::path cache_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_cache_dir) {
+  return path_setting(c, "cache_dir", manifest_cache_dir).value_or(fs::path());
 }
 
-uint64_t max_size_for(const std::optional<uint64_t>& manifest_max_size) {
-  auto v = config::current().get(
-      "max_size", manifest_max_size ? std::optional(std::to_string(*manifest_max_size)) : std::nullopt,
-      "offload.json");
-  auto bytes = v ? util::parse_size(v->text) : Result<uint64_t>(cache::kDefaultMaxSize);
-  return bytes ? *bytes : cache::kDefaultMaxSize;
+uint64_t max_size_for(const config::Config& c, const std::optional<uint64_t>& manifest_max_size) {
+  auto v = c.get("max_size", manifest_max_size ? std::optional(std::to_string(*manifest_max_size)) : std::nullopt,
+                 "offload.json");
+  auto bytes = v ? util::parse_size(v->text) : Result<uint64_t>(cache::default_max_size());
+  return bytes ? *bytes : cache::default_max_size();
 }
 
-fs::path base_dir_for(const GlobalOptions& o, const std::optional<fs::path>& manifest_base_dir) {
-  std::optional<fs::path> dir = path_setting("base_dir", o.base_dir, manifest_base_dir);
+fs::path base_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_base_dir) {
+  std::optional<fs::path> dir = path_setting(c, "base_dir", manifest_base_dir);
   if (!dir) return {};
   std::error_code ec;
   fs::path real = fs::canonical(*dir, ec);
   return ec ? fs::path() : real;
 }
 
-Result<fs::path> build(const GlobalOptions& o) {
+Result<fs::path> build(const Request& o) {
   BuildSession session;
   auto result = build_steps(o, session);
   if (o.report && !o.dry_run) {
@@ -216,30 +211,33 @@ namespace {
 // project directory (when it lies under the project or the base directory)
 // and the project's namespace, its name (docs/CACHE.md).
 void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc, const fs::path& base,
-                             const std::optional<fs::path>& probe_memo, bool verbose) {
+                             const std::optional<fs::path>& probe_memo, const config::Config& c) {
   std::error_code ec;
   plan.name_anchor = fs::canonical(m.project_dir, ec);
   if (ec) plan.name_anchor = m.project_dir;
   plan.base_dirs = {plan.name_anchor};
   if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
-  auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
-  if (!names) {
-    if (std::string why = stable_names_unavailable(); !why.empty())
-      std::cerr << "offload-build: warning: " << why << '\n';
-  } else {
-    use_stable_names(plan, *names, kernel_salt(m.name));
-    if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
-    else if (verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  if (c.flag("stable_names")) {
+    auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
+    if (!names) {
+      if (std::string why = stable_names_unavailable(); !why.empty())
+        std::cerr << "offload-build: warning: " << why << '\n';
+    } else {
+      use_stable_names(plan, *names, kernel_salt(m.name));
+      if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
+      else if (c.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+    }
   }
-  record_lookups(plan, preload_library());
+  record_lookups(plan, preload_library());  // with stable names off too: the library records only
 }
 
-Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
+Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   // First, before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for ours (the signal self-pipe's).
   BuildContext context(o);
-  exec::set_echo_policy({o.verbose, nullptr});
+  const config::Config& c = o.config;
+  exec::set_echo_policy({c.flag("verbose"), nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
   if (auto program = noop_build(o, file, [&session] { return session.recorder.elapsed(); }))
@@ -249,7 +247,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   if (!manifest) return manifest.error();
   session.project = manifest->name;
   if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));
-  auto toolchain = find_toolchain(manifest->toolchain);
+  auto toolchain = find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
   OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
                             RemoteErrors::Fail));
@@ -258,19 +256,18 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   const std::optional<fs::path> probe_memo = context.probe_memo();
   if (manifest->is_rust()) {
     rust::set_probe_memo_dir(probe_memo);  // per rustc binary
-    OB_TRY(rustc::prepare(*manifest, *toolchain, o.verbose));
+    OB_TRY(rustc::prepare(*manifest, *toolchain, c.flag("verbose")));
   }
 
   // The driver's own commands, to split device passes.
   auto driver_probe = make_driver_probe(*toolchain, probe_memo);
-  PlanOptions plan_options{driver_probe.get(), o.two_parse, probe_jobs(o, context.jobserver()), nullptr};
-  if (o.verbose)
+  PlanOptions plan_options{driver_probe.get(), c.flag("two_parse"), probe_jobs(c, context.jobserver()), nullptr};
+  if (c.flag("verbose"))
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
   Plan plan = make_plan(*manifest, *toolchain, plan_options);
   if (exec::interrupted()) return Error{"interrupted", exit_code::interrupted};
-  use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(o, manifest->base_dir), probe_memo,
-                          o.verbose);
+  use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(c, manifest->base_dir), probe_memo, c);
   if (o.compdb) OB_TRY(write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
@@ -279,7 +276,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
 
   // On a terminal a status line that the commands' output must not tear: the
   // runner buffers their output and the console prints it whole.
-  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.quiet), 0}, &std::cerr);
+  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(c.flag("quiet")), 0}, &std::cerr);
   ProgressTee listeners({&console, &session.recorder});
   // Output is always buffered (as ninja does): printed whole when a job ends,
   // and stored with its outputs so that a cache hit prints its warnings again.
@@ -294,7 +291,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
     return check_device_object(*job.target, arg_path(job.source, plan.cwd), outs.front());
   };
-  run.cache = cache::JobCacheOptions{manifest->cache_time_macros, o.explain ? &std::cerr : nullptr, true,
+  run.cache = cache::JobCacheOptions{manifest->cache_time_macros, c.flag("explain") ? &std::cerr : nullptr, true,
                                      [&](const Job& job, std::string_view text) {
                                        listeners.job_output(job, text);
                                      }};
@@ -319,7 +316,7 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
   if (remote_runner) {
     for (const auto& job : plan.jobs)
       if (auto n = remote_runner->note(job.id)) session.remote[job.id] = *n;
-    if (o.explain) explain_remote(plan, session.remote);
+    if (c.flag("explain")) explain_remote(plan, session.remote);
   }
   if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {
@@ -331,8 +328,8 @@ Result<fs::path> build_steps(const GlobalOptions& o, BuildSession& session) {
     session.tools = report::describe_tools(plan, known, !interrupted);
   }
   if (!summary) return summary.error();
-  print_summary(*summary, *session.seconds, o.quiet);
-  if (remote_runner && !o.quiet) print_remote_summary(remote_runner->counts());
+  print_summary(*summary, *session.seconds, c.flag("quiet"));
+  if (remote_runner && !c.flag("quiet")) print_remote_summary(remote_runner->counts());
   if (noop) cache::write_noop_record(noop_file, *noop);
   return plan.program;
 }

@@ -12,16 +12,20 @@
 
 namespace ob::cli {
 
-BuildContext::BuildContext(const GlobalOptions& options)
+cache::Storage local_cache(const config::Config& c) {
+  return cache::Storage(cache_dir_for(c, std::nullopt), max_size_for(c, std::nullopt), cache::Trust::from_config(c));
+}
+
+BuildContext::BuildContext(const Request& options)
     : options_(options), jobserver_(exec::jobserver_from_environment()) {}
 
 Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
   if (opened_) return {};
   opened_ = true;
-  cache_dir_ = cache_dir_for(options_, project.cache_dir);
-  if (options_.no_cache) return {};
-  storage_.emplace(cache_dir_, max_size_for(project.max_size));
-  auto remotes = cache::configured_remotes(options_.remote_storage, project.remote_storage);
+  cache_dir_ = cache_dir_for(config(), project.cache_dir);
+  if (config().flag("no_cache")) return {};
+  storage_.emplace(cache_dir_, max_size_for(config(), project.max_size), cache::Trust::from_config(config()));
+  auto remotes = cache::configured_remotes(config(), project.remote_storage);
   if (!remotes) {
     if (remote_errors == RemoteErrors::Fail) return remotes.error();
     // A bad remote URL does not stop a compile: it is said, and not used.
@@ -29,7 +33,7 @@ Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErro
               << "; compiling without remote storage\n";
     remotes = std::vector<cache::RemoteConfig>{};
   }
-  if (options_.verbose && remote_errors == RemoteErrors::Fail)
+  if (config().flag("verbose") && remote_errors == RemoteErrors::Fail)
     for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
   cache::LayeredOptions layered;
   if (remote_errors == RemoteErrors::WarnOncePerBuild)
@@ -41,21 +45,21 @@ Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErro
 }
 
 std::optional<fs::path> BuildContext::probe_memo() const {
-  if (options_.no_cache) return std::nullopt;
-  if (!storage_) return probe_memo_of(options_);
+  if (config().flag("no_cache")) return std::nullopt;
+  if (!storage_) return probe_memo_of(config());
   if (!storage_->trusted() || storage_->shared()) return std::nullopt;
   return storage_->dir() / "probes";
 }
 
-std::optional<fs::path> BuildContext::probe_memo_of(const GlobalOptions& o) {
-  if (o.no_cache) return std::nullopt;
-  const cache::Storage storage(cache_dir_for(o, std::nullopt));
+std::optional<fs::path> BuildContext::probe_memo_of(const config::Config& c) {
+  if (c.flag("no_cache")) return std::nullopt;
+  const cache::Storage storage = local_cache(c);
   if (!storage.trusted() || storage.shared()) return std::nullopt;
   return storage.dir() / "probes";
 }
 
 void BuildContext::limit_parallelism(ExecOptions& exec) {
-  exec.parallelism = effective_jobs(options_);
+  exec.parallelism = effective_jobs(config());
   // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
   if (jobserver_.serial) exec.parallelism = 1;
   if (jobserver_.jobserver) {
@@ -65,15 +69,16 @@ void BuildContext::limit_parallelism(ExecOptions& exec) {
 }
 
 Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan) {
-  if (options_.remote_execution.empty()) return std::unique_ptr<RemoteRunner>();
-  auto config = parse_remote_execution(options_.remote_execution);
+  const std::string url = options_.config.text("remote_execution");
+  if (url.empty()) return std::unique_ptr<RemoteRunner>();
+  auto config = parse_remote_execution(url);
   if (!config) return config.error();
   RemoteRunnerSetup setup;
   setup.config = std::move(*config);
   if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   setup.plan = &plan;
-  setup.local_jobs = effective_jobs(options_);
-  for (const auto& d : util::split(config::current().text("system_dirs"), ':'))
+  setup.local_jobs = effective_jobs(config());
+  for (const auto& d : util::split(options_.config.text("system_dirs"), ':'))
     if (!d.empty()) setup.system_dirs.emplace_back(d);
   setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
   setup.warn = [](const std::string& line) {
@@ -95,6 +100,7 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   const bool collect_reads = run.cache.collect_reads;
   if (layers_) {
     storage_->warn_if_unwritable();
+    run.cache.system_dirs = cache::system_dirs(config().text("system_dirs"));
     job_cache.emplace(*layers_, plan, std::move(run.cache));
     job_cache->attach(exec);  // serve (concurrent lookups), after_serve, after_run
     // Lookups on threads hide a remote's latency; with only the local cache

@@ -17,22 +17,22 @@ void warn(const Error& e) {
 
 }  // namespace
 
-bool wants_pictures(const GlobalOptions& o) { return (o.timings || o.trace) && !o.dry_run; }
+bool wants_pictures(const Request& o) { return (o.timings || o.config.path("trace")) && !o.dry_run; }
 
-void write_pictures(const GlobalOptions& o, const report::Timeline& timeline, const fs::path& default_page,
+void write_pictures(const Request& o, const report::Timeline& timeline, const fs::path& default_page,
                     bool append) {
   if (o.dry_run) return;
-  if (o.trace) {
-    auto written = append ? report::append_trace(*o.trace, timeline) : report::write_trace(*o.trace, timeline);
+  if (const auto trace = o.config.path("trace")) {
+    auto written = append ? report::append_trace(*trace, timeline) : report::write_trace(*trace, timeline);
     if (!written) warn(written.error());
   }
   if (!o.timings) return;
   const fs::path page = fs::absolute(o.timings->empty() ? default_page : *o.timings).lexically_normal();
   if (auto written = report::write_timings(page, timeline); !written) warn(written.error());
-  else if (!o.quiet) std::cerr << "offload-build: timings: " << page.string() << '\n';
+  else if (!o.config.flag("quiet")) std::cerr << "offload-build: timings: " << page.string() << '\n';
 }
 
-Result<int> draw_trace(const GlobalOptions& o, const fs::path& trace) {
+Result<int> draw_trace(const Request& o, const fs::path& trace) {
   const fs::path file = (o.directory / trace).lexically_normal();  // relative to -C, as every path
   auto text = util::read_regular_file(file, report::kMaxTraceFile, "a trace");
   if (!text) return text.error();
@@ -42,7 +42,7 @@ Result<int> draw_trace(const GlobalOptions& o, const fs::path& trace) {
   if (!timeline) return Error::usage(file.string() + ": " + timeline.error().message);
   const fs::path page = fs::absolute(o.timings && !o.timings->empty() ? *o.timings : fs::path(file.string() + ".html"));
   OB_TRY(report::write_timings(page, *timeline));
-  if (!o.quiet) std::cerr << "offload-build: timings: " << page.lexically_normal().string() << '\n';
+  if (!o.config.flag("quiet")) std::cerr << "offload-build: timings: " << page.lexically_normal().string() << '\n';
   return exit_code::ok;
 }
 

@@ -30,7 +30,7 @@ namespace {
 
 // The manifest in -C DIR, when there is one: it may name the cache directory,
 // its size and remote storage.
-Result<std::optional<Manifest>> manifest_in(const GlobalOptions& o) {
+Result<std::optional<Manifest>> manifest_in(const Request& o) {
   const fs::path file = manifest_path(o);
   if (!fs::exists(file)) return std::optional<Manifest>();
   auto m = load_manifest(file, frontend::manifest_options());
@@ -40,18 +40,18 @@ Result<std::optional<Manifest>> manifest_in(const GlobalOptions& o) {
 
 }  // namespace
 
-void doctor_remotes(const GlobalOptions& o, std::ostream& out) {
+void doctor_remotes(const Request& o, std::ostream& out) {
   auto m = manifest_in(o);
   std::vector<std::string> from_manifest;
   if (m && *m) from_manifest = (*m)->remote_storage;
-  auto remotes = cache::configured_remotes(o.remote_storage, from_manifest);
+  auto remotes = cache::configured_remotes(o.config, from_manifest);
   if (!remotes) {
     out << "\nremote storage\n  error: " << remotes.error().message << '\n';
     return;
   }
   if (remotes->empty()) return;
   out << "\nremote storage\n";
-  const bool signing = !cache::Trust::from_environment().signing_key.empty();
+  const bool signing = !cache::Trust::from_config(o.config).signing_key.empty();
   for (const auto& r : *remotes) {
     out << "  " << r.display << ": " << cache::probe_remote(r) << '\n';
     // Who can change what builds get from it.
@@ -65,7 +65,7 @@ void doctor_remotes(const GlobalOptions& o, std::ostream& out) {
   out << std::flush;
 }
 
-Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
+Result<int> run_cache_command(const Request& o, const CacheCli& c) {
   std::optional<fs::path> manifest_dir;
   std::optional<uint64_t> manifest_size;
   auto m = manifest_in(o);
@@ -74,24 +74,25 @@ Result<int> run_cache_command(const GlobalOptions& o, const CacheCli& c) {
     manifest_dir = (*m)->cache_dir;
     manifest_size = (*m)->cache_max_size;
   }
-  const fs::path dir = cache_dir_for(o, manifest_dir);
+  const fs::path dir = cache_dir_for(o.config, manifest_dir);
+  const cache::Trust trust = cache::Trust::from_config(o.config);
   if (*c.stats || c.command->get_subcommands().empty()) {  // `cache` alone: its stats
-    const int code = cache_stats(dir, c.json, std::cout, max_size_for(manifest_size));
+    const int code = cache_stats(dir, c.json, std::cout, max_size_for(o.config, manifest_size), trust);
     if (code != exit_code::ok || !c.zero) return code;
     std::ostringstream said;  // under --json, only the JSON object on stdout
-    const int zeroed = cache_zero(dir, said);
+    const int zeroed = cache_zero(dir, said, trust);
     (zeroed == exit_code::ok && c.json ? std::cerr : std::cout) << said.str();
     return zeroed;
   }
-  if (*c.clear) return cache_clear(dir, std::cout);
-  if (*c.verify) return cache_verify(dir, std::cout);
-  std::optional<uint64_t> limit = max_size_for(manifest_size);
+  if (*c.clear) return cache_clear(dir, std::cout, trust);
+  if (*c.verify) return cache_verify(dir, std::cout, trust);
+  std::optional<uint64_t> limit = max_size_for(o.config, manifest_size);
   if (c.max_size) {
     auto parsed = cache::parse_size(*c.max_size);
     if (!parsed) return Error::usage("--max-size " + *c.max_size + ": " + parsed.error().message);
     limit = *parsed;
   }
-  return cache_prune(dir, limit, std::cout);
+  return cache_prune(dir, limit, std::cout, trust);
 }
 
 }  // namespace ob::cli

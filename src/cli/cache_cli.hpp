@@ -21,9 +21,9 @@ struct CacheCli {
 };
 
 void add_cache_commands(CLI::App& app, CacheCli& cache);
-Result<int> run_cache_command(const GlobalOptions& options, const CacheCli& cache);
+Result<int> run_cache_command(const Request& options, const CacheCli& cache);
 // `doctor`'s remote storage section: each configured remote (--remote-storage,
 // $OFFLOAD_BUILD_REMOTE_STORAGE, the manifest in -C) read once, and what came back.
-void doctor_remotes(const GlobalOptions& options, std::ostream& out);
+void doctor_remotes(const Request& options, std::ostream& out);
 
 }  // namespace ob::cli

@@ -54,8 +54,8 @@ std::optional<int> not_a_directory(const fs::path& dir, std::ostream& out) {
 // The cache for clear/prune: nullopt (after saying why) when there is nothing
 // to change or it cannot be changed; `code` is then the exit code.
 std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limit,
-                                              std::string_view verb, std::ostream& out,
-                                              int& code) {
+                                              const cache::Trust& trust, std::string_view verb,
+                                              std::ostream& out, int& code) {
   std::error_code ec;
   code = exit_code::ok;
   if (auto c = not_a_directory(dir, out)) {
@@ -66,7 +66,7 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
     out << fmt::format("cache directory {} does not exist; nothing to {}\n", dir.string(), verb);
     return std::nullopt;
   }
-  std::optional<cache::Storage> storage(std::in_place, dir, limit);
+  std::optional<cache::Storage> storage(std::in_place, dir, limit, trust);
   if (!storage->trusted()) {
     out << fmt::format("offload-build: error: cache directory {} is not used by builds ({}); "
                        "nothing removed\n",
@@ -85,7 +85,8 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
 
 }  // namespace
 
-int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_size) {
+int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_size,
+                const cache::Trust& trust) {
   if (auto code = not_a_directory(dir, out)) return *code;
   // Looking must not create the directory.
   std::error_code ec;
@@ -95,7 +96,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   fs::path shown = fs::absolute(dir, ec).lexically_normal();
   if (ec) shown = dir;
   if (fs::exists(dir, ec)) {
-    cache::Storage storage(dir, max_size);
+    cache::Storage storage(dir, max_size, trust);
     c = storage.counters();
     u = storage.usage();  // never through a symlinked or untrusted level
     problem = storage.distrust_reason();
@@ -154,9 +155,9 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   return exit_code::ok;
 }
 
-int cache_clear(const fs::path& dir, std::ostream& out) {
+int cache_clear(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
   int code;
-  auto storage = open_for_change(dir, cache::kDefaultMaxSize, "clear", out, code);
+  auto storage = open_for_change(dir, cache::default_max_size(), trust, "clear", out, code);
   if (!storage) return code;
   cache::Usage before = storage->usage();
   for (const auto& level : before.not_walked)  // removed, never followed
@@ -167,10 +168,11 @@ int cache_clear(const fs::path& dir, std::ostream& out) {
   return exit_code::ok;
 }
 
-int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out) {
-  uint64_t limit = max_size.value_or(cache::kDefaultMaxSize);
+int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out,
+                const cache::Trust& trust) {
+  uint64_t limit = max_size.value_or(cache::default_max_size());
   int code;
-  auto opened = open_for_change(dir, limit, "prune", out, code);
+  auto opened = open_for_change(dir, limit, trust, "prune", out, code);
   if (!opened) return code;
   cache::Storage& storage = *opened;
   cache::Usage before = storage.usage();
@@ -188,9 +190,9 @@ int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostr
   return exit_code::ok;
 }
 
-int cache_verify(const fs::path& dir, std::ostream& out) {
+int cache_verify(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
   if (auto code = not_a_directory(dir, out)) return *code;
-  const cache::Storage storage(dir);
+  const cache::Storage storage(dir, cache::default_max_size(), trust);
   if (!storage.trusted())
     out << fmt::format("warning: builds do not use this cache: {}\n", storage.distrust_reason());
   if (!storage.signing_key().empty()) out << "checking signatures (a signing key is set)\n";
@@ -217,9 +219,9 @@ std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::
   return v;
 }
 
-int cache_zero(const fs::path& dir, std::ostream& out) {
+int cache_zero(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
   int code;
-  auto storage = open_for_change(dir, cache::kDefaultMaxSize, "zero", out, code);
+  auto storage = open_for_change(dir, cache::default_max_size(), trust, "zero", out, code);
   if (!storage) return code;
   storage->zero_counters();
   out << fmt::format("zeroed the counters of {} (entries kept)\n", storage->dir().string());

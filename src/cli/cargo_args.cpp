@@ -19,7 +19,7 @@ constexpr std::array kCargosToo = {"-h", "--help", "-v", "--verbose", "-q", "--q
 
 const CLI::Option* option(const std::string& name) {
   static CLI::App app;
-  static GlobalOptions options;
+  static Request options;
   static const bool ready = (add_global_options(app, options), true);
   (void)ready;
   return app.get_option_no_throw(name);

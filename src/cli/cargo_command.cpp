@@ -30,7 +30,7 @@ namespace ob::cli {
 
 namespace {
 
-Result<std::vector<Target>> offload_targets(const GlobalOptions& o, const cargo::Package& pkg) {
+Result<std::vector<Target>> offload_targets(const Request& o, const cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
   std::vector<Target> out;
@@ -79,17 +79,17 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
       s.pkg.name, s.pkg.device_cfg));
 }
 
-Result<CargoSession> open_session(const GlobalOptions& o, const cargo_args::CargoArgs& args) {
+Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs& args) {
   const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
     return Error::usage("-C " + o.directory.string() + ": no such directory");
-  auto tc = find_toolchain(std::nullopt);
+  auto tc = find_toolchain(std::nullopt, o.config.path("llvm"));
   if (!tc) return tc.error();
   auto rust = rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
   if (!rust) return rust.error();
   tc->rust = *rust;
-  if (o.verbose) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
+  if (o.config.flag("verbose")) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
   CargoSession s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
                  cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
   s.user.command = args.command == "run" ? "build" : args.command;
@@ -149,7 +149,7 @@ class CargoLines final : public Progress {
 // built (none under --dry-run).
 Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& context,
                                            std::chrono::steady_clock::time_point started) {
-  const GlobalOptions& o = s.o;
+  const Request& o = s.o;
   // A bad remote URL is said once and not used (as for a launcher compile).
   if (!o.dry_run) (void)context.open_cache({}, RemoteErrors::Warn);
   const CargoPlan cp = make_cargo_plan(s, context.layers() != nullptr);
@@ -159,12 +159,12 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   }
   CargoRunner runner(cp);
   report::BuildRecorder recorder;
-  CargoLines lines(o.quiet);
+  CargoLines lines(o.config.flag("quiet"));
   ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
   // No build state: cargo's fingerprints decide what is current in a target directory.
-  run.cache = cache::JobCacheOptions{false, o.explain ? &std::cerr : nullptr, false, nullptr};
+  run.cache = cache::JobCacheOptions{false, o.config.flag("explain") ? &std::cerr : nullptr, false, nullptr};
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -199,17 +199,17 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   const std::vector<fs::path> programs = runner.programs();
   if (s.user.command == "build")
     for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  print_summary(*ran.summary, seconds, o.quiet);
+  print_summary(*ran.summary, seconds, o.config.flag("quiet"));
   return programs;
 }
 
 }  // namespace
 
-Result<int> cargo(const GlobalOptions& o, const std::vector<std::string>& args,
+Result<int> cargo(const Request& o, const std::vector<std::string>& args,
                   const std::vector<std::string>& before) {
   // First, before any descriptor of ours is open: make's jobserver.
   BuildContext context(o);
-  exec::set_echo_policy({o.verbose, nullptr});
+  exec::set_echo_policy({o.config.flag("verbose"), nullptr});
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << cargo_args::usage("offload-build", " cargo");
     return exit_code::ok;

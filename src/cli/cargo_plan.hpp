@@ -33,7 +33,7 @@ struct KernelCrate {
 
 // Everything `cargo` needs, found once (cargo_command.cpp).
 struct CargoSession {
-  const GlobalOptions& o;
+  const Request& o;
   fs::path dir;
   Toolchain tc;
   fs::path cargo_bin;

@@ -53,7 +53,7 @@ size_t count_files(const fs::path& p) {
 
 }  // namespace
 
-Result<int> clean(const GlobalOptions& o) {
+Result<int> clean(const Request& o) {
   const fs::path file = manifest_path(o);
   if (!fs::exists(file)) return no_manifest(file);
   auto m = load_manifest(file, frontend::manifest_options());
@@ -76,7 +76,7 @@ Result<int> clean(const GlobalOptions& o) {
         "{}: build_dir {} is not a directory inside the project {} (without the manifest); clean "
         "removes nothing there: remove the build outputs by hand",
         file.string(), build.string(), project.string()));
-  const fs::path cache = fs::weakly_canonical(cache_dir_for(o, m->cache_dir), ec);
+  const fs::path cache = fs::weakly_canonical(cache_dir_for(o.config, m->cache_dir), ec);
   if (within(real_build, cache))
     return Error::usage(fmt::format("build_dir {} is inside the cache directory {}; clean removes "
                                     "nothing there (`offload-build cache clear` empties the cache)",

@@ -23,8 +23,8 @@ namespace {
 using config::Origin;
 
 // The manifest's settings, as written, each with its line:column.
-config::Config with_manifest(const GlobalOptions& o) {
-  config::Config c = config::current();
+config::Config with_manifest(const Request& o) {
+  config::Config c = o.config;
   const fs::path file = manifest_path(o);
   std::error_code ec;
   if (!fs::exists(file, ec)) return c;
@@ -75,7 +75,7 @@ Result<const config::Setting*> setting_named(const std::string& key) {
                                   util::shorten(key, 60), near ? " (did you mean '" + *near + "'?)" : ""));
 }
 
-int list(const GlobalOptions& o, bool json, std::ostream& out) {
+int list(const Request& o, bool json, std::ostream& out) {
   const config::Config c = with_manifest(o);
   if (json) {
     nlohmann::json all = nlohmann::json::array();
@@ -124,7 +124,7 @@ void add_config_command(CLI::App& app, ConfigCli& c) {
   c.command->fallthrough();
 }
 
-int run_config(const GlobalOptions& o, const ConfigCli& c, std::ostream& out) {
+int run_config(const Request& o, const ConfigCli& c, std::ostream& out) {
   auto fail = [](const Error& e) {
     std::cerr << "offload-build: error: " << e.message << '\n';
     return exit_code::usage;
@@ -167,7 +167,7 @@ int run_config(const GlobalOptions& o, const ConfigCli& c, std::ostream& out) {
   if (auto w = config::write_config_file(file, setting.key, value); !w) return fail(w.error());
   out << fmt::format("{} {} in {}\n", verb == "set" ? "set" : "unset", setting.key, file.string());
   // A higher source still wins: say so rather than leave the user puzzled.
-  if (const config::Value* v = config::current().get(setting.key);
+  if (const config::Value* v = o.config.get(setting.key);
       v && v->origin < Origin::UserFile && v->origin != Origin::Manifest)
     out << fmt::format("note: {} from the {} ({}) takes precedence over the user config file\n",
                        setting.key, config::origin_name(v->origin), v->where);

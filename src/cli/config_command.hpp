@@ -18,6 +18,6 @@ struct ConfigCli {
 
 void add_config_command(CLI::App& app, ConfigCli& c);
 // The exit code: 0; 1 for `get` of an unset setting; 2 for a usage error.
-int run_config(const GlobalOptions& o, const ConfigCli& c, std::ostream& out);
+int run_config(const Request& o, const ConfigCli& c, std::ostream& out);
 
 }  // namespace ob::cli

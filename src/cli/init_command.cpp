@@ -30,10 +30,8 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 }  // namespace
 
-std::optional<fs::path> find_templates_dir() {
-  if (const std::string dir = config::current().text("templates"); !dir.empty()) {
-    if (has_init(dir)) return fs::path(dir);
-  }
+std::optional<fs::path> find_templates_dir(const std::optional<fs::path>& setting) {
+  if (setting && has_init(*setting)) return *setting;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -62,7 +60,7 @@ Result<void> init_project(const InitOptions& options, std::ostream& out) {
     return Error::usage(fmt::format("init: unknown language \"{}\"; use --lang c, cxx, rust or cargo",
                                     options.lang));
   if (options.dir.empty()) return Error::usage("init: name the directory to create, e.g. `offload-build init my-app`");
-  const auto templates = find_templates_dir();
+  const auto templates = find_templates_dir(options.templates);
   if (!templates)
     return Error::usage(
         "init: no project templates found; looked in $OFFLOAD_BUILD_TEMPLATES, "

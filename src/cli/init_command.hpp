@@ -16,13 +16,14 @@ namespace fs = std::filesystem;
 struct InitOptions {
   std::string lang = "c";  // c, cxx, rust (a manifest project), cargo (a cargo package)
   fs::path dir;
+  std::optional<fs::path> templates;  // the templates setting ($OFFLOAD_BUILD_TEMPLATES)
 };
 
-// Where the templates are, first found: $OFFLOAD_BUILD_TEMPLATES, then
+// Where the templates are, first found: `setting` (the templates setting), then
 // <dir of the binary>/../share/offload-build/templates (an installed
 // offload-build), then the source tree's templates/ (OB_SOURCE_DIR; a build
 // that was not installed). nullopt when none holds init/.
-std::optional<fs::path> find_templates_dir();
+std::optional<fs::path> find_templates_dir(const std::optional<fs::path>& setting);
 
 // The project name for a directory: its last component, with anything but
 // letters, digits, '-' and '_' replaced by '-'.

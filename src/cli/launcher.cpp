@@ -19,20 +19,15 @@
 #include "offload_build/report/timeline.hpp"
 #include "offload_build/report/trace_json.hpp"
 #include "offload_build/config/config.hpp"
-#include "settings.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
+#include "options.hpp"
 
 namespace ob::cli {
 
 namespace {
-
-bool env_flag(const char* name) {
-  const char* v = config::env_or_null(name);
-  return v && *v && std::string_view(v) != "0";
-}
 
 // clang*, gcc, g++, cc, c++ (with a target prefix or version suffix).
 bool looks_like_compiler(const std::string& name) {
@@ -64,13 +59,13 @@ int wait_like(pid_t pid) {
 
 // `command` runs unchanged, through `prefix` (prefix_command) when one is set
 // and it compiles no device code.
-int pass_through(const std::vector<std::string>& compile, const Unchanged& why, const GlobalOptions& o,
+int pass_through(const std::vector<std::string>& compile, const Unchanged& why, const Request& o,
                  const Prefix& prefix) {
   std::vector<std::string> command = compile;
   const bool prefixed = !prefix.words.empty() && may_run_remotely(compile);
   if (prefixed) command.insert(command.begin(), prefix.words.begin(), prefix.words.end());
   if (o.dry_run) {
-    if (o.verbose) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
+    if (o.config.flag("verbose")) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
     std::cout << util::shell_join(command) << '\n';
     return exit_code::ok;
   }
@@ -78,7 +73,8 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   // --trace: the compile is one event of the make/ninja run's trace.
   std::optional<report::StepTimeline> timeline;
   std::optional<report::TimedStep> step;
-  if (o.trace) {
+  const auto trace = o.config.path("trace");
+  if (trace) {
     const std::string name = fs::path(command.front()).filename().string() + " " + clang_cli::output_arg(command);
     timeline.emplace(name, "launcher");
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
@@ -92,7 +88,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   const int code = wait_like(*pid);
   if (step) {
     step->done(code == 0 ? "ran" : "failed");
-    if (auto added = report::append_trace(*o.trace, timeline->finish(code == 0 ? BuildResult::Ok : BuildResult::Failed));
+    if (auto added = report::append_trace(*trace, timeline->finish(code == 0 ? BuildResult::Ok : BuildResult::Failed));
         !added)
       std::cerr << "offload-build: warning: " << added.error().message << '\n';
   }
@@ -102,7 +98,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
 
 // An MPI compiler wrapper (mpicxx ...) is replaced by the command it runs
 // when that compiler is clang; otherwise the reason it runs unchanged.
-std::optional<Unchanged> unwrap(std::vector<std::string>& command, const GlobalOptions& o) {
+std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request& o) {
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
   const auto program = resolve_program(command.front(), cwd);
@@ -114,7 +110,7 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const GlobalO
   if (!clang_cli::is_clang(u->command.front()) && !(compiler && clang_cli::is_clang(fs::canonical(*compiler, ec))))
     return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang",
                      clang_cli::unchanged::kCompiler, {}};
-  if (o.verbose)
+  if (o.config.flag("verbose"))
     std::cerr << "offload-build: " << name << " (" << u->family << ") runs " << util::shell_join(u->command) << '\n';
   command = std::move(u->command);
   return std::nullopt;
@@ -134,7 +130,7 @@ bool is_launcher_call(const std::vector<std::string>& subcommands, const std::st
   return path && find_in_path(first, path).has_value();
 }
 
-int launch(const std::vector<std::string>& given, const GlobalOptions& options) {
+int launch(const std::vector<std::string>& given, const Request& options) {
   std::vector<std::string> command = given;
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
@@ -142,17 +138,18 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
                  "COMPILER ARGS... (or offload-build COMPILER ARGS...)\n";
     return exit_code::usage;
   }
-  GlobalOptions o = options;
+  Request o = options;
   // The settings in force (config files, OFFLOAD_BUILD_* variables): how make
   // and ninja pass them to every compile.
+  const config::Config& c = o.config;
   if (auto settings = resolve_settings(o); !settings) {
     std::cerr << "offload-build: error: " << settings.error().message << '\n';
     return exit_code::usage;
   }
   const Prefix prefix = take_prefix(command, o);  // `distcc clang ...`: the compiler is clang
-  cache::hide_remote_credentials(o.remote_storage);  // before the compiler, run unchanged or not
-  exec::set_echo_policy({o.verbose, nullptr});
-  if (config::current().flag("disable"))
+  cache::hide_remote_credentials(c);  // before the compiler, run unchanged or not
+  exec::set_echo_policy({c.flag("verbose"), nullptr});
+  if (c.flag("disable"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o,
                         prefix);
   const std::vector<std::string> given_command = command;  // what runs when not split
@@ -162,7 +159,7 @@ int launch(const std::vector<std::string>& given, const GlobalOptions& options) 
   Unchanged why;
   try {
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
-    if (env_flag("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR"))
+    if (c.flag("test_hook_internal_error"))
       throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
     const int code = split_compile(command, o, why);
     if (code >= 0) return code;

@@ -40,7 +40,7 @@ std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
 
 }  // namespace
 
-int split_build(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
+int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
@@ -90,7 +90,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   }
 
   std::unique_ptr<DriverProbe> probe;
-  if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
+  if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
   exec::install_signal_handlers();
   Plan plan;
   plan.cwd = cwd;
@@ -99,7 +99,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   plan.directories = {work};
   std::vector<JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
-    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o, context.jobserver()));
+    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (exec::interrupted()) return exit_code::interrupted;
     for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
@@ -108,7 +108,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& o,
   link_job.deps = object_jobs;
   plan.add(std::move(link_job));
   use_stable_kernel_names(plan, *setup, memo, o);
-  if (o.verbose)
+  if (o.config.flag("verbose"))
     std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
                              compiles.size());
   if (auto code = run_and_report(plan, context, command, program.filename().string())) return *code;

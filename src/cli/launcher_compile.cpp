@@ -162,7 +162,7 @@ struct Recording {
 
 std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record,
                             cache::WholeCompile* whole) {
-  const GlobalOptions& o = context.options();
+  const Request& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
@@ -173,7 +173,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   run.observer = record ? &record->recorder : &silent;
   if (auto opened = context.open_cache({}, RemoteErrors::WarnOncePerBuild); !opened)
     return std::nullopt;  // cannot happen: a launcher's remote errors are warnings
-  run.cache.explain = o.explain ? &std::cerr : nullptr;
+  run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.
   run.cache.replay = [&](const Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
@@ -184,7 +184,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
-  if (!summary && !o.verbose) return std::nullopt;
+  if (!summary && !o.config.flag("verbose")) return std::nullopt;
   const std::string said = in_clang_order(plan, runner.output);
   std::cerr << said;
   if (!summary) {
@@ -199,23 +199,25 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
 }
 
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
-                             const GlobalOptions& o) {
+                             const Request& o) {
   plan.base_dirs = setup.bases;
   plan.name_anchor = setup.anchor;
-  auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
   // A fault (the library out of reach, or not loaded): a warning once per build.
   auto warn_once = [&o](const std::string& why) {
-    if (o.no_cache || first_in_build(cache::Storage(cache_dir_for(o, std::nullopt)).dir(), "stable-names"))
+    if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
       std::cerr << "offload-build: warning: " << why << '\n';
   };
-  if (!names) {
-    if (std::string why = stable_names_unavailable(); !why.empty()) warn_once(why);
-  } else {
-    use_stable_names(plan, *names, kernel_salt(o.kernel_namespace.value_or("")));
-    if (names->warn()) warn_once(names->fallback);
-    else if (o.verbose && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+  if (o.config.flag("stable_names")) {
+    auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
+    if (!names) {
+      if (std::string why = stable_names_unavailable(); !why.empty()) warn_once(why);
+    } else {
+      use_stable_names(plan, *names, kernel_salt(o.config.text("kernel_namespace")));
+      if (names->warn()) warn_once(names->fallback);
+      else if (o.config.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+    }
   }
-  record_lookups(plan, preload_library());
+  record_lookups(plan, preload_library());  // with stable names off too: the library records only
 }
 
 void open_launcher_cache(BuildContext& context) {
@@ -235,7 +237,7 @@ clang_cli::DriverEnvironment driver_environment(const fs::path& compiler) {
   return env;
 }
 
-std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const GlobalOptions& o,
+std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
                                         Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
@@ -311,7 +313,7 @@ bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const 
 std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project,
                                   cache::WholeCompile* whole) {
-  const GlobalOptions& o = context.options();
+  const Request& o = context.options();
   if (o.dry_run) {
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
@@ -333,8 +335,8 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
     d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
     d.plan = &plan;
     d.recorder = &record->recorder;
-    d.cache_enabled = !o.no_cache;
-    if (!o.no_cache) d.cache_dir = context.cache_dir();
+    d.cache_enabled = !o.config.flag("no_cache");
+    if (!o.config.flag("no_cache")) d.cache_dir = context.cache_dir();
     d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
       auto it = record->misses.find(job.id);
       if (it == record->misses.end()) return std::nullopt;
@@ -349,11 +351,11 @@ namespace {
 
 // What shapes a launcher compile's split besides its command line, source
 // and the files it reads (the whole entry's Job::key_facts).
-std::vector<std::string> split_facts(const GlobalOptions& o) {
-  const config::Config& c = config::current();
+std::vector<std::string> split_facts(const Request& o) {
+  const config::Config& c = o.config;
   const char* path = config::env_or_null("PATH");  // finds ptxas, offload-arch
-  return {fmt::format("two_parse={}", o.two_parse),
-          "kernel_namespace=" + o.kernel_namespace.value_or(""),
+  return {fmt::format("two_parse={}", c.flag("two_parse")),
+          "kernel_namespace=" + o.config.text("kernel_namespace"),
           "stable_names=" + c.text("stable_names"), "system_dirs=" + c.text("system_dirs"),
           std::string("PATH=") + (path ? path : "")};
 }
@@ -361,8 +363,8 @@ std::vector<std::string> split_facts(const GlobalOptions& o) {
 // A launcher compile served whole (cache/whole_compile.hpp) when nothing asks
 // to see its jobs; nullptr when it cannot be, or the cache is off.
 std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileRequest& req, const LaunchSetup& s,
-                                                   const GlobalOptions& o, BuildContext& context) {
-  if (o.dry_run || o.no_cache || o.explain || o.verbose || o.report || wants_pictures(o) || req.save_temps ||
+                                                   const Request& o, BuildContext& context) {
+  if (o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
       !req.native.empty())
     return nullptr;
   std::error_code ec;
@@ -376,12 +378,13 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileReque
                                       {fs::read_symlink("/proc/self/exe", ec)});
   plan.base_dirs = s.bases;
   plan.name_anchor = s.anchor;
-  return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan));
+  return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan),
+                                               cache::system_dirs(context.config().text("system_dirs")));
 }
 
 }  // namespace
 
-int split_compile(const std::vector<std::string>& command, const GlobalOptions& o, Unchanged& why) {
+int split_compile(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace clang_cli::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
@@ -413,7 +416,7 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<DriverProbe> probe;
-  if (!o.two_parse) probe = make_driver_probe(*toolchain, memo);
+  if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
   exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Plan plan;
@@ -424,15 +427,15 @@ int split_compile(const std::vector<std::string>& command, const GlobalOptions& 
     if (exec::interrupted()) return exit_code::interrupted;
     if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
     plan = std::move(*listed);
-    if (o.verbose)
+    if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
                                plan.jobs.size());
   } else {
-    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o, context.jobserver()));
+    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (exec::interrupted()) return exit_code::interrupted;
     use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
-    if (o.verbose)
+    if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",
                                single ? "one host parse, " : "", req.targets.size(),
                                req.targets.size() == 1 ? "" : "es", single ? "codegen" : "pass");

@@ -47,7 +47,7 @@ Job offload_link_job(std::vector<std::string> argv, std::vector<fs::path> inputs
   return link;
 }
 
-int cached_link(const std::vector<std::string>& command, const GlobalOptions& o, std::string& reason) {
+int cached_link(const std::vector<std::string>& command, const Request& o, std::string& reason) {
   auto pass = [&](std::string why) {
     reason = std::move(why);
     return -1;
@@ -81,7 +81,7 @@ int cached_link(const std::vector<std::string>& command, const GlobalOptions& o,
 
   BuildContext context(o);
   exec::install_signal_handlers();
-  if (o.verbose) std::cerr << "offload-build: offload link, cached as one job\n";
+  if (o.config.flag("verbose")) std::cerr << "offload-build: offload link, cached as one job\n";
   if (auto code = run_and_report(plan, context, command, plan.program.filename().string())) return *code;
   return pass("the link failed: the compiler shows its own diagnostics");
 }

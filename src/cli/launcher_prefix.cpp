@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
@@ -54,9 +55,9 @@ std::vector<std::string> split_prefix_command(std::string_view setting) {
   return words;
 }
 
-Prefix take_prefix(std::vector<std::string>& command, const GlobalOptions& o) {
+Prefix take_prefix(std::vector<std::string>& command, const Request& o) {
   Prefix p;
-  p.words = split_prefix_command(o.prefix_command);
+  p.words = split_prefix_command(o.config.text("prefix_command"));
   std::error_code ec;
   // `distcc clang ...`, not distcc's own `distcc -c x.c` (its default compiler) or `distcc --help`.
   if (command.size() > 1 && is_compiler_wrapper(command[0]) && !command[1].empty() &&
@@ -98,10 +99,10 @@ bool may_run_remotely(const std::vector<std::string>& command) {
   return driven && driven->doubt.empty() && clang_cli::offload_free(driven->argv);
 }
 
-void note_local_offload(const Prefix& prefix, const GlobalOptions& o) {
-  if (prefix.wrapper.empty() || o.quiet) return;
+void note_local_offload(const Prefix& prefix, const Request& o) {
+  if (prefix.wrapper.empty() || o.config.flag("quiet")) return;
   const std::string name = fs::path(prefix.wrapper).filename().string();
-  if (!o.no_cache && !first_in_build(cache::Storage(cache_dir_for(o, std::nullopt)).dir(), "prefix:" + name))
+  if (!o.config.flag("no_cache") && !first_in_build(local_cache(o.config).dir(), "prefix:" + name))
     return;
   const bool remote = name == "distcc" || name == "icecc";
   std::cerr << "offload-build: note: offload compiles run locally, not through " << name

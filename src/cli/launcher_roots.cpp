@@ -8,9 +8,9 @@
 
 namespace ob::cli {
 
-std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& o, const fs::path& cwd) {
+std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& o, const fs::path& cwd) {
   std::vector<fs::path> bases;
-  if (fs::path base = base_dir_for(o, std::nullopt); !base.empty()) bases.push_back(std::move(base));
+  if (fs::path base = base_dir_for(o.config, std::nullopt); !base.empty()) bases.push_back(std::move(base));
   // The project's own directories (the CMake package passes CMAKE_SOURCE_DIR
   // and CMAKE_BINARY_DIR): the nearest one holding the working directory
   // anchors the names, so every compile of the project, whatever directory

@@ -15,6 +15,7 @@
 
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/cache_command.hpp"
+#include "offload_build/cli/build_context.hpp"
 #include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/util/files.hpp"
@@ -97,11 +98,11 @@ bool first_in_build(const fs::path& cache, const std::string& code) {
   return true;
 }
 
-void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
-  bool say = o.verbose;
+void note_unchanged(const Unchanged& why, const Request& o) {
+  bool say = o.config.flag("verbose");
   std::string most;  // the unsupported options counted most, by name
-  if (!o.no_cache) {
-    cache::Storage storage(cache_dir_for(o, std::nullopt));
+  if (!o.config.flag("no_cache")) {
+    cache::Storage storage = local_cache(o.config);
     cache::Counters delta;
     delta.unchanged_by_reason[why.code] = 1;
     if (!why.option.empty()) delta.unsupported_options[why.option] = 1;
@@ -122,7 +123,7 @@ void note_unchanged(const Unchanged& why, const GlobalOptions& o) {
         why.reason, why.code, most, why.option.empty() ? "" : " and option");
 }
 
-void write_launcher_report(const GlobalOptions& o, const std::vector<std::string>& command,
+void write_launcher_report(const Request& o, const std::vector<std::string>& command,
                            nlohmann::json r, const Unchanged* why, int exit_code) {
   if (!o.report) return;
   std::error_code ec;
@@ -130,8 +131,8 @@ void write_launcher_report(const GlobalOptions& o, const std::vector<std::string
     report::ReportData d;
     d.started = std::chrono::system_clock::now();
     d.result = exit_code == 0 ? BuildResult::Ok : BuildResult::Failed;
-    d.cache_enabled = !o.no_cache;
-    if (!o.no_cache) d.cache_dir = cache_dir_for(o, std::nullopt);
+    d.cache_enabled = !o.config.flag("no_cache");
+    if (!o.config.flag("no_cache")) d.cache_dir = cache_dir_for(o.config, std::nullopt);
     r = report::make_report(d);
     r["cwd"] = fs::current_path(ec).string();
   }

@@ -27,12 +27,13 @@ std::vector<fs::path> subdirs(const fs::path& dir) {
 
 }  // namespace
 
-bool noop_eligible(const GlobalOptions& o) {
-  return !o.dry_run && !o.explain && !o.report && !o.timings && !o.trace && !o.compdb && !o.verbose &&
-         !o.no_cache;
+bool noop_eligible(const Request& o) {
+  const config::Config& c = o.config;
+  return !o.dry_run && !c.flag("explain") && !o.report && !o.timings && !c.path("trace") && !o.compdb &&
+         !c.flag("verbose") && !c.flag("no_cache");
 }
 
-std::string build_fingerprint(const GlobalOptions& o) {
+std::string build_fingerprint(const Request& o) {
   // XXH3, not SHA-256: OpenSSL's first digest costs more than the rest of a
   // no-op build, and this only tells one build's inputs from another's.
   std::string text;
@@ -44,7 +45,7 @@ std::string build_fingerprint(const GlobalOptions& o) {
   for (const auto& arg : o.command_line) field("arg", arg);
   std::error_code ec;
   field("cwd", fs::current_path(ec).string());
-  const config::Config& c = config::current();
+  const config::Config& c = o.config;
   for (const auto& s : config::table()) {
     if (!s.in_file) continue;  // a secret: it decides no plan, and is not kept
     if (const config::Value* v = c.get(s.key)) field(s.key, v->text);
@@ -54,7 +55,7 @@ std::string build_fingerprint(const GlobalOptions& o) {
   return fmt::format("{:016x}-{}", cache::xxh3(text), text.size());
 }
 
-std::optional<fs::path> noop_build(const GlobalOptions& o, const fs::path& manifest_file,
+std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
                                    const std::function<double()>& seconds) {
   if (!noop_eligible(o)) return std::nullopt;
   const auto build_dir = manifest_build_dir(manifest_file);
@@ -63,12 +64,12 @@ std::optional<fs::path> noop_build(const GlobalOptions& o, const fs::path& manif
   if (!record || (record->fingerprint != build_fingerprint(o)) || !cache::noop_record_holds(*record))
     return std::nullopt;
   // The lines of a build whose every job is up to date, printed as it prints them.
-  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.quiet), 0}, &std::cerr);
+  report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.config.flag("quiet")), 0}, &std::cerr);
   const size_t jobs = record->jobs.size();
   console.begin(jobs);
   for (const auto& job : record->jobs) console.served(job, ServedFrom::UpToDate);
   console.build_finished(BuildResult::Ok);
-  print_summary(ExecSummary{jobs, 0, 0, jobs}, seconds(), o.quiet);
+  print_summary(ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
   return fs::path(record->program);
 }
 

@@ -20,17 +20,17 @@ namespace ob::cli {
 // Whether a build may take the fast path and leave a record: nothing asked
 // of it but its outputs and the usual lines (no --dry-run, --explain,
 // --report, --timings, --trace, --compdb, -v, --no-cache).
-bool noop_eligible(const GlobalOptions& o);
+bool noop_eligible(const Request& o);
 
 // Everything outside the record's files and variables that decides the
 // plan: this binary, the command line, the directory, every setting's value
 // (secrets excepted), the boot (`native` targets ask the GPUs present).
-std::string build_fingerprint(const GlobalOptions& o);
+std::string build_fingerprint(const Request& o);
 
 // The fast path: when the record in the manifest's build directory holds,
 // print the no-op build's lines and summary (`seconds`: since the build
 // began) and return the program; nullopt to build as usual.
-std::optional<fs::path> noop_build(const GlobalOptions& o, const fs::path& manifest_file,
+std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
                                    const std::function<double()>& seconds);
 
 // The files a build's plan depends on beyond its jobs' own (which the build

@@ -1,14 +1,67 @@
-// The one option table: every option offload-build accepts, grouped by the
-// stage that consumes it (the group shows in --help). An option that sets a
-// setting takes its help from the settings table (config/settings.cpp).
+// The one option table. The options that set a setting are generated from
+// the settings table (config/settings.cpp), as clang's options are from its
+// table: each row with a `cli` name gives its option, short name, value name,
+// --help line and group, and the value check; what the option is given goes
+// into the Request's Config (origin: command line). The options that are no
+// settings (-C, --manifest, --target, --dry-run, --project-dir, --report,
+// --timings) are written here, grouped by the stage that consumes them.
 #include "options.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <thread>
 
 #include "offload_build/config/settings.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::cli {
+
+namespace {
+
+constexpr std::string_view kGroups[] = {"Project", "Execution", "Cache", "Output"};
+
+// The option of setting `s`: its value checked by the table's rule, stored
+// into `config` as given on the command line (paths made absolute: they are
+// relative to where offload-build was started).
+void add_setting_option(CLI::App& app, const config::Setting& s, config::Config& config) {
+  const std::string names = s.short_cli.empty() ? std::string(s.cli) : fmt::format("{},{}", s.short_cli, s.cli);
+  auto store = [&config, &s](std::string text) {
+    if (s.type == config::Type::Path && !text.empty()) text = fs::absolute(text).string();
+    config.set(s.key, std::move(text), config::Origin::CommandLine, std::string(s.cli));
+  };
+  CLI::Option* opt = nullptr;
+  if (s.type == config::Type::Flag) {
+    // --verbose sets it; --verbose=false (CLI11: a count of -1) clears it over a variable.
+    opt = app.add_flag_function(names, [store](int64_t n) { store(n > 0 ? "true" : "false"); }, help_of(s.key));
+  } else if (s.type == config::Type::List) {
+    // Repeatable, one value each time; a higher source replaces the whole list.
+    opt = app.add_option_function<std::vector<std::string>>(
+                 names, [store](const std::vector<std::string>& v) { store(util::join(v, " ")); },
+                 help_of(s.key))
+              ->allow_extra_args(false);
+  } else {
+    opt = app.add_option_function<std::string>(names, [store](const std::string& v) { store(v); },
+                                               help_of(s.key));
+  }
+  if (s.type != config::Type::Flag) {
+    opt->option_text(std::string(s.metavar));
+    opt->check(CLI::Validator(
+        [&s](std::string& text) -> std::string {
+          auto ok = config::check_value(s, text);
+          return ok ? std::string() : ok.error().message;
+        },
+        ""));
+  }
+  opt->group(std::string(s.group));
+}
+
+// The table's options of `group`, in the table's order.
+void add_settings_of(CLI::App& app, std::string_view group, config::Config& config) {
+  for (const auto& s : config::table())
+    if (!s.cli.empty() && s.group == group) add_setting_option(app, s, config);
+}
+
+}  // namespace
 
 std::string help_of(std::string_view key) {
   const config::Setting* s = config::find_setting(key);
@@ -19,7 +72,7 @@ std::string help_of(std::string_view key) {
   return help + "; `offload-build config`]";
 }
 
-void add_global_options(CLI::App& app, GlobalOptions& o) {
+void add_global_options(CLI::App& app, Request& o) {
   // Consumed by the manifest stage.
   app.add_option("-C", o.directory, "Change to DIR before doing anything (like make/ninja)")
       ->option_text("DIR")
@@ -33,35 +86,14 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->option_text("T")
       ->allow_extra_args(false)
       ->group("Project");
-  // Consumed by the planner.
-  app.add_flag("--two-parse", o.two_parse,
-               help_of("two_parse"))
-      ->group("Project");
-  // Consumed by the launcher's pass-through (src/cli/launcher_prefix.cpp).
-  app.add_option("--prefix-command", o.prefix_command, help_of("prefix_command"))
-      ->option_text("CMD")
-      ->group("Execution");
-  // Consumed by the executor's remote runner (src/exec/remote_runner.cpp).
-  app.add_option("--remote-execution", o.remote_execution, help_of("remote_execution"))
-      ->option_text("URL")
-      ->group("Execution");
-  // Consumed by the executor.
-  app.add_option("-j,--jobs", o.jobs, help_of("jobs"))
-      ->option_text("N")
-      ->check(CLI::PositiveNumber)
-      ->group("Execution");
+  add_settings_of(app, "Project", o.config);  // --two-parse: the planner's
+  // Consumed by the executor (and the launcher's pass-through: --prefix-command).
+  add_settings_of(app, "Execution", o.config);
   app.add_flag("--dry-run", o.dry_run,
                "Print every command, shell-quoted and re-runnable, and run nothing")
       ->group("Execution");
   // Consumed by the cache.
-  app.add_option("--cache-dir", o.cache_dir,
-                 help_of("cache_dir"))
-      ->option_text("DIR")
-      ->group("Cache");
-  app.add_option("--base-dir", o.base_dir,
-                 help_of("base_dir"))
-      ->option_text("DIR")
-      ->group("Cache");
+  add_settings_of(app, "Cache", o.config);
   app.add_option("--project-dir", o.project_dirs,
                  "Launcher mode, repeatable: a directory of the project (the CMake package passes "
                  "CMAKE_SOURCE_DIR and CMAKE_BINARY_DIR): paths under it are keyed and passed "
@@ -70,30 +102,9 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
                  "with no base directory set")
       ->option_text("DIR")
       ->group("Cache");
-  app.add_option("--kernel-namespace", o.kernel_namespace,
-                 help_of("kernel_namespace"))
-      ->option_text("NAME")
-      ->group("Cache");
-  app.add_option("--remote-storage", o.remote_storage,
-                 help_of("remote_storage"))
-      ->option_text("URL")
-      ->allow_extra_args(false)
-      ->group("Cache");
-  app.add_flag("--no-cache", o.no_cache, help_of("no_cache"))->group("Cache");
-  app.add_flag("--explain", o.explain,
-               help_of("explain"))
-      ->group("Cache");
-  // Consumed by the subprocess layer.
-  app.add_flag("-v,--verbose", o.verbose, help_of("verbose"))->group("Output");
-  // Consumed by the report stage (src/report: progress, colors, --report).
-  app.add_flag("-q,--quiet", o.quiet,
-               help_of("quiet"))
-      ->group("Output");
-  app.add_option("--color", o.color,
-                 help_of("color"))
-      ->option_text("WHEN")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->group("Output");
+  // Consumed by the subprocess layer (-v) and the report stage (src/report:
+  // progress, colors, --report).
+  add_settings_of(app, "Output", o.config);
   app.add_option("--report", o.report,
                  "Write a JSON report of the build to FILE (jobs, commands, times, cache "
                  "decisions, tools; docs/REPORT.md), also when it fails")
@@ -107,20 +118,27 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->expected(0, 1)
       ->option_text("[=FILE]")
       ->group("Output");
-  app.add_option("--trace", o.trace,
-                 help_of("trace"))
-      ->option_text("FILE")
-      ->group("Output");
+  // A row of another group (a new row's default, "Settings") is listed last.
+  for (const auto& s : config::table())
+    if (!s.cli.empty() && std::find(std::begin(kGroups), std::end(kGroups), s.group) == std::end(kGroups))
+      add_setting_option(app, s, o.config);
 }
 
-size_t effective_jobs(const GlobalOptions& o) {
-  if (o.jobs > 0) return o.jobs;
+Result<void> resolve_settings(Request& o) {
+  auto loaded = config::load(std::move(o.config));
+  if (!loaded) return loaded.error();
+  o.config = std::move(*loaded);
+  return {};
+}
+
+size_t effective_jobs(const config::Config& c) {
+  if (size_t n = c.count("jobs"); n > 0) return n;
   unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? n : 1;
 }
 
-size_t probe_jobs(const GlobalOptions& o, const exec::JobserverSetup& jobserver) {
-  return jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(o);
+size_t probe_jobs(const config::Config& c, const exec::JobserverSetup& jobserver) {
+  return jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(c);
 }
 
 }  // namespace ob::cli

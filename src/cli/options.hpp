@@ -7,7 +7,15 @@
 
 namespace ob::cli {
 
-void add_global_options(CLI::App& app, GlobalOptions& options);
+// The global options: the settings table's (their values go into
+// `options.config` as the command line's) and the others (options.cpp).
+// `options` must outlive `app`'s parse.
+void add_global_options(CLI::App& app, Request& options);
+// The config files and the environment added below the command line's
+// settings in `options.config`: the configuration in force for the command.
+// An error names a bad config file line or environment variable.
+Result<void> resolve_settings(Request& options);
+
 // The --help line of the option that sets setting `key`: the table's doc line
 // and where else the setting comes from.
 std::string help_of(std::string_view key);
@@ -18,9 +26,10 @@ std::optional<int> check_command_words(const CLI::App& app, int argc, char** arg
 // The index of the first word at or after `from` that is not a global option
 // or its value; argc at `--`, at a help flag or at the end.
 int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
-size_t effective_jobs(const GlobalOptions& options);
+// The jobs setting, else the number of CPUs.
+size_t effective_jobs(const config::Config& config);
 // How many driver probes may run at once: -j, or 1 under a make jobserver
 // (they run in the slot make started us with; they take no tokens).
-size_t probe_jobs(const GlobalOptions& options, const exec::JobserverSetup& jobserver);
+size_t probe_jobs(const config::Config& config, const exec::JobserverSetup& jobserver);
 
 }  // namespace ob::cli

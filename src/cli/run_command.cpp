@@ -54,7 +54,7 @@ int program_status(int status) {
 // Run `cmd` (OMP_TARGET_OFFLOAD=MANDATORY unless set); with `verify`, read the
 // offload runtime's log from its stderr, print the summary and fail when no
 // kernel was launched on an offload device (`no_kernel` says what to check).
-Result<int> run_program(Command cmd, const GlobalOptions& o, bool verify, std::string_view no_kernel) {
+Result<int> run_program(Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
   if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;
   if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
@@ -90,13 +90,13 @@ Result<int> run_program(Command cmd, const GlobalOptions& o, bool verify, std::s
 
 }  // namespace
 
-Result<int> run(const GlobalOptions& o, const RunOptions& r) {
+Result<int> run(const Request& o, const RunOptions& r) {
   auto program = build(o);
   if (!program) return program.error();
   return run_program(o, r, *program);
 }
 
-Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::path& program) {
+Result<int> run_program(const Request& o, const RunOptions& r, const fs::path& program) {
   Command cmd;
   cmd.argv.push_back(program.string());
   cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
@@ -108,7 +108,7 @@ Result<int> run_program(const GlobalOptions& o, const RunOptions& r, const fs::p
                      "machine can run (\"host\" always can)");
 }
 
-Result<int> verify(const GlobalOptions& o, std::vector<std::string> command) {
+Result<int> verify(const Request& o, std::vector<std::string> command) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty())
     return Error::usage("verify: no program; usage: offload-build verify -- PROGRAM ARGS...");

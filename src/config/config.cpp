@@ -1,14 +1,17 @@
 #include "offload_build/config/config.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <pwd.h>
 #include <unistd.h>
 
 #include "offload_build/util/file_trust.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/size_text.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::config {
@@ -16,11 +19,6 @@ namespace ob::config {
 namespace {
 
 constexpr uint64_t kMaxConfigFile = 1 << 20;
-
-std::optional<Config>& installed() {
-  static std::optional<Config> config;
-  return config;
-}
 
 std::string home_dir() {
   if (auto h = env("HOME"); h && !h->empty()) return *h;
@@ -183,14 +181,48 @@ std::optional<Value> Config::get(std::string_view key, const std::optional<std::
   return *v;
 }
 
+namespace {
+
+const Setting& row(std::string_view key) {
+  const Setting* s = find_setting(key);
+  if (!s) throw std::logic_error(fmt::format("no setting '{}' in the settings table", key));
+  return *s;
+}
+
+}  // namespace
+
 std::string Config::text(std::string_view key) const {
+  row(key);
   const Value* v = get(key);
   return v ? v->text : std::string();
 }
 
 bool Config::flag(std::string_view key) const {
+  row(key);
   const Value* v = get(key);
   return v && flag_value(v->text);
+}
+
+size_t Config::count(std::string_view key) const {
+  row(key);
+  const Value* v = get(key);
+  size_t n = 0;
+  if (v) std::from_chars(v->text.data(), v->text.data() + v->text.size(), n);
+  return n;
+}
+
+uint64_t Config::size(std::string_view key) const {
+  row(key);
+  const Value* v = get(key);
+  auto bytes = v ? util::parse_size(v->text) : Result<uint64_t>(uint64_t{0});
+  return bytes ? *bytes : 0;
+}
+
+std::optional<fs::path> Config::path(std::string_view key) const {
+  row(key);
+  const Value* v = get(key);
+  if (!v || v->text.empty()) return std::nullopt;
+  return fs::path(v->text);
 }
 
 std::vector<Value> Config::all(std::string_view key) const {
@@ -280,8 +312,8 @@ Result<void> write_config_file(const fs::path& file, std::string_view key,
   return util::write_file_atomic(file, out);
 }
 
-Result<Config> load() {
-  Config c;
+Result<Config> load(Config given) {
+  Config c = std::move(given);
   add_defaults(c);
   if (auto r = add_file(c, system_config_file(), Origin::SystemFile); !r) return r.error();
   if (auto r = add_file(c, user_config_file(), Origin::UserFile); !r) return r.error();
@@ -289,20 +321,10 @@ Result<Config> load() {
   return c;
 }
 
-const Config& current() {
-  if (installed()) return *installed();
-  // Not installed (unit tests, tools): the environment as it is now, each time.
-  static thread_local Config fresh;
-  auto loaded = load();
-  if (loaded) {
-    fresh = std::move(*loaded);
-  } else {
-    fresh = Config();
-    add_defaults(fresh);
-  }
-  return fresh;
+Config defaults() {
+  Config c;
+  add_defaults(c);
+  return c;
 }
-
-void set_current(Config config) { installed() = std::move(config); }
 
 }  // namespace ob::config

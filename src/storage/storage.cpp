@@ -63,26 +63,18 @@ bool valid_name(std::string_view s, size_t min_len) {
   return true;
 }
 
-std::optional<unsigned> parse_umask(const char* text, std::string& problem) {
-  if (!text || !*text) return std::nullopt;
-  char* end = nullptr;
-  unsigned long v = std::strtoul(text, &end, 8);
-  if (*end != '\0' || v > 0777) {
-    problem = fmt::format("OFFLOAD_BUILD_CACHE_UMASK={} is not an octal umask such as 002",
-                          util::shorten(text, 40));
-    return std::nullopt;
-  }
-  return static_cast<unsigned>(v);
-}
-
 }  // namespace
 
-Trust Trust::from_environment() {
+Trust Trust::from_config(const config::Config& c) {
   Trust t;
-  const config::Config& c = config::current();
   const std::string umask = c.text("cache_umask"), key = c.text("signing_key"),
                     key_file = c.text("signing_key_file");
-  t.umask = parse_umask(umask.c_str(), t.problem);
+  if (!umask.empty()) {
+    t.umask = config::umask_value(umask);
+    if (!t.umask)
+      t.problem = fmt::format("OFFLOAD_BUILD_CACHE_UMASK={} is not an octal umask such as 002",
+                              util::shorten(umask, 40));
+  }
   if (!key.empty()) {
     t.signing_key = key;
   } else if (const char* file = key_file.c_str(); *file) {
@@ -99,9 +91,6 @@ Trust Trust::from_environment() {
   }
   return t;
 }
-
-Storage::Storage(fs::path dir, uint64_t max_size)
-    : Storage(std::move(dir), max_size, Trust::from_environment()) {}
 
 Storage::Storage(fs::path dir, uint64_t max_size, Trust trust)
     : dir_(std::move(dir)), max_size_(max_size), trust_(std::move(trust)) {
@@ -330,11 +319,6 @@ bool write_file_atomically(const fs::path& dir, std::string_view name, std::stri
   std::string why;
   detail::Fd fd = detail::open_dir_at(parent.get(), dir.filename().string(), true, trust, why);
   return fd && detail::write_at(fd.get(), std::string(name), bytes, umask) == 0;
-}
-
-
-fs::path default_cache_dir() {
-  return config::current().text("cache_dir");
 }
 
 }  // namespace ob::cache

@@ -69,9 +69,9 @@ GpuFacts probe_gpus(const std::optional<fs::path>& root) {
 
 }  // namespace
 
-DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint) {
+DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std::optional<fs::path>& llvm) {
   DoctorFacts f;
-  auto search = ToolchainSearch::from_environment(toolchain_hint);
+  auto search = ToolchainSearch::from_environment(toolchain_hint, llvm);
   auto tc = find_toolchain_in(search);
   if (tc) {
     f.root = tc->root;

@@ -95,7 +95,6 @@ std::string preload_value(const fs::path& library) {
 }
 
 std::string stable_names_unavailable() {
-  if (stable_names_disabled()) return {};
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   auto library = find_stable_names_library();
@@ -112,10 +111,6 @@ std::string stable_names_unavailable() {
     return fmt::format("{}: LD_PRELOAD cannot name a path with a space or ':': kernel names and cache "
                        "keys use inodes", library->string());
   return {};
-}
-
-bool stable_names_disabled() {
-  return !config::current().flag("stable_names");
 }
 
 std::string kernel_salt(const std::string& kernel_namespace) {
@@ -140,7 +135,6 @@ std::string stable_name_path(const fs::path& real, const NameRoots& roots) {
 
 std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,
                                             const std::optional<fs::path>& memo_dir) {
-  if (stable_names_disabled()) return std::nullopt;
   auto library = preload_library();
   // Not usable: the caller says why (stable_names_unavailable), once per build.
   if (!library || !stable_names_unavailable().empty()) return std::nullopt;

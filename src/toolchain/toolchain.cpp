@@ -205,10 +205,11 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   return tc;
 }
 
-ToolchainSearch ToolchainSearch::from_environment(const std::optional<fs::path>& hint) {
+ToolchainSearch ToolchainSearch::from_environment(const std::optional<fs::path>& hint,
+                                                  const std::optional<fs::path>& llvm) {
   ToolchainSearch s;
   s.hint = hint;
-  if (std::string llvm = config::current().text("llvm"); !llvm.empty()) s.env_root = fs::path(llvm);
+  s.env_root = llvm;
   if (auto path = config::env("PATH")) s.path_env = *path;
   return s;
 }
@@ -258,8 +259,8 @@ Result<Toolchain> find_toolchain_in(const ToolchainSearch& search) {
       search.oldest, range, path_note));
 }
 
-Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint) {
-  return find_toolchain_in(ToolchainSearch::from_environment(hint));
+Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint, const std::optional<fs::path>& llvm) {
+  return find_toolchain_in(ToolchainSearch::from_environment(hint, llvm));
 }
 
 }  // namespace ob

@@ -280,4 +280,76 @@ TEST_CASE("a config file of another user, or writable by a group not ours, is re
     auto ok = run_ob({"-C", p.dir.string(), "config", "get", "prefix_command"}, {}, p.env());
     CHECK(ok.exit_code == 0);
   }
+TEST_CASE("--color auto on the command line overrides OFFLOAD_BUILD_COLOR", "[config]") {
+  // The command line is above the environment for every setting, its default
+  // value included: `--color auto` is given, not absent.
+  ConfigProject p;
+  Env e = p.env();
+  e.emplace_back("OFFLOAD_BUILD_COLOR", "always");
+  e.emplace_back("NO_COLOR", std::nullopt);
+  e.emplace_back("CLICOLOR_FORCE", std::nullopt);
+  const auto row = p.row("color", {"--color", "auto"}, {{"OFFLOAD_BUILD_COLOR", "always"}});
+  CHECK(row["value"] == "auto");
+  CHECK(row["origin"] == "command line");
+  // What it does: an error to a pipe is painted under the variable alone, not
+  // with `--color auto` (auto: a pipe is no terminal).
+  const fs::path empty = p.tmp.path() / "empty";
+  fs::create_directories(empty);
+  auto painted = run_ob({"-C", empty.string(), "build"}, {}, e);
+  CHECK(painted.exit_code != 0);
+  CHECK_THAT(painted.err, Catch::Contains("\x1b["));
+  auto plain = run_ob({"-C", empty.string(), "--color", "auto", "build"}, {}, e);
+  CHECK(plain.exit_code == painted.exit_code);
+  CHECK_THAT(plain.err, Catch::Contains("error:"));
+  CHECK_THAT(plain.err, !Catch::Contains("\x1b["));
+}
+
+TEST_CASE("the cache umask is checked by one rule: 1777 is refused where it is read", "[config]") {
+  ConfigProject p;
+  Env e = p.env();
+  e.emplace_back("OFFLOAD_BUILD_CACHE_UMASK", "1777");
+  auto r = run_ob({"-C", p.dir.string(), "config", "get", "cache_umask"}, {}, e);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("OFFLOAD_BUILD_CACHE_UMASK: cache_umask is an octal umask such as 002, not '1777'"));
+  e.back().second = "0027";
+  r = run_ob({"-C", p.dir.string(), "config", "get", "cache_umask"}, {}, e);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0027\n");
+}
+
+TEST_CASE("a setting's option takes the table's value check, name and group", "[config]") {
+  auto bad = run_ob({"-j", "0", "build"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("jobs is a whole number of at least 1, not '0'"));
+  bad = run_ob({"--color", "sometimes", "build"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("color is one of auto, always, never, not 'sometimes'"));
+  auto help = run_ob({"--help"});
+  REQUIRE(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("-j,--jobs N"));
+  CHECK_THAT(help.out, Catch::Contains("--color WHEN"));
+}
+
+TEST_CASE("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is a flag of the table: false is false", "[config]") {
+  ConfigProject p;
+  const fs::path cache = p.tmp.path() / "cache";
+  auto compile = [&](const std::string& hook) {
+    Env e = p.env();
+    e.emplace_back("OFFLOAD_BUILD_CACHE_DIR", cache.string());
+    e.emplace_back("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR", hook);
+    return run_ob({"-v", "wrap", "--", "clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2",
+                   "-c", "saxpy.c", "-o", "got-" + hook + ".o"},
+                  p.dir, e);
+  };
+  auto off = compile("false");
+  INFO(off.err);
+  REQUIRE(off.exit_code == 0);
+  CHECK_THAT(off.err, !Catch::Contains("internal error"));
+  CHECK_THAT(off.err, Catch::Contains("offload-build: splitting"));
+  auto on = compile("yes");
+  REQUIRE(on.exit_code == 0);
+  CHECK_THAT(on.err, Catch::Contains("internal error: OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set"));
+  auto bad = compile("maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR: test_hook_internal_error is true or false"));
 }

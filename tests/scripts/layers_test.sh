@@ -19,7 +19,7 @@ echo "layers: an upward include does not compile (toolchain -> plan refused)"
 # stable-names library, which runs inside the compiler).
 if readers=$(grep -rn --include='*.cpp' --include='*.hpp' --include='*.c' 'getenv(' "$root/src" |
              grep -v "^$root/src/config/" | grep -v "^$root/src/preload/"); then
-  echo "FAIL: getenv outside src/config (read settings through config::current(), other variables through config::env):" >&2
+  echo "FAIL: getenv outside src/config (read settings from the Config the CLI resolves, other variables through config::env):" >&2
   echo "$readers" >&2
   exit 1
 fi

@@ -529,20 +529,21 @@ TEST_CASE("clear removes every entry, the counters and the remembered probes", "
   CHECK(s.get("result", key_of("0")).status == LookupStatus::Hit);
 }
 
-TEST_CASE("default_cache_dir follows the environment in order", "[cache]") {
+TEST_CASE("the cache_dir setting follows the environment in order", "[cache]") {
   EnvGuard guard({"OFFLOAD_BUILD_CACHE_DIR", "XDG_CACHE_HOME", "HOME"});
+  auto cache_dir = [] { return fs::path(ob::config::load()->text("cache_dir")); };
   set_env("OFFLOAD_BUILD_CACHE_DIR", "/x/ob");
   set_env("XDG_CACHE_HOME", "/x/xdg");
   set_env("HOME", "/x/home");
-  CHECK(default_cache_dir() == fs::path("/x/ob"));
+  CHECK(cache_dir() == fs::path("/x/ob"));
   set_env("OFFLOAD_BUILD_CACHE_DIR", "");
-  CHECK(default_cache_dir() == fs::path("/x/xdg/offload-build"));
+  CHECK(cache_dir() == fs::path("/x/xdg/offload-build"));
   set_env("OFFLOAD_BUILD_CACHE_DIR", nullptr);
-  CHECK(default_cache_dir() == fs::path("/x/xdg/offload-build"));
+  CHECK(cache_dir() == fs::path("/x/xdg/offload-build"));
   set_env("XDG_CACHE_HOME", "relative/is/invalid");
-  CHECK(default_cache_dir() == fs::path("/x/home/.cache/offload-build"));
+  CHECK(cache_dir() == fs::path("/x/home/.cache/offload-build"));
   set_env("XDG_CACHE_HOME", nullptr);
-  CHECK(default_cache_dir() == fs::path("/x/home/.cache/offload-build"));
+  CHECK(cache_dir() == fs::path("/x/home/.cache/offload-build"));
 }
 
 TEST_CASE("parse_size accepts binary units in several spellings", "[cache]") {
@@ -628,7 +629,7 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     auto j = nlohmann::json::parse(out.str());
     CHECK(j["entries"] == 0);
     CHECK(j["hits"] == 0);
-    CHECK(j["max_size"] == kDefaultMaxSize);
+    CHECK(j["max_size"] == uint64_t{5} << 30);  // the table's "5G"
     CHECK_FALSE(fs::exists(dir));
   }
   SECTION("stats, prune, clear on a populated cache") {

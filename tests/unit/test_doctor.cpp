@@ -220,7 +220,7 @@ TEST_CASE("format_report without libomptarget or rustc", "[doctor]") {
 TEST_CASE("doctor probes this machine", "[doctor]") {
   if (!fs::exists("/usr/lib/llvm-22/bin/clang")) OB_SKIP("no LLVM 22 at /usr/lib/llvm-22");
   auto start = std::chrono::steady_clock::now();
-  DoctorFacts f = probe_facts(fs::path("/usr/lib/llvm-22"));
+  DoctorFacts f = probe_facts(fs::path("/usr/lib/llvm-22"), std::nullopt);
   auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(secs < 5.0);
 
@@ -251,13 +251,13 @@ TEST_CASE("doctor probes this machine", "[doctor]") {
   CHECK(exit_code(f) == 0);
 
   std::ostringstream out;
-  CHECK(ob::run_doctor(fs::path("/usr/lib/llvm-22"), out) == 0);
+  CHECK(ob::run_doctor(fs::path("/usr/lib/llvm-22"), std::nullopt, out) == 0);
   CHECK_THAT(out.str(), Catch::Contains("host (x86_64): full OpenMP offload"));
 }
 
 TEST_CASE("doctor on a missing toolchain exits 1", "[doctor]") {
   std::ostringstream out;
-  CHECK(ob::run_doctor(fs::path("/nonexistent/llvm-22"), out) == 1);
+  CHECK(ob::run_doctor(fs::path("/nonexistent/llvm-22"), std::nullopt, out) == 1);
   CHECK_THAT(out.str(), Catch::Contains("toolchain: /nonexistent/llvm-22 (unusable"));
   CHECK_THAT(out.str(), Catch::Contains("error: LLVM toolchain directory /nonexistent/llvm-22 does not exist"));
 }

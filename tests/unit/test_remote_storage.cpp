@@ -401,34 +401,37 @@ TEST_CASE("layered storage: uploads go to every writable remote, bounded, done b
 }
 
 TEST_CASE("the remote list: command line, else environment, else manifest", "[remote]") {
-  ::unsetenv("OFFLOAD_BUILD_REMOTE_STORAGE");
-  auto m = configured_remotes({}, {"redis://m"});
+  using config::Origin;
+  config::Config c;
+  auto m = configured_remotes(c, {"redis://m"});
   REQUIRE(m);
   REQUIRE(m->size() == 1);
   CHECK(m->at(0).host == "m");
-  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "redis://e1 http://e2/x", 1);
-  auto e = configured_remotes({}, {"redis://m"});
+  c.set("remote_storage", "redis://f", Origin::UserFile, "~/.config/offload-build/config:1");
+  CHECK(configured_remotes(c, {"redis://m"})->at(0).host == "m");  // the manifest is above the files
+  c.set("remote_storage", "redis://e1 http://e2/x", Origin::Environment, "OFFLOAD_BUILD_REMOTE_STORAGE");
+  auto e = configured_remotes(c, {"redis://m"});
   REQUIRE(e);
   CHECK(e->size() == 2);
-  auto c = configured_remotes({"redis://c"}, {"redis://m"});
-  REQUIRE(c);
-  CHECK(c->size() == 1);
-  CHECK(c->at(0).host == "c");
-  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "", 1);
-  CHECK(configured_remotes({}, {"redis://m"})->empty());  // set but empty: none
-  ::setenv("OFFLOAD_BUILD_REMOTE_STORAGE", "redis://:hunter2@h:0", 1);
-  auto bad = configured_remotes({}, {});
+  c.set("remote_storage", "redis://c", Origin::CommandLine, "--remote-storage");
+  auto cli = configured_remotes(c, {"redis://m"});
+  REQUIRE(cli);
+  CHECK(cli->size() == 1);
+  CHECK(cli->at(0).host == "c");
+  config::Config empty;
+  empty.set("remote_storage", "", Origin::Environment, "OFFLOAD_BUILD_REMOTE_STORAGE");
+  CHECK(configured_remotes(empty, {"redis://m"})->empty());  // set but empty: none
+  config::Config secret;
+  secret.set("remote_storage", "redis://:hunter2@h:0", Origin::Environment, "OFFLOAD_BUILD_REMOTE_STORAGE");
+  auto bad = configured_remotes(secret, {});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("OFFLOAD_BUILD_REMOTE_STORAGE"));
   CHECK_THAT(bad.error().message, !Catch::Contains("hunter2"));
-  ::unsetenv("OFFLOAD_BUILD_REMOTE_STORAGE");
 }
 
 TEST_CASE("layered storage: with a signing key, only entries signed with it are used", "[remote]") {
   test::TempDir dir("ob-layered");
-  ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "team secret", 1);
-  Storage local(dir / "cache");
-  ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+  Storage local(dir / "cache", default_max_size(), Trust{.signing_key = "team secret"});
   REQUIRE(local.signing_key() == "team secret");
   auto server = std::make_shared<FakeServer>();
   const std::string k1 = "1111111111111111", k2 = "2222222222222222", k3 = "3333333333333333";
@@ -454,9 +457,7 @@ TEST_CASE("layered storage: a writer with another key skips what it cannot check
   // A client with a mistyped key meets the team's signed entries, an old
   // unsigned one and a damaged one.
   test::TempDir dir("ob-layered");
-  ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "mistyped", 1);
-  Storage local(dir / "cache");
-  ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+  Storage local(dir / "cache", default_max_size(), Trust{.signing_key = "mistyped"});
   auto server = std::make_shared<FakeServer>();
   const std::string team1 = "1111111111111111", team2 = "2222222222222222", old = "3333333333333333",
                     damaged = "4444444444444444", ours = "5555555555555555";
@@ -510,9 +511,7 @@ TEST_CASE("layered storage: a writable remote without a key is said once: read-o
         Case{"redis://h|allow-unsigned", false, 0}, Case{"redis://h", true, 0}}) {
     INFO(url << " key " << with_key);
     test::TempDir dir("ob-layered");
-    if (with_key) ::setenv("OFFLOAD_BUILD_SIGNING_KEY", "k", 1);
-    Storage local(dir / "cache");
-    ::unsetenv("OFFLOAD_BUILD_SIGNING_KEY");
+    Storage local(dir / "cache", default_max_size(), Trust{.signing_key = with_key ? "k" : ""});
     auto server = std::make_shared<FakeServer>();
     WarningPipe warnings;
     LayeredOptions options;

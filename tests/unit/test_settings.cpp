@@ -2,8 +2,10 @@
 // it: docs/CONFIG.md's table, the manifest schema; one precedence.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "offload_build/config/config.hpp"
@@ -103,4 +105,40 @@ TEST_CASE("values are checked by type", "[config]") {
   CHECK_FALSE(check_value(*find_setting("color"), "sometimes"));
   CHECK(flag_value("ON"));
   CHECK_FALSE(flag_value("0"));
+}
+
+TEST_CASE("an octal umask is checked by one rule, the one the cache applies", "[config]") {
+  const Setting* umask = find_setting("cache_umask");
+  REQUIRE(umask);
+  CHECK(umask_value("002") == 02u);
+  CHECK(umask_value("0027") == 027u);
+  CHECK(umask_value("777") == 0777u);
+  for (const char* bad : {"1777", "0o22", "8", "", "-2", "7777"}) {
+    INFO(bad);
+    CHECK_FALSE(umask_value(bad));
+    CHECK_FALSE(check_value(*umask, bad));
+  }
+  CHECK(check_value(*umask, "022"));
+}
+
+TEST_CASE("each default is written once: the cache's default size is the table's", "[config]") {
+  CHECK(default_size("max_size") == (uint64_t{5} << 30));
+  CHECK(defaults().size("max_size") == default_size("max_size"));
+}
+
+TEST_CASE("the command line's settings stay above the environment's after load", "[config]") {
+  Config given;
+  given.set("color", "auto", Origin::CommandLine, "--color");
+  ::setenv("OFFLOAD_BUILD_COLOR", "always", 1);
+  auto c = load(given);
+  ::unsetenv("OFFLOAD_BUILD_COLOR");
+  REQUIRE(c);
+  CHECK(c->text("color") == "auto");
+  CHECK(c->all("color").size() == 3);  // command line, environment, default
+}
+
+TEST_CASE("a key outside the table is a programming error, not a silent empty value", "[config]") {
+  const Config c = defaults();
+  CHECK_THROWS_AS(c.flag("verbsoe"), std::logic_error);
+  CHECK(c.text("system_dirs") == "/usr:/lib:/lib32:/lib64:/libx32");
 }

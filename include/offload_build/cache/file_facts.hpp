@@ -52,20 +52,20 @@ Stamp any_stamp(const char* path);  // the same without making a path (its compo
 fs::path full_path(const fs::path& path, const fs::path& cwd);
 
 // Where the system's files are (the package manager's and the toolchain's):
-// $OFFLOAD_BUILD_SYSTEM_DIRS (colon-separated) when set, else /usr and the
-// /lib directories (merged /usr: they are /usr's).
-std::vector<fs::path> system_dirs();
+// the directories of the system_dirs setting (`setting`: colon-separated; by
+// default /usr and the /lib directories, merged /usr's).
+std::vector<fs::path> system_dirs(std::string_view setting);
 
 class FileFactsCache {
  public:
   FileFactsCache() = default;
-  // Files under `system` (system_dirs(): headers and libraries such as
+  // Files under `system` (system_dirs(...): headers and libraries such as
   // libLLVM.so that every link reads) are identified by path, size and mtime
   // instead of being read and hashed, as programs are (util::file_identity),
   // unless they lie under one of `project` (the project, build and base
   // directories). Every other file, wherever it lies, is hashed. `names`:
   // what FileFacts::name is relative to (the plan's base directories and anchor).
-  explicit FileFactsCache(std::vector<fs::path> project, std::vector<fs::path> system = system_dirs(),
+  explicit FileFactsCache(std::vector<fs::path> project, std::vector<fs::path> system = {},
                           NameRoots names = {})
       : project_(std::move(project)), system_(std::move(system)), names_(std::move(names)) {}
 

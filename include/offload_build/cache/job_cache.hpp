@@ -33,6 +33,9 @@ struct JobCacheOptions {
   std::function<void(const Job&, std::string_view)> replay;
   // Remember every file each job read and the tools it ran (reads()).
   bool collect_reads = false;
+  // Files under these are keyed by path, size and mtime (file_facts.hpp;
+  // the system_dirs setting: the build context fills it).
+  std::vector<fs::path> system_dirs;
 };
 
 class JobCache {

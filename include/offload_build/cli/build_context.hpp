@@ -32,6 +32,10 @@ struct ProjectSettings {
   std::vector<std::string> remote_storage;
 };
 
+// The local cache the settings name (no manifest: launcher mode), opened as
+// a build opens it (its size, its trust), for its directory and counters.
+cache::Storage local_cache(const config::Config& config);
+
 enum class RemoteErrors {
   Fail,  // a bad remote URL stops the build (the manifest build: a usage error)
   Warn,  // said, and the build goes on without remotes (the cargo flow)
@@ -44,15 +48,19 @@ class BuildContext {
  public:
   // Take make's jobserver first, before any descriptor of ours is open (its
   // closed descriptors must not be mistaken for ours).
-  explicit BuildContext(const GlobalOptions& options);
+  explicit BuildContext(const Request& options);
   BuildContext(const BuildContext&) = delete;
   BuildContext& operator=(const BuildContext&) = delete;
 
-  // Open the local cache (unless --no-cache) and the remotes layered over it;
+  // Open the local cache (unless no_cache), trusting it as the settings say
+  // (cache::Trust::from_config), and the remotes layered over it;
   // once: a second call keeps what the first opened.
   Result<void> open_cache(const ProjectSettings& project, RemoteErrors remote_errors);
 
-  const GlobalOptions& options() const { return options_; }
+  const Request& options() const { return options_; }
+  // The settings in force for this build (the stages below get their values
+  // from it, or it as a const Config&).
+  const config::Config& config() const { return options_.config; }
   exec::JobserverSetup& jobserver() { return jobserver_; }
   // nullptr under --no-cache (and before open_cache).
   cache::Storage* storage() { return storage_ ? &*storage_ : nullptr; }
@@ -62,7 +70,7 @@ class BuildContext {
   // only (a listing planted there would run); nullopt otherwise.
   std::optional<fs::path> probe_memo() const;
   // The same before a context exists (a launcher decides first whether to split).
-  static std::optional<fs::path> probe_memo_of(const GlobalOptions& options);
+  static std::optional<fs::path> probe_memo_of(const config::Config& config);
 
   // -j and the jobserver's slots into `exec`.
   void limit_parallelism(ExecOptions& exec);
@@ -92,7 +100,7 @@ class BuildContext {
   Ran run_plan(const Plan& plan, CommandRunner& runner, RunOptions run);
 
  private:
-  GlobalOptions options_;
+  Request options_;
   exec::JobserverSetup jobserver_;
   fs::path cache_dir_;
   std::optional<cache::Storage> storage_;

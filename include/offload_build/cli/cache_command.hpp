@@ -1,8 +1,8 @@
 // `offload-build cache stats [--json] | clear | prune [--max-size SIZE]`.
 // Each returns the process exit code and prints only to `out`. The caller
-// resolves the directory (--cache-dir, manifest "cache_dir",
-// cache::default_cache_dir()) and the size limit (--max-size, manifest,
-// cache::kDefaultMaxSize).
+// resolves the directory (the cache_dir setting, manifest "cache_dir"), the
+// size limit (--max-size, the max_size setting, manifest) and whom the cache
+// trusts (cache::Trust::from_config; by default a private, unsigned cache).
 #pragma once
 
 #include <cstdint>
@@ -30,21 +30,22 @@ namespace fs = std::filesystem;
 // "bytes_written"}.
 // Does not create `dir`.
 int cache_stats(const fs::path& dir, bool json, std::ostream& out,
-                uint64_t max_size = cache::kDefaultMaxSize);
+                uint64_t max_size = cache::default_max_size(), const cache::Trust& trust = {});
 
 // Zero the counters, keeping the entries (`cache stats --zero`, as ccache -z).
-int cache_zero(const fs::path& dir, std::ostream& out);
+int cache_zero(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
 // The `n` largest counts, largest first (ties in name order).
 std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
                                                             size_t n);
 // Decode every entry; exit 1 (listing them) when any is corrupt.
-int cache_verify(const fs::path& dir, std::ostream& out);
+int cache_verify(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
 
 // Remove every entry and zero the counters.
-int cache_clear(const fs::path& dir, std::ostream& out);
+int cache_clear(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
 
-// Evict least-recently-used entries down to `max_size` (default
-// cache::kDefaultMaxSize), and stale temporary files.
-int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out);
+// Evict least-recently-used entries down to `max_size` (default: the
+// max_size setting's), and stale temporary files.
+int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out,
+                const cache::Trust& trust = {});
 
 }  // namespace ob::cli

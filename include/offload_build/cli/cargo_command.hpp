@@ -17,7 +17,7 @@ namespace ob::cli {
 // kernel crate and target, the package, the embed (flavour test) and the host
 // pass. `run --verify` proves offload as `offload-build run --verify` does.
 // Returns the exit code to use.
-Result<int> cargo(const GlobalOptions& options, const std::vector<std::string>& args,
+Result<int> cargo(const Request& options, const std::vector<std::string>& args,
                   const std::vector<std::string>& before = {});
 
 }  // namespace ob::cli

@@ -33,7 +33,7 @@ bool is_launcher_call(const std::vector<std::string>& subcommands, const std::st
 
 // Run `command` (COMPILER ARGS...). Returns the exit code: the compiler's own
 // when it ran unchanged.
-int launch(const std::vector<std::string>& command, const GlobalOptions& options);
+int launch(const std::vector<std::string>& command, const Request& options);
 
 // Why a command runs unchanged: `code`, its kind, is what `cache stats`
 // counts (clang_cli::unchanged::k...); `reason` says more.
@@ -62,7 +62,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
 
 // Split and run an offload compile. Returns the exit code, or, when the
 // command is not one offload-build splits, sets `why` and returns -1.
-int split_compile(const std::vector<std::string>& command, const GlobalOptions& options,
+int split_compile(const std::vector<std::string>& command, const Request& options,
                   Unchanged& why);
 
 // What every launcher call starts from: the working directory, the compiler
@@ -81,13 +81,13 @@ struct LaunchSetup {
 // The base directories of a launcher call (--base-dir and every
 // --project-dir, real paths) and the anchor kernel names are relative to: the
 // nearest --project-dir holding `cwd`, else `cwd` (ccache's rule).
-std::pair<std::vector<fs::path>, fs::path> launcher_roots(const GlobalOptions& options, const fs::path& cwd);
+std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& options, const fs::path& cwd);
 // What the driver `compiler` (a path) reads besides its argv: its
 // directories (default configuration files), CCC_OVERRIDE_OPTIONS,
 // CLANG_NO_DEFAULT_CONFIG.
 clang_cli::DriverEnvironment driver_environment(const fs::path& compiler);
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
-                                        const GlobalOptions& options, Unchanged& why);
+                                        const Request& options, Unchanged& why);
 // The files a compile's options name are usable: each keyed file
 // (CompileRequest::keyed_files) a readable regular file, no -mllvm value
 // naming an existing file; else `why`, and the compile runs unchanged (the
@@ -104,7 +104,7 @@ void open_launcher_cache(BuildContext& context);
 // Kernel names from each file's place (relative to the base directory, if
 // any) and the project's namespace (--kernel-namespace).
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
-                             const GlobalOptions& options);
+                             const Request& options);
 // run_plan (or the --dry-run script), then the --report of `command`.
 std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project,
@@ -116,7 +116,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
 // each source's compile (as `-c` would split it) and the cached link, one
 // plan. Returns the exit code; -1 with `why` when it is a one-step offload
 // build not split, -1 with `why` untouched when it is no one-step build.
-int split_build(const std::vector<std::string>& command, const GlobalOptions& options,
+int split_build(const std::vector<std::string>& command, const Request& options,
                 Unchanged& why);
 
 // ---- launcher_unchanged.cpp ----
@@ -125,7 +125,7 @@ int split_build(const std::vector<std::string>& command, const GlobalOptions& op
 // and, under -v, say why: once per build and reason, not once per compile
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
 // or ninja; remembered in the cache directory).
-void note_unchanged(const Unchanged& why, const GlobalOptions& options);
+void note_unchanged(const Unchanged& why, const Request& options);
 // Whether this build (make's or ninja's run: the nearest ancestor that is not
 // a command shell) has not said `code` yet; marks it said, under `cache`.
 bool first_in_build(const std::filesystem::path& cache, const std::string& code);
@@ -134,7 +134,7 @@ bool first_in_build(const std::filesystem::path& cache, const std::string& code)
 // make_report's JSON for a split compile (its jobs), or null for one run
 // unchanged (`why`, the compiler's `exit_code`); the launcher fields are
 // added here. A failure to write is a warning.
-void write_launcher_report(const GlobalOptions& options, const std::vector<std::string>& command,
+void write_launcher_report(const Request& options, const std::vector<std::string>& command,
                            nlohmann::json report, const Unchanged* why, int exit_code);
 
 // ---- launcher_prefix.cpp ----
@@ -152,19 +152,19 @@ std::vector<std::string> split_prefix_command(std::string_view setting);
 // The prefix of this launcher call: prefix_command, then a wrapper in the
 // compiler position, which leaves `command`, or a masquerade link, whose
 // compiler `command` then names (the real compiler on PATH).
-Prefix take_prefix(std::vector<std::string>& command, const GlobalOptions& options);
+Prefix take_prefix(std::vector<std::string>& command, const Request& options);
 // Whether `command` may run through the prefix: it compiles no device code
 // (clang_cli::offload_free, response files expanded; unreadable ones: no).
 bool may_run_remotely(const std::vector<std::string>& command);
 // The wrapper form's note that offload compiles run here, once per build.
-void note_local_offload(const Prefix& prefix, const GlobalOptions& options);
+void note_local_offload(const Prefix& prefix, const Request& options);
 
 // ---- launcher_link.cpp ----
 
 // Run an OpenMP offload link (CMAKE_<LANG>_LINKER_LAUNCHER) as one cached job:
 // device links, wrapper and host link served together. Returns the exit code,
 // or sets `pass_reason` and returns -1 when it is not such a link.
-int cached_link(const std::vector<std::string>& command, const GlobalOptions& options,
+int cached_link(const std::vector<std::string>& command, const Request& options,
                 std::string& pass_reason);
 
 // That link as a job: `argv` (the -o path as the executor writes it, a

@@ -6,6 +6,9 @@
 //   (/etc/offload-build.conf) > default.
 // The config files are plain `key = value` lines, like ccache.conf.
 // This module is the only reader of the process environment (`env`).
+// There is no process-wide configuration: the CLI resolves one Config per
+// command (cli/options.hpp) and carries it in the build context; the stages
+// below get the values they need, or a const Config&.
 #pragma once
 
 #include <array>
@@ -55,9 +58,13 @@ class Config {
   // taking its place between the environment and the user config file.
   std::optional<Value> get(std::string_view key, const std::optional<std::string>& manifest,
                            std::string_view where) const;
-  // Typed views of get(key): empty/false/0 when unset.
+  // Typed views of get(key): empty/false/0/nullopt when unset. `key` must be
+  // a row of the table (std::logic_error otherwise: a misspelt key in code).
   std::string text(std::string_view key) const;
   bool flag(std::string_view key) const;
+  size_t count(std::string_view key) const;     // a Count
+  uint64_t size(std::string_view key) const;    // a Size, in bytes
+  std::optional<fs::path> path(std::string_view key) const;  // a Path; nullopt when unset or empty
   // Every value recorded for `key`, highest first (what `config` shows as
   // overridden).
   std::vector<Value> all(std::string_view key) const;
@@ -85,13 +92,11 @@ Result<std::vector<FileLine>> read_config_file(const fs::path& file);
 Result<void> write_config_file(const fs::path& file, std::string_view key,
                                const std::optional<std::string>& value);
 
-// Defaults, both config files and the environment (the command line and the
-// manifest are added by their readers). An error for a bad file or variable.
-Result<Config> load();
-
-// The configuration of this process: set once by the CLI before a command
-// runs; until then (tests, tools) a fresh load() that ignores errors.
-const Config& current();
-void set_current(Config config);
+// Defaults, both config files and the environment added to `given` (the
+// command line's values; the manifest is added by its reader). An error for
+// a bad file or variable.
+Result<Config> load(Config given = {});
+// The table's defaults only (what a test or tool without a command line uses).
+Config defaults();
 
 }  // namespace ob::config

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/util/result.hpp"
 #include "offload_build/util/size_text.hpp"
 
@@ -25,7 +26,8 @@ namespace detail {
 class Fd;
 }
 
-inline constexpr uint64_t kDefaultMaxSize = 5ull << 30;  // 5 GiB
+// The max_size setting's default (its row in config/settings.cpp).
+inline uint64_t default_max_size() { return config::default_size("max_size"); }
 
 // Entry format (see src/storage/entry.cpp for the byte layout).
 inline constexpr uint32_t kFormatVersion = 2;
@@ -83,8 +85,9 @@ struct Trust {
   std::optional<unsigned> umask;    // OFFLOAD_BUILD_CACHE_UMASK (octal): a shared cache
   std::string problem;              // a setting that could not be used: the cache is off
 
-  // From the environment; problems (unreadable key file, bad umask) land in `problem`.
-  static Trust from_environment();
+  // From the settings in force (cache_umask, signing_key, signing_key_file);
+  // problems (unreadable key file, bad umask) land in `problem`.
+  static Trust from_config(const config::Config& config);
 };
 
 // One remote storage's counters (keyed by its redacted URL in Counters).
@@ -153,9 +156,9 @@ class Storage {
  public:
   // Open (creating if possible) the cache at `dir`. Never fails: a directory
   // that cannot be created or written makes a read-only or disabled cache.
-  // Trust settings default to the environment's.
-  Storage(fs::path dir, uint64_t max_size = kDefaultMaxSize);
-  Storage(fs::path dir, uint64_t max_size, Trust trust);
+  // Without `trust`: a private cache with no signing key (Trust::from_config
+  // gives the settings' trust).
+  Storage(fs::path dir, uint64_t max_size = default_max_size(), Trust trust = {});
 
   const fs::path& dir() const { return dir_; }
   bool writable() const { return writable_; }
@@ -249,11 +252,6 @@ class Storage {
 std::optional<std::string> read_trusted_file(const fs::path& path, bool shared);
 bool write_file_atomically(const fs::path& dir, std::string_view name, std::string_view bytes,
                            std::optional<unsigned> umask = std::nullopt);
-
-// The cache_dir setting in force (config/config.hpp; the manifest's is added
-// by cli::cache_dir_for): by default $XDG_CACHE_HOME/offload-build, else
-// ~/.cache/offload-build.
-fs::path default_cache_dir();
 
 // Sizes for --max-size and max_size (util/size_text.hpp).
 using util::parse_size;

@@ -9,7 +9,9 @@ namespace ob {
 
 // Print every tool found (path and version), device runtimes per triple, visible
 // GPUs and a plain-language conclusion per target family. Returns the exit code:
-// 0 when the host-device pipeline can build and run, 1 otherwise.
-int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint, std::ostream& out);
+// 0 when the host-device pipeline can build and run, 1 otherwise. `llvm`: the
+// llvm setting (find_toolchain).
+int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint,
+               const std::optional<std::filesystem::path>& llvm, std::ostream& out);
 
 }  // namespace ob

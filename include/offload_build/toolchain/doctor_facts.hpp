@@ -50,7 +50,7 @@ struct DoctorFacts {
 };
 
 // Gather every fact; each probe is a short `--version`-style subprocess.
-DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint);
+DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std::optional<fs::path>& llvm);
 
 // The full report, aligned plain text, ending with the verdict line.
 std::string format_report(const DoctorFacts& facts);

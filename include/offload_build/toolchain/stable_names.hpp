@@ -59,12 +59,8 @@ std::string preload_value(const fs::path& library);
 // Why stable names are wanted but cannot be had (the library missing, out of
 // this user's reach or unreadable): a warning said once per build, since the
 // build is then keyed on inodes and shares no entry with builds that have it.
-// Empty when they are off or usable.
+// Empty when usable; asked only when the stable_names setting is on.
 std::string stable_names_unavailable();
-
-// OFFLOAD_BUILD_STABLE_NAMES=0 turns stable names off (kernels named after
-// inodes, as plain clang names them).
-bool stable_names_disabled();
 
 // The salt of a project's compiles: a hash of its namespace (the manifest's
 // name, --kernel-namespace), so two projects' files at the same relative
@@ -73,8 +69,9 @@ bool stable_names_disabled();
 // codegen and link).
 std::string kernel_salt(const std::string& kernel_namespace);
 
-// Set up stable names for compiles by `compiler`: nullopt when they are off
-// or the library is missing. Whether the compiler honours the library is
+// Set up stable names for compiles by `compiler`: nullopt when the library is
+// missing (the caller asks only when the stable_names setting is on; off,
+// kernels are named after inodes, as plain clang names them). Whether the compiler honours the library is
 // asked once (a 1-line compile) and remembered in `memo_dir` (the cache's
 // probes/); without a memo directory it is assumed (nothing is cached then).
 std::optional<StableNames> stable_names_for(const fs::path& compiler, const NameRoots& roots,

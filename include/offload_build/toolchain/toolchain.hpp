@@ -47,25 +47,27 @@ struct Toolchain {
   std::shared_ptr<DeviceRuntimes> runtimes = std::make_shared<DeviceRuntimes>();
 };
 
-// Find the toolchain: `hint` (manifest "toolchain"), then $OFFLOAD_BUILD_LLVM,
-// then /usr/lib/llvm-22 and newer, then clang on PATH. The error says what to install.
-Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint);
+// Find the toolchain: `hint` (manifest "toolchain"), then `llvm` (the llvm
+// setting, $OFFLOAD_BUILD_LLVM), then /usr/lib/llvm-22 and newer, then clang
+// on PATH. The error says what to install.
+Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint, const std::optional<fs::path>& llvm);
 
 // Describe a toolchain rooted at `root`; fails when a required tool is missing.
 Result<Toolchain> toolchain_at(const fs::path& root);
 
 // ---- Lower-level pieces of the search, testable against a fake directory tree. ----
 
-// Where find_toolchain looks; from_environment() reads $OFFLOAD_BUILD_LLVM and $PATH.
+// Where find_toolchain looks; from_environment() reads $PATH.
 struct ToolchainSearch {
   std::optional<fs::path> hint;       // "toolchain" in offload.json: used alone when set
-  std::optional<fs::path> env_root;   // $OFFLOAD_BUILD_LLVM: used alone when set
+  std::optional<fs::path> env_root;   // the llvm setting ($OFFLOAD_BUILD_LLVM): used alone when set
   fs::path system_prefix = "/usr/lib";  // holds llvm-30 .. llvm-22
   int newest = 30;
   int oldest = 22;
   std::string path_env;                 // $PATH, for the clang-on-PATH fallback
 
-  static ToolchainSearch from_environment(const std::optional<fs::path>& hint);
+  static ToolchainSearch from_environment(const std::optional<fs::path>& hint,
+                                          const std::optional<fs::path>& llvm);
 };
 
 Result<Toolchain> find_toolchain_in(const ToolchainSearch& search);

@@ -439,11 +439,9 @@ std::string probe_remote(const RemoteConfig& config, const BackendFactory& facto
                      config.read_only ? "read-only" : "read-write");
 }
 
-void hide_remote_credentials(const std::vector<std::string>& cli) {
-  for (const auto& u : cli)
-    for (auto& part : split_remote_list(u)) (void)parse_remote_url(part);
+void hide_remote_credentials(const config::Config& config) {
   // Every source's URLs, in force or not: each registers the ${VAR}s it names.
-  for (const auto& value : config::current().all("remote_storage")) {
+  for (const auto& value : config.all("remote_storage")) {
     for (const auto& u : split_remote_list(value.text)) {
       auto parsed = parse_remote_url(u);
       // A credential written out, or text we cannot read (it may hold one).
@@ -453,19 +451,15 @@ void hide_remote_credentials(const std::vector<std::string>& cli) {
   }
 }
 
-Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::string>& cli,
+Result<std::vector<RemoteConfig>> configured_remotes(const config::Config& config,
                                                      const std::vector<std::string>& manifest) {
   std::vector<std::string> urls;
   std::string where;
-  if (!cli.empty()) {
-    where = "--remote-storage";
-    for (const auto& u : cli)
-      for (auto& part : split_remote_list(u)) urls.push_back(std::move(part));
-  } else if (auto v = config::current().get(
-                 "remote_storage",
-                 manifest.empty() ? std::nullopt : std::optional(util::join(manifest, " ")),
-                 "the manifest's remote_storage")) {
-    where = v->origin == config::Origin::Manifest || v->origin == config::Origin::Environment
+  if (auto v = config.get("remote_storage",
+                          manifest.empty() ? std::nullopt : std::optional(util::join(manifest, " ")),
+                          "the manifest's remote_storage")) {
+    where = v->origin == config::Origin::CommandLine || v->origin == config::Origin::Manifest ||
+                    v->origin == config::Origin::Environment
                 ? v->where
                 : fmt::format("remote_storage ({})", v->where);
     urls = split_remote_list(v->text);

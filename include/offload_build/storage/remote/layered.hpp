@@ -118,18 +118,19 @@ Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
 // "reachable (1.2 ms; read-write)", or the failure, error or timeout.
 std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory = make_remote_backend);
 
-// Keep every credential of the remotes in `cli` (--remote-storage) and in
-// $OFFLOAD_BUILD_REMOTE_STORAGE from child processes: the variables their
-// `${VAR}` forms name, and the variable itself when it holds a password or
-// token. Parses only; errors are the build's to report. Called once at each
-// entry (cli::dispatch, launcher mode's launch()) before any command starts;
-// configured_remotes does not repeat it (its own parsing hides the `${VAR}`
-// forms of the list it uses).
-void hide_remote_credentials(const std::vector<std::string>& cli);
-// The remotes configured for a build: `cli` (--remote-storage) when given,
-// else $OFFLOAD_BUILD_REMOTE_STORAGE when set (empty: none), else `manifest`.
-// An unparsable URL is an error naming where it came from.
-Result<std::vector<RemoteConfig>> configured_remotes(const std::vector<std::string>& cli,
+// Keep every credential of the remote_storage setting, from every source
+// (--remote-storage, $OFFLOAD_BUILD_REMOTE_STORAGE, the config files), from
+// child processes: the variables their `${VAR}` forms name, and the variable
+// itself when it holds a password or token. Parses only; errors are the
+// build's to report. Called once at each entry (cli::dispatch, launcher
+// mode's launch()) before any command starts; configured_remotes does not
+// repeat it (its own parsing hides the `${VAR}` forms of the list it uses).
+void hide_remote_credentials(const config::Config& config);
+// The remotes configured for a build: the remote_storage setting in force
+// (config/config.hpp: --remote-storage, then $OFFLOAD_BUILD_REMOTE_STORAGE
+// when set (empty: none)), with `manifest` in the manifest's place. An
+// unparsable URL is an error naming where it came from.
+Result<std::vector<RemoteConfig>> configured_remotes(const config::Config& config,
                                                      const std::vector<std::string>& manifest);
 
 }  // namespace ob::cache
