@@ -342,7 +342,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   bool unknown = false;
   if (job.records_lookups) {
     std::optional<std::vector<Dep>> missing;
-    if (lookups) missing = lookup_deps(plan_, job, *lookups, unrecorded);
+    if (lookups) missing = lookup_deps(plan_, job, options_.system_dirs, *lookups, unrecorded);
     if (missing) {
       deps.insert(deps.end(), missing->begin(), missing->end());
     } else {

@@ -72,12 +72,12 @@ std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::
   return std::vector<std::string>(paths.begin(), paths.end());
 }
 
-std::optional<std::vector<Dep>> lookup_deps(const Plan& plan, const Job& job,
+std::optional<std::vector<Dep>> lookup_deps(const Plan& plan, const Job& job, const std::vector<fs::path>& system_dirs,
                                             const std::vector<std::string>& paths, std::string& why) {
   static const fs::path kernel_dirs[] = {"/proc", "/sys", "/dev"};
   std::vector<fs::path> project{plan.cwd, plan.build_dir};
   project.insert(project.end(), plan.base_dirs.begin(), plan.base_dirs.end());
-  const FileFactsCache kinds(project, system_dirs());
+  const FileFactsCache kinds(project, system_dirs);
   std::set<fs::path> absent;
   std::map<fs::path, Stamp> dirs;  // system directories, stamped before their paths are checked
   std::vector<fs::path> system_paths;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "offload_build/cache/depfile.hpp"
+#include "offload_build/cache/file_facts.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -71,15 +72,14 @@ void BuildContext::limit_parallelism(ExecOptions& exec) {
 Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan) {
   const std::string url = options_.config.text("remote_execution");
   if (url.empty()) return std::unique_ptr<RemoteRunner>();
-  auto config = parse_remote_execution(url);
-  if (!config) return config.error();
+  auto engine = parse_remote_execution(url);
+  if (!engine) return engine.error();
   RemoteRunnerSetup setup;
-  setup.config = std::move(*config);
+  setup.config = std::move(*engine);
   if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   setup.plan = &plan;
   setup.local_jobs = effective_jobs(config());
-  for (const auto& d : util::split(options_.config.text("system_dirs"), ':'))
-    if (!d.empty()) setup.system_dirs.emplace_back(d);
+  setup.system_dirs = cache::system_dirs(options_.config.text("system_dirs"));
   setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
   setup.warn = [](const std::string& line) {
     const std::string text = "offload-build: warning: " + line + "\n";

@@ -164,7 +164,8 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   BuildContext::RunOptions run;
   run.observer = &listeners;
   // No build state: cargo's fingerprints decide what is current in a target directory.
-  run.cache = cache::JobCacheOptions{false, o.config.flag("explain") ? &std::cerr : nullptr, false, nullptr};
+  run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
+  run.cache.keep_build_state = false;
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -280,6 +280,8 @@ TEST_CASE("a config file of another user, or writable by a group not ours, is re
     auto ok = run_ob({"-C", p.dir.string(), "config", "get", "prefix_command"}, {}, p.env());
     CHECK(ok.exit_code == 0);
   }
+}
+
 TEST_CASE("--color auto on the command line overrides OFFLOAD_BUILD_COLOR", "[config]") {
   // The command line is above the environment for every setting, its default
   // value included: `--color auto` is given, not absent.

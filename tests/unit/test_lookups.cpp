@@ -38,6 +38,9 @@ Plan plan_in(const fs::path& dir) {
 
 }  // namespace
 
+// The settings table's default for system_dirs.
+constexpr std::string_view kSystemDirs = "/usr:/lib:/lib32:/lib64:/libx32";
+
 TEST_CASE("a lookups record is read strictly", "[lookups]") {
   TempDir tmp("ob-lookups");
   const fs::path f = tmp / "k.d.lookups";
@@ -81,7 +84,7 @@ TEST_CASE("lookups that found nothing become dependencies a new file breaks", "[
       "/usr/include/ob-no-such-header.h",  // a system directory: by its stamp
       "/usr/include/ob-no-such-dir/x.h",
   };
-  auto deps = lookup_deps(plan, job, paths, why);
+  auto deps = lookup_deps(plan, job, system_dirs(kSystemDirs), paths, why);
   INFO(why);
   REQUIRE(deps);
   std::vector<std::string> kept;
@@ -89,23 +92,23 @@ TEST_CASE("lookups that found nothing become dependencies a new file breaks", "[
   CHECK(kept == std::vector<std::string>{"/usr/include directory mtime=", "a/bits absent", "a/h.h absent",
                                          "a/opt.h absent"});
 
-  FileFactsCache files({dir}, system_dirs(), {});
+  FileFactsCache files({dir}, system_dirs(kSystemDirs), {});
   for (const auto& d : *deps) CHECK(dep_holds(d, files, dir));
   write(dir / "a/h.h", "#define V 20\n");
-  FileFactsCache later({dir}, system_dirs(), {});
+  FileFactsCache later({dir}, system_dirs(kSystemDirs), {});
   const Dep& h = (*deps)[2];
   CHECK_FALSE(dep_holds(h, later, dir));
   CHECK(dep_change(h, later, dir) == "file appeared: a/h.h (looked for and not found when it last ran)");
   CHECK(dep_holds((*deps)[1], later, dir));
 
   // A path that exists once the job ended may or may not have been seen: not kept.
-  CHECK_FALSE(lookup_deps(plan, job, {(dir / "a/h.h").string()}, why));
+  CHECK_FALSE(lookup_deps(plan, job, system_dirs(kSystemDirs), {(dir / "a/h.h").string()}, why));
   CHECK_THAT(why, Catch::Contains("appeared while the job ran"));
 
   // Too many to check on every hit: not kept.
   std::vector<std::string> many;
   for (size_t i = 0; i <= kMaxLookupDeps; ++i) many.push_back((dir / ("m" + std::to_string(i) + ".h")).string());
-  CHECK_FALSE(lookup_deps(plan, job, many, why));
+  CHECK_FALSE(lookup_deps(plan, job, system_dirs(kSystemDirs), many, why));
 }
 
 TEST_CASE("a job is not up to date once a file appears where it found nothing", "[lookups]") {
@@ -118,7 +121,7 @@ TEST_CASE("a job is not up to date once a file appears where it found nothing", 
   key.argv = {"<tool0>", "-c", "k.c"};
   {
     BuildState state(state_file);
-    FileFactsCache files({dir}, system_dirs(), {});
+    FileFactsCache files({dir}, system_dirs(kSystemDirs), {});
     JobRecord r{{}, key.argv, {}, {}, {}, {}};
     r.deps = {Dep{"k.c", files.get("k.c", dir).sha256, 0, 0, {}},
               Dep{"a/h.h", std::string(kAbsent), 0, 0, {}}};
@@ -129,12 +132,12 @@ TEST_CASE("a job is not up to date once a file appears where it found nothing", 
   }
   {
     BuildState state(state_file);
-    FileFactsCache files({dir}, system_dirs(), {});
+    FileFactsCache files({dir}, system_dirs(kSystemDirs), {});
     CHECK(state.up_to_date("host k.c", key, files, dir));
   }
   write(dir / "a/h.h", "#define V 20\n");
   BuildState state(state_file);
-  FileFactsCache files({dir}, system_dirs(), {});
+  FileFactsCache files({dir}, system_dirs(kSystemDirs), {});
   CHECK_FALSE(state.up_to_date("host k.c", key, files, dir));
   Job job;
   job.kind = JobKind::HostCompile;
