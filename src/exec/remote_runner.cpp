@@ -26,6 +26,7 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/size_text.hpp"
@@ -584,7 +585,16 @@ class Runner final : public RemoteRunner {
     // The environment: the job's own, paths made relative, files from outside
     // the root (the stable-names library) shipped under kSupportDir.
     std::map<std::string, std::string> env{{"PATH", "/usr/bin:/bin"}};
+    // Not the record of lookups that found nothing (record_lookups): what a
+    // compile looks for on the worker says nothing of this machine's files,
+    // and its per-build path would make every action a new one. The result
+    // then has no such record and is not stored locally (the engine's action
+    // cache, keyed by the declared inputs, serves it again).
+    const bool lookups_only = std::any_of(cmd.env.begin(), cmd.env.end(), [](const auto& e) {
+      return e.first == OB_LOOKUPS_ENV_ONLY;
+    });
     for (const auto& [k, v] : cmd.env) {
+      if (k == OB_LOOKUPS_ENV || k == OB_LOOKUPS_ENV_ONLY || (lookups_only && k == "LD_PRELOAD")) continue;
       if (!v) {
         env.erase(k);
         continue;

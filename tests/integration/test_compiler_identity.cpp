@@ -54,7 +54,7 @@ TEST_CASE("a compiler named bare, found on PATH, is served whole the second time
   CHECK(l.cc({(l.tmp / "k").string()}, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}}).out == "9\n");
 }
 
-TEST_CASE("one binary reached through two paths shares every job's entry; clang and clang++ share none",
+TEST_CASE("one binary reached through two paths shares every job's entry, and clang and clang++ share none",
           "[launcher][integration][identity]") {
   Launcher l;
   write_file(l.tmp / "k.c", kSource);

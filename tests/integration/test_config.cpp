@@ -282,7 +282,7 @@ TEST_CASE("a config file of another user, or writable by a group not ours, is re
   }
 }
 
-TEST_CASE("--color auto on the command line overrides OFFLOAD_BUILD_COLOR", "[config]") {
+TEST_CASE("the command line's --color auto overrides OFFLOAD_BUILD_COLOR", "[config]") {
   // The command line is above the environment for every setting, its default
   // value included: `--color auto` is given, not absent.
   ConfigProject p;

@@ -51,7 +51,7 @@ int stat(const nlohmann::json& stats, const char* name) { return stats.value(nam
 
 }  // namespace
 
-TEST_CASE("MPI wrappers: the compile is split, cached and the wrapper's own bytes; the link is cached; "
+TEST_CASE("MPI wrappers: the compile is split, cached and the wrapper's own bytes, the link is cached, "
           "two ranks run offloaded",
           "[launcher][integration][mpi]") {
   const Mpi mpi = GENERATE(kOpenMpi, kMpich);

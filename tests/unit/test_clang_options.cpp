@@ -143,7 +143,7 @@ TEST_CASE("a --config file's arguments are the command line's, read as clang rea
   CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.find("CCC_OVERRIDE_OPTIONS") == 0);
 }
 
-TEST_CASE("CCC_OVERRIDE_OPTIONS edits as clang edits; rewrites are not modeled", "[launcher][clang_cli][flagkeys]") {
+TEST_CASE("CCC_OVERRIDE_OPTIONS edits as clang edits, rewrites are not modeled", "[launcher][clang_cli][flagkeys]") {
   const Argv argv{"clang", "-O2", "-c", "k.c", "-o", "k.o"};
   CHECK(apply_override_options(argv, "#+-fopenmp ^-DX") ==
         Argv{"clang", "-DX", "-O2", "-c", "k.c", "-o", "k.o", "-fopenmp"});
