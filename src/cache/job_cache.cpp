@@ -203,7 +203,10 @@ std::optional<std::vector<Dep>> JobCache::reads() const {
 Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
-  if (!job.cacheable) return Served::No;
+  if (!job.cacheable) {
+    if (!job.uncacheable_reason.empty()) explain(job, "not cached: " + job.uncacheable_reason);
+    return Served::No;
+  }
   const std::string id = job_id(job, plan_.cwd);
   Pending pending{describe_job(plan_, job)};
   if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {

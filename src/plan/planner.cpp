@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <memory>
+#include <system_error>
 
 #include "compile_planner.hpp"
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "plan_paths.hpp"
 #include "single_parse_planner.hpp"
 
@@ -34,6 +36,29 @@ compile_plan::Layout source_layout(const Manifest& m, const SourceFile& src, siz
   l.object = with_suffix(stem, ".host.o");
   l.unit = unit;
   return l;
+}
+
+// The files the manifest's options name that no depfile lists: inputs of
+// every pass that reads those options, keyed by content, as in launcher mode;
+// an option naming what cannot be keyed leaves the passes uncached.
+void key_option_files(Plan& plan, const Manifest& m) {
+  const auto files = clang_openmp::option_files(m);
+  std::optional<std::string> uncacheable = files.uncacheable;
+  for (const auto& f : files.maybe) {
+    std::error_code ec;
+    if (!uncacheable && fs::exists(plan.cwd / f, ec))
+      uncacheable = "offload.json: the -mllvm value " + f + " is a file, which offload-build cannot key";
+  }
+  for (auto& job : plan.jobs) {
+    const bool device = job.kind == JobKind::DeviceCompile;
+    if (!device && job.kind != JobKind::HostIr && job.kind != JobKind::HostCompile) continue;
+    for (const auto& f : device ? files.device : files.host)
+      job.inputs.push_back((plan.cwd / f).lexically_normal());
+    if (uncacheable) {
+      job.cacheable = false;
+      job.uncacheable_reason = *uncacheable;
+    }
+  }
 }
 
 }  // namespace
@@ -69,6 +94,8 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
     host_jobs.push_back(u.host_job);
     host_objects.push_back(u.host_object);
   }
+
+  key_option_files(plan, m);
 
   std::vector<fs::path> link_args;
   for (const auto& o : host_objects) link_args.push_back(rel(o));

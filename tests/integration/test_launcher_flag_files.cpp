@@ -141,3 +141,68 @@ TEST_CASE("launcher: CCC_OVERRIDE_OPTIONS makes the compile run unchanged",
   CHECK(read_file(l.tmp / "k.o").find(".llvm.offloading") != std::string::npos);  // clang's own edit applied
   CHECK(counter(l.stats(), "misses") == 0);
 }
+
+// A manifest's flags are read by the same option table: a file they name is
+// in the key of every pass that reads it, and the build state's check.
+TEST_CASE("manifest: a file named by flags is keyed by its content, what cannot be keyed is not cached",
+          "[manifest][flagkeys][integration]") {
+  TempDir tmp("ob-flagfiles");
+  const fs::path dir = tmp / "p", cache = tmp / "cache";
+  write_file(dir / "k.c", std::string(kSource) + "int main(void) { return work(10) == 12345; }\n");
+  write_file(dir / "p.prof", kProfileA);
+  auto manifest = [&](const std::string& flags) {
+    write_file(dir / "offload.json",
+               R"({"name": "pf", "sources": ["k.c"], "targets": ["host"], "flags": [)" + flags + "]}");
+  };
+  manifest(R"("-O2", "-fprofile-sample-use=p.prof")");
+  auto build = [&](std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("build");
+    return run_ob(args);
+  };
+  auto program = [&] { return read_file(dir / "build/pf"); };
+  auto first = build();
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string with_a = program();
+  CHECK_THAT(build().err, Catch::Contains(" jobs: 0 from cache, 0 run"));  // up to date
+
+  // Another profile: the passes that read it run again, the bytes a build without the cache gives.
+  write_file(dir / "p.prof", kProfileB);
+  auto edited = build({"--explain"});
+  INFO(edited.err);
+  REQUIRE(edited.exit_code == 0);
+  CHECK_THAT(edited.err, Catch::Contains("p.prof"));
+  const std::string with_b = program();
+  CHECK(with_b != with_a);
+  fs::remove_all(dir / "build");
+  REQUIRE(build({"--no-cache"}).exit_code == 0);
+  CHECK(program() == with_b);
+
+  // The first profile again in a clean build directory: served, the first bytes.
+  write_file(dir / "p.prof", kProfileA);
+  fs::remove_all(dir / "build");
+  auto served = build();
+  REQUIRE(served.exit_code == 0);
+  CHECK_THAT(served.err, Catch::Contains(" from cache, 0 run"));
+  CHECK(program() == with_a);
+
+  // A profile clang cannot read: the build fails as clang does, naming it.
+  write_file(dir / "p.prof", std::string("\x01\x02garbage\xff\xfe", 11));
+  auto garbage = build();
+  CHECK(garbage.exit_code != 0);
+  CHECK_THAT(garbage.err, Catch::Contains("p.prof"));
+
+  // -B names programs offload-build cannot key: built, never cached, and --explain says why.
+  manifest(R"("-O2", "-B", "/usr/lib/llvm-22/bin")");
+  fs::remove_all(dir / "build");
+  auto b1 = build({"--explain"});
+  INFO(b1.err);
+  REQUIRE(b1.exit_code == 0);
+  CHECK_THAT(b1.err, Catch::Contains("not cached: offload.json flags: option -B"));
+  fs::remove_all(dir / "build");
+  auto b2 = build();
+  REQUIRE(b2.exit_code == 0);
+  CHECK_THAT(b2.err, !Catch::Contains(" from cache, 0 run"));
+}

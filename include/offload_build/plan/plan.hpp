@@ -44,6 +44,7 @@ struct Job {
   // --- What the cache needs to know (src/cache) ---
   // Whether the job's outputs may be served from and stored in the cache.
   bool cacheable = true;
+  std::string uncacheable_reason;  // when not: why (--explain says it)
   // A Make-style depfile the command writes (absolute): every file it read.
   // Its flags are already in argv; the executor gives it a temporary name too.
   std::optional<fs::path> depfile;

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
+
 namespace ob::clang_openmp {
 
 namespace {
@@ -182,6 +184,30 @@ class ManifestCompile final : public frontend::Compile {
 std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
                                                     const SourceFile& src, const fs::path& src_arg) {
   return std::make_unique<ManifestCompile>(tc, m, src, src_arg);
+}
+
+OptionFiles option_files(const Manifest& m) {
+  OptionFiles out;
+  // The options of one pass read as a launcher compile of a C file for the
+  // host device (a compile the parser splits) with them would be.
+  auto read = [&](const std::vector<std::string>& extra, const char* field, std::vector<std::string>& files) {
+    if (out.uncacheable) return;
+    std::vector<std::string> argv{"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c"};
+    argv.insert(argv.end(), m.flags.begin(), m.flags.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("offload-build-options.c");
+    const auto parsed = clang_cli::parse(argv);
+    if (!parsed.compile) {
+      const std::string where = extra.empty() ? "flags" : m.flags.empty() ? field : "flags and " + std::string(field);
+      out.uncacheable = "offload.json " + where + ": " + parsed.pass_reason;
+      return;
+    }
+    files = parsed.compile->keyed_files;
+    out.maybe.insert(out.maybe.end(), parsed.compile->maybe_files.begin(), parsed.compile->maybe_files.end());
+  };
+  read(m.host_flags, "host_flags", out.host);
+  read(m.device_flags, "device_flags", out.device);
+  return out;
 }
 
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,

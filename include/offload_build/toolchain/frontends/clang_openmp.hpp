@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,19 @@ bool uses_offload_lto(const std::vector<std::string>& options);
 // frontend::Compile's (frontend.hpp).
 std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& images,
                                  const fs::path& out);
+
+// What a manifest's compile options name besides text, read as a launcher
+// compile's options are (clang_cli::parse, the one option table): the files
+// no depfile lists (-fprofile-use=, -fsanitize-ignorelist=, -fplugin=, ...)
+// that the host passes and the device passes read, as written (relative to
+// the manifest's directory), keyed by their content; -mllvm values that may
+// name a file; or why the compiles cannot be cached at all (an option naming
+// what offload-build cannot key: -B, a device library path, an unknown option).
+struct OptionFiles {
+  std::vector<std::string> host, device, maybe;
+  std::optional<std::string> uncacheable;
+};
+OptionFiles option_files(const Manifest& m);
 
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
