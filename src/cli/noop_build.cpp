@@ -18,13 +18,6 @@ namespace {
 
 constexpr auto kCoarsestTimestamp = std::chrono::seconds(2);
 
-std::vector<fs::path> subdirs(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
-  return out;
-}
-
 }  // namespace
 
 bool noop_eligible(const Request& o) {
@@ -86,20 +79,8 @@ std::vector<fs::path> plan_files(const Manifest& m, const Toolchain& tc, const P
   }
   // Where the toolchain was looked for and what it holds: a new LLVM, a tool
   // or a device runtime installed changes one of these directories.
-  const fs::path lib = tc.root / "lib";
-  for (const auto& dir : {tc.root.parent_path(), fs::path(ToolchainSearch{}.system_prefix), tc.root,
-                          tc.root / "bin", lib, lib / "clang", fs::path("/usr/local"),
-                          fs::path("/usr/local/cuda")})
-    files.push_back(dir);
-  for (const auto& version : subdirs(lib / "clang")) files.push_back(version / "lib");
-  for (const auto& target : m.targets) {
-    if (!target.is_gpu()) continue;
-    files.push_back(lib / target.triple);
-    for (const auto& version : subdirs(lib / "clang")) files.push_back(version / "lib" / target.triple);
-  }
-  if (const char* path = config::env_or_null("PATH"))
-    for (const auto& dir : util::split(path, ':'))
-      if (!dir.empty() && fs::path(dir).is_absolute()) files.emplace_back(dir);
+  const char* path = config::env_or_null("PATH");
+  for (auto& dir : searched_dirs(tc, m.targets, path ? path : "")) files.push_back(std::move(dir));
   return files;
 }
 

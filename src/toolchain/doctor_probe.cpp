@@ -80,7 +80,7 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
     f.toolchain_error = tc.error().message;
     f.root = toolchain_root_candidate(search);
     const char* path_env = config::env_or_null("PATH");
-    f.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
+    f.cuda_path = find_cuda(kDefaultCudaRoot, path_env ? path_env : "");
   }
 
   auto bin_tool = [&](const char* name) -> std::optional<fs::path> {

@@ -110,6 +110,17 @@ std::optional<fs::path> find_libomptarget(const fs::path& lib_dir) {
   return std::nullopt;
 }
 
+namespace {
+
+// Per-triple runtime directories: lib/<triple>/ and lib/clang/<N>/lib/<triple>/.
+std::vector<fs::path> runtime_dirs(const fs::path& lib, std::string_view triple) {
+  std::vector<fs::path> dirs = {lib / triple};
+  for (const auto& clang_ver : glob_dir(lib / "clang", "", "")) dirs.push_back(clang_ver / "lib" / triple);
+  return dirs;
+}
+
+}  // namespace
+
 std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple) {
   std::vector<std::string_view> bc_prefixes;
   if (triple == kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
@@ -117,11 +128,7 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
   else return std::nullopt;
 
   const fs::path lib = root / "lib";
-  // Per-triple runtime directories: lib/<triple>/ and lib/clang/<N>/lib/<triple>/.
-  std::vector<fs::path> triple_dirs = {lib / triple};
-  for (const auto& clang_ver : glob_dir(lib / "clang", "", "")) {
-    triple_dirs.push_back(clang_ver / "lib" / triple);
-  }
+  const std::vector<fs::path> triple_dirs = runtime_dirs(lib, triple);
   auto find_bc = [&](const fs::path& dir) -> std::optional<fs::path> {
     for (auto prefix : bc_prefixes) {
       auto hits = glob_dir(dir, prefix, ".bc");
@@ -200,7 +207,7 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
         util::join(packages, " ")));
   }
   const char* path_env = config::env_or_null("PATH");
-  tc.cuda_path = find_cuda("/usr/local/cuda", path_env ? path_env : "");
+  tc.cuda_path = find_cuda(kDefaultCudaRoot, path_env ? path_env : "");
   if (probe::is_executable(bin / "ld.lld")) tc.lld = bin / "ld.lld";
   return tc;
 }
@@ -261,6 +268,24 @@ Result<Toolchain> find_toolchain_in(const ToolchainSearch& search) {
 
 Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint, const std::optional<fs::path>& llvm) {
   return find_toolchain_in(ToolchainSearch::from_environment(hint, llvm));
+}
+
+std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<Target>& targets,
+                                    std::string_view path_env) {
+  const fs::path lib = tc.root / "lib";
+  std::vector<fs::path> dirs{ToolchainSearch{}.system_prefix, tc.root.parent_path(), tc.root, tc.root / "bin",
+                             lib, lib / "clang"};
+  for (const auto& clang_ver : glob_dir(lib / "clang", "", "")) dirs.push_back(clang_ver / "lib");
+  for (const auto& t : targets) {
+    if (!t.is_gpu()) continue;
+    auto more = runtime_dirs(lib, t.triple);
+    dirs.insert(dirs.end(), more.begin(), more.end());
+  }
+  const fs::path cuda(kDefaultCudaRoot);
+  dirs.insert(dirs.end(), {cuda.parent_path(), cuda, cuda / "bin"});
+  for (const auto& dir : util::split(path_env, ':'))
+    if (!dir.empty() && fs::path(dir).is_absolute()) dirs.emplace_back(dir);
+  return dirs;
 }
 
 }  // namespace ob

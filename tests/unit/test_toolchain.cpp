@@ -290,3 +290,32 @@ TEST_CASE("the real LLVM 22 on this machine", "[toolchain]") {
   CHECK_FALSE(tc->has_device_runtime(Target{std::string(kAmdgcnTriple), "gfx90a"}));
   if (fs::exists("/usr/local/cuda/bin/ptxas")) CHECK(tc->cuda_path == fs::path("/usr/local/cuda"));
 }
+
+// The no-op record stamps searched_dirs: every place a search finds
+// something must be one of them, or a runtime installed there later would
+// leave a no-op build standing.
+TEST_CASE("searched_dirs holds the directory of everything the searches find", "[toolchain][noop]") {
+  FakeTree t;
+  const fs::path root = t.llvm("llvm");
+  const Target nv{std::string(kNvptxTriple), "sm_90"};
+  const Target amd{std::string(kAmdgcnTriple), "gfx90a"};
+  t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+  t.file("llvm/lib/amdgcn-amd-amdhsa/libompdevice.a");
+  t.file("llvm/lib/libomptarget.so.22.1");
+  auto tc = toolchain_at(root);
+  REQUIRE(tc.ok());
+  const auto dirs = searched_dirs(*tc, {nv, amd}, "/opt/bin:relative");
+  auto searched = [&](const fs::path& d) { return std::find(dirs.begin(), dirs.end(), d) != dirs.end(); };
+  for (const auto& found : {*tc->device_runtime(nv), *tc->device_runtime(amd), *find_libomptarget(tc->lib_dir), tc->clang}) {
+    INFO(found);
+    CHECK(searched(found.parent_path()));
+  }
+  CHECK(searched(root.parent_path()));  // another LLVM beside it
+  CHECK(searched(ToolchainSearch{}.system_prefix));
+  CHECK(searched(fs::path(kDefaultCudaRoot) / "bin"));
+  CHECK(searched("/opt/bin"));
+  CHECK_FALSE(searched("relative"));
+  // Where nothing is found yet, but a runtime could appear.
+  CHECK(searched(root / "lib/nvptx64-nvidia-cuda"));
+  CHECK(searched(root / "lib/clang/22/lib/amdgcn-amd-amdhsa"));
+}

@@ -79,6 +79,9 @@ std::optional<fs::path> toolchain_root_candidate(const ToolchainSearch& search);
 // First executable `name` in a colon-separated PATH, or nullopt.
 std::optional<fs::path> find_in_path(std::string_view name, std::string_view path_env);
 
+// Where CUDA is looked for first (find_cuda's default_root).
+inline constexpr const char* kDefaultCudaRoot = "/usr/local/cuda";
+
 // CUDA: `default_root` (/usr/local/cuda) when it has bin/ptxas, else the parent
 // of the bin directory holding the `ptxas` found on PATH.
 std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view path_env);
@@ -89,5 +92,13 @@ std::optional<fs::path> find_libomptarget(const fs::path& lib_dir);
 // OpenMP device runtime under `root` for a triple (nvptx64-nvidia-cuda or
 // amdgcn-amd-amdhsa); nullopt for any other triple or when none is installed.
 std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple);
+
+// Every directory the searches above list to find `tc` and what it holds for
+// `targets`: where LLVM was looked for, its bin/ and lib/, lib/clang/<N>/lib,
+// each GPU triple's runtime directories, CUDA's, and `path_env`'s. An entry
+// added to or removed from any of them may change what a search finds (the
+// no-op record stamps them).
+std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<Target>& targets,
+                                    std::string_view path_env);
 
 }  // namespace ob
