@@ -290,6 +290,12 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
              {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(flags, spaces ? "\x1f" : " ")},
              {spaces ? "RUSTFLAGS" : "CARGO_ENCODED_RUSTFLAGS", std::nullopt},
              {profile_lto_var(user.profile), "fat"}};
+  // cargo test runs the doc tests with `rustdoc` from PATH (rustup's default
+  // toolchain, maybe a stable one that rejects #![feature]) unless told: the
+  // one beside the rustc both passes use.
+  std::error_code ec;
+  if (const fs::path rustdoc = tc.rust->rustc.parent_path() / "rustdoc"; fs::exists(rustdoc, ec))
+    inv.env.emplace_back("RUSTDOC", rustdoc.string());
   return inv;
 }
 
