@@ -223,3 +223,18 @@ TEST_CASE("cmake --install installs the docs and examples that offload-build's m
   CHECK(seen.count("docs/RUST.md#kernel-signatures") == 1);
   CHECK(anchors >= 3);
 }
+
+TEST_CASE("RUST.md's GPU statement: --target sm_90 on the cargo examples stops before cargo, saying what works",
+          "[docs][integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-rust-docs-gpu"};
+  for (const char* example : {"rust-cargo", "rust-workspace"}) {
+    const fs::path dir = copy_rust_example(example, tmp.path());
+    auto r = run_ob({"--target", "sm_90", "-C", dir.string(), "cargo", "build"});
+    INFO(example << "\n" << r.err);
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.err, Catch::Contains("target sm_90: this rustc has no `core` for nvptx64-nvidia-cuda") &&
+                          Catch::Contains("as examples/rust-nvptx does"));
+    CHECK_FALSE(fs::exists(dir / "target/offload-device"));  // no device pass started
+  }
+}
