@@ -203,11 +203,13 @@ std::optional<std::vector<Dep>> JobCache::reads() const {
 Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
+  const std::string id = job_id(job, plan_.cwd);
   if (!job.cacheable) {
     if (!job.uncacheable_reason.empty()) explain(job, "not cached: " + job.uncacheable_reason);
+    else if (options_.explain && options_.planner_explain && !state_.knows(id))
+      if (auto said = options_.planner_explain(job)) explain(job, "not cached, runs: " + *said);
     return Served::No;
   }
-  const std::string id = job_id(job, plan_.cwd);
   Pending pending{describe_job(plan_, job)};
   if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
     explain(job, "up to date");
@@ -267,6 +269,8 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
                            : state_.explain_miss(id, job, pending.key, files_, plan_.cwd);
   if (reason == "no entry" && options_.explain)
     if (auto elsewhere = explain_elsewhere(job, pending.key)) detail = *elsewhere;
+  if (reason != "corrupt" && options_.explain && options_.planner_explain && !state_.knows(id))
+    if (auto said = options_.planner_explain(job)) detail = *said;
   miss(job, reason, detail);
   pending_[job.id] = std::move(pending);
   return Served::No;

@@ -28,18 +28,32 @@ std::vector<fs::path> crate_files(const fs::path& dir) {
   return out;
 }
 
+// A file's content for the key: bounded reads (a planted FIFO or /dev/zero
+// costs nothing); a file that cannot be read whole is keyed by its identity
+// (size and mtime), so a change to it still changes the key.
+std::string content(const fs::path& f, const char* missing) {
+  if (auto text = util::read_file(f, util::kMaxBuildOutput)) return std::move(*text);
+  std::error_code ec;
+  return fs::exists(f, ec) ? "<unreadable> " + util::file_identity(f) : std::string(missing);
+}
+
 }  // namespace
+
+std::map<std::string, std::string> file_hashes(const fs::path& workspace_root, const std::vector<fs::path>& dirs) {
+  std::map<std::string, std::string> out;
+  auto add = [&](const fs::path& f, const char* missing) {
+    cache::Hasher h;
+    h.field("content", content(f, missing));
+    out[f.lexically_relative(workspace_root).string()] = h.hex();
+  };
+  add(workspace_root / "Cargo.lock", "<none>");
+  for (const auto& dir : dirs)
+    for (const auto& f : crate_files(dir)) add(f, "<unreadable>");
+  return out;
+}
 
 std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs) {
   cache::Hasher h;
-  // Bounded reads (a planted FIFO or /dev/zero costs nothing); a file that
-  // cannot be read whole is keyed by its identity (size and mtime), so a
-  // change to it still changes the key.
-  auto content = [](const fs::path& f, const char* missing) {
-    if (auto text = util::read_file(f, util::kMaxBuildOutput)) return std::move(*text);
-    std::error_code ec;
-    return fs::exists(f, ec) ? "<unreadable> " + util::file_identity(f) : std::string(missing);
-  };
   h.field("Cargo.lock", content(workspace_root / "Cargo.lock", "<none>"));
   for (const auto& dir : crate_dirs)
     for (const auto& f : crate_files(dir)) {

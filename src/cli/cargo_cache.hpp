@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ namespace fs = std::filesystem;
 // edit in those crates is a new key; cargo's fingerprint still keeps the local
 // target directory fresh.
 std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs);
+
+// The same files one by one (--explain says which changed): path relative to
+// the workspace root -> a digest of the content; Cargo.lock's "<none>" when absent.
+std::map<std::string, std::string> file_hashes(const fs::path& workspace_root, const std::vector<fs::path>& dirs);
 
 // What decides one device image: rustc's identity, the LLVM toolchain, the
 // target, the profile and shared cargo arguments, the device flags, the kernels

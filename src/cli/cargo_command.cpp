@@ -11,9 +11,11 @@
 
 #include "build_pictures.hpp"
 #include "cargo_args.hpp"
+#include "cargo_explain.hpp"
 #include "cargo_plan.hpp"
 #include "cargo_resolve.hpp"
 #include "cargo_runner.hpp"
+#include "cargo_timings.hpp"
 #include "summary.hpp"
 #include "offload_build/cli/build_context.hpp"
 #include "offload_build/process/subprocess.hpp"
@@ -23,6 +25,7 @@
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
 
@@ -123,23 +126,34 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
 // it is not buffered). Nothing under --quiet.
 class CargoLines final : public Progress {
  public:
-  explicit CargoLines(bool quiet) : quiet_(quiet) {}
+  // `host`, the host pass, is named `host_name` ("cargo build app"); each job
+  // that succeeds is recorded for a later --explain.
+  CargoLines(bool quiet, JobId host, std::string host_name, const CargoExplain& explain)
+      : quiet_(quiet), host_(host), host_name_(std::move(host_name)), explain_(explain) {}
   void build_started(const Plan& plan) override {
     cwd_ = plan.cwd;
     total_ = plan.jobs.size();
   }
   void job_served(const Job& job, ServedFrom from, double) override {
+    explain_.record(job);
     say(job, from == ServedFrom::Cache ? " (cached)" : " (up to date)");
   }
   void job_found_current(const Job& job) override { fresh_ = job.id; }
-  void job_finished(const Job& job, double) override { say(job, fresh_ == job.id ? " (fresh)" : ""); }
+  void job_finished(const Job& job, double) override {
+    explain_.record(job);
+    say(job, fresh_ == job.id ? " (fresh)" : "");
+  }
 
  private:
   void say(const Job& job, const char* note) {
     ++done_;
-    if (!quiet_) std::cerr << fmt::format("[{}/{}] {}{}\n", done_, total_, job.describe(cwd_), note) << std::flush;
+    const std::string name = job.id == host_ ? host_name_ : job.describe(cwd_);
+    if (!quiet_) std::cerr << fmt::format("[{}/{}] {}{}\n", done_, total_, name, note) << std::flush;
   }
   bool quiet_;
+  JobId host_;
+  std::string host_name_;
+  const CargoExplain& explain_;
   fs::path cwd_;
   size_t total_ = 0, done_ = 0;
   std::optional<JobId> fresh_;
@@ -159,13 +173,24 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   }
   CargoRunner runner(cp);
   report::BuildRecorder recorder;
-  CargoLines lines(o.config.flag("quiet"));
+  const CargoExplain explain(s, cp);
+  // The host pass, named for what it is (check|clippy plans have none).
+  const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
+  CargoLines lines(o.config.flag("quiet"), cp.host, host_name, explain);
   ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
-  // No build state: cargo's fingerprints decide what is current in a target directory.
+  // No build state: cargo's fingerprints decide what is current in a target
+  // directory; --explain compares with what each pass read when it last succeeded.
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;
+  run.cache.planner_explain = [&explain](const Job& job) { return explain.changed(job); };
+  // The page cargo writes for this host pass, not an earlier one's.
+  const fs::path cargo_page = cargo_timings::page_path(s.pkg.target_directory);
+  if (wants_pictures(o)) {
+    std::error_code ec;
+    fs::remove(cargo_page, ec);
+  }
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -194,6 +219,10 @@ Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& 
   }
   if (wants_pictures(o)) {  // also when a pass failed: it is marked
     auto timeline = report::timeline_of(cp.plan, recorder, s.pkg.name, "cargo", wall, result);
+    std::vector<cargo_timings::Unit> units;
+    if (auto page = util::read_file(cargo_page, util::kMaxBuildOutput))
+      units = cargo_timings::parse_page(*page).value_or(units);
+    cargo_timings::show_host_pass(timeline, cp.host, host_name, units);
     write_pictures(o, timeline, cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
   }
   if (!ran.summary) return ran.summary.error();

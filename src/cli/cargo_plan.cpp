@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "build_pictures.hpp"
 #include "cargo_cache.hpp"
 #include "cargo_run.hpp"
 #include "offload_build/config/config.hpp"
@@ -160,6 +161,11 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
     auto inv = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
                                 native ? std::nullopt : std::optional(named),
                                 native ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
+    // --timings / --trace: cargo writes its own page, whose crates become bars (cargo_timings.hpp).
+    const bool asked = std::any_of(s.user.all.begin(), s.user.all.end(), [](const std::string& a) {
+      return a == "--timings" || util::starts_with(a, "--timings=");
+    });
+    if (wants_pictures(s.o) && !asked) inv.argv.insert(inv.argv.begin() + 2, "--timings");
     // cargo test runs the tests: a kernel that cannot run on an offload device fails them.
     if (s.user.command == "test" && !config::env_or_null("OMP_TARGET_OFFLOAD"))
       inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");

@@ -168,7 +168,8 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   if (!is_dir(root)) {
     return Error::usage(fmt::format(
         "LLVM toolchain directory {} does not exist; run scripts/setup.sh or install {}, or set "
-        "\"toolchain\" in offload.json / $OFFLOAD_BUILD_LLVM to an LLVM {} installation",
+        "$OFFLOAD_BUILD_LLVM to an LLVM {} installation (a manifest build also reads \"toolchain\" in "
+        "offload.json; cargo mode reads no offload.json)",
         root.string(), kInstallAll, v));
   }
   Toolchain tc;
@@ -202,7 +203,8 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
     }
     return Error::usage(fmt::format(
         "LLVM toolchain at {} is incomplete: {} not found in {}{}; install {} (scripts/setup.sh "
-        "does) or set \"toolchain\" in offload.json",
+        "does) or set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo "
+        "mode reads no offload.json)",
         root.string(), util::join(missing, ", "), bin.string(), too_old,
         util::join(packages, " ")));
   }
@@ -262,7 +264,8 @@ Result<Toolchain> find_toolchain_in(const ToolchainSearch& search) {
   return Error::usage(fmt::format(
       "no LLVM {0} toolchain found (looked in {1}, {2}); run scripts/setup.sh or install "
       "clang-{0} clang-tools-{0} lld-{0} llvm-{0} libomp-{0}-dev liboffload-{0}, or set "
-      "\"toolchain\" in offload.json / $OFFLOAD_BUILD_LLVM",
+      "$OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo mode reads no "
+      "offload.json)",
       search.oldest, range, path_note));
 }
 

@@ -109,3 +109,52 @@ TEST_CASE("init --lang cargo: a host-only edit reruns no device compile", "[inte
   CHECK_THAT(device_line(again.err, "host"), Catch::EndsWith(" (fresh)"));
   CHECK_FALSE(Catch::Contains("Compiling edits").match(again.err.substr(0, again.err.find("] device host"))));
 }
+
+TEST_CASE("a pinned stable toolchain is honoured: never silently replaced by the nightly", "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-stable"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  const Env clean{{"RUSTC", std::nullopt}, {"RUSTUP_TOOLCHAIN", std::nullopt}, {"RUSTUP_TOOLCHAIN_SOURCE", std::nullopt}};
+  write_file(ws / "rust-toolchain.toml", "[toolchain]\nchannel = \"stable\"\n");
+  auto pinned = run_ob({"-C", (ws / "app").string(), "cargo", "build"}, {}, clean);
+  INFO(pinned.out << pinned.err);
+  CHECK(pinned.exit_code == 2);
+  // Installed: not a nightly; not installed: rustup's own words. Either way no other rustc.
+  CHECK_THAT(pinned.err, (Catch::Contains("(from toolchain stable from " + (ws / "rust-toolchain.toml").string() +
+                                          ") is not a nightly rustc") &&
+                          Catch::Contains("offload-build uses the toolchain you pinned rather than replace it")) ||
+                             Catch::Contains("toolchain stable (from " + (ws / "rust-toolchain.toml").string() +
+                                             ") is not installed"));
+  CHECK_FALSE(fs::exists(ws / "target"));  // nothing built with another rustc
+  // cargo +nightly offload wins over the file, as rustup's +toolchain does.
+  const Env plus{{"RUSTC", std::nullopt}, {"RUSTUP_TOOLCHAIN", "nightly"}, {"RUSTUP_TOOLCHAIN_SOURCE", "cli"}};
+  auto nightly = run_ob({"-C", (ws / "app").string(), "cargo", "run"}, {}, plus);
+  INFO(nightly.out << nightly.err);
+  CHECK(nightly.exit_code == 0);
+  CHECK(nightly.out == "x[7]=7 expect=7 OK\n");
+}
+
+TEST_CASE("cargo clippy lints the device side too", "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-clippy"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  // A kernel takes raw pointers and dereferences them: clippy's
+  // not_unsafe_ptr_arg_deref (deny by default) says so for every kernel, on the
+  // device side; arguments after -- reach clippy on both sides.
+  const std::vector<std::string> allow{"--", "-A", "clippy::not_unsafe_ptr_arg_deref"};
+  auto kernel_lint = run_ob({"-C", ws.string(), "cargo", "clippy"});
+  CHECK(kernel_lint.exit_code == 1);
+  CHECK_THAT(kernel_lint.err, Catch::Contains("clippy::not_unsafe_ptr_arg_deref") && Catch::Contains("device host kern"));
+  std::vector<std::string> argv{"-C", ws.string(), "cargo", "clippy"};
+  argv.insert(argv.end(), allow.begin(), allow.end());
+  auto clean = run_ob(argv);
+  INFO(clean.out << clean.err);
+  CHECK(clean.exit_code == 0);
+  CHECK_THAT(clean.err, Catch::Contains("] device host kern"));
+  // clippy::eq_op (deny by default) in the kernel: code only the device pass compiles.
+  edit_file(ws / "kern/src/lib.rs", "    let x = unsafe { &mut *x };", "    let x = unsafe { &mut *x };\n    let n = N;\n    if n != n { return; }");
+  auto lint = run_ob(argv);
+  INFO(lint.out << lint.err);
+  CHECK(lint.exit_code == 1);
+  CHECK_THAT(lint.err, Catch::Contains("equal expressions") && Catch::Contains("device host kern"));
+}

@@ -97,7 +97,7 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
   REQUIRE(id.count("device host kernels"));
   REQUIRE(id.count("device host kernels2"));
   REQUIRE(id.count("package app"));
-  REQUIRE(id.count("link app"));
+  REQUIRE(id.count("cargo build app"));
   const auto deps = [&](const std::string& name) { return events.at(id.at(name)).at("args").at("deps").get<std::vector<size_t>>(); };
   CHECK(deps("device host kernels").empty());  // the device passes wait for nothing: they may run at once
   CHECK(deps("device host kernels2").empty());
@@ -106,7 +106,7 @@ TEST_CASE("cargo flow: two kernel crates' device passes are jobs of one plan, th
   CHECK(package_deps == std::vector<size_t>{std::min(id["device host kernels"], id["device host kernels2"]),
                                             std::max(id["device host kernels"], id["device host kernels2"])});
   // The host pass comes last, after the package (or the embed that holds it).
-  const auto link_deps = deps("link app");
+  const auto link_deps = deps("cargo build app");
   REQUIRE(link_deps.size() == 1);
   const std::string before_link = events.at(link_deps.front()).at("name").get<std::string>();
   CHECK((before_link == "package app" || before_link == "host app"));
@@ -158,13 +158,13 @@ TEST_CASE("cargo flow: a failing device pass says why with its command, and noth
                         Catch::Contains("offload-build: error: the device pass of rust-cargo for target host failed "
                                         "(cargo's messages above say why)\n  command: env RUSTC=") &&
                         Catch::Contains(" rustc --lib -p rust-cargo --crate-type staticlib "));
-  CHECK_FALSE(Catch::Contains("] link rust-cargo").match(r.err));
+  CHECK_FALSE(Catch::Contains("] cargo build rust-cargo").match(r.err));
   CHECK_FALSE(Catch::Contains(" jobs: ").match(r.err));
   const auto events = events_by_job(trace);
   REQUIRE(events.count(0));
   CHECK(events.at(0).at("name") == "device host rust-cargo");
   CHECK(events.at(0).at("args").at("status") == "failed");
-  for (const auto& [job, e] : events) CHECK(e.at("name") != "link rust-cargo");  // the host pass never started
+  for (const auto& [job, e] : events) CHECK(e.at("name") != "cargo build rust-cargo");  // the host pass never started
   CHECK_FALSE(fs::exists(dir / "target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
 }
 

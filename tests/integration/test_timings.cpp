@@ -279,12 +279,19 @@ TEST_CASE("trace and timings in the cargo flow: each job an event, after the job
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto events = complete_events(trace);
-  std::vector<std::string> names;
+  std::vector<std::string> names;  // the plan's jobs
+  std::set<std::string> crates;    // what cargo compiled in the host pass
   std::map<size_t, const json*> by_job;
+  const json* host = nullptr;
   for (const auto& e : events) {
-    names.push_back(e.at("name"));
     CHECK(e.at("args").at("status") == "ran");
     by_job[e.at("args").at("job").get<size_t>()] = &e;
+    if (e.at("cat") == "crate") {
+      crates.insert(e.at("name").get<std::string>());
+      continue;
+    }
+    names.push_back(e.at("name"));
+    if (e.at("cat") == "cargo") host = &e;
   }
   for (const auto& e : events)  // the plan's jobs: each after those it depends on
     for (size_t d : e.at("args").at("deps").get<std::vector<size_t>>()) {
@@ -292,16 +299,32 @@ TEST_CASE("trace and timings in the cargo flow: each job an event, after the job
       CHECK(e.at("ts").get<long long>() + 1 >= by_job[d]->at("ts").get<long long>() + by_job[d]->at("dur").get<long long>());
     }
   // The device pass, the package, (in the test flavour the embed's stub and
-  // the embed,) the host pass (cargo build).
+  // the embed,) the host pass, named for what it is: cargo build.
   const bool native = names.size() == 3;
-  CHECK(names == (native ? std::vector<std::string>{"device host rust-cargo", "package rust-cargo", "link rust-cargo"}
+  CHECK(names == (native ? std::vector<std::string>{"device host rust-cargo", "package rust-cargo", "cargo build rust-cargo"}
                          : std::vector<std::string>{"device host rust-cargo", "package rust-cargo",
-                                                    "package offload-stub.ll", "host rust-cargo", "link rust-cargo"}));
+                                                    "package offload-stub.ll", "host rust-cargo", "cargo build rust-cargo"}));
   CHECK(events.at(1).at("args").at("deps") == json::array({0}));  // the package after the device image
-  CHECK(events.back().at("args").at("deps") == json::array({names.size() - 2}));  // the host pass last
+  REQUIRE(host);
+  CHECK(host->at("args").at("deps") == json::array({names.size() - 2}));  // the host pass last
+  // Its crates, from cargo's own --timings page: the library and the program,
+  // each a bar within the host pass.
+  CHECK(crates == std::set<std::string>{"rustc rust-cargo lib", "rustc rust-cargo bin rust-cargo"});
+  for (const auto& e : events)
+    if (e.at("cat") == "crate") {
+      CHECK(e.at("ts").get<long long>() >= host->at("ts").get<long long>());
+      CHECK(e.at("ts").get<long long>() + e.at("dur").get<long long>() <=
+            host->at("ts").get<long long>() + host->at("dur").get<long long>() + 1);
+      CHECK(e.at("dur").get<long long>() > 0);
+    }
+  CHECK_THAT(r.err, Catch::Contains("] cargo build rust-cargo\n"));
   const fs::path page = dir / "target/offload/dev/offload-build-timings.html";
   CHECK_THAT(r.err, Catch::Contains("offload-build: timings: " + page.string()));
-  CHECK(count_occurrences(read_file(page), "\"kind\":\"device\"") == 1);
+  const std::string html = read_file(page);
+  CHECK(count_occurrences(html, "\"kind\":\"device\"") == 1);
+  CHECK(count_occurrences(html, "\"kind\":\"cargo\"") == 1);
+  CHECK(count_occurrences(html, "\"kind\":\"crate\"") == 2);
+  CHECK(count_occurrences(html, "\"kind\":\"link\"") == 0);
 }
 
 TEST_CASE("trace and timings options: written for a failed build too, with the failed job marked",

@@ -84,7 +84,8 @@ TEST_CASE("toolchain_at names the missing tool and the package", "[toolchain]") 
   CHECK(tc.error().message ==
         "LLVM toolchain at " + root.string() + " is incomplete: clang-linker-wrapper not found in " +
             (root / "bin").string() +
-            "; install clang-tools-22 (scripts/setup.sh does) or set \"toolchain\" in offload.json");
+            "; install clang-tools-22 (scripts/setup.sh does) or set $OFFLOAD_BUILD_LLVM (a manifest build also "
+            "reads \"toolchain\" in offload.json; cargo mode reads no offload.json)");
 }
 
 TEST_CASE("toolchain_at lists several missing tools once per package", "[toolchain]") {
@@ -107,7 +108,8 @@ TEST_CASE("toolchain_at on an old LLVM points at LLVM 22", "[toolchain]") {
             (root / "bin").string() +
             " (LLVM 14 is older than the LLVM 22 offload-build needs); install clang-22 "
             "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 (scripts/setup.sh does) or "
-            "set \"toolchain\" in offload.json");
+            "set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo mode "
+            "reads no offload.json)");
 }
 
 TEST_CASE("toolchain_at rejects a non-executable tool and a missing directory", "[toolchain]") {
@@ -194,8 +196,8 @@ TEST_CASE("find_toolchain_in: nothing found says where it looked and what to ins
   CHECK(tc.error().message ==
         "no LLVM 22 toolchain found (looked in " + (t.dir / "usr-lib").string() +
             "/llvm-{30..22}, clang on PATH: not found); run scripts/setup.sh or install clang-22 "
-            "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22, or set \"toolchain\" in "
-            "offload.json / $OFFLOAD_BUILD_LLVM");
+            "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22, or set $OFFLOAD_BUILD_LLVM (a manifest "
+            "build also reads \"toolchain\" in offload.json; cargo mode reads no offload.json)");
   CHECK_FALSE(toolchain_root_candidate(s).has_value());
 
   s.path_env = (old / "bin").string();

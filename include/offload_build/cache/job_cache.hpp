@@ -33,6 +33,12 @@ struct JobCacheOptions {
   std::function<void(const Job&, std::string_view)> replay;
   // Remember every file each job read and the tools it ran (reads()).
   bool collect_reads = false;
+  // --explain for a planner that keeps its own record of what a job read
+  // (the cargo flow, which keeps no build state): what changed since the job
+  // last ran, asked when the build state knows nothing of the job, for a miss
+  // and for a job that is never cached; nullopt: nothing to say. Called from
+  // the lookup threads.
+  std::function<std::optional<std::string>(const Job&)> planner_explain;
   // Files under these are keyed by path, size and mtime (file_facts.hpp;
   // the system_dirs setting: the build context fills it).
   std::vector<fs::path> system_dirs;

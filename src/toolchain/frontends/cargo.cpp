@@ -217,22 +217,33 @@ fs::path offload_dir(const Package& p, const std::string& profile) {
   return p.target_directory / "offload" / profile;
 }
 
+namespace {
+
+// The arguments every device-side cargo command shares: --offline unless
+// given, the user's shared flags, and the features: exactly the host pass's
+// set (defaults included by name when they were on) once resolved, else the
+// user's own.
+void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& user, const DeviceInputs& in) {
+  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
+    argv.push_back("--offline");
+  argv.insert(argv.end(), user.shared.begin(), user.shared.end());
+  if (!in.features) {
+    argv.insert(argv.end(), user.features.begin(), user.features.end());
+  } else {
+    argv.push_back("--no-default-features");
+    if (!in.features->empty()) argv.insert(argv.end(), {"--features", util::join(*in.features, ",")});
+  }
+}
+
+}  // namespace
+
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
                        const UserArgs& user, const Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
               "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
               "--message-format=json-render-diagnostics"};
-  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
-    inv.argv.push_back("--offline");
-  inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
-  if (!in.features) {
-    inv.argv.insert(inv.argv.end(), user.features.begin(), user.features.end());
-  } else {
-    // Exactly the host pass's set: defaults included by name when they were on.
-    inv.argv.push_back("--no-default-features");
-    if (!in.features->empty()) inv.argv.insert(inv.argv.end(), {"--features", util::join(*in.features, ",")});
-  }
+  push_shared_and_features(inv.argv, user, in);
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
   for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
@@ -279,6 +290,12 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
              {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(flags, spaces ? "\x1f" : " ")},
              {spaces ? "RUSTFLAGS" : "CARGO_ENCODED_RUSTFLAGS", std::nullopt},
              {profile_lto_var(user.profile), "fat"}};
+  // cargo test runs the doc tests with `rustdoc` from PATH (rustup's default
+  // toolchain, maybe a stable one that rejects #![feature]) unless told: the
+  // one beside the rustc both passes use.
+  std::error_code ec;
+  if (const fs::path rustdoc = tc.rust->rustc.parent_path() / "rustdoc"; fs::exists(rustdoc, ec))
+    inv.env.emplace_back("RUSTDOC", rustdoc.string());
   return inv;
 }
 
@@ -417,15 +434,7 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
                                    (device_target_dir(p, t) / "check").string()});
-  if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
-    inv.argv.push_back("--offline");
-  inv.argv.insert(inv.argv.end(), user.shared.begin(), user.shared.end());
-  if (!in.features) {
-    inv.argv.insert(inv.argv.end(), user.features.begin(), user.features.end());
-  } else {
-    inv.argv.push_back("--no-default-features");
-    if (!in.features->empty()) inv.argv.insert(inv.argv.end(), {"--features", util::join(*in.features, ",")});
-  }
+  push_shared_and_features(inv.argv, user, in);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());

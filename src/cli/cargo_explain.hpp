@@ -1,0 +1,36 @@
+// Private to src/cli: --explain for `offload-build cargo`. The cargo flow
+// keeps no build state (cargo's fingerprints decide what is current), so the
+// job cache alone could only say "no earlier build of this job recorded".
+// Each device pass and the host pass records what it read when it succeeds
+// (in <target>/offload/<profile>/explain/); on the next build, a device pass
+// that misses the cache and the host pass, which is never cached, say what
+// changed since: the files of the crates they build, their flags and
+// environment, rustc, and for the host pass the device images it embeds.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cargo_plan.hpp"
+
+namespace ob::cli {
+
+class CargoExplain {
+ public:
+  CargoExplain(const CargoSession& s, const CargoPlan& p) : s_(s), p_(p) {}
+  // What changed since `job` last succeeded in this profile, as one line;
+  // nullopt for a job it keeps no record of (the package, the embed).
+  std::optional<std::string> changed(const Job& job) const;
+  // After `job` succeeded (ran, or served from the cache): what it read.
+  void record(const Job& job) const;
+
+ private:
+  std::optional<nlohmann::json> inputs(const Job& job) const;
+  fs::path record_path(const Job& job) const;
+  const CargoSession& s_;
+  const CargoPlan& p_;
+};
+
+}  // namespace ob::cli
