@@ -291,10 +291,9 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
     if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
     return check_device_object(*job.target, arg_path(job.source, plan.cwd), outs.front());
   };
-  run.cache = cache::JobCacheOptions{manifest->cache_time_macros, c.flag("explain") ? &std::cerr : nullptr, true,
-                                     [&](const Job& job, std::string_view text) {
-                                       listeners.job_output(job, text);
-                                     }};
+  run.cache.allow_time_macros = manifest->cache_time_macros;
+  run.cache.explain = c.flag("explain") ? &std::cerr : nullptr;
+  run.cache.replay = [&](const Job& job, std::string_view text) { listeners.job_output(job, text); };
   if (context.layers()) {
     session.cache_enabled = true;
     session.cache_dir = context.cache_dir();
