@@ -69,7 +69,7 @@ void BuildContext::limit_parallelism(ExecOptions& exec) {
   }
 }
 
-Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan) {
+Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan, RemoteFor use) {
   const std::string url = options_.config.text("remote_execution");
   if (url.empty()) return std::unique_ptr<RemoteRunner>();
   auto engine = parse_remote_execution(url);
@@ -78,13 +78,28 @@ Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& pl
   setup.config = std::move(*engine);
   if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   setup.plan = &plan;
-  setup.local_jobs = effective_jobs(config());
+  setup.local_jobs = jobserver_.serial ? 1 : effective_jobs(config());
   setup.system_dirs = cache::system_dirs(options_.config.text("system_dirs"));
   setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
-  setup.warn = [](const std::string& line) {
+  // A launcher compile: the engine opened on its first job that goes (a
+  // compile served by the cache never loads the client), warnings and
+  // compiler checks once per make/ninja run (remembered next to the cache).
+  std::optional<fs::path> notes;
+  if (use == RemoteFor::LauncherCompile) {
+    setup.lazy = true;
+    if (storage_) notes = storage_->dir();
+  }
+  setup.warn = [notes, display = setup.config.display](const std::string& line) {
+    const bool base = line.find("outside base_dir") != std::string::npos;  // else an engine failure
+    if (notes && !first_in_build(*notes, "remote-execution " + display + (base ? " base_dir" : ""))) return;
     const std::string text = "offload-build: warning: " + line + "\n";
     std::cerr << text << std::flush;
   };
+  if (notes)
+    setup.checked = [dir = *notes](const std::string& key, bool mark) {
+      const std::string code = "remote-execution compiler " + key;
+      return mark ? first_in_build(dir, code) : said_in_build(dir, code);
+    };
   return make_remote_runner(std::move(setup));
 }
 
@@ -93,7 +108,8 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
   limit_parallelism(exec);
   // Remote jobs have their own limit (the remote_execution's jobs), beside
   // the local slots the runner keeps for what runs here.
-  if (auto* remote = dynamic_cast<RemoteRunner*>(&runner)) exec.parallelism += remote->remote_jobs();
+  RemoteRunner* remote = runner.remote();
+  if (remote) exec.parallelism += remote->remote_jobs();
   exec.observer = run.observer;
   exec.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;
@@ -108,6 +124,14 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
     if (!layers_->has_remotes()) exec.lookups = 1;
   }
   Ran ran{execute(plan, runner, exec), {}};
+  if (remote && storage_) {  // cache stats: where the jobs ran
+    const auto n = remote->counts();
+    cache::Counters delta;
+    delta.remote_executions = n.remote;
+    delta.engine_cache_hits = n.engine_cache;
+    delta.remote_fallbacks = n.fallback;
+    if (delta.any()) storage_->record(delta);
+  }
   if (job_cache) {
     job_cache->finish();
     ran.misses = job_cache->misses();

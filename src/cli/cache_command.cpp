@@ -142,6 +142,12 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     rows.add("  bytes read", cache::format_size(r.bytes_read));
     rows.add("  bytes written", cache::format_size(r.bytes_written));
   }
+  if (c.remote_executions || c.engine_cache_hits || c.remote_fallbacks) {
+    rows.heading("remote execution");
+    rows.add("  executed by the engine", std::to_string(c.remote_executions));
+    rows.add("  engine cache hits", std::to_string(c.engine_cache_hits));
+    rows.add("  run locally after all", std::to_string(c.remote_fallbacks));
+  }
   uint64_t unchanged = 0;
   for (const auto& [reason, n] : c.unchanged_by_reason) unchanged += n;
   rows.add("compiles run unchanged", std::to_string(unchanged));  // launcher mode

@@ -88,7 +88,8 @@ bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
 // diagnostics after a failure.
 class CollectingRunner final : public CommandRunner {
  public:
-  CollectingRunner() : inner_(make_process_runner(true)) {}
+  explicit CollectingRunner(std::unique_ptr<CommandRunner> inner)
+      : inner_(inner ? std::move(inner) : make_process_runner(true)) {}
   Result<void> start(const JobView& job) override { return inner_->start(job); }
   std::optional<Completion> wait_any() override {
     auto c = inner_->wait_any();
@@ -98,6 +99,7 @@ class CollectingRunner final : public CommandRunner {
   void wake() override { inner_->wake(); }
   void stop_all() override { inner_->stop_all(); }
   size_t running() const override { return inner_->running(); }
+  RemoteRunner* remote() override { return inner_->remote(); }
   std::map<JobId, std::string> output;
 
  private:
@@ -167,12 +169,19 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
     std::cout << dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
-  CollectingRunner runner;
+  if (auto opened = context.open_cache({}, RemoteErrors::WarnOncePerBuild); !opened)
+    return std::nullopt;  // cannot happen: a launcher's remote errors are warnings
+  // With remote_execution: the jobs that go run on the engine (opened on the
+  // first of them: a compile whose jobs all hit loads no client).
+  auto remote = context.remote_runner(plan, BuildContext::RemoteFor::LauncherCompile);
+  if (!remote) {
+    std::cerr << "offload-build: " << remote.error().message << '\n';
+    return std::nullopt;
+  }
+  CollectingRunner runner(std::move(*remote));
   Progress silent;  // the passes' output is printed below, in clang's order
   BuildContext::RunOptions run;
   run.observer = record ? &record->recorder : &silent;
-  if (auto opened = context.open_cache({}, RemoteErrors::WarnOncePerBuild); !opened)
-    return std::nullopt;  // cannot happen: a launcher's remote errors are warnings
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.

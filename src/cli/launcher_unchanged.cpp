@@ -81,12 +81,24 @@ std::string build_id() {
 
 // Whether this build said `code` already; marks it said. Markers live in
 // <cache>/launcher-notes/ and are removed after a day.
+namespace {
+
+fs::path build_marker(const fs::path& cache, const std::string& code) {
+  return cache / "launcher-notes" / fmt::format("{}-{:016x}", build_id(), std::hash<std::string>{}(code));
+}
+
+}  // namespace
+
+bool said_in_build(const fs::path& cache, const std::string& code) {
+  std::error_code ec;
+  return fs::exists(build_marker(cache, code), ec);
+}
+
 bool first_in_build(const fs::path& cache, const std::string& code) {
   const fs::path dir = cache / "launcher-notes";
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const fs::path marker =
-      dir / fmt::format("{}-{:016x}", build_id(), std::hash<std::string>{}(code));
+  const fs::path marker = build_marker(cache, code);
   const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return errno != EEXIST;  // no directory to remember in: say it every time
   ::close(fd);

@@ -249,11 +249,15 @@ bool runs_remotely(const Job& job) {
   return job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostIr || job.kind == JobKind::HostCompile;
 }
 
+std::string invocation_id();
+Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup);
+
 class Runner final : public RemoteRunner {
  public:
   Runner(RemoteRunnerSetup setup, std::unique_ptr<reapi::Client> client)
       : setup_(std::move(setup)),
         client_(std::move(client)),
+        opened_(client_ != nullptr),
         local_(std::max<size_t>(1, setup_.local_jobs)),
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
@@ -271,7 +275,7 @@ class Runner final : public RemoteRunner {
   }
 
   Result<void> start(const JobView& view) override {
-    auto work = std::make_shared<Work>(Work{view.job, view.command, view.temps});
+    auto work = std::make_shared<Work>(Work{view.job, view.command, view.temps, std::nullopt});
     std::lock_guard lock(m_);
     ++running_;
     threads_[view.job.id] = std::thread([this, work] { finish(run(*work)); });
@@ -309,7 +313,10 @@ class Runner final : public RemoteRunner {
 
   void stop_all() override {
     stopping_ = true;
-    if (client_) client_->cancel();
+    {
+      std::lock_guard lock(open_m_);
+      if (client_) client_->cancel();
+    }
     local_.wake_all();
     {
       std::lock_guard lock(m_);
@@ -350,6 +357,7 @@ class Runner final : public RemoteRunner {
     Job job;
     Command command;
     std::vector<fs::path> temps;
+    std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
   };
 
   static void poke(int fd) {
@@ -388,8 +396,23 @@ class Runner final : public RemoteRunner {
   // remote compile that failed) on this machine.
   Completion run(Work& w) {
     if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
+      if (auto refused = open()) {
+        record(w.job.id, {RanWhere::Local, 0, 0, {}});
+        return Completion{w.job.id, 2, {}, 0, false, *refused};
+      }
+    }
+    if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
       std::string why;
-      if (auto done = run_remote(w, why)) return *done;
+      auto done = run_remote(w, why);
+      if (w.scan_lookups) {
+        // The remote result's record of lookups: the scan's, where the job
+        // cache reads the depfile's (OB_LOOKUPS_ENV names the depfile's temporary).
+        std::error_code ec;
+        if (done && done->exit_code == 0)
+          fs::rename(*w.scan_lookups, fs::path(w.temps.back()).concat(OB_LOOKUPS_SUFFIX), ec);
+        fs::remove(*w.scan_lookups, ec);
+      }
+      if (done) return *done;
       record(w.job.id, {RanWhere::Fallback, 0, 0, why});
     } else {
       record(w.job.id, {RanWhere::Local, 0, 0, {}});
@@ -522,9 +545,21 @@ class Runner final : public RemoteRunner {
       }
       Command s = cmd;
       s.argv = *argv;
+      // The lookups that found nothing (record_lookups) are the
+      // preprocessor's: the scan's, with the compile's flags and target, made
+      // here on this machine's paths. The scan records them (the preload
+      // library's record of the depfile it writes); a result from the engine
+      // is stored with them (run), so it serves the next build
+      // from the local cache and a header created where it looked misses.
+      std::error_code ec;
+      for (auto& [k, v] : s.env)
+        if (k == OB_LOOKUPS_ENV && v) {
+          v = scan.string();
+          w.scan_lookups = fs::path(scan).concat(OB_LOOKUPS_SUFFIX);
+          fs::remove(*w.scan_lookups, ec);
+        }
       const bool ok = run_scan(s);
       auto text = util::read_regular_file(scan, 64ull << 20, "a dependency scan");
-      std::error_code ec;
       fs::remove(scan, ec);
       if (!ok || !text) {
         why = "its dependency scan failed";
@@ -546,6 +581,22 @@ class Runner final : public RemoteRunner {
       shipped.push_back(f);
     }
     for (const auto& t : w.temps) root = common_dir(root, t.lexically_normal().parent_path());
+    // Kernel names come from each file's place relative to the base
+    // directories; a file outside them is named by its absolute path, which
+    // on the worker is another: the job stays here (with its host side).
+    if (job.stable_names) {
+      const auto& bases = setup_.plan->base_dirs;
+      for (const auto& f : shipped)
+        if (std::none_of(bases.begin(), bases.end(), [&](const fs::path& b) { return under(f, b.lexically_normal()); })) {
+          why = fmt::format("{} is outside base_dir: its kernel names would differ on the worker", f.string());
+          if (!outside_base_said_.exchange(true) && setup_.warn)
+            setup_.warn(fmt::format("remote_execution {}: {} is outside base_dir, so compiles that read it run "
+                                    "locally (kernel names come from file places); set base_dir to the project's "
+                                    "directory (docs/DISTRIBUTED.md)",
+                                    setup_.config.display, f.string()));
+          return std::nullopt;
+        }
+    }
     if (root.empty() || root == root.root_path()) {
       why = "it reads files outside any one directory but /";
       return std::nullopt;
@@ -588,8 +639,7 @@ class Runner final : public RemoteRunner {
     // Not the record of lookups that found nothing (record_lookups): what a
     // compile looks for on the worker says nothing of this machine's files,
     // and its per-build path would make every action a new one. The result
-    // then has no such record and is not stored locally (the engine's action
-    // cache, keyed by the declared inputs, serves it again).
+    // is stored with the local dependency scan's record instead (above).
     const bool lookups_only = std::any_of(cmd.env.begin(), cmd.env.end(), [](const auto& e) {
       return e.first == OB_LOOKUPS_ENV_ONLY;
     });
@@ -670,6 +720,27 @@ class Runner final : public RemoteRunner {
     return c;
   }
 
+  // The engine, opened on the first job that goes to it (a launcher compile
+  // whose jobs all hit never loads the module): nullopt, or why remote
+  // execution is refused (the job fails with it). An engine that cannot be
+  // reached: one warning, every job runs locally.
+  std::optional<std::string> open() {
+    std::lock_guard once(open_once_m_);
+    if (opened_) return refused_;
+    opened_ = true;
+    auto client = open_engine(setup_);
+    if (!client) {
+      refused_ = client.error().message;
+      engine_down_ = true;
+    } else if (!*client) {
+      engine_down_ = true;
+    } else {
+      std::lock_guard lock(open_m_);
+      client_ = std::move(*client);
+    }
+    return refused_;
+  }
+
   // The first engine failure: one warning, and no job is sent again this build.
   void engine_failed(const std::string& error) {
     if (engine_down_.exchange(true)) return;
@@ -679,13 +750,18 @@ class Runner final : public RemoteRunner {
   }
 
   RemoteRunnerSetup setup_;
+  std::mutex open_once_m_;  // held while the engine is opened
+  std::mutex open_m_;       // guards client_ against stop_all
   std::unique_ptr<reapi::Client> client_;
+  bool opened_ = false;
+  std::optional<std::string> refused_;
   fs::path root_;
   Slots local_;
   int done_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> engine_down_{false};
+  std::atomic<bool> outside_base_said_{false};
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;
@@ -702,9 +778,11 @@ std::string invocation_id() {
                      rd(), rd() & 0xffff);
 }
 
-}  // namespace
 
-Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup) {
+// The client: the module opened, the engine's capabilities asked, and the
+// worker's compilers checked: nullptr when the engine cannot be reached
+// (warned), an error when the module is missing or a compiler differs.
+Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
   auto module = load_module();
   if (!module) return module.error();
   setup.config.endpoint.tool_version = OB_VERSION;
@@ -716,16 +794,19 @@ Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup
   reapi::Capabilities caps;
   if (!client->capabilities(caps, error)) {
     if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
-    return std::unique_ptr<RemoteRunner>();
+    return std::unique_ptr<reapi::Client>();
   }
   // Toolchain files (resource headers, device runtimes) are the worker's: its
-  // compiler must be ours, at the same path. Asked once per compiler.
+  // compiler must be ours, at the same path. Asked once per compiler (and,
+  // with setup.checked, once per build: a launcher's compiles share it).
   std::set<std::string> compilers;
   for (const auto& job : setup.plan->jobs)
     if (runs_remotely(job)) compilers.insert(job.argv[0]);
   for (const auto& compiler : compilers) {
     auto local = exec::capture(Command{{compiler, "--version"}, {}, {}}, 30000);
     if (!local || local->exit_code != 0) continue;  // a local problem: the build says it
+    const std::string memo = cache::sha256_hex(shown + '\n' + compiler + '\n' + local->out);
+    if (setup.checked && setup.checked(memo, false)) continue;
     reapi::Action check;
     check.argv = {compiler, "--version"};
     check.env = {{"PATH", "/usr/bin:/bin"}};
@@ -735,7 +816,7 @@ Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup
     reapi::ActionResult r;
     if (!client->run(check, r, error)) {
       if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
-      return std::unique_ptr<RemoteRunner>();
+      return std::unique_ptr<reapi::Client>();
     }
     if (r.exit_code != 0 || r.stdout_text != local->out)
       return Error::usage(fmt::format(
@@ -744,8 +825,19 @@ Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup
           shown, compiler, first_line(local->out),
           r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
                            : first_line(r.stdout_text)));
+    if (setup.checked) setup.checked(memo, true);
   }
-  return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), std::move(client)));
+  return client;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup) {
+  if (setup.lazy) return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), nullptr));
+  auto client = open_engine(setup);
+  if (!client) return client.error();
+  if (!*client) return std::unique_ptr<RemoteRunner>();
+  return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), std::move(*client)));
 }
 
 }  // namespace ob

@@ -102,6 +102,9 @@ Counters read_counters(const fs::path& file) {
   c.store_failures = get_count(j, "store_failures");
   c.evictions = get_count(j, "evictions");
   c.bytes_stored = get_count(j, "bytes_stored");
+  c.remote_executions = get_count(j, "remote_executions");
+  c.engine_cache_hits = get_count(j, "engine_cache_hits");
+  c.remote_fallbacks = get_count(j, "remote_fallbacks");
   for (auto [key, into] : {std::pair{"misses_by_reason", &c.misses_by_reason},
                            std::pair{"unchanged_by_reason", &c.unchanged_by_reason},
                            std::pair{"unsupported_options", &c.unsupported_options}}) {
@@ -137,6 +140,9 @@ nlohmann::json counters_to_json(const Counters& c) {
       {"store_failures", c.store_failures},
       {"evictions", c.evictions},
       {"bytes_stored", c.bytes_stored},
+      {"remote_executions", c.remote_executions},
+      {"engine_cache_hits", c.engine_cache_hits},
+      {"remote_fallbacks", c.remote_fallbacks},
       {"unchanged_by_reason", c.unchanged_by_reason},
       {"unsupported_options", c.unsupported_options},
   };
@@ -168,6 +174,9 @@ Counters& Counters::operator+=(const Counters& other) {
   store_failures += other.store_failures;
   evictions += other.evictions;
   bytes_stored += other.bytes_stored;
+  remote_executions += other.remote_executions;
+  engine_cache_hits += other.engine_cache_hits;
+  remote_fallbacks += other.remote_fallbacks;
   for (const auto& [url, r] : other.remotes) remotes[url] += r;
   for (const auto& [reason, n] : other.unchanged_by_reason) unchanged_by_reason[reason] += n;
   for (const auto& [option, n] : other.unsupported_options) unsupported_options[option] += n;
@@ -183,6 +192,7 @@ bool Counters::any() const {
   bool remote = false;
   for (const auto& [url, r] : remotes) remote |= r.any();
   return hits || misses || corrupt || stores || store_failures || evictions || bytes_stored ||
+         remote_executions || engine_cache_hits || remote_fallbacks ||
          !unchanged_by_reason.empty() || remote;
 }
 

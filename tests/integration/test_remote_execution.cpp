@@ -16,6 +16,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "support/ob_process.hpp"
 #include "support/servers.hpp"
 #include "support/skip.hpp"
@@ -91,6 +93,20 @@ struct Worker {
     for (const auto& e : fs::directory_iterator(work)) n += e.path().filename().string().starts_with("build-");
     return n;
   }
+  // Of those, the compiles: an input root (a compiler check has none, only
+  // the worker's stdout-* file).
+  size_t compiles() const {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(work)) {
+      if (!e.path().filename().string().starts_with("build-")) continue;
+      bool inputs = false;
+      for (const auto& f : fs::directory_iterator(e.path()))
+        inputs |= !f.path().filename().string().starts_with("stdout-") &&
+                  !f.path().filename().string().starts_with("stderr-");
+      n += inputs;
+    }
+    return n;
+  }
 };
 
 std::map<std::string, std::string> objects(const fs::path& build) {
@@ -107,6 +123,49 @@ exec::Captured build(const fs::path& project, const fs::path& cache, std::vector
   args.insert(args.end(), more.begin(), more.end());
   args.push_back("build");
   return run_ob(args);
+}
+
+// examples/vector-cxx's manifest as a CMake project, compiled through the
+// launcher (CMAKE_CXX_COMPILER_LAUNCHER) by make -j2.
+void write_cmake_lists(const fs::path& project) {
+  write_file(project / "CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.20)\n"
+             "project(vector_cxx CXX)\n"
+             "add_executable(vector src/axpy.cpp src/main.cpp src/reduce.cpp)\n"
+             "target_include_directories(vector PRIVATE include)\n"
+             "target_compile_definitions(vector PRIVATE VEC_N=100000)\n"
+             "target_compile_options(vector PRIVATE -O2 -std=c++17 -fopenmp "
+             "-fopenmp-targets=x86_64-unknown-linux-gnu)\n"
+             "target_link_options(vector PRIVATE -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu)\n");
+}
+
+exec::Captured cmake_build(const fs::path& project, const fs::path& cache, const std::string& remote) {
+  const fs::path build = project / "build";
+  Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()},
+          {"OFFLOAD_BUILD_REMOTE_EXECUTION", remote.empty() ? std::nullopt : std::optional(remote)},
+          {"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+          {"OFFLOAD_BUILD_VERBOSE", std::nullopt}, {"OFFLOAD_BUILD_EXPLAIN", std::nullopt},
+          // Kernel names relative to the project (the CMake package passes
+          // its directories; a bare CMAKE_CXX_COMPILER_LAUNCHER sets base_dir).
+          {"OFFLOAD_BUILD_BASE_DIR", project.string()}, {"MAKEFLAGS", std::nullopt}};
+  auto conf = run_tool({"cmake", "-S", project.string(), "-B", build.string(), "-G", "Unix Makefiles",
+                        "-DCMAKE_CXX_COMPILER=/usr/bin/clang++-22", "-DCMAKE_CXX_COMPILER_LAUNCHER=" + std::string(OB_BINARY)},
+                       project, env);
+  if (conf.exit_code != 0) return conf;
+  return run_tool({"cmake", "--build", build.string(), "-j2"}, project, env);
+}
+
+std::map<std::string, std::string> cmake_objects(const fs::path& build) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(build / "CMakeFiles/vector.dir"))
+    if (e.path().extension() == ".o") out[fs::relative(e.path(), build).string()] = read_file(e.path());
+  return out;
+}
+
+uint64_t stat_of(const fs::path& cache, const char* field) {
+  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out).value(field, uint64_t(0));
 }
 
 bool can_hide() {
@@ -153,6 +212,146 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   CHECK(worker.executions() == 13);
   CHECK(objects(project / "build") == expected);
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compiles on Bazel's worker",
+          "[integration][remote-execution][launcher]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  write_cmake_lists(project);
+  // The reference: the same launcher build, every compile here.
+  auto local = cmake_build(project, tmp / "cache-local", "");
+  INFO(local.out << local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = cmake_objects(project / "build");
+  REQUIRE(expected.size() == 3);
+  CHECK(stat_of(tmp / "cache-local", "remote_executions") == 0);
+  fs::remove_all(project / "build");
+
+  Worker worker(tmp / "worker", project);
+  auto r = cmake_build(project, tmp / "cache-1", worker.url());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("warning") == std::string::npos);
+  // Each compile process sent its 3 device passes, host parses and host
+  // codegens: the worker's count and ours.
+  CHECK(worker.compiles() == 9);
+  CHECK(stat_of(tmp / "cache-1", "remote_executions") == 9);
+  CHECK(stat_of(tmp / "cache-1", "remote_fallbacks") == 0);
+  CHECK(cmake_objects(project / "build") == expected);
+  auto run = run_tool({(project / "build/vector").string()}, project, kMandatory);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == kExpected);
+}
+
+TEST_CASE("remote execution: a remote result is a local cache hit next time, and a header created where it looked misses",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  // An include directory searched before include/, empty for now.
+  auto manifest = nlohmann::json::parse(read_file(project / "offload.json"));
+  manifest["include_dirs"] = {"first", "include"};
+  write_file(project / "offload.json", manifest.dump());
+  fs::create_directories(project / "first");
+  Worker worker(tmp / "worker", project);
+  auto r = build(project, tmp / "cache", {"--remote-execution", worker.url()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("remote execution: 9 executed"));
+  REQUIRE(worker.compiles() == 9);
+
+  // The same checkout again: every job from the local cache, none sent.
+  fs::remove_all(project / "build");
+  auto again = build(project, tmp / "cache", {"--remote-execution", worker.url()});
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.err, Catch::Contains("13 jobs: 13 from cache, 0 run"));
+  CHECK(worker.compiles() == 9);
+
+  // A header where the remote compiles looked first: they run again (the
+  // engine executes the changed preprocessing), never the old objects.
+  write_file(project / "first/vec.hpp", read_file(project / "include/vec.hpp") + "#define FIRST_VEC 1\n");
+  auto third = build(project, tmp / "cache", {"--remote-execution", worker.url(), "--explain"});
+  INFO(third.err);
+  REQUIRE(third.exit_code == 0);
+  CHECK_THAT(third.err, Catch::Contains("first/vec.hpp"));
+  CHECK(worker.compiles() >= 9 + 6);  // each unit's device pass and host parse
+  CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: bare-gpu's sm_90 and gfx90a device passes run on Bazel's worker, byte-identical",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path project = copy_example("bare-gpu", tmp.path() / "p");
+  auto local = build(project, tmp / "cache-local", {"--no-cache"});
+  INFO(local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = objects(project / "build");
+  const std::string program = read_file(project / "build/bare");
+  fs::remove_all(project / "build");
+
+  Worker worker(tmp / "worker", project);
+  auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // 3 device passes (host, sm_90, gfx90a), the host parse and the host codegen.
+  CHECK_THAT(r.err, Catch::Contains("remote execution: 5 executed, 0 from the engine's cache, 0 run locally after all"));
+  CHECK(worker.compiles() == 5);
+  CHECK(r.err.find("warning") == std::string::npos);
+  CHECK(objects(project / "build") == expected);
+  CHECK(read_file(project / "build/bare") == program);
+  auto listing = run_tool({"/usr/lib/llvm-22/bin/llvm-objdump", "--offloading", (project / "build/bare").string()});
+  REQUIRE(listing.exit_code == 0);
+  CHECK(count_occurrences(listing.out, "OFFLOADING IMAGE") == 3);
+  CHECK_THAT(listing.out, Catch::Contains("arch            sm_90\ntriple          nvptx64-nvidia-cuda"));
+  CHECK_THAT(listing.out, Catch::Contains("arch            gfx90a\ntriple          amdgcn-amd-amdhsa"));
+  auto run = run_tool({(project / "build/bare").string()}, project, kMandatory);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("sum=1048576.0 expected=1048576.0 mismatches=0 OK"));
+}
+
+TEST_CASE("remote execution: a file the dependency scan cannot see fails remotely and the job reruns here",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path project = tmp / "p";
+  fs::create_directories(project);
+  // The assembler's .incbin reads data.bin at codegen: no -M scan lists it,
+  // so the input root lacks it and the worker's compile fails.
+  write_file(project / "data.bin", "offload-build incbin payload\n");
+  write_file(project / "blob.c",
+             "#include <stdio.h>\n"
+             "__asm__(\".section .rodata\\n.globl blob\\nblob:\\n.incbin \\\"" + (project / "data.bin").string() +
+                 "\\\"\\n.byte 0\\n.previous\");\n"
+             "extern const char blob[];\n"
+             "int main(void) {\n"
+             "  int on = 0;\n"
+             "#pragma omp target map(from: on)\n"
+             "  on = 1;\n"
+             "  printf(\"%s%d\\n\", blob, on);\n"
+             "  return 0;\n"
+             "}\n");
+  write_file(project / "offload.json",
+             R"({"name": "blob", "output": "blob", "sources": ["blob.c"], "targets": ["host"], "flags": ["-O2"]})");
+  auto local = build(project, tmp / "cache-local", {"--no-cache"});
+  INFO(local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = objects(project / "build");
+  fs::remove_all(project / "build");
+
+  Worker worker(tmp / "worker", project);
+  auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url(), "--explain"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("ran locally after all: the remote compile exited with"));
+  CHECK(r.err.find("warning: remote_execution") == std::string::npos);  // not an engine failure
+  CHECK(objects(project / "build") == expected);
+  auto run = run_tool({(project / "build/blob").string()}, project, kMandatory);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "offload-build incbin payload\n1\n");
 }
 
 TEST_CASE("remote execution: a worker killed mid-build costs one warning, the build passes locally",

@@ -653,8 +653,9 @@ TEST_CASE("cache stats, prune and clear commands", "[cache]") {
     std::vector<std::string> keys;
     for (auto& [k, v] : j.items()) keys.push_back(k);
     std::sort(keys.begin(), keys.end());
-    CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "entries", "evictions",
+    CHECK(keys == std::vector<std::string>{"bytes", "corrupt", "dir", "engine_cache_hits", "entries", "evictions",
                                            "hits", "max_size", "misses", "misses_by_reason",
+                                           "remote_executions", "remote_fallbacks",
                                            "remotes", "store_failures", "stores", "unchanged_by_reason",
                                            "unsupported_options", "whole_compiles"});
     CHECK(j["remotes"] == nlohmann::json::object());  // none used

@@ -79,7 +79,10 @@ class BuildContext {
   // engine (exec/remote_runner.hpp); nullptr when it is unset, or when the
   // engine cannot be reached (said once: the build runs locally). An error
   // for a bad URL, a missing client module or a worker compiler not ours.
-  Result<std::unique_ptr<RemoteRunner>> remote_runner(const Plan& plan);
+  // A launcher compile (RemoteFor::LauncherCompile) opens the engine on its
+  // first job that goes, and says a failure once per make/ninja run.
+  enum class RemoteFor { Build, LauncherCompile };
+  Result<std::unique_ptr<RemoteRunner>> remote_runner(const Plan& plan, RemoteFor use = RemoteFor::Build);
 
   struct RunOptions {
     Progress* observer = nullptr;

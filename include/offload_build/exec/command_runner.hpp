@@ -17,6 +17,8 @@
 
 namespace ob {
 
+class RemoteRunner;  // exec/remote_runner.hpp
+
 // What a runner is asked to run: the job as planned, and the command that
 // produces it here. Valid only during start(): a runner copies what it keeps.
 struct JobView {
@@ -55,6 +57,8 @@ class CommandRunner {
   // Stop every running command (SIGTERM) and reap it.
   virtual void stop_all() = 0;
   virtual size_t running() const = 0;
+  // The remote runner behind it (remote execution), or nullptr.
+  virtual RemoteRunner* remote() { return nullptr; }
 };
 
 // Real processes, spawned through exec::spawn with inherited stdout/stderr,

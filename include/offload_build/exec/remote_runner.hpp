@@ -62,6 +62,7 @@ class RemoteRunner : public CommandRunner {
   virtual std::optional<RemoteJobNote> note(JobId job) const = 0;
   // Remote jobs at once (the jobs attribute), beside -j local ones.
   virtual size_t remote_jobs() const = 0;
+  RemoteRunner* remote() override { return this; }
   virtual Counts counts() const = 0;
 };
 
@@ -74,13 +75,22 @@ struct RemoteRunnerSetup {
   std::function<std::vector<std::string>(std::string_view)> parse_depfile;
   // One line, said once per build (the first engine failure); any thread.
   std::function<void(const std::string&)> warn;
+  // Open the engine on the first job that goes to it, not at once (launcher
+  // mode: a compile whose jobs all hit never loads the client module). A
+  // refusal (the worker's compiler differs) then fails that job with it.
+  bool lazy = false;
+  // A memo of compiler checks passed (key: the engine, the compiler and its
+  // --version): asked with mark=false (checked already?), told with mark=true.
+  // Unset: each runner checks (a manifest build: once).
+  std::function<bool(const std::string& key, bool mark)> checked;
 };
 
-// Open the client module, ask the engine's capabilities and check, with a
-// small action, that the worker's compiler at the same path prints the same
-// --version as ours. Errors: the module is missing, or the worker's compiler
-// differs (remote execution refused for the build). An engine that cannot be
-// reached: `warn`, and nullptr (the build runs locally).
+// Open the client module (at once, or with setup.lazy on the first job that
+// goes), ask the engine's capabilities and check, with a small action, that
+// the worker's compiler at the same path prints the same --version as ours.
+// Errors: the module is missing, or the worker's compiler differs (remote
+// execution refused for the build). An engine that cannot be reached:
+// `warn`, and nullptr (the build runs locally; lazy: every job runs locally).
 Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup);
 
 }  // namespace ob

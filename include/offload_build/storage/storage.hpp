@@ -121,6 +121,11 @@ struct Counters {
   uint64_t evictions = 0;
   uint64_t bytes_stored = 0;  // added by record(): evicts past a tenth of the limit (put() keeps its own tally)
   std::map<std::string, RemoteCounters> remotes;  // by redacted URL
+  // Remote execution (docs/DISTRIBUTED.md): jobs the engine executed, jobs
+  // its action cache served, jobs sent and run locally after all.
+  uint64_t remote_executions = 0;
+  uint64_t engine_cache_hits = 0;
+  uint64_t remote_fallbacks = 0;
   // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
   std::map<std::string, uint64_t> unchanged_by_reason;
   // Of those, "unsupported option" by the option's name (clang_cli::option_name):
