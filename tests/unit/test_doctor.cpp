@@ -89,7 +89,8 @@ TEST_CASE("parse_arch_list, parse_device_info, parse_offload_settings", "[doctor
 
 TEST_CASE("conclusions for the typical machine", "[doctor]") {
   auto c = conclusions(typical_facts());
-  REQUIRE(c.size() == 4);
+  REQUIRE(c.size() == 5);
+  CHECK_THAT(c[4], Catch::StartsWith("fortran: no flang in the toolchain; install flang-"));
   CHECK(c[0] == "host (x86_64): full OpenMP offload; programs run here through libomptarget's "
                 "host plugin");
   CHECK(c[1] == "nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime "
@@ -260,4 +261,13 @@ TEST_CASE("doctor on a missing toolchain exits 1", "[doctor]") {
   CHECK(ob::run_doctor(fs::path("/nonexistent/llvm-22"), std::nullopt, out) == 1);
   CHECK_THAT(out.str(), Catch::Contains("toolchain: /nonexistent/llvm-22 (unusable"));
   CHECK_THAT(out.str(), Catch::Contains("error: LLVM toolchain directory /nonexistent/llvm-22 does not exist"));
+}
+
+TEST_CASE("doctor says a Fortran offload program does not link here", "[doctor]") {
+  auto f = typical_facts();
+  f.flang_found = true;
+  const auto c = conclusions(f);
+  REQUIRE(c.size() == 5);
+  CHECK_THAT(c[4], Catch::StartsWith("fortran: flang compiles offload code (split and cached), but cannot link"));
+  CHECK_THAT(c[4], Catch::Contains("__kmpc_target_init"));
 }
