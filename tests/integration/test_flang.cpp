@@ -45,16 +45,17 @@ TEST_CASE("flang launcher compiles are split, cached and byte-identical to flang
   auto ref = l.cc(concat(compile, {"-c", "saxpy.f90", "-o", "ref.o"}), names);
   REQUIRE(ref.exit_code == 0);
 
-  // -v says how it was split: one device pass, the package, the host pass.
+  // -v says how it was split: as flang's one-shot compile, one host parse,
+  // a device -fc1 reading its IR, the package, the host codegen from the IR.
   auto said = l.ob(got_args, {{"OFFLOAD_BUILD_VERBOSE", "1"}});
   INFO(said.err);
   REQUIRE(said.exit_code == 0);
-  CHECK_THAT(said.err, Catch::Contains("splitting into 1 device pass, package, host pass"));
-  CHECK_THAT(said.err, Catch::Contains("--offload-device-only"));
+  CHECK_THAT(said.err, Catch::Contains("splitting into one host parse, 1 device pass, package, host codegen"));
+  CHECK_THAT(said.err, Catch::Contains("-fopenmp-host-ir-file-path"));
   CHECK_THAT(said.err, Catch::Contains("-fembed-offload-object="));
   CHECK(read_file(l.tmp / "got.o") == read_file(l.tmp / "ref.o"));
   const auto first = l.stats();
-  CHECK(counter(first, "misses") == 3);  // device, package, host: nothing ran unchanged
+  CHECK(counter(first, "misses") == 4);  // host parse, device, package, host: nothing ran unchanged
   CHECK(first["unchanged_by_reason"].empty());
 
   fs::remove(l.tmp / "got.o");
@@ -62,7 +63,7 @@ TEST_CASE("flang launcher compiles are split, cached and byte-identical to flang
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   const auto second = l.stats();
-  CHECK(counter(second, "hits") == counter(first, "hits") + 3);
+  CHECK(counter(second, "hits") == counter(first, "hits") + 4);
   CHECK(counter(second, "misses") == counter(first, "misses"));
   CHECK(read_file(l.tmp / "got.o") == read_file(l.tmp / "ref.o"));
   CHECK_FALSE(fs::exists(l.tmp / "got.o.offload-build"));
@@ -111,7 +112,7 @@ TEST_CASE("mpifort wrapping flang is split like flang", "[launcher][flang][mpi][
   auto r = l.ob({"mpifort.openmpi", "-fopenmp", kHostTargets, "-c", "saxpy.f90", "-o", "got.o"}, fc);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(counter(l.stats(), "misses") == 3);
+  CHECK(counter(l.stats(), "misses") == 4);
   CHECK(l.stats()["unchanged_by_reason"].empty());
   CHECK(fs::exists(l.tmp / "got.o"));
 }
@@ -131,11 +132,11 @@ TEST_CASE("a manifest's Fortran sources are split and cached; the link says why 
   CHECK(first.exit_code != 0);
   CHECK_THAT(first.err + first.out, Catch::Contains("__kmpc_"));
   auto stats = nlohmann::json::parse(run_ob({"cache", "stats", "--json"}, project, env).out);
-  CHECK(stats.value("misses", 0) == 4);  // device, package, host, link
+  CHECK(stats.value("misses", 0) == 5);  // host parse, device, package, host, link
   auto second = run_ob({"build"}, project, env);
   CHECK(second.exit_code != 0);
   auto again = nlohmann::json::parse(run_ob({"cache", "stats", "--json"}, project, env).out);
-  CHECK(again.value("hits", 0) == stats.value("hits", 0) + 3);  // the compile's three jobs
+  CHECK(again.value("hits", 0) == stats.value("hits", 0) + 4);  // the compile's four jobs
 }
 
 TEST_CASE("a Fortran offload program links and runs", "[build][flang][integration]") {

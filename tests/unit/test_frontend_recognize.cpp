@@ -55,7 +55,16 @@ TEST_CASE("flang's frontend parses an offload compile", "[frontend][flang]") {
                        "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
                        "-fembed-offload-object=w/images.offload", "-c", "src/x.F90", "-o", "obj/x.o"});
   CHECK_FALSE(compile->cacheable());  // the source cannot be read: no key is known to be whole
-  CHECK(compile->two_parse_reason());
+  CHECK_FALSE(compile->two_parse_reason());  // single parse, as flang's one-shot compile
+  CHECK(compile->host_ir("w/host.bc", "w/host-ir.d") ==
+        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-emit-llvm", "-c",
+                       "src/x.F90", "-o", "w/host.bc"});
+  CHECK(compile->host_codegen("w/host.bc", "w/images.offload", "obj/x.o") ==
+        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-J", "mods",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
+                       "-fembed-offload-object=w/images.offload", "-c", "-x", "ir", "w/host.bc", "-o",
+                       "obj/x.o"});
 }
 
 TEST_CASE("flang's frontend says why a command runs unchanged", "[frontend][flang]") {

@@ -1,8 +1,10 @@
 // The flang OpenMP-offload frontend: Fortran through flang's driver (flang-22).
-// Its offload pipeline is clang's (docs/FORTRAN.md): per target a device pass
-// (`--offload-device-only`, one flang -fc1 reading the host's IR), the images
-// packaged by llvm-offload-binary, and a host pass embedding the package
-// (`--offload-host-only -Xflang -fembed-offload-object=`). Unlike clang, flang
+// Its offload pipeline is clang's single parse (docs/FORTRAN.md): the host
+// parse writes the host IR (`--offload-host-only -emit-llvm`), per target a
+// device -fc1 reads it (split from the `--offload-device-only` listing), the
+// images are packaged by llvm-offload-binary, and the host codegen compiles
+// the IR embedding the package (`-Xflang -fembed-offload-object= -x ir`);
+// without a driver probe, the two-parse driver form. Unlike clang, flang
 // writes no depfile (-MD is refused), so the passes are keyed by the source
 // and the command line alone: a source that reads another file (INCLUDE,
 // #include, USE of a module not the compiler's) or writes module files
@@ -11,6 +13,7 @@
 #include <cctype>
 
 #include "clang_compiles.hpp"
+#include "single_parse_shapes.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
@@ -218,44 +221,76 @@ Parsed parse_flang(const Argv& argv) {
 // pass takes as written), the source and the host pass's target options.
 class FlangCompile final : public Compile {
  public:
-  FlangCompile(Argv head, std::string source, Argv host_targets, bool cacheable)
+  FlangCompile(Argv head, std::string source, Argv host_targets, bool cacheable, Argv device_only = {},
+               Argv host_only = {})
       : head_(std::move(head)), source_(std::move(source)), host_targets_(std::move(host_targets)),
-        cacheable_(cacheable) {}
+        cacheable_(cacheable), device_only_(std::move(device_only)), host_only_(std::move(host_only)) {}
 
   Argv device(const Target& target, const std::string& out, const std::string& /*depfile*/,
               bool /*callers_depfile*/) const override {
     Argv argv = head_;
+    argv.insert(argv.end(), device_only_.begin(), device_only_.end());
     argv.insert(argv.end(), {clang_openmp::target_selector(target), "--offload-device-only", "-c",
                              source_, "-o", out});
     return argv;
   }
 
   Argv host(const std::string& package, const std::string& out, const std::string& /*depfile*/) const override {
-    Argv argv = head_;
-    argv.insert(argv.end(), host_targets_.begin(), host_targets_.end());
-    argv.push_back("--offload-host-only");
+    Argv argv = host_head();
     for (auto& a : clang_openmp::embed_package(package)) argv.push_back(a == "-Xclang" ? "-Xflang" : a);
     argv.insert(argv.end(), {"-c", source_, "-o", out});
     return argv;
   }
 
-  // Not reached: two_parse_reason() keeps the two-parse form.
-  Argv host_ir(const std::string& out, const std::string& depfile) const override { return host(out, out, depfile); }
+  // Single parse, as flang's one-shot compile runs: the host parse writes
+  // the host IR once, the device -fc1s read it, the host codegen compiles it.
+  Argv host_ir(const std::string& out, const std::string& /*depfile*/) const override {
+    Argv argv = host_head();
+    argv.insert(argv.end(), {"-emit-llvm", "-c", source_, "-o", out});
+    return argv;
+  }
+  // The options that only preprocess (-I -D -U -cpp -nocpp) or warn (-W...)
+  // are left out: flang would report them unused on an IR input.
   Argv host_codegen(const std::string& host_ir, const std::string& package, const std::string& out) const override {
-    return host(package, out, host_ir);
+    Argv argv;
+    const Argv head = host_head();
+    for (size_t i = 0; i < head.size(); ++i) {
+      bool takes_next = false;
+      if (i > 0 && (clang_openmp::is_preprocessor_option(head[i], takes_next) || head[i] == "-cpp" ||
+                    head[i] == "-nocpp" || util::starts_with(head[i], "-W"))) {
+        i += takes_next;
+        continue;
+      }
+      argv.push_back(head[i]);
+    }
+    for (auto& a : clang_openmp::embed_package(package)) argv.push_back(a == "-Xclang" ? "-Xflang" : a);
+    argv.insert(argv.end(), {"-c", "-x", "ir", host_ir, "-o", out});
+    return argv;
   }
 
   bool offload_lto() const override { return false; }
   std::optional<std::string> two_parse_reason() const override {
-    return "flang's passes keep the two-parse form (offload-build models no single parse for flang)";
+    if (device_only_.empty() && host_only_.empty()) return std::nullopt;
+    return "host_flags or device_flags are set, so a device pass's own host parse differs from the host pass's";
   }
   bool cacheable() const override { return cacheable_; }
 
  private:
+  // Every host pass's start: the options, the host's own, the targets.
+  Argv host_head() const {
+    Argv argv = head_;
+    argv.insert(argv.end(), host_only_.begin(), host_only_.end());
+    argv.insert(argv.end(), host_targets_.begin(), host_targets_.end());
+    argv.push_back("--offload-host-only");
+    return argv;
+  }
+
   Argv head_;
   std::string source_;
   Argv host_targets_;
   bool cacheable_;
+  Argv device_only_;  // a manifest's device_flags
+  Argv host_only_;    // a manifest's host_flags
 };
 
 std::string triples_of(const std::vector<Target>& targets) {
@@ -288,7 +323,8 @@ class FlangOpenMp final : public Frontend {
     head.insert(head.end(), m.flags.begin(), m.flags.end());
     const bool cacheable = !fortran_uncacheable(src.path);
     return std::make_unique<FlangCompile>(std::move(head), src_arg.string(),
-                                          Argv{"-fopenmp-targets=" + triples_of(m.targets)}, cacheable);
+                                          Argv{"-fopenmp-targets=" + triples_of(m.targets)}, cacheable,
+                                          m.device_flags, m.host_flags);
   }
 
   std::unique_ptr<Compile> launcher_compile(const CompileRequest& req, const fs::path& cwd,
@@ -317,10 +353,11 @@ class FlangOpenMp final : public Frontend {
     return argv;
   }
 
-  Result<single_parse::DevicePass> split_device_pass(const std::vector<Argv>& /*listing*/,
-                                                     const single_parse::UnitPaths& /*probed*/,
-                                                     bool /*shared*/) const override {
-    return Error::usage("flang's passes keep the two-parse form");
+  // The `--offload-device-only` listing: host-IR -fc1, device -fc1, ptxas for nvptx.
+  Result<single_parse::DevicePass> split_device_pass(const std::vector<Argv>& listing,
+                                                     const single_parse::UnitPaths& probed,
+                                                     bool shared) const override {
+    return single_parse::templatize(listing, probed, shared, single_parse::Shape::Flang);
   }
 };
 
