@@ -255,8 +255,8 @@ std::vector<std::string> conclusions(const DoctorFacts& f) {
                                         gpu_capability(f.amdgcn_runtime);
     out.push_back(amd + "; " + visible(f.gpus.amdgpu_archs, "AMD", "amdgcn"));
   }
-  out.push_back(rust_conclusion(f.rust));
   out.push_back(fortran_conclusion(f));
+  out.push_back(rust_conclusion(f.rust));
   return out;
 }
 

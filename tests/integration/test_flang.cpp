@@ -133,6 +133,14 @@ TEST_CASE("a manifest's Fortran sources are split and cached; the link says why 
   CHECK_THAT(first.err + first.out, Catch::Contains("__kmpc_"));
   auto stats = nlohmann::json::parse(run_ob({"cache", "stats", "--json"}, project, env).out);
   CHECK(stats.value("misses", 0) == 5);  // host parse, device, package, host, link
+  // The object is flang-22's own one-shot compile's, given the same environment.
+  const Env names = stable_names_env(run_ob({"build", "--dry-run"}, project, env).out);
+  CHECK(names.size() >= 2);  // the stable-names library and the salt
+  auto ref = run_tool({kFlang, "-fopenmp", kHostTargets, "-O2", "-c", "saxpy.f90", "-o", "ref.o"}, project, names);
+  REQUIRE(ref.exit_code == 0);
+  CHECK(read_file(project / "build/obj/saxpy.f90.host.o") == read_file(project / "ref.o"));
+  // From a clean build directory, every compile job is a hit.
+  fs::remove_all(project / "build");
   auto second = run_ob({"build"}, project, env);
   CHECK(second.exit_code != 0);
   auto again = nlohmann::json::parse(run_ob({"cache", "stats", "--json"}, project, env).out);
