@@ -117,7 +117,7 @@ TEST_CASE("mpifort wrapping flang is split like flang", "[launcher][flang][mpi][
   CHECK(fs::exists(l.tmp / "got.o"));
 }
 
-TEST_CASE("a manifest's Fortran sources are split and cached; the link says why it fails", "[build][flang][integration]") {
+TEST_CASE("a manifest's Fortran sources are split and cached, and the link says why it fails", "[build][flang][integration]") {
   TempDir tmp("ob-flang");
   const fs::path project = tmp / "p";
   fs::create_directories(project);
