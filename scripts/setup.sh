@@ -28,6 +28,8 @@ if [ "$group" = all ]; then
   # and MPI compiler wrappers (Open MPI and MPICH, both: tests/integration/test_mpi_wrappers.cpp).
   packages+=(git catch2 libclang-rt-22-dev redis-server nginx python3-jsonschema ccache sccache hyperfine distcc chromium
              openmpi-bin libopenmpi-dev mpich libmpich-dev)
+  # Fortran offload compiles through the flang frontend (tests/integration/test_flang.cpp).
+  packages+=(flang-22)
   # Remote execution (docs/DISTRIBUTED.md): the gRPC client module (C++ from
   # the REAPI protos bazel-bootstrap-source ships), and for its tests Bazel's
   # reference worker built from bazel-bootstrap-source/-data with a JDK

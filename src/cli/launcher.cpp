@@ -21,6 +21,7 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "options.hpp"
@@ -29,9 +30,10 @@ namespace ob::cli {
 
 namespace {
 
-// clang*, gcc, g++, cc, c++ (with a target prefix or version suffix).
+// A registered frontend's driver (clang*, flang*), gcc, g++, cc, c++ (with a
+// target prefix or version suffix).
 bool looks_like_compiler(const std::string& name) {
-  if (clang_cli::is_clang(name)) return true;
+  if (frontend::recognize(name, std::nullopt)) return true;
   for (std::string_view c : {"cc", "c++", "gcc", "g++"}) {
     if (name == c || util::ends_with(name, "-" + std::string(c)) ||
         util::starts_with(name, std::string(c) + "-"))
@@ -96,8 +98,9 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   return code;
 }
 
-// An MPI compiler wrapper (mpicxx ...) is replaced by the command it runs
-// when that compiler is clang; otherwise the reason it runs unchanged.
+// An MPI compiler wrapper (mpicxx, mpifort ...) is replaced by the command it
+// runs when that compiler is a registered frontend's (clang, flang); otherwise
+// the reason it runs unchanged.
 std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request& o) {
   std::error_code ec;
   const fs::path cwd = fs::current_path(ec);
@@ -107,8 +110,8 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request
   auto u = frontend::unwrap_compiler(command, *program, cwd);
   if (!u) return Unchanged{u.error().message, clang_cli::unchanged::kCompiler, {}};
   const auto compiler = resolve_program(u->command.front(), cwd);
-  if (!clang_cli::is_clang(u->command.front()) && !(compiler && clang_cli::is_clang(fs::canonical(*compiler, ec))))
-    return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang",
+  if (!frontend::recognize(u->command.front(), compiler))
+    return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang or flang",
                      clang_cli::unchanged::kCompiler, {}};
   if (o.config.flag("verbose"))
     std::cerr << "offload-build: " << name << " (" << u->family << ") runs " << util::shell_join(u->command) << '\n';

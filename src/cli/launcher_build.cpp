@@ -49,6 +49,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   Unchanged setup_why;
   auto setup = launch_setup(command, o, setup_why);
   if (!setup) return -1;  // the compile's reason says it already
+  if (!setup->frontend->compiles(Language::C)) return -1;  // one-step builds: clang's alone
   const fs::path& cwd = setup->cwd;
   const auto parsed = clang_cli::parse_build(setup->argv);
   if (!parsed.one_step) return -1;

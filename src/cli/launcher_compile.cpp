@@ -29,6 +29,7 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
@@ -259,12 +260,12 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   if (ec) return pass("no current directory", kPaths);
   const auto compiler = resolve_program(command.front(), s.cwd);
   if (!compiler) return pass(command.front() + " not found", kCompiler);
-  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec)))
-    return pass(command.front() + " is not clang", kCompiler);
+  s.frontend = frontend::recognize(command.front(), *compiler);
+  if (!s.frontend) return pass(command.front() + " is not a compiler offload-build splits (clang, flang)", kCompiler);
   s.compiler = *compiler;
   // The command line the driver works on: response and configuration files read.
   std::string problem;
-  auto driven = clang_cli::driver_argv(command, s.cwd, driver_environment(s.compiler), &problem);
+  auto driven = s.frontend->driver_argv(command, s.cwd, driver_environment(s.compiler), &problem);
   if (!driven) return pass(problem, kPaths);
   if (!driven->doubt.empty()) {
     why = {driven->doubt, kOption, "clang configuration"};
@@ -273,7 +274,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   s.expanded = std::move(driven->argv);
   std::tie(s.bases, s.anchor) = launcher_roots(o, s.cwd);
   s.argv = s.expanded;
-  for (const auto& base : s.bases) s.argv = clang_cli::relative_to_base(std::move(s.argv), base, s.cwd);
+  for (const auto& base : s.bases) s.argv = s.frontend->relative_to_base(std::move(s.argv), base, s.cwd);
   return s;
 }
 
@@ -373,7 +374,7 @@ std::vector<std::string> split_facts(const Request& o) {
 // to see its jobs; nullptr when it cannot be, or the cache is off.
 std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileRequest& req, const LaunchSetup& s,
                                                    const Request& o, BuildContext& context) {
-  if (o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
+  if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
       !req.native.empty())
     return nullptr;
   std::error_code ec;
@@ -402,7 +403,7 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   auto setup = launch_setup(command, o, why);
   if (!setup) return -1;
   const fs::path& cwd = setup->cwd;
-  auto parsed = clang_cli::parse(setup->argv);
+  auto parsed = setup->frontend->parse(setup->argv);
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
   auto& req = *parsed.compile;
   if (!flag_files_usable(req, cwd, why)) return -1;
@@ -442,7 +443,10 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   } else {
     plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (exec::interrupted()) return exit_code::interrupted;
-    use_stable_kernel_names(plan, *setup, memo, o);
+    // Stable kernel names and lookup records ride on a compile that lists
+    // what it read (the library's probe and records are clang's): flang's
+    // passes keep inode-keyed names.
+    if (setup->frontend->lists_reads()) use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == JobKind::HostIr;
     if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",

@@ -55,6 +55,7 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
   Unchanged why;
   auto setup = launch_setup(command, o, why);
   if (!setup) return pass(why.reason);
+  if (!setup->frontend->compiles(Language::C)) return pass("links are cached for clang alone");
   const fs::path& cwd = setup->cwd;
   std::vector<std::string> argv = setup->argv;
   const auto parsed = clang_cli::parse_link(argv);

@@ -136,6 +136,7 @@ std::string_view language_name(Language lang) {
   switch (lang) {
     case Language::C: return "c";
     case Language::Cxx: return "c++";
+    case Language::Fortran: return "fortran";
     case Language::Rust: return "rust";
   }
   return "?";
@@ -147,6 +148,8 @@ std::optional<Language> language_from_extension(const fs::path& file) {
   if (ext == ".rs") return Language::Rust;
   for (std::string_view cxx : {".cpp", ".cc", ".cxx", ".C", ".c++"})
     if (ext == cxx) return Language::Cxx;
+  for (std::string_view f : {".f90", ".F90", ".f", ".F", ".for", ".f95", ".F95", ".f03", ".F03", ".f08", ".F08"})
+    if (ext == f) return Language::Fortran;
   return std::nullopt;
 }
 
@@ -155,26 +158,22 @@ Result<Language> language_for_source(const fs::path& file, const fs::path& proje
   std::string shown = file.lexically_relative(project_dir).string();
   if (shown.empty()) shown = file.string();
   const std::string ext = file.extension().string();
-  for (std::string_view f : {".f", ".F", ".for", ".f90", ".F90", ".f95", ".f03", ".f08"})
-    if (ext == f)
-      return Error::usage("Fortran source \"" + shown + "\" is not supported yet; "
-                          "offload-build builds C, C++ and Rust sources for now");
   const std::string what = ext.empty() ? "has no extension" : "has unknown extension \"" + ext + "\"";
   return Error::usage("source \"" + shown + "\" " + what +
-                      "; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), .rs (Rust crate root), or "
-                      "set \"language\" to \"c\" or \"c++\" to compile every source as that language");
+                      "; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), .f90 .F90 .f .F (Fortran), "
+                      ".rs (Rust crate root), or set \"language\" to \"c\", \"c++\" or \"fortran\" to "
+                      "compile every source as that language");
 }
 
 Result<Language> parse_language(std::string_view name) {
   if (name == "c") return Language::C;
   if (name == "c++" || name == "cxx") return Language::Cxx;
+  if (name == "fortran") return Language::Fortran;
   if (name == "rust") return Language::Rust;
   const std::string quoted = "\"" + std::string(name) + "\"";
-  if (name == "fortran")
-    return Error::usage("language " + quoted + " is not supported yet; accepted: \"c\", \"c++\" (or \"cxx\"), \"rust\"");
   std::string msg = "unknown language " + quoted + "; ";
-  if (auto near = util::closest_match(name, {"c++", "cxx", "c", "rust"})) msg += "did you mean \"" + *near + "\"? ";
-  return Error::usage(msg + "accepted: \"c\", \"c++\" (or \"cxx\"), \"rust\"");
+  if (auto near = util::closest_match(name, {"c++", "cxx", "c", "fortran", "rust"})) msg += "did you mean \"" + *near + "\"? ";
+  return Error::usage(msg + "accepted: \"c\", \"c++\" (or \"cxx\"), \"fortran\", \"rust\"");
 }
 
 Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::string_view pattern,

@@ -108,7 +108,15 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
     host.deps = {pack_id};
   }
   if (layout.record) host.outputs.push_back(*layout.record);
-  return {plan.add(std::move(host)), layout.object};
+  const JobId host_id = plan.add(std::move(host));
+  // A frontend whose passes list no files read (flang): no depfiles to wait
+  // for, and no cache entries where its compile says the key misses a file.
+  for (auto& job : plan.jobs) {
+    if (job.unit != layout.unit || job.kind == JobKind::Link) continue;
+    if (!fe.lists_reads() && job.kind != JobKind::Package) job.depfile.reset();
+    if (!compile.cacheable()) job.cacheable = false;
+  }
+  return {host_id, layout.object};
 }
 
 }  // namespace ob::compile_plan

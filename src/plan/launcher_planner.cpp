@@ -44,7 +44,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
       fe.launcher_compile(req, cwd, layout.record ? arg_path(*layout.record, cwd).string() : "");
   const auto steps = compile_plan::device_steps(*compile, layout, req.targets, cwd);
   std::optional<compile_plan::Passes> passes;
-  if (probe) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
+  if (probe && !compile->two_parse_reason()) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
   compile_plan::add_compile(plan, tc, fe, *compile, layout, steps, passes);
   // Files the caller's options name that no depfile lists (profiles, ignore
   // lists, plugins): inputs of every pass that reads the caller's options,

@@ -102,11 +102,13 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   Job link;
   link.kind = JobKind::Link;
   const fs::path link_dep = m.build_dir / "obj" / (m.output + ".link.d");
-  // The link is the C++ frontend's when any source is C++ (the driver links its runtime).
-  const bool any_cxx = std::any_of(m.sources.begin(), m.sources.end(),
-                                   [](const SourceFile& s) { return s.language == Language::Cxx; });
-  link.argv = frontend::for_language(any_cxx ? Language::Cxx : Language::C)
-                  .link(tc, m, link_args, rel(plan.program), rel(link_dep));
+  // The link is Fortran's when any source is Fortran, else C++'s when any is
+  // C++ (the driver links its language's runtime).
+  auto any = [&](Language lang) {
+    return std::any_of(m.sources.begin(), m.sources.end(), [&](const SourceFile& s) { return s.language == lang; });
+  };
+  const Language linker = any(Language::Fortran) ? Language::Fortran : any(Language::Cxx) ? Language::Cxx : Language::C;
+  link.argv = frontend::for_language(linker).link(tc, m, link_args, rel(plan.program), rel(link_dep));
   link.inputs = host_objects;
   link.outputs = {plan.program};
   link.depfile = link_dep;

@@ -41,9 +41,10 @@ std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& comp
   const size_t n = m.sources.size();
   if (!o.probe) return none(n, o, "no driver probe");
   if (o.two_parse) return none(n, o, "--two-parse");
-  // The manifest's options are every source's, so the first compile answers for all.
-  if (n > 0)
-    if (auto why = compiles.front()->two_parse_reason()) return none(n, o, *why);
+  // The manifest's options are every source's; a frontend may keep its own
+  // sources in the two-parse form (flang), which keeps them all.
+  for (const auto& compile : compiles)
+    if (auto why = compile->two_parse_reason()) return none(n, o, *why);
 
   // One probe per distinct template, on the first TU that has it: probe k
   // lists commands[k] for the TU paths probed[k]; uses[i] are TU i's probes.

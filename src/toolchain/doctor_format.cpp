@@ -209,6 +209,16 @@ std::vector<std::string> parse_offload_settings(std::string_view err) {
   return out;
 }
 
+// Fortran: flang's offload compiles split and cache; its programs do not link
+// here (docs/FORTRAN.md).
+std::string fortran_conclusion(const DoctorFacts& f) {
+  if (!f.root || !f.flang_found)
+    return "fortran: no flang in the toolchain; install flang-" + major(f) + " for Fortran offload compiles";
+  return "fortran: flang compiles offload code (split and cached), but cannot link an offload program: "
+         "flang's kernels call __kmpc_target_init and other OpenMP device-runtime entry points that no "
+         "installed runtime provides for the host device, and there is no GPU device runtime";
+}
+
 std::vector<std::string> conclusions(const DoctorFacts& f) {
   std::vector<std::string> out;
   const bool complete = f.root && !f.toolchain_error;
@@ -245,6 +255,7 @@ std::vector<std::string> conclusions(const DoctorFacts& f) {
                                         gpu_capability(f.amdgcn_runtime);
     out.push_back(amd + "; " + visible(f.gpus.amdgpu_archs, "AMD", "amdgcn"));
   }
+  out.push_back(fortran_conclusion(f));
   out.push_back(rust_conclusion(f.rust));
   return out;
 }

@@ -93,6 +93,8 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
   }
   f.llvm_version = f.tools.front().version;
   f.lld_found = f.tools[5].path.has_value();
+  std::error_code ec;
+  f.flang_found = f.root && fs::exists(*f.root / "bin" / "flang", ec);
 
   ToolFact omp{"libomptarget", std::nullopt, ""};
   if (f.root) f.libomptarget = find_libomptarget(*f.root / "lib");

@@ -49,7 +49,7 @@ has() { grep -qF -- "$1" "$tmp/$2" || fail "no line in $2 with: $1"; }
 hasnt() { ! grep -qF -- "$1" "$tmp/$2" || fail "a line in $2 with: $1"; }
 
 run 0 ALL ""
-has "setup: all 42 packages already installed" out
+has "setup: all 43 packages already installed" out
 [ ! -s "$tmp/apt.log" ] || fail "apt-get ran although everything is installed"
 
 llvm="clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 liboffload-22-dev libclang-rt-22-dev"

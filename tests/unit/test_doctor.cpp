@@ -22,6 +22,7 @@ DoctorFacts typical_facts() {
                            "clang-nvlink-wrapper", "ld.lld", "llvm-objdump"}) {
     f.tools.push_back({name, fs::path("/usr/lib/llvm-22/bin") / name, "22.1.8"});
   }
+  f.flang_found = true;  // flang-22 (scripts/setup.sh)
   f.libomptarget = "/usr/lib/llvm-22/lib/libomptarget.so.22.1";
   f.tools.push_back({"libomptarget", f.libomptarget, "22.1"});
   f.cuda_path = "/usr/local/cuda";
@@ -89,7 +90,8 @@ TEST_CASE("parse_arch_list, parse_device_info, parse_offload_settings", "[doctor
 
 TEST_CASE("conclusions for the typical machine", "[doctor]") {
   auto c = conclusions(typical_facts());
-  REQUIRE(c.size() == 4);
+  REQUIRE(c.size() == 5);
+  CHECK_THAT(c[3], Catch::StartsWith("fortran: flang compiles offload code (split and cached), but cannot link"));
   CHECK(c[0] == "host (x86_64): full OpenMP offload; programs run here through libomptarget's "
                 "host plugin");
   CHECK(c[1] == "nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime "
@@ -98,7 +100,7 @@ TEST_CASE("conclusions for the typical machine", "[doctor]") {
   CHECK(c[2] == "amdgcn: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime "
                 "installed; device link uses ld.lld; no AMD GPU visible here, so amdgcn programs "
                 "build here but run elsewhere");
-  CHECK(c[3] == "rust: nightly rustc 1.97 accepts -Zoffload; built without LLVM Offload, so "
+  CHECK(c[4] == "rust: nightly rustc 1.97 accepts -Zoffload; built without LLVM Offload, so "
                 "offload-build uses the -Zoffload=Test host pass and packages device images itself");
 }
 
@@ -124,20 +126,20 @@ TEST_CASE("conclusions follow the facts", "[doctor]") {
   SECTION("stable rustc") {
     f.rust.nightly = false;
     f.rust.version = "1.95.0";
-    CHECK_THAT(conclusions(f)[3], Catch::StartsWith("rust: rustc 1.95 is not nightly"));
+    CHECK_THAT(conclusions(f)[4], Catch::StartsWith("rust: rustc 1.95 is not nightly"));
   }
   SECTION("no rustc") {
     f.rust = RustFacts{};
-    CHECK_THAT(conclusions(f)[3], Catch::StartsWith("rust: no rustc found"));
+    CHECK_THAT(conclusions(f)[4], Catch::StartsWith("rust: no rustc found"));
   }
   SECTION("rustc without -Zoffload") {
     f.rust.accepts_offload = false;
-    CHECK(conclusions(f)[3] ==
+    CHECK(conclusions(f)[4] ==
           "rust: nightly rustc 1.97 does not know -Zoffload; update the nightly (rustup update nightly)");
   }
   SECTION("rustc with LLVM Offload") {
     f.rust.llvm_offload = Tri::yes;
-    CHECK_THAT(conclusions(f)[3], Catch::EndsWith("was built with LLVM Offload, so its own "
+    CHECK_THAT(conclusions(f)[4], Catch::EndsWith("was built with LLVM Offload, so its own "
                                                   "-Zoffload=Device/Host passes work"));
   }
 }
@@ -180,6 +182,7 @@ Conclusions
   host (x86_64): full OpenMP offload; programs run here through libomptarget's host plugin
   nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed; device link uses CUDA at /usr/local/cuda; no NVIDIA GPU visible here, so nvptx64 programs build here but run elsewhere
   amdgcn: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed; device link uses ld.lld; no AMD GPU visible here, so amdgcn programs build here but run elsewhere
+  fortran: flang compiles offload code (split and cached), but cannot link an offload program: flang's kernels call __kmpc_target_init and other OpenMP device-runtime entry points that no installed runtime provides for the host device, and there is no GPU device runtime
   rust: nightly rustc 1.97 accepts -Zoffload; built without LLVM Offload, so offload-build uses the -Zoffload=Test host pass and packages device images itself
 
 ok: the host-device pipeline can build and run here
@@ -260,4 +263,11 @@ TEST_CASE("doctor on a missing toolchain exits 1", "[doctor]") {
   CHECK(ob::run_doctor(fs::path("/nonexistent/llvm-22"), std::nullopt, out) == 1);
   CHECK_THAT(out.str(), Catch::Contains("toolchain: /nonexistent/llvm-22 (unusable"));
   CHECK_THAT(out.str(), Catch::Contains("error: LLVM toolchain directory /nonexistent/llvm-22 does not exist"));
+}
+
+TEST_CASE("doctor says a Fortran offload program does not link here", "[doctor]") {
+  auto f = typical_facts();
+  CHECK_THAT(conclusions(f)[3], Catch::Contains("__kmpc_target_init"));
+  f.flang_found = false;
+  CHECK(conclusions(f)[3] == "fortran: no flang in the toolchain; install flang-22 for Fortran offload compiles");
 }

@@ -129,6 +129,22 @@ TEST_CASE("defaults: output is the name, build_dir is build/ next to the manifes
   }
 }
 
+TEST_CASE("Fortran sources: .f90 and .F90 by extension, or \"language\": \"fortran\"", "[manifest][flang]") {
+  TempProject p;
+  p.touch("a.f90");
+  p.touch("b.F90");
+  p.touch("c.inc");
+  auto m = p.load(R"({"name": "app", "sources": ["a.f90", "b.F90"], "targets": ["host"]})");
+  REQUIRE(m.ok());
+  REQUIRE(m->sources.size() == 2);
+  CHECK(m->sources[0].language == Language::Fortran);
+  CHECK(m->sources[1].language == Language::Fortran);
+  auto forced = p.load(R"({"name": "app", "sources": ["c.inc"], "targets": ["host"], "language": "fortran"})");
+  REQUIRE(forced.ok());
+  CHECK(forced->sources.at(0).language == Language::Fortran);
+  CHECK(language_name(Language::Fortran) == "fortran");
+}
+
 TEST_CASE("parse_manifest resolves a relative manifest path", "[manifest]") {
   TempProject p;
   p.touch("main.c");
@@ -345,16 +361,16 @@ TEST_CASE("source errors are located at the list element", "[manifest]") {
   SECTION("unknown extension") {
     require_error(p, with_sources(R"(["main.c", "kernel.cu"])"), 3, 25,
                   "source \"kernel.cu\" has unknown extension \".cu\"; accepted: .c (C), .cpp .cc .cxx .C .c++ (C++), "
-                  ".rs (Rust crate root), or set \"language\"");
+                  ".f90 .F90 .f .F (Fortran), .rs (Rust crate root), or set \"language\"");
   }
   SECTION("a Rust crate root does not mix with C sources (more in test_rust_manifest.cpp)") {
     p.touch("lib.rs");
     require_error(p, with_sources(R"(["main.c", "lib.rs"])"), 3, 25,
                   "a Rust crate is built from its crate root alone");
   }
-  SECTION("language fortran is not supported yet") {
-    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"fortran\""), 5, 15,
-                  "language \"fortran\" is not supported yet");
+  SECTION("unknown language \"fortan\": did you mean fortran") {
+    require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"fortan\""), 5, 15,
+                  "unknown language \"fortan\"; did you mean \"fortran\"?");
   }
   SECTION("unknown language with did-you-mean") {
     require_error(p, with_sources(R"(["main.c"])", ",\n  \"language\": \"cpp\""), 5, 15,

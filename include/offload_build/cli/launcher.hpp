@@ -14,6 +14,7 @@
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::cache {
@@ -71,6 +72,8 @@ int split_compile(const std::vector<std::string>& command, const Request& option
 struct LaunchSetup {
   fs::path cwd;
   fs::path compiler;
+  // The registered frontend whose driver the compiler is (frontend::recognize).
+  const frontend::Frontend* frontend = nullptr;
   std::vector<std::string> expanded;
   std::vector<std::string> argv;
   // --base-dir and the --project-dir directories (real paths), and the

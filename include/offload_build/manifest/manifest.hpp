@@ -17,9 +17,9 @@ namespace ob {
 
 namespace fs = std::filesystem;
 
-enum class Language { C, Cxx, Rust };
+enum class Language { C, Cxx, Fortran, Rust };
 
-std::string_view language_name(Language lang);  // "c", "c++", "rust"
+std::string_view language_name(Language lang);  // "c", "c++", "fortran", "rust"
 
 struct SourceFile {
   fs::path path;  // absolute
@@ -97,12 +97,13 @@ Result<void> override_targets(Manifest& manifest, const std::vector<std::string>
 // The pieces below are used by load_manifest and exposed for tests and other
 // stages. Their errors are usage errors without a location; callers add it.
 
-// .c is C; .cpp .cc .cxx .C .c++ are C++; .rs is Rust; anything else has no language.
+// .c is C; .cpp .cc .cxx .C .c++ are C++; .f90 .F90 .f .F .for .f95 .f03 .f08
+// are Fortran; .rs is Rust; anything else has no language.
 std::optional<Language> language_from_extension(const fs::path& file);
 // The language of a source file (absolute) from its extension, or an error naming
 // it relative to `project_dir` (Fortran sources: "not supported yet").
 Result<Language> language_for_source(const fs::path& file, const fs::path& project_dir);
-// The manifest's "language": "c", "c++" or "cxx", "rust" ("fortran": not supported yet).
+// The manifest's "language": "c", "c++" or "cxx", "fortran", "rust".
 Result<Language> parse_language(std::string_view name);
 // Expand one "sources" entry relative to `base`: a literal path that must name an
 // existing file, or a glob (`*`, `?`, `[...]` within a name, `**` for any number of

@@ -43,6 +43,7 @@ struct DoctorFacts {
   std::optional<fs::path> cuda_path;   // has bin/ptxas
   bool nvlink_found = false;
   bool lld_found = false;
+  bool flang_found = false;            // root/bin/flang (flang-NN): Fortran offload compiles
   std::optional<fs::path> nvptx_runtime;
   std::optional<fs::path> amdgcn_runtime;
   RustFacts rust;
@@ -55,7 +56,7 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
 // The full report, aligned plain text, ending with the verdict line.
 std::string format_report(const DoctorFacts& facts);
 
-// One plain-language line per family: host, nvptx64, amdgcn, rust.
+// One plain-language line per family: host, nvptx64, amdgcn, fortran, rust.
 std::vector<std::string> conclusions(const DoctorFacts& facts);
 
 // 0 when the host-device pipeline can build and run (complete toolchain and

@@ -65,7 +65,7 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
       targets = true;
     if (t.empty() || t.front() != '-') {
       const auto lang = language_from_extension(t);
-      if (lang && *lang != Language::Rust) {
+      if (lang && (*lang == Language::C || *lang == Language::Cxx)) {
         if (language && *language != *lang) refused = "sources of two languages";
         language = lang;
         req.sources.push_back(i);

@@ -136,7 +136,7 @@ Parsed finish(Scan s) {
   if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang, kNotOffload);
   const auto ext = language_from_extension(in.path);
   if (in.lang) s.req.language = *in.lang == "c" ? Language::C : Language::Cxx;
-  else if (ext && *ext != Language::Rust) s.req.language = *ext;
+  else if (ext && (*ext == Language::C || *ext == Language::Cxx)) s.req.language = *ext;
   else return pass("input " + in.path + " is not a C or C++ source", kNotOffload);
   s.req.source = in.path;
   if (!s.openmp) return pass("no -fopenmp", kNotOffload);

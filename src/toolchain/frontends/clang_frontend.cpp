@@ -10,6 +10,12 @@ class ClangOpenMp final : public Frontend {
  public:
   std::string_view name() const override { return "clang OpenMP offload"; }
 
+  bool compiles(Language lang) const override { return lang == Language::C || lang == Language::Cxx; }
+
+  bool recognizes(const fs::path& program) const override { return clang_cli::is_clang(program); }
+
+  clang_cli::Parsed parse(const Argv& argv) const override { return clang_cli::parse(argv); }
+
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
                                             const SourceFile& src,
                                             const fs::path& src_arg) const override {
@@ -44,10 +50,47 @@ class ClangOpenMp final : public Frontend {
 
 ManifestOptions manifest_options() { return {clang_flags::target_flag_problem}; }
 
-const Frontend& for_language(Language lang) {
+std::optional<clang_cli::DriverArgv> Frontend::driver_argv(const Argv& argv, const fs::path& cwd,
+                                                           const clang_cli::DriverEnvironment& env,
+                                                           std::string* problem) const {
+  return clang_cli::driver_argv(argv, cwd, env, problem);
+}
+
+Argv Frontend::relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const {
+  return clang_cli::relative_to_base(std::move(argv), base, cwd);
+}
+
+const Frontend& clang_openmp_frontend() {
   static const ClangOpenMp clang;
-  (void)lang;  // C and C++; a Rust crate has its own planner (rust_planner.cpp)
   return clang;
+}
+
+namespace {
+
+// The registered frontends: a new compiler is one line here (and its file).
+const std::vector<const Frontend*>& registered() {
+  static const std::vector<const Frontend*> all{
+      &clang_openmp_frontend(),
+      &flang_openmp_frontend(),
+  };
+  return all;
+}
+
+}  // namespace
+
+const Frontend& for_language(Language lang) {
+  // A Rust crate has its own planner (rust_planner.cpp); C is clang's otherwise.
+  for (const Frontend* fe : registered())
+    if (fe->compiles(lang)) return *fe;
+  return clang_openmp_frontend();
+}
+
+const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& resolved) {
+  std::error_code ec;
+  const fs::path real = resolved ? fs::canonical(*resolved, ec) : fs::path();
+  for (const Frontend* fe : registered())
+    if (fe->recognizes(given) || (resolved && !ec && fe->recognizes(real))) return fe;
+  return nullptr;
 }
 
 }  // namespace ob::frontend

@@ -1,5 +1,7 @@
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 
+#include "single_parse_shapes.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -29,7 +31,7 @@ std::string value_after(const Argv& argv, std::string_view flag) {
   return it == argv.end() || it + 1 == argv.end() ? std::string{} : *(it + 1);
 }
 
-bool is_cc1(const Argv& argv) { return argv.size() > 1 && argv[1] == "-cc1"; }
+bool is_cc1(const Argv& argv, std::string_view frontend = "-cc1") { return argv.size() > 1 && argv[1] == frontend; }
 
 std::string base_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
@@ -72,17 +74,26 @@ Error shape(const std::string& what) {
 
 Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed,
                               bool shared) {
+  return templatize(listing, probed, shared, Shape::Clang);
+}
+
+Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed, bool shared,
+                              Shape kind) {
+  const std::string_view fc = kind == Shape::Clang ? "-cc1" : "-fc1";
   if (listing.size() != 2 && listing.size() != 3)
     return shape(fmt::format("{} commands (expected the host-IR cc1, the device cc1 and, for "
                              "nvptx, ptxas)",
                              listing.size()));
   DevicePass pass{listing[0], without_unused_compilation_dirs(listing[1]),
                   listing.size() == 3 ? listing[2] : Argv{}};
-  if (!is_cc1(pass.host_ir) || !has(pass.host_ir, "-emit-llvm-bc") ||
-      !has(pass.host_ir, "-disable-llvm-passes") || !has(pass.host_ir, "-dependency-file"))
+  // clang's host-IR cc1 writes unoptimized bitcode and a depfile; flang's
+  // -fc1 writes its bitcode as the one-shot compile's first command does.
+  if (!is_cc1(pass.host_ir, fc) || !has(pass.host_ir, "-emit-llvm-bc") ||
+      (kind == Shape::Clang &&
+       (!has(pass.host_ir, "-disable-llvm-passes") || !has(pass.host_ir, "-dependency-file"))))
     return shape("the first command is not a host cc1 writing unoptimized bitcode and a depfile");
   const std::string host_ir = value_after(pass.host_ir, "-o");
-  if (!is_cc1(pass.device) || host_ir.empty() ||
+  if (!is_cc1(pass.device, fc) || host_ir.empty() ||
       value_after(pass.device, "-fopenmp-host-ir-file-path") != host_ir)
     return shape("the second command is not a device cc1 reading the host IR");
   std::string assembly;

@@ -1,10 +1,12 @@
-// The seam between the planners and a compiler: what a C/C++ offload
-// compile's jobs run, for a manifest's source and for a compile seen in
-// launcher mode alike. The planners (src/plan/compile_planner.cpp) lay out
-// the jobs and their files; a Frontend says each job's argv and which driver
-// listings it can split into the single-parse form. Adding a compiler (flang,
-// HIP, nvcc) means one Frontend and its Compile, not changes to the planners.
-// Today there is one: clang's OpenMP offload (`clang_openmp`, `clang_cli`).
+// The seam between the planners and a compiler: what an offload compile's
+// jobs run, for a manifest's source and for a compile seen in launcher mode
+// alike. The launcher asks the registered frontends which one drives a command
+// (recognize) and has it parse the command line; the planners
+// (src/plan/compile_planner.cpp) lay out the jobs and their files; a Frontend
+// says each job's argv and which driver listings it can split into the
+// single-parse form. Adding a compiler means one Frontend and its Compile in
+// its own file, registered in clang_frontend.cpp's list (docs/ARCHITECTURE.md).
+// Registered: clang's OpenMP offload (C, C++) and flang's (Fortran, flang.cpp).
 #pragma once
 
 #include <filesystem>
@@ -52,12 +54,34 @@ class Compile {
   // Why these passes keep the two-parse form whatever the driver lists (a
   // single parse could give other bytes); nullopt when it may be split.
   virtual std::optional<std::string> two_parse_reason() const { return std::nullopt; }
+  // Whether the passes' outputs may be cached. A frontend whose passes list
+  // no files read (flang writes no depfile) keys them by the source alone, so
+  // it says false where the source reads other files.
+  virtual bool cacheable() const { return true; }
 };
 
 class Frontend {
  public:
   virtual ~Frontend() = default;
   virtual std::string_view name() const = 0;
+  // Whether this frontend compiles sources of `lang`.
+  virtual bool compiles(Language lang) const = 0;
+  // Launcher mode: whether `program` (argv[0] as written, or its real path)
+  // is this frontend's compiler driver.
+  virtual bool recognizes(const fs::path& program) const = 0;
+  // Launcher mode: the driver's command line (response and configuration
+  // files read: driver_argv) as a compile to split, or why it runs unchanged.
+  virtual clang_cli::Parsed parse(const Argv& argv) const = 0;
+  // Whether each pass writes a depfile (-MD -MF) listing every file it read.
+  // When not, the passes have no depfile and the launcher keeps no whole entry.
+  virtual bool lists_reads() const { return true; }
+  // The command line the driver works on (clang_cli::driver_argv: response
+  // and configuration files read), and its paths under `base` made relative.
+  // Both are the clang driver's (flang's driver is clang's too).
+  virtual std::optional<clang_cli::DriverArgv> driver_argv(const Argv& argv, const fs::path& cwd,
+                                                           const clang_cli::DriverEnvironment& env,
+                                                           std::string* problem) const;
+  virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
   // A manifest's source: the manifest's options, targets and toolchain.
   // `src_arg`: the source as argv names it.
   virtual std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
@@ -87,8 +111,18 @@ class Frontend {
 // lists must not select offload targets (clang_flags::target_flag_problem).
 ManifestOptions manifest_options();
 
-// The frontend compiling `lang`: C and C++ are clang's OpenMP offload (a
-// Rust crate is planned by rust_planner.cpp with the rustc frontend).
+// The frontend compiling `lang`: C and C++ are clang's OpenMP offload,
+// Fortran flang's (a Rust crate is planned by rust_planner.cpp with the rustc
+// frontend).
 const Frontend& for_language(Language lang);
+
+// Launcher mode: the registered frontend whose driver `given` (argv[0] as
+// written) or `resolved` (where it was found, followed to its real path) is;
+// nullptr when none is.
+const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& resolved);
+
+// The registered frontends, one line each (clang_frontend.cpp).
+const Frontend& clang_openmp_frontend();
+const Frontend& flang_openmp_frontend();
 
 }  // namespace ob::frontend
