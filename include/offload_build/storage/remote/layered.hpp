@@ -27,9 +27,12 @@
 namespace ob::cache {
 
 using BackendFactory = std::function<std::unique_ptr<RemoteBackend>(const RemoteConfig&)>;
+// make_remote_backend(config), named so that backend_registry.hpp's overload
+// (config, registry) seen in the same unit does not make it ambiguous.
+using MakeBackendFn = std::unique_ptr<RemoteBackend>(const RemoteConfig&);
 
 struct LayeredOptions {
-  BackendFactory factory = make_remote_backend;  // tests give fakes
+  BackendFactory factory = static_cast<MakeBackendFn*>(make_remote_backend);  // tests give fakes
   // Upload queue bound per remote: past it, put() waits for the upload thread.
   size_t max_queued_bytes = 64u << 20;
   // Where the once-per-remote warnings go (one write(2) each); -1: nowhere.
@@ -116,7 +119,7 @@ Result<Entry> verify_remote_value(std::string_view kind, std::string_view key,
 
 // `doctor`: read one probe key from the remote and say what happened:
 // "reachable (1.2 ms; read-write)", or the failure, error or timeout.
-std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory = make_remote_backend);
+std::string probe_remote(const RemoteConfig& config, const BackendFactory& factory = static_cast<MakeBackendFn*>(make_remote_backend));
 
 // Keep every credential of the remote_storage setting, from every source
 // (--remote-storage, $OFFLOAD_BUILD_REMOTE_STORAGE, the config files), from
