@@ -28,7 +28,7 @@ step "packages (scripts/setup.sh --demo; apt only for what is missing)" bash scr
 step "configuring a Release build in $build/" \
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOFFLOAD_BUILD_TESTS=OFF \
     -DOFFLOAD_BUILD_REMOTE_EXECUTION=OFF
-echo "demo: compiling offload-build with $jobs jobs (about 4.5 CPU-minutes the first time: about 2.5" \
+echo "demo: compiling offload-build with $jobs jobs (about 3.5 CPU-minutes the first time: under 2" \
      "minutes on 2 idle cores; seconds when $build/ is up to date)"
 step "building offload-build, cargo-offload and the stable-names library" \
   cmake --build "$build" -j "$jobs"
