@@ -229,7 +229,9 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
       else if (c.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
     }
   }
-  record_lookups(plan, preload_library());  // with stable names off too: the library records only
+  // For the job cache, which checks them on every hit (none with --no-cache:
+  // nothing would read the records), with stable names off too: the library records only.
+  if (!c.flag("no_cache")) record_lookups(plan, preload_library());
 }
 
 Result<fs::path> build_steps(const Request& o, BuildSession& session) {

@@ -227,7 +227,9 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
       else if (o.config.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
     }
   }
-  record_lookups(plan, preload_library());  // with stable names off too: the library records only
+  // For the job cache, which checks them on every hit (none with --no-cache:
+  // nothing would read the records), with stable names off too: the library records only.
+  if (!o.config.flag("no_cache")) record_lookups(plan, preload_library());
 }
 
 void open_launcher_cache(BuildContext& context) {

@@ -179,6 +179,7 @@ TEST_CASE("manifest: a file named by flags is keyed by its content, what cannot 
   fs::remove_all(dir / "build");
   REQUIRE(build({"--no-cache"}).exit_code == 0);
   CHECK(program() == with_b);
+  CHECK(temp_outputs(dir / "build").empty());  // no record of lookups left behind either
 
   // The first profile again in a clean build directory: served, the first bytes.
   write_file(dir / "p.prof", kProfileA);
