@@ -119,4 +119,16 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
   return {host_id, layout.object};
 }
 
+bool reads_options(const Job& job) {
+  return job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostIr || job.kind == JobKind::HostCompile;
+}
+
+void add_option_files(Plan& plan, const std::vector<std::string>& host, const std::vector<std::string>& device,
+                      const fs::path& cwd) {
+  for (auto& job : plan.jobs) {
+    if (!reads_options(job)) continue;
+    for (const auto& f : job.kind == JobKind::DeviceCompile ? device : host) job.inputs.push_back((cwd / f).lexically_normal());
+  }
+}
+
 }  // namespace ob::compile_plan

@@ -61,4 +61,15 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
                                  const std::vector<plan_paths::DeviceStep>& steps,
                                  const std::optional<Passes>& passes);
 
+// Whether `job` is a pass that reads the compile's options: a device pass,
+// the host parse or the host pass.
+bool reads_options(const Job& job);
+
+// Files a compile's options name that no depfile lists (profiles, ignore
+// lists, plugins), as written relative to `cwd`: inputs of every pass that
+// reads those options, keyed by content. The device passes read `device`,
+// the host parse and the host pass `host`.
+void add_option_files(Plan& plan, const std::vector<std::string>& host, const std::vector<std::string>& device,
+                      const fs::path& cwd);
+
 }  // namespace ob::compile_plan

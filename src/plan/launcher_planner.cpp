@@ -46,12 +46,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   std::optional<compile_plan::Passes> passes;
   if (probe && !compile->two_parse_reason()) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
   compile_plan::add_compile(plan, tc, fe, *compile, layout, steps, passes);
-  // Files the caller's options name that no depfile lists (profiles, ignore
-  // lists, plugins): inputs of every pass that reads the caller's options,
-  // keyed by content.
-  for (auto& job : plan.jobs)
-    if (job.kind == JobKind::HostIr || job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostCompile)
-      for (const auto& f : req.keyed_files) job.inputs.push_back((cwd / f).lexically_normal());
+  compile_plan::add_option_files(plan, req.keyed_files, req.keyed_files, cwd);  // every pass reads the caller's
   return plan;
 }
 

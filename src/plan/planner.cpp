@@ -49,15 +49,12 @@ void key_option_files(Plan& plan, const Manifest& m) {
     if (!uncacheable && fs::exists(plan.cwd / f, ec))
       uncacheable = "offload.json: the -mllvm value " + f + " is a file, which offload-build cannot key";
   }
+  compile_plan::add_option_files(plan, files.host, files.device, plan.cwd);
+  if (!uncacheable) return;
   for (auto& job : plan.jobs) {
-    const bool device = job.kind == JobKind::DeviceCompile;
-    if (!device && job.kind != JobKind::HostIr && job.kind != JobKind::HostCompile) continue;
-    for (const auto& f : device ? files.device : files.host)
-      job.inputs.push_back((plan.cwd / f).lexically_normal());
-    if (uncacheable) {
-      job.cacheable = false;
-      job.uncacheable_reason = *uncacheable;
-    }
+    if (!compile_plan::reads_options(job)) continue;
+    job.cacheable = false;
+    job.uncacheable_reason = *uncacheable;
   }
 }
 
