@@ -24,7 +24,9 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
     case JobKind::HostCompile: return compile;
     case JobKind::Link: return link;
     case JobKind::Assemble:
-    case JobKind::Package: return none;
+    case JobKind::ImageLink:
+    case JobKind::Package:
+    case JobKind::EmbedStub: return none;
   }
   return none;
 }

@@ -1,6 +1,7 @@
 // `offload-build cargo build|run`: the session (cargo metadata, the kernel
-// crates, the targets), then its plan (cargo_plan.hpp) run through the build
-// context with the CargoRunner (see cargo_command.hpp).
+// crates, the targets), then its plan (plan/cargo_plan.hpp, the device jobs
+// keyed by cache/cargo_cache.hpp) run through the build context with the
+// CargoRunner (exec/cargo_runner.hpp); see cargo_command.hpp.
 #include "offload_build/cli/cargo_command.hpp"
 
 #include <algorithm>
@@ -12,12 +13,13 @@
 #include "build_pictures.hpp"
 #include "cargo_args.hpp"
 #include "cargo_explain.hpp"
-#include "cargo_plan.hpp"
 #include "cargo_resolve.hpp"
-#include "cargo_runner.hpp"
 #include "cargo_timings.hpp"
 #include "summary.hpp"
+#include "offload_build/cache/cargo_cache.hpp"
 #include "offload_build/cli/build_context.hpp"
+#include "offload_build/exec/cargo_runner.hpp"
+#include "offload_build/plan/cargo_plan.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
@@ -93,7 +95,7 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
   if (!rust) return rust.error();
   tc->rust = *rust;
   if (o.config.flag("verbose")) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
-  CargoSession s{o, fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
+  CargoSession s{wants_pictures(o), fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
                  cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
@@ -161,12 +163,12 @@ class CargoLines final : public Progress {
 
 // The plan of the session run through the build context: the programs cargo
 // built (none under --dry-run).
-Result<std::vector<fs::path>> build_passes(const CargoSession& s, BuildContext& context,
+Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession& s, BuildContext& context,
                                            std::chrono::steady_clock::time_point started) {
-  const Request& o = s.o;
   // A bad remote URL is said once and not used (as for a launcher compile).
   if (!o.dry_run) (void)context.open_cache({}, RemoteErrors::Warn);
-  const CargoPlan cp = make_cargo_plan(s, context.layers() != nullptr);
+  CargoPlan cp = make_cargo_plan(s);
+  if (context.layers()) cache::cargo_cache::add_keys(cp, s);
   if (o.dry_run) {
     std::cout << cp.script << std::flush;
     return std::vector<fs::path>{};
@@ -249,7 +251,7 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
   const auto started = std::chrono::steady_clock::now();
   auto session = open_session(o, *parsed);
   if (!session) return session.error();
-  auto built = build_passes(*session, context, started);
+  auto built = build_passes(o, *session, context, started);
   if (!built) return built.error();
   if (o.dry_run || !parsed->run) return exit_code::ok;
   const std::vector<fs::path>& programs = *built;

@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "cargo_cache.hpp"
+#include "offload_build/cache/cargo_cache.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -72,7 +72,7 @@ std::optional<nlohmann::json> CargoExplain::inputs(const Job& job) const {
   in["rustc"] = s_.tc.rust->version_line;
   in["argv"] = argv;
   in["env"] = env;
-  in["files"] = cargo_cache::file_hashes(root, dirs);
+  in["files"] = cache::cargo_cache::file_hashes(root, dirs);
   return in;
 }
 

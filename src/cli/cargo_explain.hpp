@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cargo_plan.hpp"
+#include "offload_build/plan/cargo_plan.hpp"
 
 namespace ob::cli {
 

@@ -6,7 +6,7 @@
 // device pass's unit graph against the host's that fails naming both sides.
 #pragma once
 
-#include "cargo_plan.hpp"
+#include "offload_build/plan/cargo_plan.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::cli {

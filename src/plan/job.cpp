@@ -13,7 +13,9 @@ std::string_view job_kind_name(JobKind kind) {
     case JobKind::HostIr: return "host-ir";
     case JobKind::DeviceCompile: return "device";
     case JobKind::Assemble: return "assemble";
+    case JobKind::ImageLink: return "image-link";
     case JobKind::Package: return "package";
+    case JobKind::EmbedStub: return "stub";
     case JobKind::HostCompile: return "host";
     case JobKind::Link: return "link";
   }

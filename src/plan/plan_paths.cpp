@@ -18,8 +18,7 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
 
 std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas) {
   std::vector<fs::path> tools{tc.linker_wrapper};
-  const bool lld = m.linker == Manifest::Linker::Lld && tc.lld && !m.is_rust();  // as clang_openmp::link
-  tools.push_back(lld ? *tc.lld : fs::path("/usr/bin/ld"));
+  tools.push_back(clang_openmp::host_linker(tc, m));
   for (const auto& t : m.targets) {
     if (t.family() == TargetFamily::Nvptx && tc.cuda_path) {
       if (with_ptxas) tools.push_back(*tc.cuda_path / "bin/ptxas");
@@ -98,13 +97,6 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
   as.outputs = {object};
   as.deps = {plan.add(std::move(dev))};
   return plan.add(std::move(as));
-}
-
-Job package_job(const Plan& plan, const Toolchain& tc,
-                const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
-                const fs::path& source, const std::vector<JobId>& device_jobs) {
-  return package_job(plan, clang_openmp::package(tc, images, arg_path(pkg, plan.cwd)), pkg, source,
-                     device_jobs);
 }
 
 Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,

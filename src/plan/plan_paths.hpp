@@ -64,11 +64,8 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
                        const fs::path& assembly, JobId parse);
 
 // The job packaging `device_jobs`' images (one per target) of `source` into
-// `pkg` by `argv`, or (the Rust planner) by clang_openmp::package of `images`.
+// `pkg` by `argv`.
 Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,
-                const fs::path& source, const std::vector<JobId>& device_jobs);
-Job package_job(const Plan& plan, const Toolchain& tc,
-                const std::vector<clang_openmp::Image>& images, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs);
 
 }  // namespace ob::plan_paths

@@ -84,6 +84,7 @@ constexpr std::string_view kScript = R"(</script>
   document.getElementById('title').textContent = data.title + ' (' + data.flow + ' build)';
 
   var KIND = {'host-ir': '#8da0cb', 'assemble': '#a6d854', 'package': '#e78ac3', 'host': '#66c2a5',
+              'image-link': '#e5c494', 'stub': '#b3b3b3',
               'link': '#fc8d62', 'unchanged': '#b3b3b3', 'cargo': '#fc8d62', 'crate': '#ffd92f'};
   var DEVICE = ['#1f77b4', '#9467bd', '#17becf', '#bcbd22', '#2ca02c', '#8c564b', '#7f7f7f'];
   var targets = [];

@@ -271,8 +271,8 @@ TEST_CASE("a Rust manifest's build becomes a no-op, and takes the fast path", "[
   INFO(second.err);
   REQUIRE(second.exit_code == 0);
   CHECK(Project::all_up_to_date(second.err));
-  CHECK(line_of(second.err, "package build/obj/offload-stub.ll") ==
-        "package build/obj/offload-stub.ll (up to date)");
+  CHECK(line_of(second.err, "stub build/obj/offload-stub.ll") ==
+        "stub build/obj/offload-stub.ll (up to date)");
   REQUIRE(fs::exists(dir / "build/.offload-build/noop"));
   write_file(dir / "build/.offload-build/state.json", "not json");
   auto fast = run_ob(build);

@@ -303,7 +303,7 @@ TEST_CASE("trace and timings in the cargo flow: each job an event, after the job
   const bool native = names.size() == 3;
   CHECK(names == (native ? std::vector<std::string>{"device host rust-cargo", "package rust-cargo", "cargo build rust-cargo"}
                          : std::vector<std::string>{"device host rust-cargo", "package rust-cargo",
-                                                    "package offload-stub.ll", "host rust-cargo", "cargo build rust-cargo"}));
+                                                    "stub offload-stub.ll", "host rust-cargo", "cargo build rust-cargo"}));
   CHECK(events.at(1).at("args").at("deps") == json::array({0}));  // the package after the device image
   REQUIRE(host);
   CHECK(host->at("args").at("deps") == json::array({names.size() - 2}));  // the host pass last

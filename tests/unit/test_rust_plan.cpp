@@ -1,10 +1,13 @@
 // The Rust plan: device pass per target with the device cfg and its dep-info,
-// package, embed, and the host pass that links; exact argv (golden).
+// package, embed, and the host pass that links; exact argv (golden). The
+// cargo flow's plan shares the chain after the device images.
 #include <catch2/catch.hpp>
 
+#include "offload_build/plan/cargo_plan.hpp"
 #include "offload_build/plan/plan.hpp"
-#include "support/fake_toolchain.hpp"
+#include "offload_build/toolchain/frontends/rust_frontend.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "support/fake_toolchain.hpp"
 
 using namespace ob;
 
@@ -62,7 +65,7 @@ TEST_CASE("rust plan for the host device: device, image link, package, stub, emb
   CHECK(dev.unit == 1);
 
   const Job& image = plan.jobs[1];
-  CHECK(image.kind == JobKind::Assemble);
+  CHECK(image.kind == JobKind::ImageLink);
   CHECK(image.argv == Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib",
                            "-Wno-override-module", "-u", "saxpy", "-o", "build/obj/src/main.rs.host.o",
                            "build/obj/src/main.rs.host.a", "/ob/lib/offload-build/rust-device-stub.ll"});
@@ -156,4 +159,91 @@ TEST_CASE("rust plan, native flavour: rustc's own Device and Host=<abs>/host.out
 TEST_CASE("crate names come from the manifest name", "[rust][plan]") {
   CHECK(rustc::crate_name("rust-saxpy") == "rust_saxpy");
   CHECK(rustc::crate_name("2d.grid") == "_2d_grid");
+}
+
+TEST_CASE("rust frontend: registered for Rust only, and asked for each pass", "[rust][plan][frontend]") {
+  const frontend::RustFrontend* fe = frontend::rust_for_language(Language::Rust);
+  REQUIRE(fe != nullptr);
+  CHECK(fe->compiles(Language::Rust));
+  CHECK_FALSE(fe->compiles(Language::C));
+  CHECK(frontend::rust_for_language(Language::C) == nullptr);
+  CHECK(frontend::rust_for_language(Language::Fortran) == nullptr);
+  CHECK(fe->needs_image_link(kHost));
+  CHECK_FALSE(fe->needs_image_link(kSm90));
+  CHECK(fe->host_reads_package(fake_toolchain(rust::Flavour::Native)));
+  CHECK_FALSE(fe->host_reads_package(fake_toolchain(rust::Flavour::Test)));
+}
+
+namespace {
+
+// A cargo session for the package `app` in /ws, one kernel crate (itself),
+// targets as given; nothing is run or read.
+CargoSession fake_session(const Toolchain& tc, std::vector<Target> targets) {
+  cargo::Package pkg;
+  pkg.name = "app";
+  pkg.id = "path+file:///ws#app@0.1.0";
+  pkg.manifest_path = "/ws/Cargo.toml";
+  pkg.lib = "app";
+  pkg.lib_root = "/ws/src/lib.rs";
+  pkg.target_directory = "/ws/target";
+  pkg.workspace_root = "/ws";
+  CargoSession s{false, "/ws", tc, "/rust/bin/cargo", {}, pkg, {}, std::move(targets), {}, {}};
+  s.crates.push_back({pkg, {}, {"saxpy"}, {"/ws"}, std::nullopt});
+  for (const auto& t : s.targets) s.device_rustflags[t.triple] = {};
+  return s;
+}
+
+std::vector<std::string> kinds_of(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& j : plan.jobs) out.emplace_back(job_kind_name(j.kind));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cargo plan: the same chain as a manifest crate's (package, stub, embed), then the host pass",
+          "[rust][plan][cargo]") {
+  Toolchain tc = fake_toolchain();
+  tc.rust_device_stub = "/ob/lib/offload-build/rust-device-stub.ll";
+  const CargoSession s = fake_session(tc, {kHost});
+  const CargoPlan p = make_cargo_plan(s);
+  // The image link runs inside the device job (cargo names the archive).
+  CHECK(kinds_of(p.plan) == std::vector<std::string>{"device", "package", "stub", "host", "link"});
+  const Job& dev = p.plan.jobs[0];
+  CHECK(dev.cacheable);
+  CHECK_FALSE(dev.key_material);  // the cache's to add (cache::cargo_cache::add_keys)
+  CHECK(dev.outputs == std::vector<fs::path>{"/ws/target/offload-device/host/app/offload/app.host.o"});
+  REQUIRE(p.devices.count(0));
+  CHECK(p.devices.at(0).image_link("lib.a", "out.o") ==
+        Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib", "-Wno-override-module",
+             "-u", "saxpy", "-o", "out.o", "lib.a", "/ob/lib/offload-build/rust-device-stub.ll"});
+  const Job& pack = p.plan.jobs[1];
+  CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "target/offload/dev/app.offload",
+                          "--image=file=target/offload-device/host/app/offload/app.host.o,"
+                          "triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
+  CHECK(pack.inputs == dev.outputs);
+  CHECK(pack.deps == std::vector<JobId>{0});
+  CHECK(p.plan.jobs[2].argv == Argv{"touch", "target/offload/dev/offload-stub.ll"});
+  CHECK(p.plan.jobs[2].describe(p.plan.cwd) == "stub offload-stub.ll");
+  const Job& embed = p.plan.jobs[3];
+  CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
+                           "target/offload/dev/offload-stub.ll", "-Xclang",
+                           "-fembed-offload-object=target/offload/dev/app.offload", "-o",
+                           "target/offload/dev/app.devimg.o"});
+  CHECK(embed.deps == std::vector<JobId>{2, 1});
+  for (const auto& j : p.plan.jobs)
+    if (j.id != 0) CHECK_FALSE(j.cacheable);
+  CHECK(p.host == 4);
+  CHECK(p.plan.jobs[4].deps == std::vector<JobId>{3});
+  CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.devimg.o"));
+  CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/devimg-H.o"));
+}
+
+TEST_CASE("cargo plan, native flavour: the host pass reads the package itself", "[rust][plan][cargo]") {
+  const CargoSession s = fake_session(fake_toolchain(rust::Flavour::Native), {kSm90});
+  const CargoPlan p = make_cargo_plan(s);
+  CHECK(kinds_of(p.plan) == std::vector<std::string>{"device", "package", "link"});
+  CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.offload"));
+  CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/native-H/host.out"));
+  CHECK(p.plan.jobs[2].deps == std::vector<JobId>{1});
 }

@@ -17,10 +17,13 @@ namespace ob {
 namespace fs = std::filesystem;
 
 // HostIr and Assemble exist in the single-parse C/C++ form only: the host IR
-// parsed once per TU, and ptxas on a device cc1's PTX (nvptx).
-enum class JobKind { HostIr, DeviceCompile, Assemble, Package, HostCompile, Link };
+// parsed once per TU, and ptxas on a device cc1's PTX (nvptx). ImageLink and
+// EmbedStub are Rust's: the host device's image linked from the device pass's
+// archive (one relocatable object), and the empty module the package is
+// embedded into (test flavour).
+enum class JobKind { HostIr, DeviceCompile, Assemble, ImageLink, Package, EmbedStub, HostCompile, Link };
 
-// "host-ir", "device", "assemble", "package", "host", "link"
+// "host-ir", "device", "assemble", "image-link", "package", "stub", "host", "link"
 std::string_view job_kind_name(JobKind kind);
 
 using JobId = size_t;

@@ -17,7 +17,7 @@ namespace ob::report {
 
 struct TimelineJob {
   std::string name;    // "device sm_90 src/k.c"
-  std::string kind;    // job_kind_name: host-ir, device, assemble, package, host, link
+  std::string kind;    // job_kind_name: host-ir, device, assemble, image-link, package, stub, host, link
   std::string target;  // short name ("sm_90"); "" for jobs of no target
   std::string status;  // job_status_name: ran, cached, up-to-date, failed, not-run, interrupted
   bool reached = false;  // started or served: it has a start and a duration

@@ -476,4 +476,14 @@ std::string content_hash(std::string_view bytes) {
   return fmt::format("{:016x}", h);
 }
 
+std::string display(const Invocation& inv) {
+  std::string out;  // env's options (-u NAME) come before its assignments
+  for (const auto& [k, v] : inv.env)
+    if (!v) out += "-u " + k + " ";
+  for (const auto& [k, v] : inv.env)
+    if (v) out += k + "=" + util::shell_quote(*v) + " ";
+  if (!out.empty()) out = "env " + out;
+  return out + util::shell_join(inv.argv);
+}
+
 }  // namespace ob::cargo

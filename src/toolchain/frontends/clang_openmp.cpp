@@ -210,6 +210,11 @@ OptionFiles option_files(const Manifest& m) {
   return out;
 }
 
+fs::path host_linker(const Toolchain& tc, const Manifest& m) {
+  const bool lld = m.linker == Manifest::Linker::Lld && tc.lld && !m.is_rust();
+  return lld ? *tc.lld : fs::path("/usr/bin/ld");
+}
+
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile) {
@@ -223,7 +228,7 @@ std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
   }
   if (needs_nogpulib(tc, m)) argv.push_back("-nogpulib");
   // lld links a small offload program in about half the time of GNU ld.
-  if (m.linker == Manifest::Linker::Lld && tc.lld) argv.push_back("-fuse-ld=lld");
+  if (tc.lld && host_linker(tc, m) == *tc.lld) argv.push_back("-fuse-ld=lld");
   for (const auto& obj : objects) argv.push_back(obj.string());
   argv.insert(argv.end(), {"-o", out.string()});
   // Every file the linker read (libraries included), for the cache.

@@ -55,12 +55,14 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
   return argv;
 }
 
+fs::path linker(const Toolchain& tc) { return tc.clang; }
+
 std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
                                          const std::optional<fs::path>& embedded_object,
                                          const std::optional<fs::path>& native_host_out) {
   std::vector<std::string> argv{"-Zunstable-options"};
   argv.push_back(native_host_out ? "-Zoffload=Host=" + native_host_out->string() : "-Zoffload=Test");
-  argv.insert(argv.end(), {"-Clinker=" + tc.clang.string(), "-Clink-arg=--offload-link"});
+  argv.insert(argv.end(), {"-Clinker=" + linker(tc).string(), "-Clink-arg=--offload-link"});
   if (embedded_object) argv.push_back("-Clink-arg=" + embedded_object->string());
   bool nvptx = false;
   for (const auto& t : targets) nvptx |= t.family() == TargetFamily::Nvptx;

@@ -97,6 +97,9 @@ struct Invocation {
   Env env;
 };
 
+// The command as --dry-run shows it: env assignments, then argv, shell-quoted.
+std::string display(const Invocation& inv);
+
 // What the device pass of one crate builds, taken from what cargo resolved for
 // the host pass (cli/cargo_resolve.cpp): the crate's features, and the
 // rustflags cargo would give every crate for the device's triple.

@@ -45,6 +45,12 @@ struct OptionFiles {
 };
 OptionFiles option_files(const Manifest& m);
 
+// The host linker a manifest's program is linked with: ld.lld when the
+// manifest asks for it ("linker": "lld", the default) and the toolchain has
+// it, else the system's ld. A Rust crate's host pass links with rustc's
+// default (through clang, rustc::host_link_flags): the system's ld.
+fs::path host_linker(const Toolchain& tc, const Manifest& m);
+
 std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile);

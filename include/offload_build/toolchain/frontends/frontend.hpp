@@ -19,6 +19,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/result.hpp"
@@ -60,7 +61,7 @@ class Compile {
   virtual bool cacheable() const { return true; }
 };
 
-class Frontend {
+class Frontend : public FrontendBase {
  public:
   virtual ~Frontend() = default;
   virtual std::string_view name() const = 0;
@@ -112,8 +113,7 @@ class Frontend {
 ManifestOptions manifest_options();
 
 // The frontend compiling `lang`: C and C++ are clang's OpenMP offload,
-// Fortran flang's (a Rust crate is planned by rust_planner.cpp with the rustc
-// frontend).
+// Fortran flang's (a Rust crate's frontend is rust_frontend.hpp's).
 const Frontend& for_language(Language lang);
 
 // Launcher mode: the registered frontend whose driver `given` (argv[0] as

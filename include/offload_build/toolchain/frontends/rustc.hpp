@@ -1,6 +1,7 @@
-// The rustc (std::offload) frontend: the exact argv of each Rust job, and the
-// flag groups the cargo wrapper hands to `cargo rustc`. Only this file knows
-// rustc's offload flags; the Rust planner and `offload-build cargo` ask it.
+// rustc's std::offload flags: the exact argv of each Rust job, and the flag
+// groups cargo.hpp hands to `cargo rustc`. Only this file knows rustc's
+// offload flags; the planners ask the Rust frontend (rust_frontend.hpp),
+// which hands them on.
 //
 // One crate, two cfgs: the device pass (per target) gets `--cfg <device_cfg>`,
 // the host pass does not. Flavour "test" (rustc without LLVM Offload): the
@@ -59,6 +60,9 @@ std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
 std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
                                          const std::optional<fs::path>& embedded_object,
                                          const std::optional<fs::path>& native_host_out);
+
+// The driver the host pass links through (-Clinker=): the toolchain's clang.
+fs::path linker(const Toolchain& tc);
 
 // The manifest's defines as --cfg, link_flags as -Clink-arg=, libs as -l or -Clink-arg=.
 std::vector<std::string> cfg_flags(const Manifest& m);

@@ -1,4 +1,4 @@
-#include "cargo_run.hpp"
+#include "offload_build/exec/cargo_run.hpp"
 #include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cli::cargo_run {
+namespace ob::cargo_run {
 
 Result<pid_t> Children::spawn(const Command& cmd, const exec::Stdio& stdio) {
   std::lock_guard lock(mu_);
@@ -100,14 +100,4 @@ Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cw
                                     util::shell_join(argv)));
 }
 
-std::string display(const cargo::Invocation& inv) {
-  std::string out;  // env's options (-u NAME) come before its assignments
-  for (const auto& [k, v] : inv.env)
-    if (!v) out += "-u " + k + " ";
-  for (const auto& [k, v] : inv.env)
-    if (v) out += k + "=" + util::shell_quote(*v) + " ";
-  if (!out.empty()) out = "env " + out;
-  return out + util::shell_join(inv.argv);
-}
-
-}  // namespace ob::cli::cargo_run
+}  // namespace ob::cargo_run

@@ -1,5 +1,5 @@
 // The runner of `offload-build cargo`'s plan (see cargo_runner.hpp).
-#include "cargo_runner.hpp"
+#include "offload_build/exec/cargo_runner.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -11,7 +11,7 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cli {
+namespace ob {
 
 namespace {
 
@@ -161,7 +161,7 @@ CommandRunner::Completion CargoRunner::device(const Job& job, const DeviceStep& 
     if (out->exit_code != 0)
       return failed(c, fmt::format("the device pass of {} for target {} failed (cargo's messages above say why)\n  "
                                    "command: {}",
-                                   d.pkg.name, d.target.short_name(), cargo_run::display(inv)));
+                                   d.pkg.name, d.target.short_name(), cargo::display(inv)));
     bool fresh = false;
     for (const auto& m : out->messages)
       if (auto a = cargo::parse_artifact(m); a && a->package_id == d.pkg.id) fresh = a->fresh;
@@ -212,7 +212,7 @@ CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
   if (!out) return failed(c, out.error().message);
   c.cpu_s = out->cpu_s;
   if (out->exit_code != 0)
-    return failed(c, h.failed + "\n  command: " + cargo_run::display(inv));
+    return failed(c, h.failed + "\n  command: " + cargo::display(inv));
   bool fresh = true;  // cargo compiled none of the package's targets
   std::vector<fs::path> programs;
   for (const auto& m : out->messages)
@@ -226,4 +226,4 @@ CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
   return c;
 }
 
-}  // namespace ob::cli
+}  // namespace ob

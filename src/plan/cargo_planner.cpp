@@ -1,39 +1,17 @@
-// `offload-build cargo`'s steps as one Plan (see cargo_plan.hpp).
-#include "cargo_plan.hpp"
+// `offload-build cargo`'s steps as one Plan (see plan/cargo_plan.hpp).
+#include "offload_build/plan/cargo_plan.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "build_pictures.hpp"
-#include "cargo_cache.hpp"
-#include "cargo_run.hpp"
 #include "offload_build/config/config.hpp"
-#include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
+#include "rust_chain.hpp"
 
-namespace ob::cli {
+namespace ob {
 
 namespace {
-
-// The device image's key: the pass with paths relative to the workspace, and
-// `files`, the digest of the kernel crate's files and its local dependencies'.
-std::string image_key(const CargoSession& s, const KernelCrate& c, const cargo::Invocation& inv,
-                      const std::string& files, const std::vector<std::string>& rustflags) {
-  cargo_cache::KeyInputs in;
-  in.rustc_version = s.tc.rust->version_line;
-  in.llvm = s.tc.root.filename().string();
-  const std::string root = c.pkg.workspace_root.string() + "/";
-  for (size_t i = 1; i < inv.argv.size(); ++i) {  // not cargo's own path
-    std::string a = inv.argv[i];
-    for (size_t at; (at = a.find(root)) != std::string::npos;) a.replace(at, root.size(), "<workspace>/");
-    in.argv.push_back(a);
-  }
-  in.kernels = c.kernels;
-  in.rustflags = rustflags;
-  in.files = files;
-  return cargo_cache::key(in);
-}
 
 Job job_of(JobKind kind, const std::string& subject, std::vector<std::string> argv, std::vector<JobId> deps) {
   Job job;
@@ -45,13 +23,9 @@ Job job_of(JobKind kind, const std::string& subject, std::vector<std::string> ar
   return job;
 }
 
-}  // namespace
-
-namespace {
-
 // check|clippy: per kernel crate x target the device side, then the host
 // side; no images, nothing cached.
-CargoPlan make_check_plan(const CargoSession& s) {
+CargoPlan make_check_plan(const CargoSession& s, const frontend::RustFrontend& fe) {
   CargoPlan p;
   Plan& plan = p.plan;
   plan.cwd = s.dir;
@@ -62,26 +36,27 @@ CargoPlan make_check_plan(const CargoSession& s) {
   std::vector<JobId> devices;
   for (const auto& c : s.crates)
     for (const auto& t : s.targets) {
-      const auto inv = cargo::device_check(s.cargo_bin, clippy, s.tc, c.pkg, s.user, t,
-                                           {c.features, s.device_rustflags.at(t.triple).flags});
+      const auto inv = fe.cargo_device_check(s.cargo_bin, clippy, s.tc, c.pkg, s.user, t,
+                                             {c.features, s.device_rustflags.at(t.triple).flags});
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
-      p.script += cargo_run::display(inv) + "\n";
+      p.script += cargo::display(inv) + "\n";
       devices.push_back(plan.add(std::move(job)));
     }
-  const auto inv = cargo::host_check(s.cargo_bin, clippy, s.tc, s.pkg, s.user, s.host_rustflags.flags);
+  const auto inv = fe.cargo_host_check(s.cargo_bin, clippy, s.tc, s.pkg, s.user, s.host_rustflags.flags);
   Job job = job_of(JobKind::HostCompile, s.pkg.name, inv.argv, devices);
   job.env = inv.env;
-  p.script += cargo_run::display(inv) + "\n";
+  p.script += cargo::display(inv) + "\n";
   plan.add(std::move(job));
   return p;
 }
 
 }  // namespace
 
-CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
-  if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s);
+CargoPlan make_cargo_plan(const CargoSession& s) {
+  const frontend::RustFrontend& fe = *frontend::rust_for_language(Language::Rust);
+  if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s, fe);
   CargoPlan p;
   Plan& plan = p.plan;
   plan.cwd = s.dir;
@@ -93,18 +68,16 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
   std::vector<JobId> device_jobs;
   std::vector<clang_openmp::Image> images;
   for (const auto& c : s.crates) {
-    // Read once per crate, whatever the number of targets.
-    const std::string files = keys ? cargo_cache::files_digest(c.pkg.workspace_root, c.dirs) : "";
     for (const auto& t : s.targets) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
-      const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
+      const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
       const fs::path target_dir = cargo::device_target_dir(c.pkg, t);
       DeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
                       {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--profile",
                        s.user.profile, "--target-dir", target_dir.string()}};
-      if (rustc::needs_device_link(t))
-        step.image_link = [tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
-          return rustc::device_link(*tc, t, kernels, archive, out);
+      if (fe.needs_image_link(t))
+        step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
+          return fe.image_link(*tc, t, kernels, archive, out);
         };
       else
         step.output = cargo::device_output(c.pkg, t);
@@ -113,9 +86,8 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
       job.env = inv.env;
       job.outputs = {step.image};
       job.cacheable = true;
-      if (keys) job.key_material = image_key(s, c, inv, files, rustflags);
       plan.directories.push_back(step.image.parent_path());
-      line(cargo_run::display(inv));
+      line(cargo::display(inv));
       if (step.image_link) line(util::shell_join(step.image_link("<the archive cargo names>", step.image)));
       images.push_back({rel(step.image), t});
       const JobId id = plan.add(std::move(job));
@@ -124,48 +96,41 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
     }
   }
 
-  const bool native = s.tc.rust->flavour == rust::Flavour::Native;
+  const bool reads_package = fe.host_reads_package(s.tc);
   const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
   plan.directories.push_back(off);
   const std::string lib = s.pkg.lib.value_or(rustc::crate_name(s.pkg.name));
-  const fs::path package = off / (lib + ".offload");
-  auto add = [&](Job job) {
+  rust_chain::Paths paths;
+  paths.package = off / (lib + ".offload");
+  paths.stub = off / "offload-stub.ll";
+  paths.embedded = off / (lib + ".devimg.o");
+  paths.subject = s.pkg.name;
+  paths.stub_subject = paths.stub.filename();
+  const rust_chain::Links links = rust_chain::add(plan, fe, s.tc, images, device_jobs, paths, [&](Job job) {
+    job.cacheable = false;  // only the device images are worth a cache entry
     line(util::shell_join(job.argv));
     return plan.add(std::move(job));
-  };
-  Job pack = job_of(JobKind::Package, s.pkg.name, clang_openmp::package(s.tc, images, rel(package)), device_jobs);
-  for (const auto& img : images) pack.inputs.push_back(plan.cwd / img.file);
-  pack.outputs = {package};
-  JobId last = add(std::move(pack));
+  });
 
   HostStep& host = p.host_step;
   host.pkg = s.pkg;
-  host.package = package;
-  host.image = package;
-  host.named = [off](const std::string& hash) { return off / ("native-" + hash) / "host.out"; };  // -Zoffload=Host= wants this name
-  if (!native) {
-    const fs::path stub = off / "offload-stub.ll";
-    Job empty = job_of(JobKind::Package, stub.filename().string(), rustc::embed_stub(rel(stub)), {});
-    empty.outputs = {stub};
-    const JobId stub_id = add(std::move(empty));
-    host.image = off / (lib + ".devimg.o");
-    Job embed = job_of(JobKind::HostCompile, s.pkg.name, rustc::embed(s.tc, rel(stub), rel(package), rel(host.image)),
-                       {stub_id, last});
-    embed.inputs = {stub, package};
-    embed.outputs = {host.image};
-    last = add(std::move(embed));
+  host.package = paths.package;
+  host.image = links.embedded.value_or(paths.package);
+  if (links.embedded) {
     host.named = [off](const std::string& hash) { return off / ("devimg-" + hash + ".o"); };
     host.remove_stale = true;
+  } else {  // -Zoffload=Host= wants this name
+    host.named = [off](const std::string& hash) { return off / ("native-" + hash) / "host.out"; };
   }
-  host.pass = [&s, native](const fs::path& named) {
-    auto inv = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
-                                native ? std::nullopt : std::optional(named),
-                                native ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
-    // --timings / --trace: cargo writes its own page, whose crates become bars (cargo_timings.hpp).
+  host.pass = [&s, &fe, reads_package](const fs::path& named) {
+    auto inv = fe.cargo_host(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
+                             reads_package ? std::nullopt : std::optional(named),
+                             reads_package ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
+    // --timings / --trace: cargo writes its own page, whose crates become bars (cli/cargo_timings.hpp).
     const bool asked = std::any_of(s.user.all.begin(), s.user.all.end(), [](const std::string& a) {
       return a == "--timings" || util::starts_with(a, "--timings=");
     });
-    if (wants_pictures(s.o) && !asked) inv.argv.insert(inv.argv.begin() + 2, "--timings");
+    if (s.pictures && !asked) inv.argv.insert(inv.argv.begin() + 2, "--timings");
     // cargo test runs the tests: a kernel that cannot run on an offload device fails them.
     if (s.user.command == "test" && !config::env_or_null("OMP_TARGET_OFFLOAD"))
       inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
@@ -176,8 +141,8 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));
-  line(cargo_run::display(pass));
-  Job link = job_of(JobKind::Link, s.pkg.name, pass.argv, {last});
+  line(cargo::display(pass));
+  Job link = job_of(JobKind::Link, s.pkg.name, pass.argv, {links.last});
   link.env = pass.env;
   link.inputs = {host.package, host.image};
   p.host = plan.add(std::move(link));
@@ -187,4 +152,4 @@ CargoPlan make_cargo_plan(const CargoSession& s, bool keys) {
   return p;
 }
 
-}  // namespace ob::cli
+}  // namespace ob

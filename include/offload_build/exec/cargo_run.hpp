@@ -1,4 +1,5 @@
-// Private to src/cli: running cargo and the tools around it for `offload-build cargo`.
+// Running cargo and the tools around it for `offload-build cargo`'s runner
+// (cargo_runner.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -13,7 +14,7 @@
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::cli::cargo_run {
+namespace ob::cargo_run {
 
 namespace fs = std::filesystem;
 
@@ -52,7 +53,4 @@ Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd,
 Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what,
                         Children& children);
 
-// The command as --dry-run shows it: env assignments, then argv, shell-quoted.
-std::string display(const cargo::Invocation& inv);
-
-}  // namespace ob::cli::cargo_run
+}  // namespace ob::cargo_run

@@ -1,6 +1,6 @@
-// Private to src/cli: the CommandRunner of `offload-build cargo`'s plan
-// (cargo_plan.hpp). Each job runs on a thread of its own, so that device
-// passes of different crates and targets run at once under -j or make's
+// The CommandRunner of `offload-build cargo`'s plan (plan/cargo_plan.hpp).
+// Each job runs on a thread of its own, so that device passes of different
+// crates and targets run at once under -j or make's
 // jobserver (each cargo has its own --target-dir): a device job runs cargo,
 // reads its messages (the archive it names, whether it was fresh), retries
 // after `cargo clean -p` when cargo says fresh but the output is gone, links
@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "cargo_plan.hpp"
-#include "cargo_run.hpp"
+#include "offload_build/exec/cargo_run.hpp"
 #include "offload_build/exec/command_runner.hpp"
+#include "offload_build/plan/cargo_plan.hpp"
 
-namespace ob::cli {
+namespace ob {
 
 class CargoRunner final : public CommandRunner {
  public:
@@ -55,4 +55,4 @@ class CargoRunner final : public CommandRunner {
   int wake_fd_ = -1;  // eventfd: wake()
 };
 
-}  // namespace ob::cli
+}  // namespace ob

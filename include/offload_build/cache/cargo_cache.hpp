@@ -1,5 +1,5 @@
-// Private to src/cli: what decides the device image of a cargo device pass,
-// as the job's cache key material (Job::key_material). cargo's fingerprints
+// What decides the device image of a cargo device pass, as the job's cache
+// key material (Job::key_material), added to the cargo flow's plan by add_keys. cargo's fingerprints
 // decide whether a device pass reruns in one target directory; the job cache,
 // keyed by this, serves a kernel crate's device image to a fresh clone,
 // another checkout or another machine (through remote storage), so a build
@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "offload_build/plan/cargo_plan.hpp"
 
-namespace ob::cli::cargo_cache {
+namespace ob::cache::cargo_cache {
 
 namespace fs = std::filesystem;
 
@@ -43,4 +44,8 @@ struct KeyInputs {
 // As one digest: a device job's Job::key_material.
 std::string key(const KeyInputs& in);
 
-}  // namespace ob::cli::cargo_cache
+// Each device job of `p` (a plan of `s`) gets its key (Job::key_material):
+// reads each kernel crate's files once, whatever the number of targets.
+void add_keys(CargoPlan& p, const CargoSession& s);
+
+}  // namespace ob::cache::cargo_cache

@@ -1,9 +1,11 @@
-// Private to src/cli: `offload-build cargo`'s steps as one Plan, run by
-// BuildContext::run_plan with the CargoRunner (cargo_runner.hpp): per kernel
-// crate x target a device pass through cargo (+ the host device's image link),
-// whose declared output is the device image; the package, after every image;
-// in the test flavour the embed's stub and the embed; the host pass through
-// cargo, after the package (or the embed).
+// `offload-build cargo`'s steps as one Plan (src/plan/cargo_planner.cpp), run
+// by the build context with the CargoRunner (exec/cargo_runner.hpp): per
+// kernel crate x target a device pass through cargo (+ the host device's
+// image link), whose declared output is the device image; then the Rust chain
+// a manifest's crate has too (src/plan/rust_chain.hpp: the package, after
+// every image; in the test flavour the embed's stub and the embed); the host
+// pass through cargo, after the package (or the embed). Each command is the
+// Rust frontend's (toolchain/frontends/rust_frontend.hpp).
 #pragma once
 
 #include <filesystem>
@@ -13,12 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cli/commands.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
-namespace ob::cli {
+namespace ob {
 
 // A crate whose library defines kernels: each gets a device pass per target.
 struct KernelCrate {
@@ -26,14 +27,14 @@ struct KernelCrate {
   rust::CrateScan scan;
   std::vector<std::string> kernels;  // their symbols, for the host device's image link
   std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
-  // The features cargo enabled on it in the host pass (cargo_resolve.hpp);
+  // The features cargo enabled on it in the host pass (cli/cargo_resolve.hpp);
   // nullopt when the host pass does not build it.
   std::optional<std::vector<std::string>> features;
 };
 
-// Everything `cargo` needs, found once (cargo_command.cpp).
+// Everything `cargo` needs, found once (cli/cargo_command.cpp).
 struct CargoSession {
-  const Request& o;
+  bool pictures = false;  // --timings or --trace: the host pass writes cargo's own page too
   fs::path dir;
   Toolchain tc;
   fs::path cargo_bin;
@@ -42,7 +43,7 @@ struct CargoSession {
   std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
   std::vector<Target> targets;
   // The rustflags cargo gives every crate, as cargo resolves them
-  // (cargo_resolve.hpp): the host pass's triple's, and each device triple's.
+  // (cli/cargo_resolve.hpp): the host pass's triple's, and each device triple's.
   cargo::Rustflags host_rustflags;
   std::map<std::string, cargo::Rustflags> device_rustflags;
 };
@@ -82,8 +83,8 @@ struct CargoPlan {
   std::string script;  // --dry-run: cd, then each command
 };
 
-// The plan of `s`. With `keys` (a cache is open), each device job carries its
-// key material (cargo_cache.hpp: reads the kernel crates' files).
-CargoPlan make_cargo_plan(const CargoSession& s, bool keys);
+// The plan of `s`. Its device jobs are cacheable; their key material is the
+// cache's to add (cache/cargo_cache.hpp: add_keys).
+CargoPlan make_cargo_plan(const CargoSession& s);
 
-}  // namespace ob::cli
+}  // namespace ob

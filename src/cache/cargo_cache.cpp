@@ -1,5 +1,5 @@
 // The cache key material of `offload-build cargo`'s device passes (see cargo_cache.hpp).
-#include "cargo_cache.hpp"
+#include "offload_build/cache/cargo_cache.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
 
-namespace ob::cli::cargo_cache {
+namespace ob::cache::cargo_cache {
 
 namespace {
 
@@ -75,4 +75,39 @@ std::string key(const KeyInputs& in) {
   return h.hex();
 }
 
-}  // namespace ob::cli::cargo_cache
+namespace {
+
+// The device image's key: the pass with paths relative to the workspace, and
+// `files`, the digest of the kernel crate's files and its local dependencies'.
+std::string image_key(const CargoSession& s, const KernelCrate& c, const std::vector<std::string>& pass,
+                      const std::string& files, const std::vector<std::string>& rustflags) {
+  KeyInputs in;
+  in.rustc_version = s.tc.rust->version_line;
+  in.llvm = s.tc.root.filename().string();
+  const std::string root = c.pkg.workspace_root.string() + "/";
+  for (size_t i = 1; i < pass.size(); ++i) {  // not cargo's own path
+    std::string a = pass[i];
+    for (size_t at; (at = a.find(root)) != std::string::npos;) a.replace(at, root.size(), "<workspace>/");
+    in.argv.push_back(a);
+  }
+  in.kernels = c.kernels;
+  in.rustflags = rustflags;
+  in.files = files;
+  return key(in);
+}
+
+}  // namespace
+
+void add_keys(CargoPlan& p, const CargoSession& s) {
+  for (const auto& c : s.crates) {
+    std::optional<std::string> files;
+    for (const auto& [id, step] : p.devices) {
+      if (step.pkg.id != c.pkg.id) continue;
+      if (!files) files = files_digest(c.pkg.workspace_root, c.dirs);
+      Job& job = p.plan.jobs[id];
+      job.key_material = image_key(s, c, job.argv, *files, s.device_rustflags.at(step.target.triple).flags);
+    }
+  }
+}
+
+}  // namespace ob::cache::cargo_cache
