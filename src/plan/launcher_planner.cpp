@@ -8,14 +8,14 @@ fs::path launcher_work_dir(const fs::path& output) {
   return output.parent_path() / (output.filename().string() + ".offload-build");
 }
 
-std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, const fs::path& cwd) {
+std::optional<fs::path> requested_depfile(const frontend::CompileRequest& req, const fs::path& cwd) {
   if (!req.deps) return std::nullopt;
   fs::path file = req.deps->file ? fs::path(*req.deps->file)
                                  : fs::path(req.output_arg()).replace_extension(".d");
   return (cwd / file).lexically_normal();
 }
 
-Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
+Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc,
                         const fs::path& cwd, DriverProbe* probe, size_t parallel_probes) {
   Plan plan;
   plan.cwd = cwd;
@@ -50,7 +50,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   return plan;
 }
 
-Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<std::string> argv,
+Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<std::string> argv,
                              const fs::path& cwd, std::vector<std::string> facts,
                              std::vector<fs::path> tools) {
   Plan plan;
