@@ -1,7 +1,8 @@
 // Launcher mode's one-step build: `clang -fopenmp <targets> a.c b.c -o prog`,
 // which clang runs as a compile of each source to a temporary object and the
 // link. Split into each source's jobs (those of `clang ... -c a.c`) and the
-// offload link (launcher_link.cpp), all one plan, every job cached; the
+// offload link (offload_link_job, as launcher_link.cpp runs it), all one
+// plan (plan/launcher_plan.hpp), every job cached; the
 // objects live in `<prog>.offload-build/`, removed when the build ends.
 #include <algorithm>
 #include <iostream>
@@ -16,30 +17,9 @@
 #include "offload_build/util/paths.hpp"
 #include "launcher_build.hpp"
 #include "launcher_compile.hpp"
-#include "launcher_link.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
-
-namespace {
-
-// Append `from`'s jobs to `into` as translation unit `unit`; the ids of the
-// jobs that write `from`'s program (the object).
-std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
-  const JobId offset = into.jobs.size();
-  std::vector<JobId> writers;
-  for (Job job : from.jobs) {
-    for (auto& d : job.deps) d += offset;
-    job.unit = unit;
-    const bool writes = std::find(job.outputs.begin(), job.outputs.end(), from.program) != job.outputs.end();
-    const JobId id = into.add(std::move(job));
-    if (writes) writers.push_back(id);
-  }
-  into.directories.insert(into.directories.end(), from.directories.begin(), from.directories.end());
-  return writers;
-}
-
-}  // namespace
 
 int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace frontend::unchanged;

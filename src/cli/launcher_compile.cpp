@@ -19,6 +19,7 @@
 #include "offload_build/cache/whole_compile.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
+#include "offload_build/exec/collecting_runner.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/cli/build_context.hpp"
@@ -62,29 +63,6 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
 }
 
 namespace {
-
-// Keeps what each pass printed (the runner buffers it) instead of letting the
-// executor print it: shown after success, replaced by the compiler's own
-// diagnostics after a failure.
-class CollectingRunner final : public CommandRunner {
- public:
-  explicit CollectingRunner(std::unique_ptr<CommandRunner> inner)
-      : inner_(inner ? std::move(inner) : make_process_runner(true)) {}
-  Result<void> start(const JobView& job) override { return inner_->start(job); }
-  std::optional<Completion> wait_any() override {
-    auto c = inner_->wait_any();
-    if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
-    return c;
-  }
-  void wake() override { inner_->wake(); }
-  void stop_all() override { inner_->stop_all(); }
-  size_t running() const override { return inner_->running(); }
-  RemoteRunner* remote() override { return inner_->remote(); }
-  std::map<JobId, std::string> output;
-
- private:
-  std::unique_ptr<CommandRunner> inner_;
-};
 
 struct Recording {
   report::BuildRecorder recorder;

@@ -1,6 +1,7 @@
 // Launcher mode's link (CMAKE_<LANG>_LINKER_LAUNCHER): an OpenMP offload link
 // runs as one cached job, keyed like a manifest build's link on its tools,
-// its argv and the content of every file the linker read (its depfile).
+// its argv and the content of every file the linker read (its depfile); the
+// job is plan/launcher_plan.hpp's offload_link_job.
 #include <algorithm>
 #include <iostream>
 
@@ -15,36 +16,6 @@
 #include "launcher_link.hpp"
 
 namespace ob::cli {
-
-namespace {
-
-// Every program a link through clang-linker-wrapper may run.
-std::vector<fs::path> link_tools(const Toolchain& tc) {
-  std::vector<fs::path> tools{tc.linker_wrapper, tc.root / "bin/ld.lld", "/usr/bin/ld"};
-  if (tc.cuda_path) {
-    tools.push_back(*tc.cuda_path / "bin/nvlink");
-    tools.push_back(*tc.cuda_path / "bin/ptxas");
-  }
-  std::error_code ec;
-  std::erase_if(tools, [&](const fs::path& t) { return !fs::exists(t, ec); });
-  return tools;
-}
-
-}  // namespace
-
-Job offload_link_job(const frontend::LinkRequest& request, std::vector<fs::path> inputs, const fs::path& program,
-                     const fs::path& work, const fs::path& cwd, const Toolchain& tc) {
-  Job link;
-  link.kind = JobKind::Link;
-  link.unit = 1;
-  link.inputs = std::move(inputs);
-  // The output spelled as the executor writes it (it renames a temporary into place).
-  link.depfile = work / "link.d";
-  link.argv = request.writing(arg_path(program, cwd).string(), arg_path(*link.depfile, cwd).string());
-  link.outputs = {program};
-  link.tools = link_tools(tc);
-  return link;
-}
 
 int cached_link(const std::vector<std::string>& command, const Request& o, std::string& reason) {
   auto pass = [&](std::string why) {

@@ -56,4 +56,16 @@ Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<st
 Result<Plan> make_listing_plan(const std::vector<driver_listing::Argv>& listing,
                                const frontend::CompileRequest& req, const fs::path& cwd);
 
+// An OpenMP offload link seen in launcher mode as one job: `link` (the -o
+// path as the executor writes it, a depfile of every file the linker read)
+// producing `program`, reading `inputs`, its work files under `work`, keyed
+// on every program clang-linker-wrapper may run.
+Job offload_link_job(const frontend::LinkRequest& link, std::vector<fs::path> inputs, const fs::path& program,
+                     const fs::path& work, const fs::path& cwd, const Toolchain& tc);
+
+// A one-step build's plan: `from`'s jobs (one source's compile) appended to
+// `into` as translation unit `unit`; the ids of the jobs that write `from`'s
+// program (the object).
+std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit);
+
 }  // namespace ob
