@@ -1,5 +1,7 @@
 #include "offload_build/cache/whole_compile.hpp"
 
+#include <fmt/core.h>
+
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/util/files.hpp"
 
@@ -19,6 +21,13 @@ JobCacheOptions whole_options(std::string& said, std::vector<fs::path> system_di
 }
 
 }  // namespace
+
+std::vector<std::string> split_facts(const config::Config& c) {
+  const char* path = config::env_or_null("PATH");
+  return {fmt::format("two_parse={}", c.flag("two_parse")), "kernel_namespace=" + c.text("kernel_namespace"),
+          "stable_names=" + c.text("stable_names"), "system_dirs=" + c.text("system_dirs"),
+          std::string("PATH=") + (path ? path : "")};
+}
 
 WholeCompile::WholeCompile(LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs)
     : plan_(std::move(plan)), cache_(storage, plan_, whole_options(said_, std::move(system_dirs))) {}

@@ -166,6 +166,10 @@ std::optional<fs::path> path_setting(const config::Config& c, std::string_view k
 
 }  // namespace
 
+// The resolved configuration (config::load) holds a value for cache_dir and
+// max_size, their defaults written once (the table's "5G", config.cpp's
+// computed cache directory), each value checked when it was read: no
+// fallback here. A cache_dir set empty names no directory.
 fs::path cache_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_cache_dir) {
   return path_setting(c, "cache_dir", manifest_cache_dir).value_or(fs::path());
 }
@@ -173,8 +177,8 @@ fs::path cache_dir_for(const config::Config& c, const std::optional<fs::path>& m
 uint64_t max_size_for(const config::Config& c, const std::optional<uint64_t>& manifest_max_size) {
   auto v = c.get("max_size", manifest_max_size ? std::optional(std::to_string(*manifest_max_size)) : std::nullopt,
                  "offload.json");
-  auto bytes = v ? util::parse_size(v->text) : Result<uint64_t>(cache::default_max_size());
-  return bytes ? *bytes : cache::default_max_size();
+  auto bytes = util::parse_size(v ? v->text : std::string());
+  return bytes ? *bytes : 0;  // as Config::size for a value never set
 }
 
 fs::path base_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_base_dir) {

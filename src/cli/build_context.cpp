@@ -8,7 +8,7 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/util/strings.hpp"
 
-#include "offload_build/cli/launcher.hpp"
+#include "launcher_unchanged.hpp"
 #include "options.hpp"
 
 namespace ob::cli {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/cache/entry_metadata.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/json_text.hpp"
 
@@ -153,7 +153,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   rows.add("compiles run unchanged", std::to_string(unchanged));  // launcher mode
   for (const auto& [reason, n] : c.unchanged_by_reason) {
     rows.add("  " + reason, std::to_string(n));
-    if (reason != clang_cli::unchanged::kOption) continue;
+    if (reason != frontend::unchanged::kOption) continue;
     for (const auto& [option, count] : most_frequent(c.unsupported_options, kOptionsShown))
       rows.add("    " + option, std::to_string(count));
   }

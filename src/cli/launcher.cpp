@@ -13,17 +13,22 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "offload_build/cli/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/report/timeline.hpp"
 #include "offload_build/report/trace_json.hpp"
 #include "offload_build/config/config.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
+#include "launcher_build.hpp"
+#include "launcher_compile.hpp"
+#include "launcher_link.hpp"
+#include "launcher_unchanged.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -77,7 +82,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   std::optional<report::TimedStep> step;
   const auto trace = o.config.path("trace");
   if (trace) {
-    const std::string name = fs::path(command.front()).filename().string() + " " + clang_cli::output_arg(command);
+    const std::string name = fs::path(command.front()).filename().string() + " " + frontend::output_arg(command);
     timeline.emplace(name, "launcher");
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
   }
@@ -108,11 +113,11 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request
   if (ec || !program) return std::nullopt;  // the compile's own checks say it
   const std::string name = fs::path(command.front()).filename().string();
   auto u = frontend::unwrap_compiler(command, *program, cwd);
-  if (!u) return Unchanged{u.error().message, clang_cli::unchanged::kCompiler, {}};
+  if (!u) return Unchanged{u.error().message, frontend::unchanged::kCompiler, {}};
   const auto compiler = resolve_program(u->command.front(), cwd);
   if (!frontend::recognize(u->command.front(), compiler))
     return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang or flang",
-                     clang_cli::unchanged::kCompiler, {}};
+                     frontend::unchanged::kCompiler, {}};
   if (o.config.flag("verbose"))
     std::cerr << "offload-build: " << name << " (" << u->family << ") runs " << util::shell_join(u->command) << '\n';
   command = std::move(u->command);
@@ -153,7 +158,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   cache::hide_remote_credentials(c);  // before the compiler, run unchanged or not
   exec::set_echo_policy({c.flag("verbose"), nullptr});
   if (c.flag("disable"))
-    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", clang_cli::unchanged::kDisabled, {}}, o,
+    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", frontend::unchanged::kDisabled, {}}, o,
                         prefix);
   const std::vector<std::string> given_command = command;  // what runs when not split
   if (frontend::is_compiler_wrapper_name(command.front()))
@@ -178,7 +183,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.
-    why = {"internal error: " + util::shorten(e.what(), 300), clang_cli::unchanged::kInternal, {}};
+    why = {"internal error: " + util::shorten(e.what(), 300), frontend::unchanged::kInternal, {}};
   }
   return pass_through(given_command, why, o, prefix);
 }

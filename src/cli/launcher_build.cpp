@@ -1,7 +1,8 @@
 // Launcher mode's one-step build: `clang -fopenmp <targets> a.c b.c -o prog`,
 // which clang runs as a compile of each source to a temporary object and the
 // link. Split into each source's jobs (those of `clang ... -c a.c`) and the
-// offload link (launcher_link.cpp), all one plan, every job cached; the
+// offload link (offload_link_job, as launcher_link.cpp runs it), all one
+// plan (plan/launcher_plan.hpp), every job cached; the
 // objects live in `<prog>.offload-build/`, removed when the build ends.
 #include <algorithm>
 #include <iostream>
@@ -9,39 +10,19 @@
 #include <fmt/core.h>
 
 #include "offload_build/cli/build_context.hpp"
-#include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/paths.hpp"
+#include "launcher_build.hpp"
+#include "launcher_compile.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
 
-namespace {
-
-// Append `from`'s jobs to `into` as translation unit `unit`; the ids of the
-// jobs that write `from`'s program (the object).
-std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
-  const JobId offset = into.jobs.size();
-  std::vector<JobId> writers;
-  for (Job job : from.jobs) {
-    for (auto& d : job.deps) d += offset;
-    job.unit = unit;
-    const bool writes = std::find(job.outputs.begin(), job.outputs.end(), from.program) != job.outputs.end();
-    const JobId id = into.add(std::move(job));
-    if (writes) writers.push_back(id);
-  }
-  into.directories.insert(into.directories.end(), from.directories.begin(), from.directories.end());
-  return writers;
-}
-
-}  // namespace
-
 int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
-  using namespace clang_cli::unchanged;
+  using namespace frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
@@ -49,12 +30,11 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   Unchanged setup_why;
   auto setup = launch_setup(command, o, setup_why);
   if (!setup) return -1;  // the compile's reason says it already
-  if (!setup->frontend->compiles(Language::C)) return -1;  // one-step builds: clang's alone
   const fs::path& cwd = setup->cwd;
-  const auto parsed = clang_cli::parse_build(setup->argv);
+  const auto parsed = setup->frontend->parse_build(setup->argv);
   if (!parsed.one_step) return -1;
   if (!parsed.build) return pass(parsed.pass_reason, kOneStep);
-  const clang_cli::BuildRequest& build = *parsed.build;
+  const frontend::BuildRequest& build = *parsed.build;
   std::error_code ec;
   const fs::path program = (cwd / build.output_arg()).lexically_normal();
   if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
@@ -67,20 +47,22 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
 
   // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
   const fs::path work = launcher_work_dir(program);
-  std::vector<clang_cli::CompileRequest> compiles;
+  std::vector<frontend::CompileRequest> compiles;
   std::vector<std::string> objects;
   for (size_t n = 0; n < build.sources.size(); ++n) {
     const fs::path source = build.argv[build.sources[n]];
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
     objects.push_back(arg_path(object, cwd).string());
-    auto one = clang_cli::parse(clang_cli::build_compile_argv(build, n, objects.back()));
+    auto one = setup->frontend->parse(build.compile_argv(n, objects.back()));
     if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
-    if (!flag_files_usable(*one.compile, cwd, why)) return -1;
+    if (auto unusable = one.compile->unusable_files(cwd)) {
+      why = std::move(*unusable);
+      return -1;
+    }
     if (!ready_to_split(*one.compile, *setup, *toolchain, memo, false, why)) return -1;
     compiles.push_back(std::move(*one.compile));
   }
-  const auto link_argv = clang_cli::build_link_argv(build, objects);
-  const auto link = clang_cli::parse_link(link_argv);
+  const auto link = setup->frontend->parse_link(build.link_argv(objects));
   if (!link.link) return pass("a one-step build's link: " + link.pass_reason, kOneStep);
   std::vector<fs::path> link_inputs;
   for (const auto& in : link.link->inputs) {
@@ -104,7 +86,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
     if (exec::interrupted()) return exit_code::interrupted;
     for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
-  Job link_job = offload_link_job(link_argv, std::move(link_inputs), program, work, cwd, *toolchain);
+  Job link_job = offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, *toolchain);
   link_job.unit = compiles.size() + 1;
   link_job.deps = object_jobs;
   plan.add(std::move(link_job));

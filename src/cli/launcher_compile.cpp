@@ -1,14 +1,15 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
-// jobserver, leaving exactly the object (and depfile) the compiler would.
-#include <unistd.h>
+// jobserver, leaving exactly the object (and depfile) the compiler would;
+// and what the one-step build and the link share with it: the setup of a
+// launcher call and the running and reporting of its plan.
+#include "launcher_compile.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <iostream>
 #include <map>
-#include <set>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -18,7 +19,7 @@
 #include "offload_build/cache/whole_compile.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/storage/storage.hpp"
-#include "offload_build/cli/launcher.hpp"
+#include "offload_build/exec/collecting_runner.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/cli/build_context.hpp"
@@ -26,14 +27,16 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/report/build_report.hpp"
+#include "offload_build/report/compiler_output.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "build_pictures.hpp"
+#include "launcher_roots.hpp"
+#include "launcher_unchanged.hpp"
 #include "options.hpp"
 
 namespace ob::cli {
@@ -61,117 +64,19 @@ std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
 
 namespace {
 
-// clang's `native`: the GPUs offload-arch finds on this machine (asked once,
-// remembered in the cache's probes/). false when a native target found none.
-bool resolve_natives(clang_cli::CompileRequest& req, const Toolchain& tc,
-                     const std::optional<fs::path>& memo) {
-  if (req.native.empty()) return true;
-  std::vector<Target> found;
-  for (const auto& arch : system_gpu_archs(tc, memo).value_or(std::vector<std::string>{})) {
-    auto t = resolve_target(arch);
-    if (t && t->is_gpu()) found.push_back(*t);
-  }
-  for (const auto& wanted : req.native) {
-    bool any = false;
-    for (const auto& t : found) {
-      if (!wanted.empty() && t.triple != wanted) continue;
-      any = true;
-      if (std::find(req.targets.begin(), req.targets.end(), t) == req.targets.end())
-        req.targets.push_back(t);
-    }
-    if (!any) return false;
-  }
-  return true;
-}
-
-// Keeps what each pass printed (the runner buffers it) instead of letting the
-// executor print it: shown after success, replaced by the compiler's own
-// diagnostics after a failure.
-class CollectingRunner final : public CommandRunner {
- public:
-  explicit CollectingRunner(std::unique_ptr<CommandRunner> inner)
-      : inner_(inner ? std::move(inner) : make_process_runner(true)) {}
-  Result<void> start(const JobView& job) override { return inner_->start(job); }
-  std::optional<Completion> wait_any() override {
-    auto c = inner_->wait_any();
-    if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
-    return c;
-  }
-  void wake() override { inner_->wake(); }
-  void stop_all() override { inner_->stop_all(); }
-  size_t running() const override { return inner_->running(); }
-  RemoteRunner* remote() override { return inner_->remote(); }
-  std::map<JobId, std::string> output;
-
- private:
-  std::unique_ptr<CommandRunner> inner_;
-};
-
-// `text` without the lines of clang's driver diagnostics (`clang-22: warning:
-// argument unused during compilation: '-L/x'`) already in `said`, which it
-// adds its own to. Every driver command of a split compile (host parse, host
-// codegen) says them again; the compiler alone says each once.
-std::string without_repeated_driver_diagnostics(std::string_view text, const std::string& driver,
-                                                std::set<std::string>& said) {
-  std::string out;
-  const std::string prefix = driver + ": ";
-  for (size_t at = 0; at < text.size();) {
-    const size_t end = std::min(text.find('\n', at), text.size() - 1) + 1;
-    const std::string line(text.substr(at, end - at));
-    at = end;
-    const bool diagnostic =
-        util::starts_with(line, prefix) &&
-        (util::starts_with(line.substr(prefix.size()), "warning: ") ||
-         util::starts_with(line.substr(prefix.size()), "error: ") ||
-         util::starts_with(line.substr(prefix.size()), "note: "));
-    if (!diagnostic || said.insert(line).second) out += line;
-  }
-  return out;
-}
-
-std::string in_clang_order(const Plan& plan, const std::map<JobId, std::string>& output) {
-  // Per translation unit (in plan order), the host parse's output first, then
-  // every other job's: clang's order (single parse: the host-IR job; else the
-  // unit's last job, the host pass, which parses the host side).
-  std::vector<size_t> units;
-  for (const auto& job : plan.jobs)
-    if (std::find(units.begin(), units.end(), job.unit) == units.end()) units.push_back(job.unit);
-  std::string text;
-  std::set<std::string> said;
-  auto print = [&](const Job& job) {
-    auto it = output.find(job.id);
-    if (it != output.end())
-      text += without_repeated_driver_diagnostics(it->second, fs::path(job.argv.front()).filename(), said);
-  };
-  for (size_t unit : units) {
-    std::optional<JobId> host;
-    for (const auto& job : plan.jobs) {
-      if (job.unit != unit) continue;
-      if (!host || plan.jobs[*host].kind != JobKind::HostIr) host = job.id;
-    }
-    print(plan.jobs[*host]);
-    for (const auto& job : plan.jobs)
-      if (job.unit == unit && job.id != *host) print(job);
-  }
-  return text;
-}
-
-}  // namespace
-
 struct Recording {
   report::BuildRecorder recorder;
   std::map<JobId, cache::JobCache::MissNote> misses;
 };
 
+// Runs a launcher plan (not under --dry-run) with the cache and the
+// jobserver; nullopt when a job failed. With `record` (--report), the jobs'
+// events and the cache's miss reasons go there. With `whole`, the compile's
+// whole entry is stored after it succeeded.
 std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record,
                             cache::WholeCompile* whole) {
   const Request& o = context.options();
-  if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
-    return exit_code::ok;
-  }
-  if (auto opened = context.open_cache({}, RemoteErrors::WarnOncePerBuild); !opened)
-    return std::nullopt;  // cannot happen: a launcher's remote errors are warnings
+  open_launcher_cache(context);
   // With remote_execution: the jobs that go run on the engine (opened on the
   // first of them: a compile whose jobs all hit loads no client).
   auto remote = context.remote_runner(plan, BuildContext::RemoteFor::LauncherCompile);
@@ -195,7 +100,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
   if (!summary && !o.config.flag("verbose")) return std::nullopt;
-  const std::string said = in_clang_order(plan, runner.output);
+  const std::string said = report::in_clang_order(plan, runner.output);
   std::cerr << said;
   if (!summary) {
     std::cerr << "offload-build: " << summary.error().message << '\n';
@@ -207,6 +112,8 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   if (whole && ran.reads && stable) whole->store(std::move(*ran.reads), said, plan.jobs.size());
   return exit_code::ok;
 }
+
+}  // namespace
 
 void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const Request& o) {
@@ -237,21 +144,9 @@ void open_launcher_cache(BuildContext& context) {
   if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
 }
 
-clang_cli::DriverEnvironment driver_environment(const fs::path& compiler) {
-  clang_cli::DriverEnvironment env;
-  if (const char* v = config::env_or_null("CCC_OVERRIDE_OPTIONS")) env.override_options = v;
-  const char* no_default = config::env_or_null("CLANG_NO_DEFAULT_CONFIG");
-  env.no_default_config = no_default && *no_default;
-  std::error_code ec;
-  env.binary_dirs.push_back(compiler.parent_path());
-  const fs::path real = fs::canonical(compiler, ec);
-  if (!ec && real.parent_path() != compiler.parent_path()) env.binary_dirs.push_back(real.parent_path());
-  return env;
-}
-
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
                                         Unchanged& why) {
-  using namespace clang_cli::unchanged;
+  using namespace frontend::unchanged;
   auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
     why = {std::move(reason), code, {}};
     return std::nullopt;
@@ -267,7 +162,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   s.compiler = *compiler;
   // The command line the driver works on: response and configuration files read.
   std::string problem;
-  auto driven = s.frontend->driver_argv(command, s.cwd, driver_environment(s.compiler), &problem);
+  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem);
   if (!driven) return pass(problem, kPaths);
   if (!driven->doubt.empty()) {
     why = {driven->doubt, kOption, "clang configuration"};
@@ -280,37 +175,15 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   return s;
 }
 
-bool flag_files_usable(const clang_cli::CompileRequest& req, const fs::path& cwd, Unchanged& why) {
-  using namespace clang_cli::unchanged;
-  for (const auto& f : req.keyed_files) {
-    const fs::path p = (cwd / f).lexically_normal();
-    std::error_code ec;
-    if (f.empty() || !fs::is_regular_file(p, ec) || access(p.c_str(), R_OK) != 0) {
-      why = {"an option names " + (f.empty() ? std::string("no file") : f) +
-                 ", which is not a readable file (the compiler reports it)",
-             kPaths, {}};
-      return false;
-    }
-  }
-  for (const auto& f : req.maybe_files) {
-    std::error_code ec;
-    if (fs::exists(cwd / f, ec)) {
-      why = {"an -mllvm option names the file " + f + ", which is not keyed", kOption, "-mllvm"};
-      return false;
-    }
-  }
-  return true;
-}
-
-bool ready_to_split(clang_cli::CompileRequest& req, const LaunchSetup& s, const Toolchain& tc,
+bool ready_to_split(frontend::CompileRequest& req, const LaunchSetup& s, const Toolchain& tc,
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
-  using namespace clang_cli::unchanged;
+  using namespace frontend::unchanged;
   auto pass = [&](std::string reason, const char* code) {
     why = {std::move(reason), code, {}};
     return false;
   };
   std::error_code ec;
-  if (!resolve_natives(req, tc, memo))
+  if (!req.resolve_natives(tc, memo))
     return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
   const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
   if (check_output && !fs::is_directory(output.parent_path(), ec))
@@ -361,20 +234,9 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
 
 namespace {
 
-// What shapes a launcher compile's split besides its command line, source
-// and the files it reads (the whole entry's Job::key_facts).
-std::vector<std::string> split_facts(const Request& o) {
-  const config::Config& c = o.config;
-  const char* path = config::env_or_null("PATH");  // finds ptxas, offload-arch
-  return {fmt::format("two_parse={}", c.flag("two_parse")),
-          "kernel_namespace=" + o.config.text("kernel_namespace"),
-          "stable_names=" + c.text("stable_names"), "system_dirs=" + c.text("system_dirs"),
-          std::string("PATH=") + (path ? path : "")};
-}
-
 // A launcher compile served whole (cache/whole_compile.hpp) when nothing asks
 // to see its jobs; nullptr when it cannot be, or the cache is off.
-std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileRequest& req, const LaunchSetup& s,
+std::unique_ptr<cache::WholeCompile> whole_compile(const frontend::CompileRequest& req, const LaunchSetup& s,
                                                    const Request& o, BuildContext& context) {
   if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
       !req.native.empty())
@@ -386,7 +248,7 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileReque
   if (!context.layers()) return nullptr;
   std::vector<std::string> argv = s.argv;
   argv.front() = s.compiler.string();
-  Plan plan = make_whole_compile_plan(req, std::move(argv), s.cwd, split_facts(o),
+  Plan plan = make_whole_compile_plan(req, std::move(argv), s.cwd, cache::split_facts(o.config),
                                       {fs::read_symlink("/proc/self/exe", ec)});
   plan.base_dirs = s.bases;
   plan.name_anchor = s.anchor;
@@ -397,7 +259,7 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const clang_cli::CompileReque
 }  // namespace
 
 int split_compile(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
-  using namespace clang_cli::unchanged;
+  using namespace frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
@@ -408,7 +270,10 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   auto parsed = setup->frontend->parse(setup->argv);
   if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
   auto& req = *parsed.compile;
-  if (!flag_files_usable(req, cwd, why)) return -1;
+  if (auto unusable = req.unusable_files(cwd)) {
+    why = std::move(*unusable);
+    return -1;
+  }
   // Before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for the cache's or the signal self-pipe's.
   BuildContext context(o);

@@ -1,51 +1,21 @@
 // Launcher mode's link (CMAKE_<LANG>_LINKER_LAUNCHER): an OpenMP offload link
 // runs as one cached job, keyed like a manifest build's link on its tools,
-// its argv and the content of every file the linker read (its depfile).
+// its argv and the content of every file the linker read (its depfile); the
+// job is plan/launcher_plan.hpp's offload_link_job.
 #include <algorithm>
 #include <iostream>
 
 #include <fmt/core.h>
 
 #include "offload_build/cli/build_context.hpp"
-#include "offload_build/cli/launcher.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"
+#include "launcher_compile.hpp"
+#include "launcher_link.hpp"
 
 namespace ob::cli {
-
-namespace {
-
-// Every program a link through clang-linker-wrapper may run.
-std::vector<fs::path> link_tools(const Toolchain& tc) {
-  std::vector<fs::path> tools{tc.linker_wrapper, tc.root / "bin/ld.lld", "/usr/bin/ld"};
-  if (tc.cuda_path) {
-    tools.push_back(*tc.cuda_path / "bin/nvlink");
-    tools.push_back(*tc.cuda_path / "bin/ptxas");
-  }
-  std::error_code ec;
-  std::erase_if(tools, [&](const fs::path& t) { return !fs::exists(t, ec); });
-  return tools;
-}
-
-}  // namespace
-
-Job offload_link_job(std::vector<std::string> argv, std::vector<fs::path> inputs, const fs::path& program,
-                     const fs::path& work, const fs::path& cwd, const Toolchain& tc) {
-  Job link;
-  link.kind = JobKind::Link;
-  link.unit = 1;
-  link.inputs = std::move(inputs);
-  // The output spelled as the executor writes it (it renames a temporary into place).
-  link.depfile = work / "link.d";
-  link.argv = clang_cli::link_writing(std::move(argv), arg_path(program, cwd).string(),
-                                      arg_path(*link.depfile, cwd).string());
-  link.outputs = {program};
-  link.tools = link_tools(tc);
-  return link;
-}
 
 int cached_link(const std::vector<std::string>& command, const Request& o, std::string& reason) {
   auto pass = [&](std::string why) {
@@ -55,10 +25,8 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
   Unchanged why;
   auto setup = launch_setup(command, o, why);
   if (!setup) return pass(why.reason);
-  if (!setup->frontend->compiles(Language::C)) return pass("links are cached for clang alone");
   const fs::path& cwd = setup->cwd;
-  std::vector<std::string> argv = setup->argv;
-  const auto parsed = clang_cli::parse_link(argv);
+  const auto parsed = setup->frontend->parse_link(setup->argv);
   if (!parsed.link) return pass(parsed.pass_reason);
   const auto toolchain = toolchain_of(setup->compiler);
   if (!toolchain) return pass("no LLVM installation next to " + command.front());
@@ -78,7 +46,7 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
     if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
     inputs.push_back(p);
   }
-  plan.add(offload_link_job(std::move(argv), std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
+  plan.add(offload_link_job(*parsed.link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
   BuildContext context(o);
   exec::install_signal_handlers();

@@ -11,10 +11,12 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/cli/build_context.hpp"
-#include "offload_build/cli/launcher.hpp"
+#include "offload_build/cli/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/util/strings.hpp"
+#include "launcher_compile.hpp"
+#include "launcher_unchanged.hpp"
 
 namespace ob::cli {
 
@@ -83,20 +85,7 @@ bool may_run_remotely(const std::vector<std::string>& command) {
   // applied; in doubt (an edit not modeled, a default configuration file
   // that may apply, a file that cannot be read), the compile stays here.
   const auto compiler = resolve_program(command.front(), cwd);
-  if (!compiler) return false;
-  if (!clang_cli::is_clang(command.front()) && !clang_cli::is_clang(fs::canonical(*compiler, ec))) {
-    const auto expanded = clang_cli::expand_response_files(command, cwd);
-    return expanded && clang_cli::offload_free(*expanded);
-  }
-  clang_cli::DriverEnvironment env = driver_environment(*compiler);
-  // clang edits the command line (response files expanded) before it reads
-  // the configuration files.
-  auto expanded = clang_cli::expand_response_files(command, cwd);
-  if (expanded && env.override_options) expanded = clang_cli::apply_override_options(*expanded, *env.override_options);
-  if (!expanded) return false;
-  env.override_options.reset();  // applied
-  const auto driven = clang_cli::driver_argv(*expanded, cwd, env);
-  return driven && driven->doubt.empty() && clang_cli::offload_free(driven->argv);
+  return compiler && frontend::compiles_no_device_code(command, *compiler, cwd);
 }
 
 void note_local_offload(const Prefix& prefix, const Request& o) {

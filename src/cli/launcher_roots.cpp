@@ -3,7 +3,7 @@
 #include <system_error>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/cli/launcher.hpp"
+#include "launcher_roots.hpp"
 #include "offload_build/util/paths.hpp"
 
 namespace ob::cli {

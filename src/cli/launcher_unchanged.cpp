@@ -16,10 +16,10 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/cli/cache_command.hpp"
 #include "offload_build/cli/build_context.hpp"
-#include "offload_build/cli/launcher.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
+#include "launcher_unchanged.hpp"
 #include "options.hpp"
 
 namespace ob::cli {

@@ -1,5 +1,7 @@
 #include "offload_build/plan/launcher_plan.hpp"
 
+#include <algorithm>
+
 #include "compile_planner.hpp"
 
 namespace ob {
@@ -8,14 +10,14 @@ fs::path launcher_work_dir(const fs::path& output) {
   return output.parent_path() / (output.filename().string() + ".offload-build");
 }
 
-std::optional<fs::path> requested_depfile(const clang_cli::CompileRequest& req, const fs::path& cwd) {
+std::optional<fs::path> requested_depfile(const frontend::CompileRequest& req, const fs::path& cwd) {
   if (!req.deps) return std::nullopt;
   fs::path file = req.deps->file ? fs::path(*req.deps->file)
                                  : fs::path(req.output_arg()).replace_extension(".d");
   return (cwd / file).lexically_normal();
 }
 
-Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& tc,
+Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc,
                         const fs::path& cwd, DriverProbe* probe, size_t parallel_probes) {
   Plan plan;
   plan.cwd = cwd;
@@ -50,7 +52,7 @@ Plan make_launcher_plan(const clang_cli::CompileRequest& req, const Toolchain& t
   return plan;
 }
 
-Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<std::string> argv,
+Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<std::string> argv,
                              const fs::path& cwd, std::vector<std::string> facts,
                              std::vector<fs::path> tools) {
   Plan plan;
@@ -74,6 +76,50 @@ Plan make_whole_compile_plan(const clang_cli::CompileRequest& req, std::vector<s
   job.key_facts = std::move(facts);
   plan.add(std::move(job));
   return plan;
+}
+
+namespace {
+
+// Every program a link through clang-linker-wrapper may run.
+std::vector<fs::path> link_tools(const Toolchain& tc) {
+  std::vector<fs::path> tools{tc.linker_wrapper, tc.root / "bin/ld.lld", "/usr/bin/ld"};
+  if (tc.cuda_path) {
+    tools.push_back(*tc.cuda_path / "bin/nvlink");
+    tools.push_back(*tc.cuda_path / "bin/ptxas");
+  }
+  std::error_code ec;
+  std::erase_if(tools, [&](const fs::path& t) { return !fs::exists(t, ec); });
+  return tools;
+}
+
+}  // namespace
+
+Job offload_link_job(const frontend::LinkRequest& request, std::vector<fs::path> inputs, const fs::path& program,
+                     const fs::path& work, const fs::path& cwd, const Toolchain& tc) {
+  Job link;
+  link.kind = JobKind::Link;
+  link.unit = 1;
+  link.inputs = std::move(inputs);
+  // The output spelled as the executor writes it (it renames a temporary into place).
+  link.depfile = work / "link.d";
+  link.argv = request.writing(arg_path(program, cwd).string(), arg_path(*link.depfile, cwd).string());
+  link.outputs = {program};
+  link.tools = link_tools(tc);
+  return link;
+}
+
+std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
+  const JobId offset = into.jobs.size();
+  std::vector<JobId> writers;
+  for (Job job : from.jobs) {
+    for (auto& d : job.deps) d += offset;
+    job.unit = unit;
+    const bool writes = std::find(job.outputs.begin(), job.outputs.end(), from.program) != job.outputs.end();
+    const JobId id = into.add(std::move(job));
+    if (writes) writers.push_back(id);
+  }
+  into.directories.insert(into.directories.end(), from.directories.begin(), from.directories.end());
+  return writers;
 }
 
 }  // namespace ob

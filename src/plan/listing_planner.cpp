@@ -29,7 +29,7 @@ bool mentions(const Argv& argv, const std::string& file) {
 
 }  // namespace
 
-Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const clang_cli::CompileRequest& req,
+Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const frontend::CompileRequest& req,
                                const fs::path& cwd) {
   Plan plan;
   plan.cwd = cwd;

@@ -32,9 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<std::string> objects;
     for (size_t n = 0; n < build.build->sources.size(); ++n) {
       objects.push_back("w/" + std::to_string(n) + ".o");
-      clang_cli::parse(clang_cli::build_compile_argv(*build.build, n, objects.back()));
+      clang_cli::parse(build.build->compile_argv(n, objects.back()));
     }
-    if (clang_cli::build_link_argv(*build.build, objects).size() < argv.size()) __builtin_trap();
+    if (build.build->link_argv(objects).size() < argv.size()) __builtin_trap();
   } else if (build.one_step && build.pass_reason.empty()) {
     __builtin_trap();
   }

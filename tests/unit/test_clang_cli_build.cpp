@@ -40,17 +40,17 @@ TEST_CASE("a one-step build: each source's compile without link-only options, th
   const auto b = split(argv);
   CHECK(b.output_arg() == "prog");
   CHECK(b.sources == std::vector<size_t>{7, 14});
-  CHECK(build_compile_argv(b, 0, "w/1-a.o") ==
+  CHECK(b.compile_argv(0, "w/1-a.o") ==
         Argv{"clang", "-fopenmp", kTargets, "-O2", "-Iinc", "-D", "N=4", "-c", "a.c", "-o", "w/1-a.o"});
-  CHECK(build_compile_argv(b, 1, "w/2-b.o").at(8) == "b.c");
-  CHECK(build_link_argv(b, {"w/1-a.o", "w/2-b.o"}) ==
+  CHECK(b.compile_argv(1, "w/2-b.o").at(8) == "b.c");
+  CHECK(b.link_argv({"w/1-a.o", "w/2-b.o"}) ==
         Argv{"clang", "-fopenmp", kTargets, "-O2", "-Iinc", "-D", "N=4", "w/1-a.o", "-L", "/l",
              "-Wl,-rpath,/l", "-rpath", "/r", "x.o", "w/2-b.o", "-lm", "-o", "prog"});
   // Each compile is one the launcher splits.
-  CHECK(parse(build_compile_argv(b, 0, "w/1-a.o")).compile);
+  CHECK(parse(b.compile_argv(0, "w/1-a.o")).compile);
   // Without -o: a.out.
   const auto out = split({"clang++", "-fopenmp", "--offload-arch=sm_90", "k.cpp", "m.cc"});
-  CHECK(build_link_argv(out, {"1.o", "2.o"}) ==
+  CHECK(out.link_argv({"1.o", "2.o"}) ==
         Argv{"clang++", "-fopenmp", "--offload-arch=sm_90", "1.o", "2.o", "-o", "a.out"});
 }
 

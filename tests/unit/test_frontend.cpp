@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"

@@ -6,6 +6,7 @@
 
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 
 using namespace ob;
 using Argv = std::vector<std::string>;

@@ -3,7 +3,7 @@
 // setting split as ccache splits it.
 #include <catch2/catch.hpp>
 
-#include "offload_build/cli/launcher.hpp"
+#include "offload_build/cli/launcher_prefix.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "offload_build/plan/launcher_plan.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/driver_listing.hpp"

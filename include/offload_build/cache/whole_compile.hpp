@@ -13,10 +13,17 @@
 #include <vector>
 
 #include "offload_build/cache/job_cache.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 
 namespace ob::cache {
+
+// What shapes a launcher compile's split besides its command line, source
+// and the files it reads (the whole entry's Job::key_facts): the settings
+// that choose its jobs and their kernel names, and PATH (which finds ptxas
+// and offload-arch).
+std::vector<std::string> split_facts(const config::Config& config);
 
 class WholeCompile {
  public:

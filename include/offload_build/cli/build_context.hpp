@@ -1,8 +1,9 @@
-// The build context (ccache's Context): what one build needs, opened once
-// and carried through it: the settings in force, the local cache, remote
-// storage layered over it, where compilers' answers are remembered, and
-// make's jobserver; and the one `run_plan` that runs a plan with the job
-// cache as its serve/after_run hooks. The manifest build, the launcher
+// The build context (ccache's Context): what one build needs, made once at
+// its start and handed to each step: the settings in force (the resolved
+// Config the stages below read), make's jobserver, the local cache and
+// remote storage layered over it (open_cache, once), where compilers'
+// answers are remembered, the remote-execution runner; and the one
+// `run_plan` that runs a plan with the job cache as its serve/after_run hooks. The manifest build, the launcher
 // (a compile, a link, a one-step build) and the cargo flow (its device
 // passes, package, embed and host pass as one plan, on its own runner:
 // src/cli/cargo_runner.hpp) all run their plans through it; a launcher

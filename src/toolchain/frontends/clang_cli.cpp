@@ -52,11 +52,6 @@ bool takes_separate_value(std::string_view t) {
   return o && t == o->spelling && (o->form == OptionForm::Separate || o->form == OptionForm::JoinedOrSeparate);
 }
 
-std::string CompileRequest::output_arg() const {
-  if (output) return *output;
-  return fs::path(source).filename().replace_extension(".o").string();
-}
-
 std::string option_name(std::string_view token) {
   const size_t eq = token.find('=');
   return util::shorten(token.substr(0, eq == std::string_view::npos ? eq : eq + 1), 64);

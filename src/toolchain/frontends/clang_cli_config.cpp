@@ -5,6 +5,7 @@
 // alone. docs/LAUNCHER.md, docs/DISTRIBUTED.md.
 #include <algorithm>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
@@ -55,6 +56,18 @@ std::optional<std::string> config_value(const std::vector<std::string>& argv, si
 }
 
 }  // namespace
+
+DriverEnvironment driver_environment(const fs::path& compiler) {
+  DriverEnvironment env;
+  if (const char* v = config::env_or_null("CCC_OVERRIDE_OPTIONS")) env.override_options = v;
+  const char* no_default = config::env_or_null("CLANG_NO_DEFAULT_CONFIG");
+  env.no_default_config = no_default && *no_default;
+  std::error_code ec;
+  env.binary_dirs.push_back(compiler.parent_path());
+  const fs::path real = fs::canonical(compiler, ec);
+  if (!ec && real.parent_path() != compiler.parent_path()) env.binary_dirs.push_back(real.parent_path());
+  return env;
+}
 
 std::optional<DriverArgv> driver_argv(const std::vector<std::string>& argv, const fs::path& cwd,
                                       const DriverEnvironment& env, std::string* problem) {

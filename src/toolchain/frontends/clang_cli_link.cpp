@@ -102,7 +102,15 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
   return r;
 }
 
-std::vector<std::string> build_compile_argv(const BuildRequest& req, size_t n, const std::string& object) {
+}  // namespace ob::clang_cli
+
+namespace ob::frontend {
+
+using clang_cli::takes_separate_value;
+using util::starts_with;
+
+std::vector<std::string> BuildRequest::compile_argv(size_t n, const std::string& object) const {
+  const BuildRequest& req = *this;
   std::vector<std::string> argv{req.argv.front()};
   for (size_t i = 1; i < req.argv.size(); ++i) {
     const std::string& t = req.argv[i];
@@ -121,12 +129,16 @@ std::vector<std::string> build_compile_argv(const BuildRequest& req, size_t n, c
   return argv;
 }
 
-std::vector<std::string> build_link_argv(const BuildRequest& req, const std::vector<std::string>& objects) {
-  std::vector<std::string> argv = req.argv;
-  for (size_t n = 0; n < req.sources.size(); ++n) argv[req.sources[n]] = objects[n];
-  if (!req.output) argv.insert(argv.end(), {"-o", "a.out"});
-  return argv;
+std::vector<std::string> BuildRequest::link_argv(const std::vector<std::string>& objects) const {
+  std::vector<std::string> out = argv;
+  for (size_t n = 0; n < sources.size(); ++n) out[sources[n]] = objects[n];
+  if (!output) out.insert(out.end(), {"-o", "a.out"});
+  return out;
 }
+
+}  // namespace ob::frontend
+
+namespace ob::clang_cli {
 
 LinkParsed parse_link(const std::vector<std::string>& argv) {
   LinkParsed r;
@@ -167,9 +179,14 @@ LinkParsed parse_link(const std::vector<std::string>& argv) {
   if (!openmp || !targets) return no("no OpenMP offload targets");
   if (req.inputs.empty()) return no("no input objects");
   if (req.output.empty()) return no("a link without -o");
+  req.argv = argv;
   r.link = std::move(req);
   return r;
 }
+
+}  // namespace ob::clang_cli
+
+namespace ob::frontend {
 
 std::string output_arg(const std::vector<std::string>& argv) {
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -179,8 +196,8 @@ std::string output_arg(const std::vector<std::string>& argv) {
   return "";
 }
 
-std::vector<std::string> link_writing(std::vector<std::string> argv, const std::string& out,
-                                      const std::string& depfile) {
+std::vector<std::string> LinkRequest::writing(const std::string& out, const std::string& depfile) const {
+  std::vector<std::string> argv = this->argv;
   for (size_t i = 1; i < argv.size(); ++i) {
     if (argv[i] == "-o" && i + 1 < argv.size()) argv[i + 1] = out;
     else if (starts_with(argv[i], "-o") && argv[i].size() > 2) argv[i] = "-o" + out;
@@ -189,4 +206,4 @@ std::vector<std::string> link_writing(std::vector<std::string> argv, const std::
   return argv;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::frontend

@@ -1,13 +1,15 @@
 // The two shapes of a clang OpenMP compile's passes (frontend::Compile):
 // from a manifest's options (clang_openmp.cpp) and from a caller's own clang
-// command line in launcher mode (clang_cli_argv.cpp); and the few flags both
-// write. Private to the frontends; the planners see frontend.hpp.
+// command line in launcher mode (clang_cli_passes.cpp); and the few flags
+// both write, which flang's passes (flang.cpp) write too. Private to the
+// frontends; the planners see frontend.hpp.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 
 namespace ob::clang_openmp {

@@ -1,5 +1,6 @@
 // The clang OpenMP-offload frontend: C and C++ through the clang driver.
 #include "clang_compiles.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
 
 namespace ob::frontend {
@@ -14,7 +15,11 @@ class ClangOpenMp final : public Frontend {
 
   bool recognizes(const fs::path& program) const override { return clang_cli::is_clang(program); }
 
-  clang_cli::Parsed parse(const Argv& argv) const override { return clang_cli::parse(argv); }
+  Parsed parse(const Argv& argv) const override { return clang_cli::parse(argv); }
+
+  BuildParsed parse_build(const Argv& argv) const override { return clang_cli::parse_build(argv); }
+
+  LinkParsed parse_link(const Argv& argv) const override { return clang_cli::parse_link(argv); }
 
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
                                             const SourceFile& src,
@@ -22,7 +27,7 @@ class ClangOpenMp final : public Frontend {
     return clang_openmp::manifest_compile(tc, m, src, src_arg);
   }
 
-  std::unique_ptr<Compile> launcher_compile(const clang_cli::CompileRequest& req,
+  std::unique_ptr<Compile> launcher_compile(const CompileRequest& req,
                                             const fs::path& cwd,
                                             const std::string& record) const override {
     return clang_cli::launcher_compile(req, cwd, record);
@@ -50,10 +55,13 @@ class ClangOpenMp final : public Frontend {
 
 ManifestOptions manifest_options() { return {clang_flags::target_flag_problem}; }
 
-std::optional<clang_cli::DriverArgv> Frontend::driver_argv(const Argv& argv, const fs::path& cwd,
-                                                           const clang_cli::DriverEnvironment& env,
-                                                           std::string* problem) const {
-  return clang_cli::driver_argv(argv, cwd, env, problem);
+BuildParsed Frontend::parse_build(const Argv&) const { return {}; }
+
+LinkParsed Frontend::parse_link(const Argv&) const { return {std::nullopt, "links are cached for clang alone"}; }
+
+std::optional<DriverArgv> Frontend::driver_argv(const Argv& argv, const fs::path& cwd, const fs::path& compiler,
+                                                std::string* problem) const {
+  return clang_cli::driver_argv(argv, cwd, clang_cli::driver_environment(compiler), problem);
 }
 
 Argv Frontend::relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const {

@@ -22,12 +22,6 @@ namespace ob::frontend {
 
 namespace {
 
-using clang_cli::Arg;
-using clang_cli::ArgKind;
-using clang_cli::CompileRequest;
-using clang_cli::Parsed;
-namespace unchanged = clang_cli::unchanged;
-
 // Modules the compiler brings (their .mod files are part of its installation).
 bool compilers_module(std::string_view name) {
   for (std::string_view m : {"omp_lib", "omp_lib_kinds", "iso_c_binding", "iso_fortran_env",

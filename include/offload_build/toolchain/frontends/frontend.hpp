@@ -1,9 +1,13 @@
-// The seam between the planners and a compiler: what an offload compile's
-// jobs run, for a manifest's source and for a compile seen in launcher mode
-// alike. The launcher asks the registered frontends which one drives a command
-// (recognize) and has it parse the command line; the planners
-// (src/plan/compile_planner.cpp) lay out the jobs and their files; a Frontend
-// says each job's argv and which driver listings it can split into the
+// The seam between the planners, the launcher and a compiler: what an
+// offload compile's jobs run, for a manifest's source and for a compile seen
+// in launcher mode alike. The launcher asks the registered frontends which
+// one drives a command (recognize) and has it read the command line into
+// command_line.hpp's words (a compile to split, a one-step build, a link, or
+// why it runs unchanged); it knows no driver option. The planners
+// (src/plan/planner.cpp for a manifest, launcher_planner.cpp for a launcher
+// compile) lay out the jobs and their files, compile_planner.cpp making one
+// compile's; a Frontend's Compile says each pass's argv, the Frontend the
+// package's and the link's, and which driver listings it can split into the
 // single-parse form. Adding a compiler means one Frontend and its Compile in
 // its own file, registered in clang_frontend.cpp's list (docs/ARCHITECTURE.md).
 // Registered: clang's OpenMP offload (C, C++) and flang's (Fortran, flang.cpp).
@@ -17,8 +21,8 @@
 #include <vector>
 
 #include "offload_build/manifest/manifest.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -72,16 +76,23 @@ class Frontend : public FrontendBase {
   virtual bool recognizes(const fs::path& program) const = 0;
   // Launcher mode: the driver's command line (response and configuration
   // files read: driver_argv) as a compile to split, or why it runs unchanged.
-  virtual clang_cli::Parsed parse(const Argv& argv) const = 0;
+  virtual Parsed parse(const Argv& argv) const = 0;
+  // Launcher mode: that command line as a one-step compile and link
+  // (BuildParsed::one_step), and as an offload link. By default neither:
+  // only clang's are split and cached.
+  virtual BuildParsed parse_build(const Argv& argv) const;
+  virtual LinkParsed parse_link(const Argv& argv) const;
   // Whether each pass writes a depfile (-MD -MF) listing every file it read.
   // When not, the passes have no depfile and the launcher keeps no whole entry.
   virtual bool lists_reads() const { return true; }
-  // The command line the driver works on (clang_cli::driver_argv: response
-  // and configuration files read), and its paths under `base` made relative.
-  // Both are the clang driver's (flang's driver is clang's too).
-  virtual std::optional<clang_cli::DriverArgv> driver_argv(const Argv& argv, const fs::path& cwd,
-                                                           const clang_cli::DriverEnvironment& env,
-                                                           std::string* problem) const;
+  // The command line the driver `compiler` (where argv[0] was found) works
+  // on, run in `cwd`: response and configuration files read, as the
+  // environment (CCC_OVERRIDE_OPTIONS, CLANG_NO_DEFAULT_CONFIG) says;
+  // nullopt with `problem` when a file cannot be read. And its paths under
+  // `base` made relative (ccache's base_dir). Both are the clang driver's
+  // (flang's driver is clang's too).
+  virtual std::optional<DriverArgv> driver_argv(const Argv& argv, const fs::path& cwd,
+                                                const fs::path& compiler, std::string* problem) const;
   virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
   // A manifest's source: the manifest's options, targets and toolchain.
   // `src_arg`: the source as argv names it.
@@ -91,7 +102,7 @@ class Frontend : public FrontendBase {
   // A compile seen in launcher mode, run in `cwd` (absolute). `record`: where
   // the host pass writes the caller's optimization record, as argv names it
   // ("" when none was asked for).
-  virtual std::unique_ptr<Compile> launcher_compile(const clang_cli::CompileRequest& req,
+  virtual std::unique_ptr<Compile> launcher_compile(const CompileRequest& req,
                                                     const fs::path& cwd,
                                                     const std::string& record) const = 0;
   // The package of one TU's device images.

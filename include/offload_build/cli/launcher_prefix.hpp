@@ -1,0 +1,34 @@
+// ccache's prefix_command in launcher mode (launcher_prefix.cpp): compiles
+// with no offload run through the prefix (distcc, icecc), every offload job
+// here. docs/DISTRIBUTED.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload_build/cli/commands.hpp"
+
+namespace ob::cli {
+
+// ccache's prefix_command: words put before a compile that compiles no device
+// code (distcc, icecc), split as ccache splits the setting (on spaces, no
+// quoting); `wrapper` is a distcc/icecc/ccache/sccache taken from the
+// compiler position (`distcc clang ...`) or the one a compiler links to
+// (/usr/lib/distcc/clang-22), also the last of `words`.
+struct Prefix {
+  std::vector<std::string> words;
+  std::string wrapper;
+};
+std::vector<std::string> split_prefix_command(std::string_view setting);
+// The prefix of this launcher call: prefix_command, then a wrapper in the
+// compiler position, which leaves `command`, or a masquerade link, whose
+// compiler `command` then names (the real compiler on PATH).
+Prefix take_prefix(std::vector<std::string>& command, const Request& options);
+// Whether `command` may run through the prefix: it compiles no device code
+// (frontend::compiles_no_device_code; an unreadable response file: no).
+bool may_run_remotely(const std::vector<std::string>& command);
+// The wrapper form's note that offload compiles run here, once per build.
+void note_local_offload(const Prefix& prefix, const Request& options);
+
+}  // namespace ob::cli

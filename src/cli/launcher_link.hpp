@@ -1,0 +1,18 @@
+// Launcher mode's link (launcher_link.cpp): an OpenMP offload link as one
+// cached job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "offload_build/cli/commands.hpp"
+
+namespace ob::cli {
+
+// Run an OpenMP offload link (CMAKE_<LANG>_LINKER_LAUNCHER) as one cached job:
+// device links, wrapper and host link served together. Returns the exit code,
+// or sets `pass_reason` and returns -1 when it is not such a link.
+int cached_link(const std::vector<std::string>& command, const Request& options,
+                std::string& pass_reason);
+
+}  // namespace ob::cli
