@@ -3,15 +3,15 @@
 # (bench/gen.sh: host, sm_90, gfx90a) built cold through Bazel's REAPI
 # reference worker on loopback (a fresh worker each run: an empty CAS and
 # action cache) against a cold local build, both -j2 with an empty local
-# cache: the overhead ratio, the bytes uploaded and the per-job round trip
-# (the remote build sends 2 jobs at once, |jobs=2, as the worker runs 2: a
-# job's time is its round trip, not a wait in the worker's queue).
+# cache: the overhead ratio, the bytes uploaded, the per-job round trip, and
+# the CPU each side spends per job sent (this machine: the dependency scan,
+# hashing, transfers; the worker: its own cost beyond the compile).
 # Then a fresh clone with an empty local cache served by the engine's action
 # cache, against the same checkout served by a warm local cache and by a warm
 # Redis (as B9). Everything runs on this one machine, the worker too: the
 # figures are a ratio of overhead, not a speedup. From the cold local build's
 # trace: the sum of the job times and the critical path, for the model of a
-# cold build on W workers (docs/DISTRIBUTED.md).
+# cold build on W workers (docs/DISTRIBUTED.md), printed as a table.
 #
 # Usage: bench/b10.sh [--reps N] [--quick] [--ob BINARY] [--out FILE] [--section FILE]
 #   --quick         1 run each, a 4x3 project: a smoke test of the script
@@ -82,22 +82,7 @@ skip() {
   if [ -n "$SECTION" ]; then echo "$text" >"$SECTION"; else echo "$text" >"$WORK/b10.md"; write_out; fi
   exit 0
 }
-write_out() {
-  python3 - "$OUT" "$WORK/b10.md" <<'PY'
-import re, sys, os
-out, sec = sys.argv[1], open(sys.argv[2]).read()
-text = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
-m = re.search(r"^## B10:.*?(?=^## |\Z)", text, flags=re.S | re.M)
-if m:
-    text = text[:m.start()] + sec + "\n" + text[m.end():]
-else:
-    n = re.search(r"^## Where the time goes", text, flags=re.M)
-    pos = n.start() if n else len(text)
-    text = text[:pos] + sec + "\n" + text[pos:]
-open(out, "w").write(text)
-PY
-  say "wrote the B10 section of $OUT"
-}
+write_out() { replace_section B10 "$OUT" "$WORK/b10.md"; say "wrote the B10 section of $OUT"; }
 
 [ -f "$(dirname "$OB")/libob-remote-execution.so" ] ||
   skip "offload-build was built without the remote execution module (libgrpc++-dev, protobuf-compiler-grpc, bazel-bootstrap-source: scripts/setup.sh)"
@@ -117,13 +102,27 @@ start_worker() {
     com.google.devtools.build.remote.worker.RemoteWorker --listen_port="$WPORT" \
     --work_path="$dir/work" --cas_path="$dir/cas" --jobs=$JOBS >"$dir/log" 2>&1 &
   WPID=$!
-  local _
+  local _ i
   for _ in $(seq 600); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$WPORT") 2>/dev/null && return 0
+    if (exec 3<>"/dev/tcp/127.0.0.1/$WPORT") 2>/dev/null; then
+      # The JVM's own start, taken off its CPU time (worker_cpu).
+      for i in 1 2 3; do sleep 1; done
+      WCPU0=$(worker_cpu)
+      return 0
+    fi
     kill -0 "$WPID" 2>/dev/null || break
     sleep 0.1
   done
   skip "Bazel's worker did not start ($(tail -1 "$dir/log"))"
+}
+
+# The worker's CPU seconds so far: its own and its finished actions'.
+worker_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15 + $16 + $17) / hz }' "/proc/$WPID/stat"; }
+# cpu_of FILE CMD...: run CMD; FILE gets its CPU seconds, children included.
+cpu_of() {
+  local file=$1; shift
+  /usr/bin/time -f '%U %S' -o "$file.time" "$@"
+  awk '{ print $1 + $2 }' "$file.time" >"$file"
 }
 
 RPORT=$(free_port)
@@ -149,9 +148,10 @@ for rep in $(seq "$REPS"); do
   start_worker "$WORK/worker"
   rm -rf "$p/build" "$WORK/c"
   t0=$(now)
-  $ob --cache-dir "$WORK/c" --remote-execution "grpc://127.0.0.1:$WPORT|jobs=$JOBS" --trace "$WORK/remote-$rep.trace.json" \
-    build 2>"$WORK/remote-$rep.err"
+  cpu_of "$WORK/remote-$rep.cpu" $ob --cache-dir "$WORK/c" --remote-execution "grpc://127.0.0.1:$WPORT" \
+    --trace "$WORK/remote-$rep.trace.json" build 2>"$WORK/remote-$rep.err"
   REMOTE_T+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')")
+  awk -v a="$WCPU0" -v b="$(worker_cpu)" 'BEGIN { print b - a }' >"$WORK/worker-$rep.cpu"
   [ "$rep" = "$REPS" ] || stop_worker
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -165,7 +165,7 @@ JOBS_TOTAL=$(grep -oE '^offload-build: [0-9]+ jobs' "$WORK/remote-$REPS.err" | g
 # The jobs' own times (the last cold local build's trace): their sum, the
 # critical path, and the sum of the jobs remote execution sends; the same
 # jobs' mean time in the remote build's trace (its round trip per job).
-read -r WORK_S CRIT_S REMOTE_WORK_S NREMOTE LOCAL_MEAN REMOTE_MEAN <<<"$(python3 - "$WORK/local-$REPS.trace.json" "$WORK/remote-$REPS.trace.json" <<'PY'
+read -r WORK_S CRIT_S CRIT_CPU REMOTE_WORK_S NREMOTE LOCAL_MEAN REMOTE_MEAN SENT_CPU LOCAL_CPU O_LOCAL O_WORKER <<<"$(python3 - "$WORK/local-$REPS.trace.json" "$WORK/remote-$REPS.trace.json" "$(cat "$WORK/remote-$REPS.cpu")" "$(cat "$WORK/worker-$REPS.cpu")" <<'PY'
 import json, sys
 def jobs(f):
     return [e for e in json.load(open(f))["traceEvents"] if e.get("ph") == "X"]
@@ -174,16 +174,28 @@ sent = {"device", "host-ir", "host"}
 total = sum(e["dur"] for e in local) / 1e6
 # The critical path: the longest chain of dependent jobs.
 by = {e["args"]["job"]: e for e in local}
-memo = {}
-def chain(i):
-    if i not in memo:
-        e = by[i]
-        memo[i] = e["dur"] / 1e6 + max((chain(d) for d in e["args"].get("deps", []) if d in by), default=0)
-    return memo[i]
-crit = max((chain(i) for i in by), default=0)
+def critical(cost):
+    memo = {}
+    def chain(i):
+        if i not in memo:
+            e = by[i]
+            memo[i] = cost(e) + max((chain(d) for d in e["args"].get("deps", []) if d in by), default=0)
+        return memo[i]
+    return max((chain(i) for i in by), default=0)
+crit = critical(lambda e: e["dur"] / 1e6)
+crit_cpu = critical(lambda e: e["args"].get("cpu_s", 0))
 lr = [e["dur"] / 1e6 for e in local if e["cat"] in sent]
 rr = [e["dur"] / 1e6 for e in remote if e["args"].get("where", "").startswith("remote")]
-print(f"{total:.2f} {crit:.2f} {sum(lr):.2f} {len(rr)} {sum(lr) / max(1, len(lr)):.3f} {sum(rr) / max(1, len(rr)):.3f}")
+# CPU: of the sent jobs and of the others when all ran here; per job sent,
+# what the remote build cost this machine beyond the jobs kept here, and the
+# worker beyond the compiles themselves.
+sent_cpu = sum(e["args"].get("cpu_s", 0) for e in local if e["cat"] in sent)
+kept_cpu = sum(e["args"].get("cpu_s", 0) for e in local if e["cat"] not in sent)
+n = max(1, len(rr))
+o_local = max(0.0, (float(sys.argv[3]) - kept_cpu) / n)
+o_worker = max(0.0, (float(sys.argv[4]) - sent_cpu) / n)
+print(f"{total:.2f} {crit:.2f} {crit_cpu:.2f} {sum(lr):.2f} {len(rr)} {sum(lr) / max(1, len(lr)):.3f} {sum(rr) / n:.3f} "
+      f"{sent_cpu:.2f} {kept_cpu:.2f} {o_local:.3f} {o_worker:.3f}")
 PY
 )"
 
@@ -200,13 +212,18 @@ rm -rf "$p/build" "$WORK/e"
 SERVED=$($ob --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 | grep -oE 'remote execution: [0-9]+ executed, [0-9]+ from' || echo "?")
 stop_worker
 
-# The model (docs/DISTRIBUTED.md): T(W) = max(critical path, remote work / (W x 2
-# slots)) + local work / 2 + round-trip overhead x jobs / (W x 2), from these figures.
-OVERHEAD=$(awk -v r="$REMOTE_MEAN" -v l="$LOCAL_MEAN" 'BEGIN { d = r - l; printf "%.3f", (d > 0) ? d : 0 }')
+# The model (docs/DISTRIBUTED.md): W workers of 2 slots, jobs = W x 2,
+#   T(W) = max(critical path, (sent work + o_worker x N) / (W x 2)) + (kept work + o_local x N) / -j
+# in CPU seconds (what the jobs take on idle machines; this shared machine's
+# load stretches wall times), from these figures (the kept work: packages,
+# links; o_local: this machine's CPU per job sent, the dependency scan
+# included, which stays here).
 model_row() {
-  awk -v w="$1" -v cp="$CRIT_S" -v total="$WORK_S" -v rw="$REMOTE_WORK_S" -v n="$NREMOTE" -v o="$OVERHEAD" -v j="$JOBS" \
-    'BEGIN { slots = w * 2; par = rw / slots; t = (cp > par ? cp : par) + (total - rw) / j + o * n / slots;
-             printf "| %d | %.1f s | %.1f s | %.1f s | %.1f s |\n", w, par, (total - rw) / j, o * n / slots, t }'
+  awk -v w="$1" -v cp="$CRIT_CPU" -v rw="$SENT_CPU" -v kept="$LOCAL_CPU" -v n="$NREMOTE" -v ow="$O_WORKER" \
+    -v ol="$O_LOCAL" -v j="$JOBS" \
+    'BEGIN { slots = w * 2; par = (rw + ow * n) / slots; here = (kept + ol * n) / j;
+             t = (cp > par ? cp : par) + here;
+             printf "| %d | %.1f s | %.1f s | %.1f s |\n", w, par, here, t }'
 }
 
 section() {
@@ -219,7 +236,7 @@ section() {
   echo "**on the same machine**: its actions compete with the build for the same $(nproc) CPUs, so these"
   echo "figures are a ratio of overhead, not a speedup. Both cold builds run \`-j$JOBS\` with an empty"
   echo "local cache; each remote one starts a fresh worker (an empty CAS and action cache) and"
-  echo "sends $JOBS jobs at once (\`|jobs=$JOBS\`, the worker's slots), so a job's time is its round trip, not a queue."
+  echo "sends up to $((JOBS * 4)) jobs at once (the default \`jobs\`, 4 x CPUs) to its $JOBS slots."
   echo
   echo "| build | time | |"
   echo "|---|---|---|"
@@ -232,16 +249,21 @@ section() {
   echo "The cold remote build: $SUMMARY ($EXECUTED actions executed, $UPLOADED uploaded)."
   echo "A sent job (device pass, host parse, host codegen) took $LOCAL_MEAN s on average in the"
   echo "local build and $REMOTE_MEAN s in the remote one, from its start to its outputs written"
-  echo "(the dependency scan, the uploads, Execute, the downloads): a round trip of about $OVERHEAD s more"
-  echo "per job on loopback. The fresh clone through the engine: $SERVED the engine's action cache."
+  echo "(the dependency scan, the uploads, the worker's queue and run, the downloads). In CPU time"
+  echo "(\`/usr/bin/time\` of the build, the worker's \`/proc\` counters less its start): this machine"
+  echo "spent $O_LOCAL s per job sent (the dependency scan, hashing, gRPC), the worker $O_WORKER s per"
+  echo "job beyond the compile itself (staging the input root, the JVM). The fresh clone through the"
+  echo "engine: $SERVED the engine's action cache."
   echo
-  echo "From the cold local build's trace: the jobs' times add up to $WORK_S s, $REMOTE_WORK_S s of it in"
-  echo "the $NREMOTE jobs remote execution sends; the critical path (the longest chain of"
-  echo "dependent jobs) is $CRIT_S s. The model of docs/DISTRIBUTED.md with these figures, W workers"
-  echo "of 2 slots each and \`jobs\` = W x 2:"
+  echo "From the cold local build's trace: the jobs' wall times add up to $WORK_S s, $REMOTE_WORK_S s of it in"
+  echo "the $NREMOTE jobs remote execution sends, and the critical path (the longest chain of dependent"
+  echo "jobs) is $CRIT_S s; in CPU time (\`args.cpu_s\`), the sent jobs took $SENT_CPU s, the kept ones"
+  echo "(packages, links) $LOCAL_CPU s, the critical path $CRIT_CPU s. Wall times are the CPU times"
+  echo "stretched by this machine's load. The model of docs/DISTRIBUTED.md in CPU seconds (idle"
+  echo "machines), W workers of 2 slots each, \`jobs\` = W x 2 and -j$JOBS here:"
   echo
-  echo "| W | remote work / slots | local work / -j$JOBS | overhead x jobs / slots | T(W) |"
-  echo "|---|---|---|---|---|"
+  echo "| W | on the workers: max(critical path, (sent work + worker overhead) / slots) | here: (kept work + scans and transfers) / -j$JOBS | T(W) |"
+  echo "|---|---|---|---|"
   for w in 1 4 16 64; do model_row "$w"; done
 }
 
