@@ -214,7 +214,8 @@ TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compi
   CHECK(count_occurrences(r.err, ": executed remotely (") == 9);
   CHECK(count_occurrences(r.err, ": ran locally (not a job remote execution sends)") == 3);
   size_t remote_events = 0, local_events = 0;
-  for (const auto& e : nlohmann::json::parse(read_file(trace))["traceEvents"]) {
+  const auto events = nlohmann::json::parse(read_file(trace))["traceEvents"];
+  for (const auto& e : events) {
     const std::string where = e.value("args", nlohmann::json::object()).value("where", "");
     remote_events += where.starts_with("remote (");
     local_events += where == "local";
