@@ -154,12 +154,8 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   TempDir tmp("ob-reapi");
   const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
   // The reference: the same checkout built here.
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
+  const auto expected = local_reference(project, tmp / "cache-local");
   REQUIRE(expected.size() == 12);  // 3 TUs: host IR, device object, package, host object
-  fs::remove_all(project / "build");
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
@@ -274,12 +270,8 @@ TEST_CASE("remote execution: bare-gpu's sm_90 and gfx90a device passes run on Ba
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
   TempDir tmp("ob-reapi");
   const fs::path project = copy_example("bare-gpu", tmp.path() / "p");
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
-  const std::string program = read_file(project / "build/bare");
-  fs::remove_all(project / "build");
+  std::string program;
+  const auto expected = local_reference(project, tmp / "cache-local", "bare", &program);
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
@@ -324,11 +316,7 @@ TEST_CASE("remote execution: a file the dependency scan cannot see fails remotel
              "}\n");
   write_file(project / "offload.json",
              R"({"name": "blob", "output": "blob", "sources": ["blob.c"], "targets": ["host"], "flags": ["-O2"]})");
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
-  fs::remove_all(project / "build");
+  const auto expected = local_reference(project, tmp / "cache-local");
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url(), "--explain"});

@@ -42,6 +42,19 @@ inline exec::Captured build(const fs::path& project, const fs::path& cache, std:
   return run_ob(args);
 }
 
+// The reference: `project` built here with no cache; its objects, and in
+// `program` the bytes of build/`name`; the build directory removed.
+inline std::map<std::string, std::string> local_reference(const fs::path& project, const fs::path& cache,
+                                                          const std::string& name = "", std::string* program = nullptr) {
+  auto local = build(project, cache, {"--no-cache"});
+  INFO(local.err);
+  REQUIRE(local.exit_code == 0);
+  auto expected = objects(project / "build");
+  if (program) *program = read_file(project / "build" / name);
+  fs::remove_all(project / "build");
+  return expected;
+}
+
 inline uint64_t stat_of(const fs::path& cache, const char* field) {
   auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
   REQUIRE(r.exit_code == 0);
