@@ -281,18 +281,6 @@ if [ -n "$SECTION" ]; then
   section >"$SECTION"
 else
   section >"$WORK/b9.md"
-  python3 - "$OUT" "$WORK/b9.md" <<'PY'
-import re, sys
-out, sec = sys.argv[1], open(sys.argv[2]).read()
-text = open(out).read() if __import__("os").path.exists(out) else "# Benchmarks\n"
-m = re.search(r"^## B9:.*?(?=^## |\Z)", text, flags=re.S | re.M)
-if m:
-    text = text[:m.start()] + sec + "\n" + text[m.end():]
-else:
-    n = re.search(r"^## Where the time goes", text, flags=re.M)
-    pos = n.start() if n else len(text)
-    text = text[:pos] + sec + "\n" + text[pos:]
-open(out, "w").write(text)
-PY
+  replace_section B9 "$OUT" "$WORK/b9.md"
   say "wrote the B9 section of $OUT"
 fi

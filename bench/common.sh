@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # M: read by the callers
-# Helpers shared by bench/run.sh and bench/b9.sh (sourced; they set WORK, LOG
+# Helpers shared by bench/run.sh, bench/b9.sh and bench/b10.sh (sourced; they set WORK, LOG
 # and `declare -A M` first).
 
 # hf KEY RUNS [hyperfine args: -n NAME --prepare CMD ... COMMANDS]: time them;
@@ -33,4 +33,22 @@ wait_port() {
     sleep 0.01
   done
   return 1
+}
+
+# replace_section NAME OUT SECTION_FILE: put SECTION_FILE in place of OUT's
+# "## NAME:" section, or before "## Where the time goes" when OUT has none.
+replace_section() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import os, re, sys
+name, out, sec = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+text = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
+m = re.search(r"^## " + re.escape(name) + r":.*?(?=^## |\Z)", text, flags=re.S | re.M)
+if m:
+    text = text[:m.start()] + sec + "\n" + text[m.end():]
+else:
+    n = re.search(r"^## Where the time goes", text, flags=re.M)
+    pos = n.start() if n else len(text)
+    text = text[:pos] + sec + "\n" + text[pos:]
+open(out, "w").write(text)
+PY
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# offload-build's benchmarks, B1..B9, measured side by side in one run and
+# offload-build's benchmarks, B1..B10, measured side by side in one run and
 # written to docs/BENCHMARKS.md (ccache and sccache, each with its cache warmed
 # in the same run, in every comparison with a cache; sccache through one
 # private server, its hit/miss/non-cacheable counts in the tables):
@@ -17,6 +17,10 @@
 #   B9 a fresh clone with an empty local cache and a warm Redis / HTTP remote,
 #      vs ccache and sccache on the same servers (bench/b9.sh, which also runs
 #      alone; needs redis-server and nginx)
+#   B10 remote execution: the 50-source, 3-target project cold through Bazel's
+#      REAPI worker on loopback vs local, and a fresh clone served by the
+#      engine's action cache vs Redis and the local cache (bench/b10.sh, which
+#      also runs alone; skipped, with the reason, without the worker)
 #
 # Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
 #   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
@@ -322,6 +326,14 @@ if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b9.sh" "${b9_args[@]}" --section "$WORK/b9.m
   printf '## B9: remote storage\n\nnot run: bench/b9.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b9.md"
 fi
 
+# ---------------------------------------------------------------- B10
+say "B10: remote execution (bench/b10.sh)"
+b10_args=(--reps "$REPS")
+[ "$QUICK" = 1 ] && b10_args=(--quick)
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b10.sh" "${b10_args[@]}" --section "$WORK/b10.md" >>"$LOG" 2>&1; then
+  printf '## B10: remote execution on a REAPI engine\n\nnot run: bench/b10.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b10.md"
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - T0))
 
@@ -509,6 +521,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   fi
   echo
   cat "$WORK/b9.md"
+  echo
+  cat "$WORK/b10.md"
   echo
   echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"
   echo

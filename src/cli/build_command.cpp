@@ -56,24 +56,6 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
             << fmt::format(" in {:.2f} s", seconds) << '\n';
 }
 
-// --explain under remote execution: where each job that ran did.
-void explain_remote(const Plan& plan, const std::map<JobId, RemoteJobNote>& notes) {
-  for (const auto& [id, n] : notes) {
-    std::string line = fmt::format("offload-build: explain: {}: ", plan.jobs[id].describe(plan.cwd));
-    switch (n.where) {
-      case RanWhere::Remote:
-        line += n.queued_s == 0 && n.executed_s == 0
-                    ? std::string("executed remotely (the engine gave no times)")
-                    : fmt::format("executed remotely (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
-        break;
-      case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
-      case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
-      case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
-    }
-    std::cerr << line << '\n';
-  }
-}
-
 // Where the jobs ran, after a build with remote_execution.
 void print_remote_summary(const RemoteRunner::Counts& c) {
   std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' '
@@ -106,19 +88,8 @@ struct BuildSession {
   std::map<JobId, cache::JobCache::MissNote> misses;
   nlohmann::json tools = nlohmann::json::object();
   std::optional<double> seconds;  // the build's time, taken when its jobs ended
-  std::map<JobId, RemoteJobNote> remote;  // where each job ran, under remote execution
+  RemoteNotes remote;  // where each job ran, under remote execution
 };
-
-// A job's note under remote execution, as --report and --explain say it.
-nlohmann::json execution_json(const RemoteJobNote& n) {
-  nlohmann::json e{{"where", ran_where_name(n.where)}};
-  if (n.where == RanWhere::Remote || n.where == RanWhere::EngineCache) {
-    e["queued_s"] = n.queued_s;
-    e["executed_s"] = n.executed_s;
-  }
-  if (!n.why.empty()) e["why"] = n.why;
-  return e;
-}
 
 BuildResult outcome(const Result<fs::path>& result) {
   return result ? BuildResult::Ok
@@ -140,12 +111,7 @@ Result<void> write_build_report(const fs::path& file, const BuildSession& s,
   d.cache_enabled = s.cache_enabled;
   d.cache_dir = s.cache_dir;
   d.miss_reason = miss_reasons(s.misses);
-  if (!s.remote.empty())
-    d.execution = [&s](const Job& job) -> std::optional<nlohmann::json> {
-      auto it = s.remote.find(job.id);
-      if (it == s.remote.end()) return std::nullopt;
-      return execution_json(it->second);
-    };
+  d.execution = remote_execution_of(s.remote);
   d.tools = s.tools;
   return report::write_report(file, report::make_report(d));
 }
@@ -204,6 +170,7 @@ Result<fs::path> build(const Request& o) {
     auto timeline = report::timeline_of(*session.plan, session.recorder, session.project, "manifest",
                                         session.started, outcome(result));
     if (session.seconds) timeline.duration_s = *session.seconds;
+    mark_remote(timeline, session.remote);
     write_pictures(o, timeline, session.plan->build_dir / report::kTimingsFileName, false);
   }
   return result;
@@ -319,9 +286,8 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   auto& summary = ran.summary;
   session.seconds = session.recorder.elapsed();
   if (remote_runner) {
-    for (const auto& job : plan.jobs)
-      if (auto n = remote_runner->note(job.id)) session.remote[job.id] = *n;
-    if (c.flag("explain")) explain_remote(plan, session.remote);
+    session.remote = remote_notes(*remote_runner, plan);
+    if (c.flag("explain")) explain_remote(plan, session.remote, std::cerr);
   }
   if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {

@@ -67,6 +67,7 @@ namespace {
 struct Recording {
   report::BuildRecorder recorder;
   std::map<JobId, cache::JobCache::MissNote> misses;
+  RemoteNotes remote;  // where each job ran, under remote execution
 };
 
 // Runs a launcher plan (not under --dry-run) with the cache and the
@@ -96,6 +97,11 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   auto ran = context.run_plan(plan, runner, std::move(run));
   auto& summary = ran.summary;
   if (record) record->misses = std::move(ran.misses);
+  if (const RemoteRunner* remote_runner = runner.remote()) {
+    auto notes = remote_notes(*remote_runner, plan);
+    if (o.config.flag("explain")) explain_remote(plan, notes, std::cerr);
+    if (record) record->remote = std::move(notes);
+  }
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
@@ -208,8 +214,9 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
   const auto started = std::chrono::system_clock::now();
   auto code = run_plan(plan, context, record ? &*record : nullptr, whole);
   if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
-    const auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
-                                              *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
+    auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
+                                        *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
+    mark_remote(timeline, record->remote);
     write_pictures(o, timeline, plan.program.string() + ".timings.html", true);
   }
   if (code && record && o.report) {
@@ -227,6 +234,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
       if (it == record->misses.end()) return std::nullopt;
       return report::MissReason{it->second.reason, it->second.detail};
     };
+    d.execution = remote_execution_of(record->remote);
     write_launcher_report(o, command, report::make_report(d), nullptr, *code);
   }
   return code;

@@ -168,6 +168,66 @@ std::string_view ran_where_name(RanWhere where) {
   return "";
 }
 
+RemoteNotes remote_notes(const RemoteRunner& runner, const Plan& plan) {
+  RemoteNotes notes;
+  for (const auto& job : plan.jobs)
+    if (auto n = runner.note(job.id)) notes[job.id] = *n;
+  return notes;
+}
+
+void explain_remote(const Plan& plan, const RemoteNotes& notes, std::ostream& out) {
+  for (const auto& [id, n] : notes) {
+    std::string line = fmt::format("offload-build: explain: {}: ", plan.jobs[id].describe(plan.cwd));
+    switch (n.where) {
+      case RanWhere::Remote:
+        line += n.queued_s == 0 && n.executed_s == 0
+                    ? std::string("executed remotely (the engine gave no times)")
+                    : fmt::format("executed remotely (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
+        break;
+      case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
+      case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
+      case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
+    }
+    out << line << '\n';
+  }
+}
+
+nlohmann::json remote_note_json(const RemoteJobNote& n) {
+  nlohmann::json e{{"where", ran_where_name(n.where)}};
+  if (n.where == RanWhere::Remote || n.where == RanWhere::EngineCache) {
+    e["queued_s"] = n.queued_s;
+    e["executed_s"] = n.executed_s;
+  }
+  if (!n.why.empty()) e["why"] = n.why;
+  return e;
+}
+
+std::function<std::optional<nlohmann::json>(const Job&)> remote_execution_of(const RemoteNotes& notes) {
+  if (notes.empty()) return {};
+  return [&notes](const Job& job) -> std::optional<nlohmann::json> {
+    auto it = notes.find(job.id);
+    if (it == notes.end()) return std::nullopt;
+    return remote_note_json(it->second);
+  };
+}
+
+void mark_remote(report::Timeline& timeline, const RemoteNotes& notes) {
+  for (const auto& [id, n] : notes) {
+    if (id >= timeline.jobs.size()) continue;
+    std::string& where = timeline.jobs[id].where;
+    switch (n.where) {
+      case RanWhere::Remote:
+        where = n.queued_s == 0 && n.executed_s == 0
+                    ? std::string("remote (the engine gave no times)")
+                    : fmt::format("remote (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
+        break;
+      case RanWhere::EngineCache: where = "engine cache"; break;
+      case RanWhere::Fallback: where = "local after all: " + n.why; break;
+      case RanWhere::Local: where = "local"; break;
+    }
+  }
+}
+
 namespace {
 
 std::string sha256_of(const void* data, size_t size) {

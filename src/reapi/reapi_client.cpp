@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v1. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v2. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -105,7 +105,6 @@ class GrpcClient final : public Client {
       error = "the engine's digest function is not SHA-256";
       return false;
     }
-    out.action_cache_update = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
     const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
     if (batch > 0) out.max_batch_bytes = batch;
     std::lock_guard lock(mutex_);
@@ -115,7 +114,7 @@ class GrpcClient final : public Client {
 
   bool run(const Action& action, ActionResult& result, std::string& error) override {
     result = {};
-    Prepared p = prepare(action, nullptr);
+    Prepared p = prepare(action);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
     if (!action.do_not_cache) {
@@ -188,40 +187,6 @@ class GrpcClient final : public Client {
     return true;
   }
 
-  bool upload_result(const Action& action, const ActionResult& done, std::string& error) override {
-    re::ActionResult ar;
-    Prepared p = prepare(action, &ar);
-    const std::string id = p.action_digest.hash();
-    ar.set_exit_code(done.exit_code);
-    auto add_blob = [&](const std::string& data) {
-      re::Digest d = digest_of(data);
-      p.blobs.emplace(d.hash(), std::make_pair(d, Blob{data, {}}));
-      return d;
-    };
-    *ar.mutable_stdout_digest() = add_blob(done.stdout_text);
-    *ar.mutable_stderr_digest() = add_blob(done.stderr_text);
-    for (const auto& o : done.outputs) {
-      auto* f = ar.add_output_files();
-      f->set_path(o.path);
-      f->set_is_executable(o.executable);
-      *f->mutable_digest() = add_blob(o.content);
-    }
-    uint64_t bytes = 0;
-    if (!upload(p, action, bytes, error, id)) return false;
-    Call call(*this, endpoint_.call_timeout_ms, id, &action);
-    re::UpdateActionResultRequest req;
-    req.set_instance_name(endpoint_.instance);
-    *req.mutable_action_digest() = p.action_digest;
-    *req.mutable_action_result() = ar;
-    re::ActionResult stored;
-    auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
-    if (!s.ok()) {
-      error = "UpdateActionResult: " + status_text(s);
-      return false;
-    }
-    return true;
-  }
-
   void cancel() override {
     std::lock_guard lock(mutex_);
     cancelled_ = true;
@@ -269,8 +234,8 @@ class GrpcClient final : public Client {
 
   // The action's messages: the input root as a Merkle tree of Directory
   // messages (children sorted by name, as the spec asks), the Command and the
-  // Action; the ActionResult's owner when `for_result` (upload_result).
-  Prepared prepare(const Action& action, re::ActionResult* for_result) {
+  // Action.
+  Prepared prepare(const Action& action) {
     Prepared p;
     struct Dir {
       std::map<std::string, const InputFile*> files;
@@ -323,7 +288,6 @@ class GrpcClient final : public Client {
     a.set_do_not_cache(action.do_not_cache);
     p.action_digest = add(a.SerializeAsString());
     p.action_key = p.action_digest.hash() + "/" + std::to_string(p.action_digest.size_bytes());
-    (void)for_result;
     return p;
   }
 
@@ -590,7 +554,7 @@ class GrpcClient final : public Client {
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v1(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v2(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

@@ -155,6 +155,7 @@ constexpr std::string_view kScript = R"(</script>
                          'data-status': j.status, 'data-served': isServed(j), 'data-critical': j.critical});
     var tip = svg('title', {});
     tip.textContent = j.name + '\n' + j.status + ', ' + secs(j.dur) + ' (from ' + secs(j.start) + ')' +
+                      (j.where ? '\nran ' + j.where : '') +
                       (j.critical ? '\non the critical path' : '');
     r.appendChild(tip); chart.appendChild(r); drawn++;
     if (w > 70) {
@@ -214,6 +215,7 @@ nlohmann::json timings_data(const Timeline& t) {
     jobs.push_back({{"name", j.name}, {"kind", j.kind}, {"target", j.target}, {"status", j.status},
                     {"reached", j.reached}, {"start", round_us(j.start_s)}, {"dur", round_us(j.duration_s)},
                     {"cpu", round_us(j.cpu_s)}, {"lane", lanes[i]}, {"critical", bool(critical[i])}, {"deps", j.deps}});
+    if (!j.where.empty()) jobs.back()["where"] = j.where;
   }
   return {{"title", t.title}, {"flow", t.flow}, {"started", t.started_text.empty() ? iso8601_utc(t.started) : t.started_text},
           {"duration_s", round_us(t.duration_s)}, {"result", t.result}, {"jobs", std::move(jobs)}};

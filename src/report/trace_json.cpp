@@ -95,6 +95,7 @@ nlohmann::json trace_events(const Timeline& t, long pid) {
                         {"job", i}, {"deps", j.deps}};
     if (!j.target.empty()) args["target"] = j.target;
     if (j.cpu_s > 0) args["cpu_s"] = j.cpu_s;
+    if (!j.where.empty()) args["where"] = j.where;
     events.push_back({{"name", j.name}, {"cat", j.kind}, {"ph", "X"},
                       {"ts", origin + micros(j.start_s)}, {"dur", std::max(1LL, micros(j.duration_s))},
                       {"pid", pid}, {"tid", lanes[i] + 1}, {"args", std::move(args)}});
@@ -182,6 +183,7 @@ Result<Timeline> timeline_from_trace(const nlohmann::json& trace, std::string ti
     };
     ev.j.target = text("target", "");
     ev.j.status = text("status", "ran");
+    ev.j.where = text("where", "");
     ev.j.reached = true;
     if (args.contains("cpu_s") && args["cpu_s"].is_number()) ev.j.cpu_s = args["cpu_s"].get<double>();
     for (const auto& d : args.value("deps", nlohmann::json::array()))

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/ob_process.hpp"
+#include "support/reapi_build.hpp"
 #include "support/servers.hpp"
 #include "support/skip.hpp"
 
@@ -26,15 +27,6 @@ using namespace ob;
 using namespace ob::test;
 
 namespace {
-
-const Env kMandatory = {{"OMP_TARGET_OFFLOAD", "MANDATORY"}};
-const char* kExpected =
-    "vector-cxx: n=100000\n"
-    "axpy<float>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
-    "axpy<double>: y[10]=21.0 y[n-1]=199999.0 mismatches=0 OK\n"
-    "dot<double>: sum=149850005.0 expected=149850005.0 OK\n"
-    "launches=3 on_device=yes\n"
-    "vector-cxx: all OK\n";
 
 // wait_until with a bound in seconds (a JVM starts in seconds on a busy machine):
 // readiness, not a timing assertion.
@@ -109,22 +101,6 @@ struct Worker {
   }
 };
 
-std::map<std::string, std::string> objects(const fs::path& build) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(build / "obj")) {
-    const std::string ext = e.path().extension().string();
-    if (ext == ".o" || ext == ".bc" || ext == ".offload") out[fs::relative(e.path(), build).string()] = read_file(e.path());
-  }
-  return out;
-}
-
-exec::Captured build(const fs::path& project, const fs::path& cache, std::vector<std::string> more = {}) {
-  std::vector<std::string> args{"-C", project.string(), "--cache-dir", cache.string(), "-j2"};
-  args.insert(args.end(), more.begin(), more.end());
-  args.push_back("build");
-  return run_ob(args);
-}
-
 // examples/vector-cxx's manifest as a CMake project, compiled through the
 // launcher (CMAKE_CXX_COMPILER_LAUNCHER) by make -j2.
 void write_cmake_lists(const fs::path& project) {
@@ -139,7 +115,9 @@ void write_cmake_lists(const fs::path& project) {
              "target_link_options(vector PRIVATE -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu)\n");
 }
 
-exec::Captured cmake_build(const fs::path& project, const fs::path& cache, const std::string& remote) {
+// `more`: the environment of the build step only (not CMake's configure).
+exec::Captured cmake_build(const fs::path& project, const fs::path& cache, const std::string& remote,
+                           const Env& more = {}) {
   const fs::path build = project / "build";
   Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()},
           {"OFFLOAD_BUILD_REMOTE_EXECUTION", remote.empty() ? std::nullopt : std::optional(remote)},
@@ -152,6 +130,7 @@ exec::Captured cmake_build(const fs::path& project, const fs::path& cache, const
                         "-DCMAKE_CXX_COMPILER=/usr/bin/clang++-22", "-DCMAKE_CXX_COMPILER_LAUNCHER=" + std::string(OB_BINARY)},
                        project, env);
   if (conf.exit_code != 0) return conf;
+  env.insert(env.end(), more.begin(), more.end());
   return run_tool({"cmake", "--build", build.string(), "-j2"}, project, env);
 }
 
@@ -160,12 +139,6 @@ std::map<std::string, std::string> cmake_objects(const fs::path& build) {
   for (const auto& e : fs::recursive_directory_iterator(build / "CMakeFiles/vector.dir"))
     if (e.path().extension() == ".o") out[fs::relative(e.path(), build).string()] = read_file(e.path());
   return out;
-}
-
-uint64_t stat_of(const fs::path& cache, const char* field) {
-  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out).value(field, uint64_t(0));
 }
 
 bool can_hide() {
@@ -181,12 +154,8 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   TempDir tmp("ob-reapi");
   const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
   // The reference: the same checkout built here.
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
+  const auto expected = local_reference(project, tmp / "cache-local");
   REQUIRE(expected.size() == 12);  // 3 TUs: host IR, device object, package, host object
-  fs::remove_all(project / "build");
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
@@ -230,10 +199,25 @@ TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compi
   fs::remove_all(project / "build");
 
   Worker worker(tmp / "worker", project);
-  auto r = cmake_build(project, tmp / "cache-1", worker.url());
+  const fs::path trace = tmp / "trace.json";
+  auto r = cmake_build(project, tmp / "cache-1", worker.url(),
+                       {{"OFFLOAD_BUILD_EXPLAIN", "1"}, {"OFFLOAD_BUILD_TRACE", trace.string()}});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("warning") == std::string::npos);
+  // --explain and the trace say where each job ran: each compile's device
+  // pass, host parse and host codegen on the engine, its package here.
+  CHECK(count_occurrences(r.err, ": executed remotely (") == 9);
+  CHECK(count_occurrences(r.err, ": ran locally (not a job remote execution sends)") == 3);
+  size_t remote_events = 0, local_events = 0;
+  const auto events = nlohmann::json::parse(read_file(trace))["traceEvents"];
+  for (const auto& e : events) {
+    const std::string where = e.value("args", nlohmann::json::object()).value("where", "");
+    remote_events += where.starts_with("remote (");
+    local_events += where == "local";
+  }
+  CHECK(remote_events == 9);
+  CHECK(local_events == 3);
   // Each compile process sent its 3 device passes, host parses and host
   // codegens: the worker's count and ours.
   CHECK(worker.compiles() == 9);
@@ -286,12 +270,8 @@ TEST_CASE("remote execution: bare-gpu's sm_90 and gfx90a device passes run on Ba
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
   TempDir tmp("ob-reapi");
   const fs::path project = copy_example("bare-gpu", tmp.path() / "p");
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
-  const std::string program = read_file(project / "build/bare");
-  fs::remove_all(project / "build");
+  std::string program;
+  const auto expected = local_reference(project, tmp / "cache-local", "bare", &program);
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url()});
@@ -336,11 +316,7 @@ TEST_CASE("remote execution: a file the dependency scan cannot see fails remotel
              "}\n");
   write_file(project / "offload.json",
              R"({"name": "blob", "output": "blob", "sources": ["blob.c"], "targets": ["host"], "flags": ["-O2"]})");
-  auto local = build(project, tmp / "cache-local", {"--no-cache"});
-  INFO(local.err);
-  REQUIRE(local.exit_code == 0);
-  const auto expected = objects(project / "build");
-  fs::remove_all(project / "build");
+  const auto expected = local_reference(project, tmp / "cache-local");
 
   Worker worker(tmp / "worker", project);
   auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url(), "--explain"});

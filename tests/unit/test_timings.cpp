@@ -126,6 +126,7 @@ TEST_CASE("trace file read back: a round trip keeps the jobs and their dependenc
           "[timings]") {
   auto t = timeline({job(0, 1, {}, "first"), job(1, 1, {0}, "second")});
   t.jobs[1].target = "sm_90";
+  t.jobs[1].where = "remote (queued 0.01 s, ran 0.50 s)";  // remote execution
   const auto doc = nlohmann::json::parse(trace_document(trace_events(t, 42)));
   auto back = timeline_from_trace(doc, "t.json");
   REQUIRE(back);
@@ -133,6 +134,8 @@ TEST_CASE("trace file read back: a round trip keeps the jobs and their dependenc
   CHECK(back->title == "t.json: 1 process");
   CHECK(back->jobs[1].name == "second");
   CHECK(back->jobs[1].target == "sm_90");
+  CHECK(back->jobs[1].where == "remote (queued 0.01 s, ran 0.50 s)");
+  CHECK(back->jobs[0].where.empty());
   CHECK(back->jobs[1].deps == std::vector<size_t>{0});
   CHECK(back->jobs[1].start_s == Approx(1.0).margin(2e-6));
   CHECK(back->duration_s == Approx(2.0).margin(2e-6));

@@ -78,7 +78,6 @@ struct ActionResult {
 
 struct Capabilities {
   bool exec_enabled = false;
-  bool action_cache_update = false;    // UpdateActionResult allowed
   int64_t max_batch_bytes = 4 << 20;   // BatchUpdateBlobs total (0 from the engine: 4 MiB)
 };
 
@@ -96,8 +95,6 @@ class Client {
   // `error` only when the engine failed (unreachable, UNAVAILABLE, deadline,
   // bad digest, missing or oversized output): the caller runs it locally.
   virtual bool run(const Action& action, ActionResult& result, std::string& error) = 0;
-  // UpdateActionResult with outputs produced elsewhere (uploaded first).
-  virtual bool upload_result(const Action& action, const ActionResult& result, std::string& error) = 0;
   // Cancel every call in flight (Ctrl-C): run() returns false soon. Any thread.
   virtual void cancel() = 0;
 };
@@ -109,7 +106,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v1";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v2";
 inline constexpr const char* kModuleName = "libob-remote-execution.so";
 
 }  // namespace ob::reapi

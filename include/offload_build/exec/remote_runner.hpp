@@ -13,6 +13,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <ostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +23,10 @@
 
 #include "offload_build/exec/command_runner.hpp"
 #include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/report/timeline.hpp"
 #include "offload_build/util/result.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace ob {
 
@@ -65,6 +70,20 @@ class RemoteRunner : public CommandRunner {
   RemoteRunner* remote() override { return this; }
   virtual Counts counts() const = 0;
 };
+
+// Where each of the plan's jobs ran, as `runner` noted it (manifest builds
+// and launcher compiles alike).
+using RemoteNotes = std::map<JobId, RemoteJobNote>;
+RemoteNotes remote_notes(const RemoteRunner& runner, const Plan& plan);
+// --explain: one line per noted job ("offload-build: explain: device sm_90
+// src/k.c: executed remotely (queued 0.01 s, ran 0.52 s)").
+void explain_remote(const Plan& plan, const RemoteNotes& notes, std::ostream& out);
+// --report and the trace: a job's note as {"where", "queued_s", "executed_s",
+// "why"}; the function for ReportData::execution (empty without notes).
+nlohmann::json remote_note_json(const RemoteJobNote& note);
+std::function<std::optional<nlohmann::json>(const Job&)> remote_execution_of(const RemoteNotes& notes);
+// --timings (the trace and the HTML page): each noted job's TimelineJob::where.
+void mark_remote(report::Timeline& timeline, const RemoteNotes& notes);
 
 struct RemoteRunnerSetup {
   RemoteExecutionConfig config;

@@ -24,6 +24,10 @@ struct TimelineJob {
   double start_s = 0;    // seconds after Timeline::origin
   double duration_s = 0;
   double cpu_s = 0;      // CPU seconds (user + system) of a job that ran; 0 when served
+  // Under remote execution, where it ran: "remote (queued 0.01 s, ran 0.52 s)"
+  // (or "remote (the engine gave no times)"),
+  // "engine cache", "local after all: WHY", "local"; "" without.
+  std::string where;
   std::vector<size_t> deps;  // indices into Timeline::jobs
 };
 

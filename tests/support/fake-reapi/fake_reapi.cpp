@@ -1,0 +1,280 @@
+// A Remote Execution API v2 engine that lies, for the fault tests of remote
+// execution (tests/integration/test_remote_faults.cpp, docs/DISTRIBUTED.md).
+// A real gRPC C++ server on 127.0.0.1:PORT (the REAPI services generated from
+// the same protos as the client): it stores what the client uploads, runs a
+// compiler check (`COMPILER --version`) for real, and answers every other
+// action, from its action cache and from Execute alike, with a result that is
+// wrong in the way --mode says:
+//
+//   bad-digest  each output names a digest whose bytes in the CAS have another
+//               digest (same size, other content)
+//   missing     the result has no output files
+//   oversized   each output names a digest of 1 TiB
+//
+// Each call it answers is one line on stdout (the test's log): the test checks
+// that the client asked for what it then refused.
+//
+//   ob_fake_reapi --port PORT --mode MODE
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
+#include "google/bytestream/bytestream.grpc.pb.h"
+#include "google/longrunning/operations.pb.h"
+
+extern char** environ;
+
+namespace {
+
+namespace re = build::bazel::remote::execution::v2;
+namespace bs = google::bytestream;
+
+constexpr const char* kMetadataKey = "build.bazel.remote.execution.v2.requestmetadata-bin";
+
+std::mutex log_m;
+void say(const std::string& line) {
+  std::lock_guard lock(log_m);
+  std::cout << line << std::endl;
+}
+
+// The blobs the client uploaded, and the forged ones, by hash.
+struct Store {
+  std::mutex m;
+  std::map<std::string, std::string> blobs;
+  bool get(const std::string& hash, std::string& out) {
+    std::lock_guard lock(m);
+    auto it = blobs.find(hash);
+    if (it == blobs.end()) return false;
+    out = it->second;
+    return true;
+  }
+  void put(const std::string& hash, std::string data) {
+    std::lock_guard lock(m);
+    blobs[hash] = std::move(data);
+  }
+};
+
+std::string mode;
+Store store;
+
+// Every call must carry the RequestMetadata header, as Bazel's worker asks.
+grpc::Status check_metadata(grpc::ServerContext* ctx) {
+  if (ctx->client_metadata().find(kMetadataKey) == ctx->client_metadata().end())
+    return {grpc::StatusCode::INVALID_ARGUMENT, "no RequestMetadata header"};
+  return grpc::Status::OK;
+}
+
+// `argv`'s stdout and exit code, run here (the compiler check only).
+int run_here(const std::vector<std::string>& argv, std::string& out) {
+  int pipe_fd[2];
+  if (pipe(pipe_fd) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fd[1], 1);
+  posix_spawn_file_actions_addclose(&actions, pipe_fd[0]);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fd[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(pipe_fd[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  close(pipe_fd[0]);
+  if (rc != 0) return 127;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+// The wrong result for `command`'s outputs (--mode).
+re::ActionResult lie(const re::Command& command) {
+  re::ActionResult ar;
+  ar.set_exit_code(0);
+  for (const auto& path : command.output_files()) {
+    auto* f = ar.add_output_files();
+    f->set_path(path);
+    if (mode == "missing") {
+      ar.clear_output_files();
+      break;
+    }
+    if (mode == "oversized") {
+      f->mutable_digest()->set_hash(std::string(64, 'e'));
+      f->mutable_digest()->set_size_bytes(int64_t(1) << 40);
+      continue;
+    }
+    // bad-digest: a digest named after one content, the CAS holding another
+    // of the same size under it.
+    const std::string forged = "not the object " + path + "\n";
+    std::string hash(64, '0');
+    std::snprintf(hash.data(), 17, "%016zx", std::hash<std::string>{}(path));
+    hash[16] = '0';
+    store.put(hash, forged);
+    f->mutable_digest()->set_hash(hash);
+    f->mutable_digest()->set_size_bytes(int64_t(forged.size()));
+  }
+  return ar;
+}
+
+bool load(const re::Digest& d, google::protobuf::Message& msg) {
+  std::string data;
+  return store.get(d.hash(), data) && msg.ParseFromString(data);
+}
+
+class CapabilitiesService final : public re::Capabilities::Service {
+  grpc::Status GetCapabilities(grpc::ServerContext* ctx, const re::GetCapabilitiesRequest*,
+                               re::ServerCapabilities* caps) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    say("GetCapabilities");
+    caps->mutable_execution_capabilities()->set_exec_enabled(true);
+    caps->mutable_execution_capabilities()->set_digest_function(re::DigestFunction::SHA256);
+    caps->mutable_cache_capabilities()->add_digest_function(re::DigestFunction::SHA256);
+    caps->mutable_cache_capabilities()->set_max_batch_total_size_bytes(4 << 20);
+    caps->mutable_low_api_version()->set_major(2);
+    caps->mutable_high_api_version()->set_major(2);
+    return grpc::Status::OK;
+  }
+};
+
+class CasService final : public re::ContentAddressableStorage::Service {
+  grpc::Status FindMissingBlobs(grpc::ServerContext* ctx, const re::FindMissingBlobsRequest* req,
+                                re::FindMissingBlobsResponse* resp) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    std::string ignored;
+    for (const auto& d : req->blob_digests())
+      if (!store.get(d.hash(), ignored)) *resp->add_missing_blob_digests() = d;
+    return grpc::Status::OK;
+  }
+  grpc::Status BatchUpdateBlobs(grpc::ServerContext* ctx, const re::BatchUpdateBlobsRequest* req,
+                                re::BatchUpdateBlobsResponse* resp) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    for (const auto& r : req->requests()) {
+      store.put(r.digest().hash(), r.data());
+      auto* out = resp->add_responses();
+      *out->mutable_digest() = r.digest();
+    }
+    return grpc::Status::OK;
+  }
+};
+
+class ByteStreamService final : public bs::ByteStream::Service {
+  grpc::Status Read(grpc::ServerContext* ctx, const bs::ReadRequest* req,
+                    grpc::ServerWriter<bs::ReadResponse>* writer) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    // [INSTANCE/]blobs/HASH/SIZE
+    const std::string& name = req->resource_name();
+    const size_t at = name.find("blobs/");
+    const std::string hash = at == std::string::npos ? "" : name.substr(at + 6, 64);
+    say("ByteStream Read " + hash);
+    std::string data;
+    if (!store.get(hash, data)) return {grpc::StatusCode::NOT_FOUND, "no blob " + hash};
+    bs::ReadResponse chunk;
+    chunk.set_data(data);
+    writer->Write(chunk);
+    return grpc::Status::OK;
+  }
+  grpc::Status Write(grpc::ServerContext* ctx, grpc::ServerReader<bs::WriteRequest>* reader,
+                     bs::WriteResponse* resp) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    bs::WriteRequest req;
+    std::string name, data;
+    while (reader->Read(&req)) {
+      if (!req.resource_name().empty()) name = req.resource_name();
+      data += req.data();
+    }
+    const size_t at = name.find("/blobs/");
+    if (at == std::string::npos) return {grpc::StatusCode::INVALID_ARGUMENT, "bad resource name " + name};
+    store.put(name.substr(at + 7, 64), data);
+    resp->set_committed_size(int64_t(data.size()));
+    return grpc::Status::OK;
+  }
+};
+
+class ActionCacheService final : public re::ActionCache::Service {
+  grpc::Status GetActionResult(grpc::ServerContext* ctx, const re::GetActionResultRequest* req,
+                               re::ActionResult* result) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    re::Action action;
+    re::Command command;
+    if (!load(req->action_digest(), action) || !load(action.command_digest(), command))
+      return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+    say("GetActionResult lied");
+    *result = lie(command);
+    return grpc::Status::OK;
+  }
+};
+
+class ExecutionService final : public re::Execution::Service {
+  grpc::Status Execute(grpc::ServerContext* ctx, const re::ExecuteRequest* req,
+                       grpc::ServerWriter<google::longrunning::Operation>* writer) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    re::Action action;
+    re::Command command;
+    if (!load(req->action_digest(), action) || !load(action.command_digest(), command))
+      return {grpc::StatusCode::FAILED_PRECONDITION, "the action or its command is not in the CAS"};
+    re::ExecuteResponse response;
+    std::vector<std::string> argv(command.arguments().begin(), command.arguments().end());
+    if (argv.size() == 2 && argv[1] == "--version") {
+      // The compiler check: answered truly, so that the build goes on to send its compiles.
+      std::string out;
+      response.mutable_result()->set_exit_code(run_here(argv, out));
+      response.mutable_result()->set_stdout_raw(out);
+      say("Execute compiler check " + argv[0]);
+    } else {
+      *response.mutable_result() = lie(command);
+      say("Execute lied");
+    }
+    google::longrunning::Operation op;
+    op.set_name("operations/" + req->action_digest().hash());
+    op.set_done(true);
+    op.mutable_response()->PackFrom(response);
+    writer->Write(op);
+    return grpc::Status::OK;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string port;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--port") == 0) port = argv[i + 1];
+    else if (std::strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
+  }
+  if (port.empty() || (mode != "bad-digest" && mode != "missing" && mode != "oversized")) {
+    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized\n";
+    return 2;
+  }
+  CapabilitiesService capabilities;
+  CasService cas;
+  ByteStreamService bytestream;
+  ActionCacheService action_cache;
+  ExecutionService execution;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:" + port, grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  for (grpc::Service* s : std::initializer_list<grpc::Service*>{&capabilities, &cas, &bytestream, &action_cache,
+                                                                &execution})
+    builder.RegisterService(s);
+  auto server = builder.BuildAndStart();
+  if (!server) {
+    std::cerr << "ob_fake_reapi: cannot listen on 127.0.0.1:" << port << "\n";
+    return 1;
+  }
+  say("listening on 127.0.0.1:" + port + " mode " + mode);
+  server->Wait();
+}
