@@ -42,7 +42,7 @@ std::string content(const fs::path& f, const char* missing) {
 std::map<std::string, std::string> file_hashes(const fs::path& workspace_root, const std::vector<fs::path>& dirs) {
   std::map<std::string, std::string> out;
   auto add = [&](const fs::path& f, const char* missing) {
-    cache::Hasher h;
+    storage::Hasher h;
     h.field("content", content(f, missing));
     out[f.lexically_relative(workspace_root).string()] = h.hex();
   };
@@ -53,7 +53,7 @@ std::map<std::string, std::string> file_hashes(const fs::path& workspace_root, c
 }
 
 std::string files_digest(const fs::path& workspace_root, const std::vector<fs::path>& crate_dirs) {
-  cache::Hasher h;
+  storage::Hasher h;
   h.field("Cargo.lock", content(workspace_root / "Cargo.lock", "<none>"));
   for (const auto& dir : crate_dirs)
     for (const auto& f : crate_files(dir)) {
@@ -64,7 +64,7 @@ std::string files_digest(const fs::path& workspace_root, const std::vector<fs::p
 }
 
 std::string key(const KeyInputs& in) {
-  cache::Hasher h;
+  storage::Hasher h;
   h.field("cargo-device", "1");
   h.field("rustc", in.rustc_version);
   h.field("llvm", in.llvm);

@@ -35,7 +35,7 @@ bool is_key(const json& j) {
   return true;
 }
 
-Result<json> parse_object(const Entry& entry) {
+Result<json> parse_object(const storage::Entry& entry) {
   json doc = util::parse_lossless(entry.metadata);
   if (doc.is_discarded()) return bad("not JSON");
   if (!doc.is_object()) return bad("not an object");
@@ -51,7 +51,7 @@ std::string encode_result_meta(const ResultMeta& meta) {
   return util::dump_lossless(j);
 }
 
-Result<ResultMeta> decode_result_meta(const Entry& entry) {
+Result<ResultMeta> decode_result_meta(const storage::Entry& entry) {
   auto doc = parse_object(entry);
   if (!doc) return doc.error();
   ResultMeta meta;
@@ -97,7 +97,7 @@ std::string encode_manifest_meta(const std::vector<Candidate>& candidates) {
   return util::dump_lossless(json{{"candidates", arr}});
 }
 
-Result<std::vector<Candidate>> decode_manifest_meta(const Entry& entry) {
+Result<std::vector<Candidate>> decode_manifest_meta(const storage::Entry& entry) {
   if (!entry.files.empty()) return bad("a manifest entry holds files");
   auto doc = parse_object(entry);
   if (!doc) return doc.error();
@@ -122,7 +122,7 @@ Result<std::vector<Candidate>> decode_manifest_meta(const Entry& entry) {
   return out;
 }
 
-std::string entry_problem(std::string_view kind, const Entry& entry) {
+std::string entry_problem(std::string_view kind, const storage::Entry& entry) {
   if (kind == "result") {
     if (auto m = decode_result_meta(entry); !m) return m.error().message;
   } else if (kind == "manifest") {

@@ -115,7 +115,7 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
     f.exists = true;
     // Path, size and mtime (ccache's "mtime" check), from the stat above: a
     // compile reads dozens of system headers and this is hashed for each.
-    f.sha256 = sha256_hex(fmt::format("system file {} size={} mtime={}.{:09}", full.string(),
+    f.sha256 = storage::sha256_hex(fmt::format("system file {} size={} mtime={}.{:09}", full.string(),
                                       st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
     f.device = st.st_dev;
     f.inode = st.st_ino;
@@ -127,7 +127,7 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   if (!read) return f;
   const std::string& text = *read;
   f.exists = true;
-  f.sha256 = sha256_hex(text);
+  f.sha256 = storage::sha256_hex(text);
   f.device = st.st_dev;
   f.inode = st.st_ino;
   f.time_macros = mentions_time_macros(text);

@@ -43,10 +43,10 @@ bool names_kernels_by_inode(const std::string& data) {
 
 // The manifest entry's candidates, newest first; empty when absent. A
 // manifest entry that does not validate is corrupt: removed, and `corrupt` set.
-std::vector<Candidate> candidates_of(LayeredStorage& storage, const std::string& key, Lookup& lookup,
+std::vector<Candidate> candidates_of(storage::LayeredStorage& storage, const std::string& key, storage::Lookup& lookup,
                                      bool& corrupt) {
-  corrupt = lookup.status == LookupStatus::Corrupt;
-  if (lookup.status != LookupStatus::Hit) return {};
+  corrupt = lookup.status == storage::LookupStatus::Corrupt;
+  if (lookup.status != storage::LookupStatus::Hit) return {};
   auto candidates = decode_manifest_meta(lookup.entry);
   if (candidates) return std::move(*candidates);
   storage.discard("manifest", key);
@@ -63,7 +63,7 @@ std::vector<fs::path> project_dirs(const Plan& plan) {
 
 }  // namespace
 
-JobCache::JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
+JobCache::JobCache(storage::LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
       files_(project_dirs(plan), options_.system_dirs, NameRoots{plan.base_dirs, plan.name_anchor}),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
@@ -83,9 +83,9 @@ void JobCache::explain(const Job& job, const std::string& line) {
     said_[job.id].explain += "offload-build: explain: " + job_id(job, plan_.cwd) + ": " + line + "\n";
 }
 
-void JobCache::attach(ExecOptions& exec) {
+void JobCache::attach(exec::ExecOptions& exec) {
   exec.serve = [this](const Job& job, const std::vector<fs::path>& temps) { return serve(job, temps); };
-  exec.after_serve = [this](const Job& job, Served) { after_serve(job); };
+  exec.after_serve = [this](const Job& job, exec::Served) { after_serve(job); };
   exec.after_run = [this](const Job& job, const std::vector<fs::path>& temps,
                           const std::optional<fs::path>& depfile, std::string_view output) {
     store(job, temps, depfile, output);
@@ -110,7 +110,7 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
                                                      std::vector<Dep>& matched, Lock& lock) {
   if (!job.depfile) return result_key(key, {});
   lock.unlock();
-  Lookup manifest = storage_.get("manifest", key.direct);
+  storage::Lookup manifest = storage_.get("manifest", key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
   lock.lock();
@@ -130,11 +130,11 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
     // The newest entry's first difference, for --explain without a build state.
     if (changed.empty()) changed = dep_change(*failed, files_, plan_.cwd);
   }
-  reason = manifest.status == LookupStatus::Hit ? "inputs changed" : "no entry";
+  reason = manifest.status == storage::LookupStatus::Hit ? "inputs changed" : "no entry";
   return std::nullopt;
 }
 
-JobCache::Restored JobCache::restore(const Job& job, const Entry& entry,
+JobCache::Restored JobCache::restore(const Job& job, const storage::Entry& entry,
                                      const std::vector<fs::path>& temps, std::string& diagnostics,
                                      size_t& jobs) {
   // After the outputs: a kept depfile (Job::keep_depfile; its temporary comes
@@ -200,7 +200,7 @@ std::optional<std::vector<Dep>> JobCache::reads() const {
   return all;
 }
 
-Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
+exec::Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   const std::string id = job_id(job, plan_.cwd);
@@ -208,18 +208,18 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
     if (!job.uncacheable_reason.empty()) explain(job, "not cached: " + job.uncacheable_reason);
     else if (options_.explain && options_.planner_explain && !state_.knows(id))
       if (auto said = options_.planner_explain(job)) explain(job, "not cached, runs: " + *said);
-    return Served::No;
+    return exec::Served::No;
   }
   Pending pending{describe_job(plan_, job)};
   if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
     explain(job, "up to date");
-    return Served::UpToDate;
+    return exec::Served::UpToDate;
   }
   hash_inputs(pending.key, plan_, job, files_);
   if (pending.key.inputs_missing) {
     pending.storable = false;
     pending_[job.id] = std::move(pending);
-    return Served::No;
+    return exec::Served::No;
   }
   for (const auto& in : job.inputs) {
     if (files_.get(in, plan_.cwd).time_macros && !options_.allow_time_macros) {
@@ -227,7 +227,7 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
       miss(job, "time macros", "source uses __DATE__/__TIME__/__TIMESTAMP__; not cached "
                                "(set \"cache_time_macros\": true to allow)");
       pending_[job.id] = std::move(pending);
-      return Served::No;
+      return exec::Served::No;
     }
   }
 
@@ -237,30 +237,30 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
   if (rkey) {
     // The job's own temporaries and the storage: nothing of ours, unlocked.
     lock.unlock();
-    Lookup result = storage_.get("result", *rkey);
+    storage::Lookup result = storage_.get("result", *rkey);
     std::string diagnostics;
     size_t jobs = 1;
-    Restored restored = result.status == LookupStatus::Hit
+    Restored restored = result.status == storage::LookupStatus::Hit
                             ? restore(job, result.entry, temps, diagnostics, jobs)
                             : Restored::Unwritable;
     if (restored == Restored::Corrupt) {
       storage_.discard("result", *rkey);
-      result.status = LookupStatus::Corrupt;
+      result.status = storage::LookupStatus::Corrupt;
     }
     lock.lock();
-    if (result.status == LookupStatus::Hit && restored == Restored::Ok) {
+    if (result.status == storage::LookupStatus::Hit && restored == Restored::Ok) {
       counters_.hits += jobs;
       if (jobs > 1) ++counters_.whole_compiles;
       explain(job, "hit");
       if (!diagnostics.empty()) said_[job.id].diagnostics = std::move(diagnostics);
       remember(id, pending.key, deps, temps, job);
-      return Served::FromCache;
+      return exec::Served::FromCache;
     }
-    if (result.status == LookupStatus::Corrupt) {
+    if (result.status == storage::LookupStatus::Corrupt) {
       ++counters_.corrupt;
       reason = "corrupt";
     } else {
-      reason = result.status == LookupStatus::Hit ? "unwritable output" : "no entry";
+      reason = result.status == storage::LookupStatus::Hit ? "unwritable output" : "no entry";
     }
   }
   std::string detail = reason == "corrupt" ? "the cache entry was corrupt (removed; rebuilding)"
@@ -273,7 +273,7 @@ Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
     if (auto said = options_.planner_explain(job)) detail = *said;
   miss(job, reason, detail);
   pending_[job.id] = std::move(pending);
-  return Served::No;
+  return exec::Served::No;
 }
 
 std::vector<Dep> JobCache::deps_from_depfile(const Job& job, std::string_view depfile,
@@ -295,7 +295,7 @@ std::vector<Dep> JobCache::deps_from_depfile(const Job& job, std::string_view de
 
 void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
                                const std::string& result) {
-  Lookup lookup = storage_.get("manifest", key.direct);
+  storage::Lookup lookup = storage_.get("manifest", key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, lookup, corrupt);
   std::vector<Candidate> updated{{deps, result}};
@@ -303,7 +303,7 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
     if (updated.size() >= kMaxCandidates) break;
     if (c.result != result) updated.push_back(std::move(c));
   }
-  storage_.put("manifest", key.direct, Entry{encode_manifest_meta(updated), {}});
+  storage_.put("manifest", key.direct, storage::Entry{encode_manifest_meta(updated), {}});
 }
 
 void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
@@ -319,7 +319,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   std::optional<std::vector<std::string>> lookups;
   std::string unrecorded;
   if (job.records_lookups) {
-    const fs::path record = temporary_path(*job.depfile, job.id).string() + OB_LOOKUPS_SUFFIX;
+    const fs::path record = exec::temporary_path(*job.depfile, job.id).string() + OB_LOOKUPS_SUFFIX;
     lookups = read_lookups(record, unrecorded);
     std::error_code ec;
     fs::remove(record, ec);
@@ -367,7 +367,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
   put_result(job, pending, temps, deps, std::move(kept), diagnostics, 1);
   // For a later --explain in a checkout elsewhere (local only: a hint, not a result).
   storage_.put_local("place", place_free_key(plan_, job, pending.key),
-                     Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
+                     storage::Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
 }
 
 void JobCache::store_whole(const Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
@@ -386,11 +386,11 @@ void JobCache::store_whole(const Job& job, const std::vector<fs::path>& outputs,
 void JobCache::put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
                           const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
                           std::string_view diagnostics, size_t jobs) {
-  Entry entry;
+  storage::Entry entry;
   ResultMeta meta{job_id(job, plan_.cwd), {}, !diagnostics.empty()};
   meta.jobs = jobs;
   for (size_t i = 0; i < job.outputs.size(); ++i) {
-    auto data = util::read_file(temps[i], kMaxPayloadSize);
+    auto data = util::read_file(temps[i], storage::kMaxPayloadSize);
     if (!data) return;  // not a regular file, or too big to cache: the build is fine
     entry.files.push_back({job.outputs[i].filename().string(), std::move(*data)});
     // Keyed without inodes, so it must not hold inode names (docs/CACHE.md).
@@ -416,9 +416,9 @@ void JobCache::put_result(const Job& job, const Pending& pending, const std::vec
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {
-  Lookup found = storage_.get_local("place", place_free_key(plan_, job, key));
+  storage::Lookup found = storage_.get_local("place", place_free_key(plan_, job, key));
   std::optional<std::string> said;
-  if (found.status == LookupStatus::Hit)
+  if (found.status == storage::LookupStatus::Hit)
     if (auto earlier = decode_place_meta(found.entry)) said = explain_place(*earlier, place_record(plan_, key));
   const std::string id = job_id(job, plan_.cwd);
   if (said) {

@@ -34,7 +34,7 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
 namespace {
 
 // Key fields of a Dep: the content, and the identity kernel names embed.
-void hash_dep(Hasher& h, const char* field, const Dep& d) {
+void hash_dep(storage::Hasher& h, const char* field, const Dep& d) {
   h.field(field, d.path).field("sha", d.sha256);
   if (d.inode) h.field("id", std::to_string(d.device) + ":" + std::to_string(d.inode));
   if (!d.name.empty()) h.field("name", d.name);
@@ -109,7 +109,7 @@ void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& 
     key.inputs.push_back(make_dep(plan, job, arg_path(in, plan.cwd).string(), f));
   }
 
-  Hasher h;
+  storage::Hasher h;
   h.field("format", kKeyFormat).field("kind", job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
   for (const auto& t : key.tools) h.field("tool", t);
@@ -126,7 +126,7 @@ JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) 
 }
 
 std::string result_key(const JobKey& key, const std::vector<Dep>& deps) {
-  Hasher h;
+  storage::Hasher h;
   h.field("direct", key.direct);
   for (const auto& d : deps) hash_dep(h, "dep", d);
   return h.hex();

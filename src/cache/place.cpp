@@ -63,7 +63,7 @@ fs::path common_parent(const fs::path& a, const fs::path& b) {
 
 std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key) {
   const fs::path top = top_of(plan.cwd);
-  Hasher h;
+  storage::Hasher h;
   h.field("format", std::string(kKeyFormat) + " place-free, program-free").field("kind", job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
   for (const auto& a : key.argv) h.field("arg", portable(a, plan.cwd, top));
@@ -88,7 +88,7 @@ std::string encode_place_meta(const PlaceRecord& record) {
       json{{"cwd", record.cwd}, {"tools", record.tools}, {"argv", record.argv}, {"inputs", inputs}});
 }
 
-Result<PlaceRecord> decode_place_meta(const Entry& entry) {
+Result<PlaceRecord> decode_place_meta(const storage::Entry& entry) {
   auto bad = [](const char* what) { return Error::failure(std::string("bad metadata: ") + what); };
   const json doc = util::parse_lossless(entry.metadata);
   if (!doc.is_object() || doc.size() != 4 || !entry.files.empty()) return bad("not a place entry");

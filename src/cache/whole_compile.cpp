@@ -29,7 +29,7 @@ std::vector<std::string> split_facts(const config::Config& c) {
           std::string("PATH=") + (path ? path : "")};
 }
 
-WholeCompile::WholeCompile(LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs)
+WholeCompile::WholeCompile(storage::LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs)
     : plan_(std::move(plan)), cache_(storage, plan_, whole_options(said_, std::move(system_dirs))) {}
 
 std::optional<std::string> WholeCompile::serve() {
@@ -37,12 +37,12 @@ std::optional<std::string> WholeCompile::serve() {
   std::vector<fs::path> finals = job.outputs;
   if (job.keep_depfile) finals.push_back(*job.depfile);
   std::vector<fs::path> temps;
-  for (const auto& f : finals) temps.push_back(temporary_path(f, job.id));
+  for (const auto& f : finals) temps.push_back(exec::temporary_path(f, job.id));
   auto remove_temps = [&] {
     std::error_code ec;
     for (const auto& t : temps) fs::remove(t, ec);
   };
-  if (cache_.serve(job, temps) != Served::FromCache) {
+  if (cache_.serve(job, temps) != exec::Served::FromCache) {
     remove_temps();  // a failed restore may have written some
     return std::nullopt;
   }

@@ -206,7 +206,7 @@ int dispatch(int argc, char** argv) {
   }
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
   if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
-  cache::hide_remote_credentials(global.config);  // before any command starts
+  storage::hide_remote_credentials(global.config);  // before any command starts
 
   util::set_color(util::decide_color(
       util::parse_color_choice(global.config.text("color")).value_or(util::ColorChoice::Auto),

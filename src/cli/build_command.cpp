@@ -47,7 +47,7 @@ Error no_manifest(const fs::path& file) {
       file.string()));
 }
 
-void print_summary(const ExecSummary& s, double seconds, bool quiet) {
+void print_summary(const exec::ExecSummary& s, double seconds, bool quiet) {
   if (quiet) return;
   std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
                                  s.jobs_run);
@@ -57,7 +57,7 @@ void print_summary(const ExecSummary& s, double seconds, bool quiet) {
 }
 
 // Where the jobs ran, after a build with remote_execution.
-void print_remote_summary(const RemoteRunner::Counts& c) {
+void print_remote_summary(const exec::RemoteRunner::Counts& c) {
   std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' '
             << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
                            "after all, {} local; {} uploaded",
@@ -88,13 +88,13 @@ struct BuildSession {
   std::map<JobId, cache::JobCache::MissNote> misses;
   nlohmann::json tools = nlohmann::json::object();
   std::optional<double> seconds;  // the build's time, taken when its jobs ended
-  RemoteNotes remote;  // where each job ran, under remote execution
+  exec::RemoteNotes remote;  // where each job ran, under remote execution
 };
 
-BuildResult outcome(const Result<fs::path>& result) {
-  return result ? BuildResult::Ok
-         : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
-                                                         : BuildResult::Failed;
+report::BuildResult outcome(const Result<fs::path>& result) {
+  return result ? report::BuildResult::Ok
+         : result.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
+                                                         : report::BuildResult::Failed;
 }
 
 Result<void> write_build_report(const fs::path& file, const BuildSession& s,
@@ -170,7 +170,7 @@ Result<fs::path> build(const Request& o) {
     auto timeline = report::timeline_of(*session.plan, session.recorder, session.project, "manifest",
                                         session.started, outcome(result));
     if (session.seconds) timeline.duration_s = *session.seconds;
-    mark_remote(timeline, session.remote);
+    exec::mark_remote(timeline, session.remote);
     write_pictures(o, timeline, session.plan->build_dir / report::kTimingsFileName, false);
   }
   return result;
@@ -210,7 +210,7 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   // descriptors must not be mistaken for ours (the signal self-pipe's).
   BuildContext context(o);
   const config::Config& c = o.config;
-  exec::set_echo_policy({c.flag("verbose"), nullptr});
+  process::set_echo_policy({c.flag("verbose"), nullptr});
   const fs::path file = manifest_path(o);
   session.manifest = file;
   if (auto program = noop_build(o, file, [&session] { return session.recorder.elapsed(); }))
@@ -237,27 +237,27 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   PlanOptions plan_options{driver_probe.get(), c.flag("two_parse"), probe_jobs(c, context.jobserver()), nullptr};
   if (c.flag("verbose"))
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
-  exec::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
+  process::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
   Plan plan = make_plan(*manifest, *toolchain, plan_options);
-  if (exec::interrupted()) return Error{"interrupted", exit_code::interrupted};
+  if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
   use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(c, manifest->base_dir), probe_memo, c);
   if (o.compdb) OB_TRY(write_compilation_database(plan));
   if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
+    std::cout << exec::dry_run_script(plan) << std::flush;
     return plan.program;
   }
 
   // On a terminal a status line that the commands' output must not tear: the
   // runner buffers their output and the console prints it whole.
   report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(c.flag("quiet")), 0}, &std::cerr);
-  ProgressTee listeners({&console, &session.recorder});
+  report::ProgressTee listeners({&console, &session.recorder});
   // Output is always buffered (as ninja does): printed whole when a job ends,
   // and stored with its outputs so that a cache hit prints its warnings again.
   auto remote = context.remote_runner(plan);
   if (!remote) return remote.error();
-  RemoteRunner* remote_runner = remote->get();
-  std::unique_ptr<CommandRunner> runner =
-      *remote ? std::unique_ptr<CommandRunner>(std::move(*remote)) : make_process_runner(true);
+  exec::RemoteRunner* remote_runner = remote->get();
+  std::unique_ptr<exec::CommandRunner> runner =
+      *remote ? std::unique_ptr<exec::CommandRunner>(std::move(*remote)) : exec::make_process_runner(true);
   BuildContext::RunOptions run;
   run.observer = &listeners;
   run.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
@@ -286,8 +286,8 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   auto& summary = ran.summary;
   session.seconds = session.recorder.elapsed();
   if (remote_runner) {
-    session.remote = remote_notes(*remote_runner, plan);
-    if (c.flag("explain")) explain_remote(plan, session.remote, std::cerr);
+    session.remote = exec::remote_notes(*remote_runner, plan);
+    if (c.flag("explain")) exec::explain_remote(plan, session.remote, std::cerr);
   }
   if (o.report || wants_pictures(o)) session.plan = plan;
   if (o.report) {

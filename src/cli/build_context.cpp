@@ -13,30 +13,30 @@
 
 namespace ob::cli {
 
-cache::Storage local_cache(const config::Config& c) {
-  return cache::Storage(cache_dir_for(c, std::nullopt), max_size_for(c, std::nullopt), cache::Trust::from_config(c));
+storage::Storage local_cache(const config::Config& c) {
+  return storage::Storage(cache_dir_for(c, std::nullopt), max_size_for(c, std::nullopt), storage::Trust::from_config(c));
 }
 
 BuildContext::BuildContext(const Request& options)
-    : options_(options), jobserver_(exec::jobserver_from_environment()) {}
+    : options_(options), jobserver_(process::jobserver_from_environment()) {}
 
 Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
   if (opened_) return {};
   opened_ = true;
   cache_dir_ = cache_dir_for(config(), project.cache_dir);
   if (config().flag("no_cache")) return {};
-  storage_.emplace(cache_dir_, max_size_for(config(), project.max_size), cache::Trust::from_config(config()));
-  auto remotes = cache::configured_remotes(config(), project.remote_storage);
+  storage_.emplace(cache_dir_, max_size_for(config(), project.max_size), storage::Trust::from_config(config()));
+  auto remotes = storage::configured_remotes(config(), project.remote_storage);
   if (!remotes) {
     if (remote_errors == RemoteErrors::Fail) return remotes.error();
     // A bad remote URL does not stop a compile: it is said, and not used.
     std::cerr << "offload-build: warning: " << remotes.error().message
               << "; compiling without remote storage\n";
-    remotes = std::vector<cache::RemoteConfig>{};
+    remotes = std::vector<storage::RemoteConfig>{};
   }
   if (config().flag("verbose") && remote_errors == RemoteErrors::Fail)
     for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
-  cache::LayeredOptions layered;
+  storage::LayeredOptions layered;
   if (remote_errors == RemoteErrors::WarnOncePerBuild)
     layered.first_in_build = [dir = storage_->dir()](const std::string& code) {
       return first_in_build(dir, "remote " + code);
@@ -54,12 +54,12 @@ std::optional<fs::path> BuildContext::probe_memo() const {
 
 std::optional<fs::path> BuildContext::probe_memo_of(const config::Config& c) {
   if (c.flag("no_cache")) return std::nullopt;
-  const cache::Storage storage = local_cache(c);
+  const storage::Storage storage = local_cache(c);
   if (!storage.trusted() || storage.shared()) return std::nullopt;
   return storage.dir() / "probes";
 }
 
-void BuildContext::limit_parallelism(ExecOptions& exec) {
+void BuildContext::limit_parallelism(exec::ExecOptions& exec) {
   exec.parallelism = effective_jobs(config());
   // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
   if (jobserver_.serial) exec.parallelism = 1;
@@ -69,12 +69,12 @@ void BuildContext::limit_parallelism(ExecOptions& exec) {
   }
 }
 
-Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& plan, RemoteFor use) {
+Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const Plan& plan, RemoteFor use) {
   const std::string url = options_.config.text("remote_execution");
-  if (url.empty()) return std::unique_ptr<RemoteRunner>();
-  auto engine = parse_remote_execution(url);
+  if (url.empty()) return std::unique_ptr<exec::RemoteRunner>();
+  auto engine = exec::parse_remote_execution(url);
   if (!engine) return engine.error();
-  RemoteRunnerSetup setup;
+  exec::RemoteRunnerSetup setup;
   setup.config = std::move(*engine);
   if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   setup.plan = &plan;
@@ -100,15 +100,15 @@ Result<std::unique_ptr<RemoteRunner>> BuildContext::remote_runner(const Plan& pl
       const std::string code = "remote-execution compiler " + key;
       return mark ? first_in_build(dir, code) : said_in_build(dir, code);
     };
-  return make_remote_runner(std::move(setup));
+  return exec::make_remote_runner(std::move(setup));
 }
 
-BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner, RunOptions run) {
-  ExecOptions exec;
+BuildContext::Ran BuildContext::run_plan(const Plan& plan, exec::CommandRunner& runner, RunOptions run) {
+  exec::ExecOptions exec;
   limit_parallelism(exec);
   // Remote jobs have their own limit (the remote_execution's jobs), beside
   // the local slots the runner keeps for what runs here.
-  RemoteRunner* remote = runner.remote();
+  exec::RemoteRunner* remote = runner.remote();
   if (remote) exec.parallelism += remote->remote_jobs();
   exec.observer = run.observer;
   exec.check_outputs = std::move(run.check_outputs);
@@ -123,10 +123,10 @@ BuildContext::Ran BuildContext::run_plan(const Plan& plan, CommandRunner& runner
     // a lookup takes microseconds and the hand-off would cost more.
     if (!layers_->has_remotes()) exec.lookups = 1;
   }
-  Ran ran{execute(plan, runner, exec), {}};
+  Ran ran{exec::execute(plan, runner, exec), {}};
   if (remote && storage_) {  // cache stats: where the jobs ran
     const auto n = remote->counts();
-    cache::Counters delta;
+    storage::Counters delta;
     delta.remote_executions = n.remote;
     delta.engine_cache_hits = n.engine_cache;
     delta.remote_fallbacks = n.fallback;

@@ -44,16 +44,16 @@ void doctor_remotes(const Request& o, std::ostream& out) {
   auto m = manifest_in(o);
   std::vector<std::string> from_manifest;
   if (m && *m) from_manifest = (*m)->remote_storage;
-  auto remotes = cache::configured_remotes(o.config, from_manifest);
+  auto remotes = storage::configured_remotes(o.config, from_manifest);
   if (!remotes) {
     out << "\nremote storage\n  error: " << remotes.error().message << '\n';
     return;
   }
   if (remotes->empty()) return;
   out << "\nremote storage\n";
-  const bool signing = !cache::Trust::from_config(o.config).signing_key.empty();
+  const bool signing = !storage::Trust::from_config(o.config).signing_key.empty();
   for (const auto& r : *remotes) {
-    out << "  " << r.display << ": " << cache::probe_remote(r) << '\n';
+    out << "  " << r.display << ": " << storage::probe_remote(r) << '\n';
     // Who can change what builds get from it.
     if (signing)
       out << "    entries signed: values not signed with OFFLOAD_BUILD_SIGNING_KEY are skipped\n";
@@ -75,7 +75,7 @@ Result<int> run_cache_command(const Request& o, const CacheCli& c) {
     manifest_size = (*m)->cache_max_size;
   }
   const fs::path dir = cache_dir_for(o.config, manifest_dir);
-  const cache::Trust trust = cache::Trust::from_config(o.config);
+  const storage::Trust trust = storage::Trust::from_config(o.config);
   if (*c.stats || c.command->get_subcommands().empty()) {  // `cache` alone: its stats
     const int code = cache_stats(dir, c.json, std::cout, max_size_for(o.config, manifest_size), trust);
     if (code != exit_code::ok || !c.zero) return code;
@@ -88,7 +88,7 @@ Result<int> run_cache_command(const Request& o, const CacheCli& c) {
   if (*c.verify) return cache_verify(dir, std::cout, trust);
   std::optional<uint64_t> limit = max_size_for(o.config, manifest_size);
   if (c.max_size) {
-    auto parsed = cache::parse_size(*c.max_size);
+    auto parsed = util::parse_size(*c.max_size);
     if (!parsed) return Error::usage("--max-size " + *c.max_size + ": " + parsed.error().message);
     limit = *parsed;
   }

@@ -53,8 +53,8 @@ std::optional<int> not_a_directory(const fs::path& dir, std::ostream& out) {
 
 // The cache for clear/prune: nullopt (after saying why) when there is nothing
 // to change or it cannot be changed; `code` is then the exit code.
-std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limit,
-                                              const cache::Trust& trust, std::string_view verb,
+std::optional<storage::Storage> open_for_change(const fs::path& dir, uint64_t limit,
+                                              const storage::Trust& trust, std::string_view verb,
                                               std::ostream& out, int& code) {
   std::error_code ec;
   code = exit_code::ok;
@@ -66,7 +66,7 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
     out << fmt::format("cache directory {} does not exist; nothing to {}\n", dir.string(), verb);
     return std::nullopt;
   }
-  std::optional<cache::Storage> storage(std::in_place, dir, limit, trust);
+  std::optional<storage::Storage> storage(std::in_place, dir, limit, trust);
   if (!storage->trusted()) {
     out << fmt::format("offload-build: error: cache directory {} is not used by builds ({}); "
                        "nothing removed\n",
@@ -86,24 +86,24 @@ std::optional<cache::Storage> open_for_change(const fs::path& dir, uint64_t limi
 }  // namespace
 
 int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_size,
-                const cache::Trust& trust) {
+                const storage::Trust& trust) {
   if (auto code = not_a_directory(dir, out)) return *code;
   // Looking must not create the directory.
   std::error_code ec;
-  cache::Counters c;
-  cache::Usage u;
+  storage::Counters c;
+  storage::Usage u;
   std::string problem;  // why builds do not use it
   fs::path shown = fs::absolute(dir, ec).lexically_normal();
   if (ec) shown = dir;
   if (fs::exists(dir, ec)) {
-    cache::Storage storage(dir, max_size, trust);
+    storage::Storage storage(dir, max_size, trust);
     c = storage.counters();
     u = storage.usage();  // never through a symlinked or untrusted level
     problem = storage.distrust_reason();
     if (problem.empty()) problem = util::join(u.not_walked, "; ");
   }
   if (json) {
-    nlohmann::json j = cache::counters_to_json(c);
+    nlohmann::json j = storage::counters_to_json(c);
     j.erase("bytes_stored");  // eviction's own tally since the last prune; "bytes" is the size
     j["dir"] = shown.string();
     j["entries"] = u.entries;
@@ -117,7 +117,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   Rows rows;
   rows.add("cache directory", shown.string());
   rows.add("entries", std::to_string(u.entries));
-  rows.add("size", cache::format_size(u.bytes) + " / " + cache::format_size(max_size));
+  rows.add("size", storage::format_size(u.bytes) + " / " + storage::format_size(max_size));
   rows.add("hits", std::to_string(c.hits));
   if (c.whole_compiles) rows.add("  compiles served whole", std::to_string(c.whole_compiles));  // launcher mode
   rows.add("misses", std::to_string(c.misses));
@@ -139,8 +139,8 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
     rows.add("  uploads", r.kept_foreign ? fmt::format("{} ({} not made: another key's entry there)",
                                                        r.uploads, r.kept_foreign)
                                           : std::to_string(r.uploads));
-    rows.add("  bytes read", cache::format_size(r.bytes_read));
-    rows.add("  bytes written", cache::format_size(r.bytes_written));
+    rows.add("  bytes read", storage::format_size(r.bytes_read));
+    rows.add("  bytes written", storage::format_size(r.bytes_written));
   }
   if (c.remote_executions || c.engine_cache_hits || c.remote_fallbacks) {
     rows.heading("remote execution");
@@ -161,44 +161,44 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   return exit_code::ok;
 }
 
-int cache_clear(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
+int cache_clear(const fs::path& dir, std::ostream& out, const storage::Trust& trust) {
   int code;
-  auto storage = open_for_change(dir, cache::default_max_size(), trust, "clear", out, code);
+  auto storage = open_for_change(dir, storage::default_max_size(), trust, "clear", out, code);
   if (!storage) return code;
-  cache::Usage before = storage->usage();
+  storage::Usage before = storage->usage();
   for (const auto& level : before.not_walked)  // removed, never followed
     out << fmt::format("warning: {}: removed without following it\n", level);
   storage->clear();
   out << fmt::format("cleared {}: removed {} entries ({})\n", storage->dir().string(),
-                     before.entries, cache::format_size(before.bytes));
+                     before.entries, storage::format_size(before.bytes));
   return exit_code::ok;
 }
 
 int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out,
-                const cache::Trust& trust) {
-  uint64_t limit = max_size.value_or(cache::default_max_size());
+                const storage::Trust& trust) {
+  uint64_t limit = max_size.value_or(storage::default_max_size());
   int code;
   auto opened = open_for_change(dir, limit, trust, "prune", out, code);
   if (!opened) return code;
-  cache::Storage& storage = *opened;
-  cache::Usage before = storage.usage();
+  storage::Storage& storage = *opened;
+  storage::Usage before = storage.usage();
   for (const auto& level : before.not_walked)
     out << fmt::format("warning: {}: not followed, nothing under it pruned (builds do not use "
                        "this cache; `offload-build cache clear` removes it)\n",
                        level);
   uint64_t removed = storage.prune(limit);
-  cache::Usage after = storage.usage();
+  storage::Usage after = storage.usage();
   out << fmt::format(
       "pruned {} to {}: removed {} entries ({}); {} entries ({}) remain\n", storage.dir().string(),
-      cache::format_size(limit), removed,
-      cache::format_size(before.bytes > after.bytes ? before.bytes - after.bytes : 0),
-      after.entries, cache::format_size(after.bytes));
+      storage::format_size(limit), removed,
+      storage::format_size(before.bytes > after.bytes ? before.bytes - after.bytes : 0),
+      after.entries, storage::format_size(after.bytes));
   return exit_code::ok;
 }
 
-int cache_verify(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
+int cache_verify(const fs::path& dir, std::ostream& out, const storage::Trust& trust) {
   if (auto code = not_a_directory(dir, out)) return *code;
-  const cache::Storage storage(dir, cache::default_max_size(), trust);
+  const storage::Storage storage(dir, storage::default_max_size(), trust);
   if (!storage.trusted())
     out << fmt::format("warning: builds do not use this cache: {}\n", storage.distrust_reason());
   if (!storage.signing_key().empty()) out << "checking signatures (a signing key is set)\n";
@@ -225,9 +225,9 @@ std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::
   return v;
 }
 
-int cache_zero(const fs::path& dir, std::ostream& out, const cache::Trust& trust) {
+int cache_zero(const fs::path& dir, std::ostream& out, const storage::Trust& trust) {
   int code;
-  auto storage = open_for_change(dir, cache::default_max_size(), trust, "zero", out, code);
+  auto storage = open_for_change(dir, storage::default_max_size(), trust, "zero", out, code);
   if (!storage) return code;
   storage->zero_counters();
   out << fmt::format("zeroed the counters of {} (entries kept)\n", storage->dir().string());

@@ -103,7 +103,7 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
       meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
-  auto out = exec::capture(Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
+  auto out = process::capture(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
@@ -126,7 +126,7 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
 // The [i/n] line of each job when it ends: " (cached)" when the cache served
 // it, " (fresh)" when cargo found it current (cargo's own output comes first:
 // it is not buffered). Nothing under --quiet.
-class CargoLines final : public Progress {
+class CargoLines final : public report::Progress {
  public:
   // `host`, the host pass, is named `host_name` ("cargo build app"); each job
   // that succeeds is recorded for a later --explain.
@@ -136,9 +136,9 @@ class CargoLines final : public Progress {
     cwd_ = plan.cwd;
     total_ = plan.jobs.size();
   }
-  void job_served(const Job& job, ServedFrom from, double) override {
+  void job_served(const Job& job, report::ServedFrom from, double) override {
     explain_.record(job);
-    say(job, from == ServedFrom::Cache ? " (cached)" : " (up to date)");
+    say(job, from == report::ServedFrom::Cache ? " (cached)" : " (up to date)");
   }
   void job_found_current(const Job& job) override { fresh_ = job.id; }
   void job_finished(const Job& job, double) override {
@@ -173,13 +173,13 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession&
     std::cout << cp.script << std::flush;
     return std::vector<fs::path>{};
   }
-  CargoRunner runner(cp);
+  exec::CargoRunner runner(cp);
   report::BuildRecorder recorder;
   const CargoExplain explain(s, cp);
   // The host pass, named for what it is (check|clippy plans have none).
   const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
   CargoLines lines(o.config.flag("quiet"), cp.host, host_name, explain);
-  ProgressTee listeners({&lines, &recorder});
+  report::ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
   // No build state: cargo's fingerprints decide what is current in a target
@@ -196,9 +196,9 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession&
   const auto wall = std::chrono::system_clock::now();
   auto ran = context.run_plan(cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const BuildResult result = ran.summary ? BuildResult::Ok
-                             : ran.summary.error().code == exit_code::interrupted ? BuildResult::Interrupted
-                                                                                   : BuildResult::Failed;
+  const report::BuildResult result = ran.summary ? report::BuildResult::Ok
+                             : ran.summary.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
+                                                                                   : report::BuildResult::Failed;
   if (o.report) {  // also when a pass failed
     report::ReportData d;
     d.project = s.pkg.name;
@@ -214,7 +214,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession&
     d.miss_reason = miss_reasons(ran.misses);
     // After Ctrl-C, run nothing more: the tools' identities only.
     d.tools = report::describe_tools(cp.plan, {{s.tc.rust->rustc, s.tc.rust->version_line}},
-                                     result != BuildResult::Interrupted);
+                                     result != report::BuildResult::Interrupted);
     auto written = report::write_report(fs::absolute(*o.report), report::make_report(d));
     if (!written && ran.summary) return written.error();
     if (!written) std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message) << '\n';
@@ -241,7 +241,7 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
                   const std::vector<std::string>& before) {
   // First, before any descriptor of ours is open: make's jobserver.
   BuildContext context(o);
-  exec::set_echo_policy({o.config.flag("verbose"), nullptr});
+  process::set_echo_policy({o.config.flag("verbose"), nullptr});
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << cargo_args::usage("offload-build", " cargo");
     return exit_code::ok;

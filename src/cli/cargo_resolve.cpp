@@ -14,7 +14,7 @@ namespace {
 
 // A cargo command run to completion in the project; its stdout.
 Result<std::string> ask_cargo(const CargoSession& s, const cargo::Invocation& inv, const std::string& what) {
-  auto out = exec::capture(Command{inv.argv, s.dir, inv.env});
+  auto out = process::capture(process::Command{inv.argv, s.dir, inv.env});
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format("{} failed in {}:\n{}\n  command: {}", what, s.dir.string(), util::trim(out->err),
@@ -105,7 +105,7 @@ Result<void> resolve_passes(CargoSession& s) {
   for (const auto& a : config_args(s.user)) get.push_back(a);
   get.insert(get.end(), {"-Zunstable-options", "config", "get", "--format", "json"});
   const cargo::Env env{{"RUSTC", s.tc.rust->rustc.string()}};
-  auto config = exec::capture(Command{get, s.dir, env});
+  auto config = process::capture(process::Command{get, s.dir, env});
   if (!config) return config.error();
   // An empty config is "config value `` is not set" on some versions: nothing set.
   const std::string config_json = config->exit_code == 0 ? config->out : "{}";

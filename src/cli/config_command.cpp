@@ -54,10 +54,10 @@ std::string shown(const config::Setting& s, const std::string& text) {
   if (s.secret) return text.empty() ? "" : "(set; hidden)";
   if (s.key == "remote_storage") {
     std::vector<std::string> urls;
-    for (const auto& u : cache::split_remote_list(text)) urls.push_back(cache::redact_remote_url(u));
+    for (const auto& u : storage::split_remote_list(text)) urls.push_back(storage::redact_remote_url(u));
     return util::join(urls, " ");
   }
-  if (s.key == "remote_execution") return redact_remote_execution(text);
+  if (s.key == "remote_execution") return exec::redact_remote_execution(text);
   return text;
 }
 
@@ -160,8 +160,8 @@ int run_config(const Request& o, const ConfigCli& c, std::ostream& out) {
     // A remote URL that does not parse is refused, with the reason (and
     // nothing of the text: it may hold a password).
     if (setting.key == "remote_storage")
-      for (const auto& u : cache::split_remote_list(*value))
-        if (auto parsed = cache::parse_remote_url(u); !parsed)
+      for (const auto& u : storage::split_remote_list(*value))
+        if (auto parsed = storage::parse_remote_url(u); !parsed)
           return fail(Error::usage(fmt::format("config: remote_storage: {}", parsed.error().message)));
   }
   if (auto w = config::write_config_file(file, setting.key, value); !w) return fail(w.error());

@@ -87,7 +87,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
   }
   // stdin, stdout and stderr are inherited: the output is the compiler's own.
-  auto pid = exec::spawn(Command{command, {}, {}});
+  auto pid = process::spawn(process::Command{command, {}, {}});
   if (!pid) {
     std::cerr << "offload-build: error: " << (prefixed ? "prefix_command: " : "") << pid.error().message << '\n';
     return 127;  // as a shell says for a command it cannot run
@@ -95,7 +95,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   const int code = wait_like(*pid);
   if (step) {
     step->done(code == 0 ? "ran" : "failed");
-    if (auto added = report::append_trace(*trace, timeline->finish(code == 0 ? BuildResult::Ok : BuildResult::Failed));
+    if (auto added = report::append_trace(*trace, timeline->finish(code == 0 ? report::BuildResult::Ok : report::BuildResult::Failed));
         !added)
       std::cerr << "offload-build: warning: " << added.error().message << '\n';
   }
@@ -155,8 +155,8 @@ int launch(const std::vector<std::string>& given, const Request& options) {
     return exit_code::usage;
   }
   const Prefix prefix = take_prefix(command, o);  // `distcc clang ...`: the compiler is clang
-  cache::hide_remote_credentials(c);  // before the compiler, run unchanged or not
-  exec::set_echo_policy({c.flag("verbose"), nullptr});
+  storage::hide_remote_credentials(c);  // before the compiler, run unchanged or not
+  process::set_echo_policy({c.flag("verbose"), nullptr});
   if (c.flag("disable"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", frontend::unchanged::kDisabled, {}}, o,
                         prefix);

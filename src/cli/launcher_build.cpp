@@ -74,7 +74,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
 
   std::unique_ptr<DriverProbe> probe;
   if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
-  exec::install_signal_handlers();
+  process::install_signal_handlers();
   Plan plan;
   plan.cwd = cwd;
   plan.program = program;
@@ -83,7 +83,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   std::vector<JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
     const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
-    if (exec::interrupted()) return exit_code::interrupted;
+    if (process::interrupted()) return exit_code::interrupted;
     for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
   Job link_job = offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, *toolchain);

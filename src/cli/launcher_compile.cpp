@@ -67,7 +67,7 @@ namespace {
 struct Recording {
   report::BuildRecorder recorder;
   std::map<JobId, cache::JobCache::MissNote> misses;
-  RemoteNotes remote;  // where each job ran, under remote execution
+  exec::RemoteNotes remote;  // where each job ran, under remote execution
 };
 
 // Runs a launcher plan (not under --dry-run) with the cache and the
@@ -85,8 +85,8 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
     std::cerr << "offload-build: " << remote.error().message << '\n';
     return std::nullopt;
   }
-  CollectingRunner runner(std::move(*remote));
-  Progress silent;  // the passes' output is printed below, in clang's order
+  exec::CollectingRunner runner(std::move(*remote));
+  report::Progress silent;  // the passes' output is printed below, in clang's order
   BuildContext::RunOptions run;
   run.observer = record ? &record->recorder : &silent;
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
@@ -97,9 +97,9 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   auto ran = context.run_plan(plan, runner, std::move(run));
   auto& summary = ran.summary;
   if (record) record->misses = std::move(ran.misses);
-  if (const RemoteRunner* remote_runner = runner.remote()) {
-    auto notes = remote_notes(*remote_runner, plan);
-    if (o.config.flag("explain")) explain_remote(plan, notes, std::cerr);
+  if (const exec::RemoteRunner* remote_runner = runner.remote()) {
+    auto notes = exec::remote_notes(*remote_runner, plan);
+    if (o.config.flag("explain")) exec::explain_remote(plan, notes, std::cerr);
     if (record) record->remote = std::move(notes);
   }
   std::error_code ec;
@@ -206,7 +206,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
                                   cache::WholeCompile* whole) {
   const Request& o = context.options();
   if (o.dry_run) {
-    std::cout << dry_run_script(plan) << std::flush;
+    std::cout << exec::dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
   std::optional<Recording> record;
@@ -215,8 +215,8 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
   auto code = run_plan(plan, context, record ? &*record : nullptr, whole);
   if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
     auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
-                                        *code == 0 ? BuildResult::Ok : BuildResult::Interrupted);
-    mark_remote(timeline, record->remote);
+                                        *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted);
+    exec::mark_remote(timeline, record->remote);
     write_pictures(o, timeline, plan.program.string() + ".timings.html", true);
   }
   if (code && record && o.report) {
@@ -224,7 +224,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
     d.project = project;
     d.started = started;
     d.duration_s = record->recorder.elapsed();
-    d.result = *code == 0 ? BuildResult::Ok : BuildResult::Interrupted;
+    d.result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
     d.plan = &plan;
     d.recorder = &record->recorder;
     d.cache_enabled = !o.config.flag("no_cache");
@@ -303,13 +303,13 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   std::unique_ptr<DriverProbe> probe;
   if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
-  exec::install_signal_handlers();  // Ctrl-C while probing stops cleanly
+  process::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Plan plan;
   if (req.save_temps) {
     // The driver's own commands, each a job, so every temp is clang's.
     auto listing = probe->list(setup->expanded, cwd);
     auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
-    if (exec::interrupted()) return exit_code::interrupted;
+    if (process::interrupted()) return exit_code::interrupted;
     if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
     plan = std::move(*listed);
     if (o.config.flag("verbose"))
@@ -317,7 +317,7 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
                                plan.jobs.size());
   } else {
     plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
-    if (exec::interrupted()) return exit_code::interrupted;
+    if (process::interrupted()) return exit_code::interrupted;
     // Stable kernel names and lookup records ride on a compile that lists
     // what it read (the library's probe and records are clang's): flang's
     // passes keep inode-keyed names.

@@ -49,7 +49,7 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
   plan.add(offload_link_job(*parsed.link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
   BuildContext context(o);
-  exec::install_signal_handlers();
+  process::install_signal_handlers();
   if (o.config.flag("verbose")) std::cerr << "offload-build: offload link, cached as one job\n";
   if (auto code = run_and_report(plan, context, command, plan.program.filename().string())) return *code;
   return pass("the link failed: the compiler shows its own diagnostics");

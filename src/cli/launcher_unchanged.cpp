@@ -114,8 +114,8 @@ void note_unchanged(const Unchanged& why, const Request& o) {
   bool say = o.config.flag("verbose");
   std::string most;  // the unsupported options counted most, by name
   if (!o.config.flag("no_cache")) {
-    cache::Storage storage = local_cache(o.config);
-    cache::Counters delta;
+    storage::Storage storage = local_cache(o.config);
+    storage::Counters delta;
     delta.unchanged_by_reason[why.code] = 1;
     if (!why.option.empty()) delta.unsupported_options[why.option] = 1;
     storage.record(delta);
@@ -142,7 +142,7 @@ void write_launcher_report(const Request& o, const std::vector<std::string>& com
   if (r.is_null()) {  // nothing planned: the report of a build without jobs
     report::ReportData d;
     d.started = std::chrono::system_clock::now();
-    d.result = exit_code == 0 ? BuildResult::Ok : BuildResult::Failed;
+    d.result = exit_code == 0 ? report::BuildResult::Ok : report::BuildResult::Failed;
     d.cache_enabled = !o.config.flag("no_cache");
     if (!o.config.flag("no_cache")) d.cache_dir = cache_dir_for(o.config, std::nullopt);
     r = report::make_report(d);

@@ -45,7 +45,7 @@ std::string build_fingerprint(const Request& o) {
     else field("unset", s.key);
   }
   field("boot", util::read_file("/proc/sys/kernel/random/boot_id", 256).value_or(""));
-  return fmt::format("{:016x}-{}", cache::xxh3(text), text.size());
+  return fmt::format("{:016x}-{}", storage::xxh3(text), text.size());
 }
 
 std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
@@ -60,9 +60,9 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
   report::ConsoleProgress console(std::cerr, {report::choose_progress_mode(o.config.flag("quiet")), 0}, &std::cerr);
   const size_t jobs = record->jobs.size();
   console.begin(jobs);
-  for (const auto& job : record->jobs) console.served(job, ServedFrom::UpToDate);
-  console.build_finished(BuildResult::Ok);
-  print_summary(ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
+  for (const auto& job : record->jobs) console.served(job, report::ServedFrom::UpToDate);
+  console.build_finished(report::BuildResult::Ok);
+  print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
   return fs::path(record->program);
 }
 

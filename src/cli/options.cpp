@@ -137,7 +137,7 @@ size_t effective_jobs(const config::Config& c) {
   return n > 0 ? n : 1;
 }
 
-size_t probe_jobs(const config::Config& c, const exec::JobserverSetup& jobserver) {
+size_t probe_jobs(const config::Config& c, const process::JobserverSetup& jobserver) {
   return jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(c);
 }
 

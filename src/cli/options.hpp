@@ -30,6 +30,6 @@ int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
 size_t effective_jobs(const config::Config& config);
 // How many driver probes may run at once: -j, or 1 under a make jobserver
 // (they run in the slot make started us with; they take no tokens).
-size_t probe_jobs(const config::Config& config, const exec::JobserverSetup& jobserver);
+size_t probe_jobs(const config::Config& config, const process::JobserverSetup& jobserver);
 
 }  // namespace ob::cli

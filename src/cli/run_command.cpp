@@ -54,7 +54,7 @@ int program_status(int status) {
 // Run `cmd` (OMP_TARGET_OFFLOAD=MANDATORY unless set); with `verify`, read the
 // offload runtime's log from its stderr, print the summary and fail when no
 // kernel was launched on an offload device (`no_kernel` says what to check).
-Result<int> run_program(Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
+Result<int> run_program(process::Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
   if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;
   if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
@@ -64,14 +64,14 @@ Result<int> run_program(Command cmd, const Request& o, bool verify, std::string_
     return exit_code::ok;
   }
   if (!verify) {
-    auto pid = exec::spawn(cmd);
+    auto pid = process::spawn(cmd);
     if (!pid) return pid.error();
-    return program_status(exec::wait_exit_code(*pid));
+    return program_status(process::wait_exit_code(*pid));
   }
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for --verify");
-  auto pid = exec::spawn(cmd, exec::Stdio{-1, -1, fds[1]});
+  auto pid = process::spawn(cmd, process::Stdio{-1, -1, fds[1]});
   close(fds[1]);
   if (!pid) {
     close(fds[0]);
@@ -80,7 +80,7 @@ Result<int> run_program(Command cmd, const Request& o, bool verify, std::string_
   report::OffloadSummary summary;
   relay_stderr(fds[0], summary, user_wants_log);
   close(fds[0]);
-  const int status = exec::wait_exit_code(*pid);
+  const int status = process::wait_exit_code(*pid);
 
   std::cerr << "offload-build: verify: " << report::format_summary(summary) << '\n';
   if (status != 0) return program_status(status);
@@ -97,7 +97,7 @@ Result<int> run(const Request& o, const RunOptions& r) {
 }
 
 Result<int> run_program(const Request& o, const RunOptions& r, const fs::path& program) {
-  Command cmd;
+  process::Command cmd;
   cmd.argv.push_back(program.string());
   cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
   return run_program(std::move(cmd), o, r.verify,
@@ -113,7 +113,7 @@ Result<int> verify(const Request& o, std::vector<std::string> command) {
   if (command.empty())
     return Error::usage("verify: no program; usage: offload-build verify -- PROGRAM ARGS...");
   const std::string program = command.front();
-  Command cmd{std::move(command), o.directory == "." ? fs::path() : o.directory, {}};
+  process::Command cmd{std::move(command), o.directory == "." ? fs::path() : o.directory, {}};
   return run_program(
       std::move(cmd), o, true,
       fmt::format("verify: {} ran but no kernel was launched on an offload device; its target "

@@ -13,7 +13,7 @@ namespace ob::cli {
 
 // "offload-build: 13 jobs: 10 from cache, 3 run in 1.42 s" (the prefix colored
 // on a terminal, ", N up to date" when some were); nothing under --quiet.
-void print_summary(const ExecSummary& s, double seconds, bool quiet);
+void print_summary(const exec::ExecSummary& s, double seconds, bool quiet);
 
 // --report's view of the cache's misses (BuildContext::Ran::misses), which it must outlive.
 std::function<std::optional<report::MissReason>(const Job&)> miss_reasons(

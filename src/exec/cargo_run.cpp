@@ -17,12 +17,12 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cargo_run {
+namespace ob::exec::cargo_run {
 
-Result<pid_t> Children::spawn(const Command& cmd, const exec::Stdio& stdio) {
+Result<pid_t> Children::spawn(const process::Command& cmd, const process::Stdio& stdio) {
   std::lock_guard lock(mu_);
   if (stopping_) return Error{"interrupted", exit_code::interrupted};
-  auto pid = exec::spawn(cmd, stdio);
+  auto pid = process::spawn(cmd, stdio);
   if (pid) running_.insert(*pid);
   return pid;
 }
@@ -42,7 +42,7 @@ Children::Exit Children::wait(pid_t pid) {
   while (wait4(pid, &status, 0, &usage) < 0)
     if (errno != EINTR) return {1, 0};
   auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-  return {exec::status_to_exit_code(status), seconds(usage.ru_utime) + seconds(usage.ru_stime)};
+  return {process::status_to_exit_code(status), seconds(usage.ru_utime) + seconds(usage.ru_stime)};
 }
 
 void Children::stop_all() {
@@ -54,8 +54,8 @@ void Children::stop_all() {
 Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd, Children& children) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
-  Command cmd{inv.argv, cwd, inv.env};
-  auto pid = children.spawn(cmd, exec::Stdio{-1, fds[1], -1});
+  process::Command cmd{inv.argv, cwd, inv.env};
+  auto pid = children.spawn(cmd, process::Stdio{-1, fds[1], -1});
   close(fds[1]);
   if (!pid) {
     close(fds[0]);
@@ -92,7 +92,7 @@ Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd,
 
 Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what,
                         Children& children) {
-  auto pid = children.spawn(Command{argv, cwd, {}});
+  auto pid = children.spawn(process::Command{argv, cwd, {}});
   if (!pid) return pid.error();
   const auto exit = children.wait(*pid);
   if (exit.code == 0) return exit.cpu_s;
@@ -100,4 +100,4 @@ Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cw
                                     util::shell_join(argv)));
 }
 
-}  // namespace ob::cargo_run
+}  // namespace ob::exec::cargo_run

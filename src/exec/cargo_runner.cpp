@@ -11,7 +11,7 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 namespace {
 
@@ -52,7 +52,7 @@ CommandRunner::Completion failed(CommandRunner::Completion c, std::string messag
 CargoRunner::CargoRunner(const CargoPlan& plan)
     : plan_(plan), done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  exec::install_signal_handlers();
+  process::install_signal_handlers();
 }
 
 CargoRunner::~CargoRunner() {
@@ -106,10 +106,10 @@ std::optional<CommandRunner::Completion> CargoRunner::wait_any() {
       if (ended.joinable()) ended.join();  // it has pushed its completion: its last act
       return c;
     }
-    if (exec::interrupted() || take(wake_fd_)) return std::nullopt;
-    pollfd pfd[3] = {{exec::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}, {done_fd_, POLLIN, 0}};
+    if (process::interrupted() || take(wake_fd_)) return std::nullopt;
+    pollfd pfd[3] = {{process::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}, {done_fd_, POLLIN, 0}};
     poll(pfd, 3, 200);  // the timeout only guards against a lost wake-up
-    exec::drain_wakeups();
+    process::drain_wakeups();
     take(done_fd_);
   }
 }
@@ -135,7 +135,7 @@ size_t CargoRunner::running() const {
   return running_;
 }
 
-CommandRunner::Completion CargoRunner::run(const Job& job, const Command& command,
+CommandRunner::Completion CargoRunner::run(const Job& job, const process::Command& command,
                                            const std::vector<fs::path>& temps) {
   if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps.front());
   if (job.id == plan_.host) return host(job, plan_.host_step);
@@ -226,4 +226,4 @@ CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
   return c;
 }
 
-}  // namespace ob
+}  // namespace ob::exec

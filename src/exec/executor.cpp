@@ -20,7 +20,7 @@
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 fs::path temporary_path(const fs::path& final_path, JobId job) {
   return final_path.parent_path() /
@@ -68,8 +68,8 @@ void sweep_temps(const Plan& plan, const Gone& gone) {
 
 }  // namespace
 
-Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps) {
-  Command cmd{job.argv, plan.cwd, job.env};
+process::Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps) {
+  process::Command cmd{job.argv, plan.cwd, job.env};
   const auto files = written_files(job);
   for (size_t i = 0; i < files.size() && i < temps.size(); ++i) {
     const std::string final_arg = arg_path(files[i], plan.cwd).string();
@@ -123,9 +123,9 @@ class Execution {
     if (observer_) observer_->build_started(plan_);
     auto result = run_jobs();
     if (observer_) {
-      observer_->build_finished(result ? BuildResult::Ok
-                                : result.error().code == exit_code::interrupted ? BuildResult::Interrupted
-                                                                                : BuildResult::Failed);
+      observer_->build_finished(result ? report::BuildResult::Ok
+                                : result.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
+                                                                                : report::BuildResult::Failed);
     }
     return result;
   }
@@ -144,7 +144,7 @@ class Execution {
       if (ec) return Error::failure(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
     }
     while (done_ < plan_.jobs.size()) {
-      if (exec::interrupted()) return abort_interrupted();
+      if (process::interrupted()) return abort_interrupted();
       take_lookups();
       // Ready jobs are looked up (on the lookup threads) or, without a cache, queued to run.
       while (!failure_ && !ready_.empty() && (!lookups_ || lookups_->in_flight() < lookups_->limit())) {
@@ -171,7 +171,7 @@ class Execution {
       finish(plan_.jobs[completion->job], *completion);
       return_slots();
     }
-    if (exec::interrupted()) return abort_interrupted();
+    if (process::interrupted()) return abort_interrupted();
     if (failure_) return *failure_;
     // Commands that found their outputs current count as up to date, not as run.
     return ExecSummary{plan_.jobs.size(), started_ - found_current_, served_, up_to_date_ + found_current_};
@@ -202,13 +202,13 @@ class Execution {
     if (opts_.after_serve) opts_.after_serve(job, served);
     if (served == Served::FromCache) {
       ++served_;
-      if (observer_) observer_->job_served(job, ServedFrom::Cache, seconds_since(began_[job.id]));
+      if (observer_) observer_->job_served(job, report::ServedFrom::Cache, seconds_since(began_[job.id]));
       commit(job);
       return;
     }
     if (served == Served::UpToDate) {
       ++up_to_date_;
-      if (observer_) observer_->job_served(job, ServedFrom::UpToDate, seconds_since(began_[job.id]));
+      if (observer_) observer_->job_served(job, report::ServedFrom::UpToDate, seconds_since(began_[job.id]));
       temps.clear();
       release_dependents(job);
       return;
@@ -224,7 +224,7 @@ class Execution {
     ++started_;
     if (observer_) observer_->job_started(job);
     began_[job.id] = Clock::now();
-    const Command command = job_command(plan_, job, temps);
+    const process::Command command = job_command(plan_, job, temps);
     auto ok = runner_.start(JobView{job, command, temps});
     if (!ok) {
       remove_temps(job.id);
@@ -383,8 +383,8 @@ class Execution {
   std::deque<JobId> to_run_;  // serve said No: waiting for -j or a jobserver slot
   std::unique_ptr<LookupPool> lookups_;  // when ExecOptions::serve is set
   size_t slots_held_ = 0;
-  Progress* observer_ = nullptr;
-  std::unique_ptr<Progress> own_observer_;  // plain lines to ExecOptions::progress
+  report::Progress* observer_ = nullptr;
+  std::unique_ptr<report::Progress> own_observer_;  // plain lines to ExecOptions::progress
   std::vector<Clock::time_point> began_;    // per job: when it was served or started
   size_t started_ = 0;
   size_t served_ = 0;
@@ -431,9 +431,9 @@ std::string dry_run_script(const Plan& plan) {
     // Without the lookups record (it is the cache's, and a script stores nothing).
     auto env = job.env;
     std::erase_if(env, [](const auto& e) { return e.first == OB_LOOKUPS_ENV; });
-    out += Command{job.argv, {}, env}.display() + "\n";
+    out += process::Command{job.argv, {}, env}.display() + "\n";
   }
   return out;
 }
 
-}  // namespace ob
+}  // namespace ob::exec

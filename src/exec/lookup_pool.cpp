@@ -4,7 +4,7 @@
 
 #include "offload_build/exec/executor.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 LookupPool::LookupPool(size_t limit, std::function<void()> on_result)
     : limit_(std::max<size_t>(1, limit)), on_result_(std::move(on_result)) {}
@@ -75,4 +75,4 @@ void LookupPool::work() {
   }
 }
 
-}  // namespace ob
+}  // namespace ob::exec

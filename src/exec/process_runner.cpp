@@ -12,7 +12,7 @@
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 namespace {
 
@@ -26,7 +26,7 @@ class ProcessRunner final : public CommandRunner {
  public:
   explicit ProcessRunner(bool buffer_output)
       : buffer_output_(buffer_output), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    exec::install_signal_handlers();
+    process::install_signal_handlers();
   }
   ~ProcessRunner() override {
     stop_all();
@@ -34,14 +34,14 @@ class ProcessRunner final : public CommandRunner {
   }
 
   Result<void> start(const JobView& view) override {
-    const Command& cmd = view.command;
+    const process::Command& cmd = view.command;
     const JobId job = view.job.id;
     int out = -1;
     if (buffer_output_) {
       // stdout and stderr share one memory file, so their order is kept.
       out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
     }
-    auto pid = out >= 0 ? exec::spawn(cmd, exec::Stdio{-1, out, out}) : exec::spawn(cmd);
+    auto pid = out >= 0 ? process::spawn(cmd, process::Stdio{-1, out, out}) : process::spawn(cmd);
     if (!pid) {
       if (out >= 0) close(out);
       return pid.error();
@@ -54,11 +54,11 @@ class ProcessRunner final : public CommandRunner {
   std::optional<Completion> wait_any() override {
     while (!children_.empty()) {
       if (auto done = reap(WNOHANG)) return done;
-      if (exec::interrupted() || take_wake()) return std::nullopt;
-      pollfd pfd[2] = {{exec::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (process::interrupted() || take_wake()) return std::nullopt;
+      pollfd pfd[2] = {{process::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       // The timeout only guards against a lost wake-up; SIGCHLD normally ends the poll.
       poll(pfd, wake_fd_ >= 0 ? 2 : 1, 200);
-      exec::drain_wakeups();
+      process::drain_wakeups();
     }
     return std::nullopt;
   }
@@ -93,7 +93,7 @@ class ProcessRunner final : public CommandRunner {
       rusage usage{};
       pid_t pid = wait4(it->first, &status, flags, &usage);
       if (pid == it->first) {
-        Completion c{it->second, exec::status_to_exit_code(status), take_output(pid),
+        Completion c{it->second, process::status_to_exit_code(status), take_output(pid),
                      cpu_seconds(usage)};
         children_.erase(it);
         return c;
@@ -138,4 +138,4 @@ std::unique_ptr<CommandRunner> make_process_runner(bool buffer_output) {
   return std::make_unique<ProcessRunner>(buffer_output);
 }
 
-}  // namespace ob
+}  // namespace ob::exec

@@ -32,7 +32,7 @@
 #include "offload_build/util/size_text.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 namespace {
 
@@ -231,7 +231,7 @@ void mark_remote(report::Timeline& timeline, const RemoteNotes& notes) {
 namespace {
 
 std::string sha256_of(const void* data, size_t size) {
-  return cache::sha256_hex(std::string_view(static_cast<const char*>(data), size));
+  return storage::sha256_hex(std::string_view(static_cast<const char*>(data), size));
 }
 
 bool under(const fs::path& p, const fs::path& dir) {
@@ -321,7 +321,7 @@ class Runner final : public RemoteRunner {
         local_(std::max<size_t>(1, setup_.local_jobs)),
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    exec::install_signal_handlers();
+    process::install_signal_handlers();
     const Plan& plan = *setup_.plan;
     root_ = plan.cwd;
     for (const auto& d : plan.base_dirs) root_ = common_dir(root_, d);
@@ -361,10 +361,10 @@ class Runner final : public RemoteRunner {
         }
         if (running_ == 0) return std::nullopt;
       }
-      if (exec::interrupted() || take(wake_fd_)) return std::nullopt;
-      pollfd pfd[3] = {{exec::wakeup_fd(), POLLIN, 0}, {done_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      if (process::interrupted() || take(wake_fd_)) return std::nullopt;
+      pollfd pfd[3] = {{process::wakeup_fd(), POLLIN, 0}, {done_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       poll(pfd, 3, 200);
-      exec::drain_wakeups();
+      process::drain_wakeups();
       take(done_fd_);
     }
   }
@@ -415,7 +415,7 @@ class Runner final : public RemoteRunner {
  private:
   struct Work {
     Job job;
-    Command command;
+    process::Command command;
     std::vector<fs::path> temps;
     std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
   };
@@ -481,14 +481,14 @@ class Runner final : public RemoteRunner {
   }
 
   // The command on this machine, in a local slot, its output buffered.
-  Completion run_local(JobId id, const Command& cmd) {
+  Completion run_local(JobId id, const process::Command& cmd) {
     Completion c{id, 1, {}};
     if (!local_.acquire(stopping_)) {
       c.exit_code = 130;
       return c;
     }
     const int out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
-    auto pid = exec::spawn(cmd, exec::Stdio{-1, out, out});
+    auto pid = process::spawn(cmd, process::Stdio{-1, out, out});
     if (!pid) {
       local_.release();
       if (out >= 0) close(out);
@@ -500,7 +500,7 @@ class Runner final : public RemoteRunner {
       std::lock_guard lock(m_);
       pids_.insert(*pid);
     }
-    c.exit_code = exec::wait_exit_code(*pid);
+    c.exit_code = process::wait_exit_code(*pid);
     {
       std::lock_guard lock(m_);
       pids_.erase(*pid);
@@ -521,7 +521,7 @@ class Runner final : public RemoteRunner {
   }
 
   // Run a scan command locally: its exit code, its output dropped.
-  bool run_scan(const Command& cmd) {
+  bool run_scan(const process::Command& cmd) {
     Completion c = run_local(0, cmd);
     return c.exit_code == 0;
   }
@@ -579,7 +579,7 @@ class Runner final : public RemoteRunner {
       auto it = digests_.find(key);
       if (it != digests_.end()) return it->second;
     }
-    auto hash = cache::sha256_file(p);
+    auto hash = storage::sha256_file(p);
     if (!hash) return std::nullopt;
     reapi::Digest d{*hash, int64_t(st.st_size)};
     std::lock_guard lock(m_);
@@ -591,7 +591,7 @@ class Runner final : public RemoteRunner {
   // locally instead.
   std::optional<Completion> run_remote(Work& w, std::string& why) {
     const Job& job = w.job;
-    const Command& cmd = w.command;
+    const process::Command& cmd = w.command;
     const fs::path cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
     std::vector<fs::path> files;
     for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
@@ -603,7 +603,7 @@ class Runner final : public RemoteRunner {
         why = "its command is not a compile the dependency scan knows";
         return std::nullopt;
       }
-      Command s = cmd;
+      process::Command s = cmd;
       s.argv = *argv;
       // The lookups that found nothing (record_lookups) are the
       // preprocessor's: the scan's, with the compile's flags and target, made
@@ -863,9 +863,9 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
   for (const auto& job : setup.plan->jobs)
     if (runs_remotely(job)) compilers.insert(job.argv[0]);
   for (const auto& compiler : compilers) {
-    auto local = exec::capture(Command{{compiler, "--version"}, {}, {}}, 30000);
+    auto local = process::capture(process::Command{{compiler, "--version"}, {}, {}}, 30000);
     if (!local || local->exit_code != 0) continue;  // a local problem: the build says it
-    const std::string memo = cache::sha256_hex(shown + '\n' + compiler + '\n' + local->out);
+    const std::string memo = storage::sha256_hex(shown + '\n' + compiler + '\n' + local->out);
     if (setup.checked && setup.checked(memo, false)) continue;
     reapi::Action check;
     check.argv = {compiler, "--version"};
@@ -900,4 +900,4 @@ Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup
   return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), std::move(*client)));
 }
 
-}  // namespace ob
+}  // namespace ob::exec

@@ -86,7 +86,7 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
   auto max_size = r.optional_string("cache_max_size");
   OB_TRY(max_size);
   if (*max_size) {
-    auto bytes = cache::parse_size(**max_size);
+    auto bytes = util::parse_size(**max_size);
     if (!bytes) return r.error_at("/cache_max_size", bytes.error().message);
     m.cache_max_size = *bytes;
   }
@@ -100,7 +100,7 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
     m.remote_storage = std::move(*list);
   }
   for (size_t i = 0; i < m.remote_storage.size(); ++i) {
-    auto parsed = cache::parse_remote_url(m.remote_storage[i]);
+    auto parsed = storage::parse_remote_url(m.remote_storage[i]);
     if (!parsed)
       return r.error_at(r.root()["remote_storage"].is_string()
                             ? std::string("/remote_storage")

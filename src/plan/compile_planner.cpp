@@ -7,7 +7,7 @@
 
 namespace ob::compile_plan {
 
-using plan_paths::DeviceStep;
+using common_jobs::DeviceStep;
 
 std::vector<DeviceStep> device_steps(const frontend::Compile& compile, const Layout& layout,
                                      const std::vector<Target>& targets, const fs::path& cwd) {
@@ -46,7 +46,7 @@ std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& pr
   return passes;
 }
 
-plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
+common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
                                  const frontend::Compile& compile, const Layout& layout,
                                  const std::vector<DeviceStep>& steps,
                                  const std::optional<Passes>& passes) {
@@ -55,7 +55,7 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
   std::optional<JobId> parse;
   if (passes) {
     const fs::path parse_dep = layout.file("host-ir.d");
-    parse = plan.add(plan_paths::host_ir_job(layout.source, host_ir, parse_dep,
+    parse = plan.add(common_jobs::host_ir_job(layout.source, host_ir, parse_dep,
                                              compile.host_ir(rel(host_ir), rel(parse_dep)), layout.unit));
   }
 
@@ -63,7 +63,7 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
   std::vector<frontend::Image> images;
   for (size_t t = 0; t < steps.size(); ++t) {
     const DeviceStep& step = steps[t];
-    Job job = plan_paths::device_job(step, layout.source, layout.unit, tc);
+    Job job = common_jobs::device_job(step, layout.source, layout.unit, tc);
     job.keep_depfile = step.callers_depfile;  // cached and restored with the object
     if (!layout.check_device_runtime) job.forbid_device_runtime_calls = false;
     std::vector<std::string> features;
@@ -74,7 +74,7 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
       const single_parse::UnitPaths paths{layout.source_arg, rel(step.out), rel(step.dep),
                                           rel(host_ir), rel(assembly)};
       image_jobs.push_back(
-          plan_paths::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse));
+          common_jobs::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse));
       if (compile.offload_lto()) features = single_parse::target_features(pass);
     } else {
       image_jobs.push_back(plan.add(std::move(job)));
@@ -82,7 +82,7 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
     images.push_back({rel(step.out), step.target, std::move(features)});
   }
 
-  Job pack = plan_paths::package_job(plan, fe.package(tc, images, rel(layout.package)),
+  Job pack = common_jobs::package_job(plan, fe.package(tc, images, rel(layout.package)),
                                      layout.package, layout.source, image_jobs);
   pack.unit = layout.unit;
   const JobId pack_id = plan.add(std::move(pack));
@@ -90,7 +90,7 @@ plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend
   const fs::path host_dep = layout.file("host.d");
   Job host;
   if (passes) {
-    host = plan_paths::host_codegen_job(layout.source, host_ir, layout.package, layout.object,
+    host = common_jobs::host_codegen_job(layout.source, host_ir, layout.package, layout.object,
                                         compile.host_codegen(rel(host_ir), rel(layout.package),
                                                              rel(layout.object)),
                                         *parse, pack_id, layout.unit);

@@ -12,7 +12,7 @@
 
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 
 namespace ob::compile_plan {
 
@@ -42,7 +42,7 @@ struct Layout {
 };
 
 // Each target's device pass in the driver's form (paths relative to `cwd`).
-std::vector<plan_paths::DeviceStep> device_steps(const frontend::Compile& compile,
+std::vector<common_jobs::DeviceStep> device_steps(const frontend::Compile& compile,
                                                  const Layout& layout,
                                                  const std::vector<Target>& targets,
                                                  const fs::path& cwd);
@@ -51,14 +51,14 @@ std::vector<plan_paths::DeviceStep> device_steps(const frontend::Compile& compil
 // from the driver's listings (at most `parallel` probes at once); nullopt
 // when a listing has another shape (the two-parse form, as the driver lays it out).
 std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& probe,
-                                   const std::vector<plan_paths::DeviceStep>& steps,
+                                   const std::vector<common_jobs::DeviceStep>& steps,
                                    const Layout& layout, const fs::path& cwd, size_t parallel);
 
 // Add the compile's jobs to `plan` (commands run in plan.cwd): single parse
 // with `passes` (one per step), else two-parse.
-plan_paths::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
+common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
                                  const frontend::Compile& compile, const Layout& layout,
-                                 const std::vector<plan_paths::DeviceStep>& steps,
+                                 const std::vector<common_jobs::DeviceStep>& steps,
                                  const std::optional<Passes>& passes);
 
 // Whether `job` is a pass that reads the compile's options: a device pass,

@@ -5,15 +5,15 @@
 #include "compile_planner.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 #include "single_parse_planner.hpp"
 
 namespace ob {
 
-using plan_paths::DeviceStep;
-using plan_paths::UnitJobs;
-using plan_paths::object_stem;
-using plan_paths::with_suffix;
+using common_jobs::DeviceStep;
+using common_jobs::UnitJobs;
+using common_jobs::object_stem;
+using common_jobs::with_suffix;
 
 fs::path arg_path(const fs::path& p, const fs::path& cwd) {
   fs::path rel = p.lexically_relative(cwd);
@@ -110,7 +110,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   link.outputs = {plan.program};
   link.depfile = link_dep;
   plan.directories.push_back(link_dep.parent_path());
-  link.tools = plan_paths::link_tools(m, tc, /*with_ptxas=*/false);
+  link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/false);
   link.deps = host_jobs;
   plan.add(std::move(link));
   plan.directories.push_back(plan.program.parent_path());

@@ -1,7 +1,7 @@
 // The Rust chain after the device images (see rust_chain.hpp).
 #include "rust_chain.hpp"
 
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 
 namespace ob::rust_chain {
 
@@ -10,7 +10,7 @@ Links add(const Plan& plan, const frontend::RustFrontend& fe, const Toolchain& t
           const Paths& paths, const std::function<JobId(Job)>& add) {
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
   Links links;
-  links.last = add(plan_paths::package_job(plan, fe.package(tc, images, rel(paths.package)), paths.package,
+  links.last = add(common_jobs::package_job(plan, fe.package(tc, images, rel(paths.package)), paths.package,
                                            paths.subject, device_jobs));
   if (fe.host_reads_package(tc)) return links;
 

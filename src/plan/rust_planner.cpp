@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "offload_build/plan/plan.hpp"
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 #include "rust_chain.hpp"
 
 namespace ob {
@@ -25,7 +25,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     return plan.add(std::move(job));
   };
   const fs::path root = m.sources.front().path;
-  const fs::path stem = plan_paths::object_stem(m, root);
+  const fs::path stem = common_jobs::object_stem(m, root);
   const bool reads_package = fe.host_reads_package(tc);
   plan.directories = {stem.parent_path(), plan.program.parent_path()};
 
@@ -33,8 +33,8 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   std::vector<clang_openmp::Image> images;
   for (const auto& target : m.targets) {
     const std::string tag = "." + target.short_name();
-    const fs::path out = plan_paths::with_suffix(stem, tag + fe.device_output_suffix(target));
-    const fs::path dep = plan_paths::with_suffix(stem, tag + ".d");
+    const fs::path out = common_jobs::with_suffix(stem, tag + fe.device_output_suffix(target));
+    const fs::path dep = common_jobs::with_suffix(stem, tag + ".d");
     Job job;
     job.kind = JobKind::DeviceCompile;
     job.target = target;
@@ -47,7 +47,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
     fs::path image = out;
     if (fe.needs_image_link(target)) {
       // The archive's fat-LTO object, with the core it uses, as one object.
-      image = plan_paths::with_suffix(stem, tag + fe.device_image_suffix(target));
+      image = common_jobs::with_suffix(stem, tag + fe.device_image_suffix(target));
       Job link;
       link.kind = JobKind::ImageLink;
       link.target = target;
@@ -65,15 +65,15 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
 
   rust_chain::Paths paths;
   // The native flavour's -Zoffload=Host= wants the package as <absolute dir>/host.out.
-  paths.package = reads_package ? stem.parent_path() / "host.out" : plan_paths::with_suffix(stem, ".offload");
+  paths.package = reads_package ? stem.parent_path() / "host.out" : common_jobs::with_suffix(stem, ".offload");
   paths.stub = m.build_dir / "obj" / "offload-stub.ll";
-  paths.embedded = plan_paths::with_suffix(stem, ".devimg.o");
+  paths.embedded = common_jobs::with_suffix(stem, ".devimg.o");
   paths.subject = root;
   paths.stub_subject = paths.stub;
   if (!reads_package) plan.directories.push_back(paths.stub.parent_path());
   const rust_chain::Links links = rust_chain::add(plan, fe, tc, images, device_jobs, paths, add);
 
-  const fs::path host_dep = plan_paths::with_suffix(stem, ".host.d");
+  const fs::path host_dep = common_jobs::with_suffix(stem, ".host.d");
   Job link;
   link.kind = JobKind::Link;
   link.source = root;
@@ -83,7 +83,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   link.inputs = {root, links.embedded.value_or(paths.package)};
   link.outputs = {plan.program};
   link.depfile = host_dep;
-  link.tools = plan_paths::link_tools(m, tc, /*with_ptxas=*/true);
+  link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/true);
   link.tools.push_back(fe.link_driver(tc));
   std::sort(link.tools.begin(), link.tools.end());
   link.deps = {links.last};

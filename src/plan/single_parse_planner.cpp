@@ -9,7 +9,7 @@
 
 namespace ob::single_parse_plan {
 
-using plan_paths::DeviceStep;
+using common_jobs::DeviceStep;
 using single_parse::UnitPaths;
 
 namespace {

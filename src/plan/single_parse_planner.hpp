@@ -12,7 +12,7 @@
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 
 namespace ob::single_parse_plan {
 
@@ -28,7 +28,7 @@ using Compiles = std::vector<std::unique_ptr<frontend::Compile>>;  // one per so
 // One probe serves every TU whose device pass differs only in its paths; the
 // probes run in parallel. Reasons go to options.note.
 std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
-                                         const std::vector<std::vector<plan_paths::DeviceStep>>& steps,
+                                         const std::vector<std::vector<common_jobs::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
 
 }  // namespace ob::single_parse_plan

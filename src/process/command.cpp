@@ -2,7 +2,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::process {
 
 std::string Command::display() const {
   std::string out;
@@ -13,4 +13,4 @@ std::string Command::display() const {
   return out + util::shell_join(argv);
 }
 
-}  // namespace ob
+}  // namespace ob::process

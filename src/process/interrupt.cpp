@@ -6,7 +6,7 @@
 #include <atomic>
 #include <csignal>
 
-namespace ob::exec {
+namespace ob::process {
 
 namespace {
 
@@ -47,4 +47,4 @@ void drain_wakeups() {
   }
 }
 
-}  // namespace ob::exec
+}  // namespace ob::process

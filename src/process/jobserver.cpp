@@ -11,7 +11,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob::exec {
+namespace ob::process {
 
 namespace {
 
@@ -131,4 +131,4 @@ JobserverSetup jobserver_from_environment() {
   return setup;
 }
 
-}  // namespace ob::exec
+}  // namespace ob::process

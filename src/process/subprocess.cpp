@@ -21,7 +21,7 @@
 
 extern char** environ;
 
-namespace ob::exec {
+namespace ob::process {
 
 namespace {
 
@@ -184,4 +184,4 @@ Result<Captured> capture(const Command& cmd, int timeout_ms) {
   return result;
 }
 
-}  // namespace ob::exec
+}  // namespace ob::process

@@ -48,7 +48,7 @@ nlohmann::json file_identity(const fs::path& p) {
 
 // The first non-empty line of `prog --version`, or "".
 std::string version_line(const fs::path& prog) {
-  auto r = exec::capture(Command{{prog.string(), "--version"}, {}, {}});
+  auto r = process::capture(process::Command{{prog.string(), "--version"}, {}, {}});
   if (!r || r->exit_code != 0) return "";
   const std::string& text = r->out.empty() ? r->err : r->out;
   size_t start = 0;

@@ -10,7 +10,7 @@
 
 #include <fmt/core.h>
 
-namespace ob {
+namespace ob::report {
 
 std::string_view build_result_name(BuildResult result) {
   switch (result) {
@@ -50,7 +50,6 @@ void ProgressTee::build_finished(BuildResult result) {
   for (auto* s : sinks_) s->build_finished(result);
 }
 
-namespace report {
 
 namespace {
 
@@ -240,5 +239,4 @@ void ConsoleProgress::build_finished(BuildResult result) {
   }
 }
 
-}  // namespace report
-}  // namespace ob
+}  // namespace ob::report

@@ -19,7 +19,7 @@
 #include "offload_build/util/json_text.hpp"
 #include "safe_dir.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -269,4 +269,4 @@ void Storage::clear() {
   if (lock.locked()) lock.set_tally(0);
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -40,7 +40,7 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -346,4 +346,4 @@ Result<Entry> decode_entry(std::string_view bytes, std::string_view kind, std::s
   return entry;
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

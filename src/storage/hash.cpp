@@ -17,7 +17,7 @@
 #include <openssl/sha.h>
 #include <xxhash.h>
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -97,4 +97,4 @@ Result<std::string> sha256_file(const fs::path& path) {
 
 uint64_t xxh3(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

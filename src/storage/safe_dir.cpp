@@ -12,7 +12,7 @@
 
 #include "offload_build/util/file_trust.hpp"
 
-namespace ob::cache::detail {
+namespace ob::storage::detail {
 
 std::string distrust(const struct stat& st, bool shared) { return util::distrust(st, shared); }
 

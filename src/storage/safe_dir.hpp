@@ -11,7 +11,7 @@
 
 #include "offload_build/storage/storage.hpp"
 
-namespace ob::cache::detail {
+namespace ob::storage::detail {
 
 // A file descriptor closed on destruction.
 class Fd {

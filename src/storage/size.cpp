@@ -19,7 +19,7 @@
 #include "offload_build/util/files.hpp"
 #include "safe_dir.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -195,4 +195,4 @@ uint64_t Storage::prune(uint64_t max_size) {
 
 std::string format_size(uint64_t bytes) { return util::format_bytes(bytes); }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -18,7 +18,7 @@
 #include "offload_build/util/strings.hpp"
 #include "safe_dir.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -321,4 +321,4 @@ bool write_file_atomically(const fs::path& dir, std::string_view name, std::stri
   return fd && detail::write_at(fd.get(), std::string(name), bytes, umask) == 0;
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -71,7 +71,7 @@ class ClangListingProbe final : public DriverProbe {
     driver_listing::Argv cmd = argv;
     cmd.push_back("-###");
     // clang answers in ~40 ms; a wrapper that hangs must not hang the build.
-    auto r = exec::capture(Command{cmd, cwd, {}}, kTimeoutMs);
+    auto r = process::capture(process::Command{cmd, cwd, {}}, kTimeoutMs);
     if (!r) return r.error();
     if (r->exit_code != 0)
       return Error::failure(fmt::format("{} -### failed: {}", argv.front(), r->err));
@@ -154,7 +154,7 @@ std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
       if (a.is_string()) archs.push_back(a.get<std::string>());
     return archs;
   }
-  auto r = exec::capture(Command{{tool.string()}, {}, {}}, kTimeoutMs);
+  auto r = process::capture(process::Command{{tool.string()}, {}, {}}, kTimeoutMs);
   if (!r || r->exit_code != 0) return std::nullopt;
   std::vector<std::string> archs;
   for (const auto& line : util::split(r->out, '\n'))

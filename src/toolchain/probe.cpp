@@ -17,10 +17,10 @@ bool is_executable(const std::filesystem::path& p) {
   return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
 }
 
-std::optional<exec::Captured> run(std::vector<std::string> argv, const std::filesystem::path& cwd,
-                                  decltype(Command::env) env) {
-  Command cmd{std::move(argv), cwd, std::move(env)};
-  auto r = exec::capture(cmd);
+std::optional<process::Captured> run(std::vector<std::string> argv, const std::filesystem::path& cwd,
+                                  decltype(process::Command::env) env) {
+  process::Command cmd{std::move(argv), cwd, std::move(env)};
+  auto r = process::capture(cmd);
   if (!r) return std::nullopt;
   return std::move(r).value();
 }
@@ -37,7 +37,7 @@ std::filesystem::path memo_file(const std::filesystem::path& dir, const char* pr
 std::optional<nlohmann::json> recall(const std::optional<std::filesystem::path>& dir,
                                      const char* prefix, const std::string& key) {
   if (!dir) return std::nullopt;
-  auto text = cache::read_trusted_file(memo_file(*dir, prefix, key), false);
+  auto text = storage::read_trusted_file(memo_file(*dir, prefix, key), false);
   if (!text) return std::nullopt;
   auto j = util::parse_lossless(*text);
   if (j.is_discarded() || !j.is_object() || j.value("key", "") != key || !j.contains("answer"))
@@ -48,7 +48,7 @@ std::optional<nlohmann::json> recall(const std::optional<std::filesystem::path>&
 void remember(const std::optional<std::filesystem::path>& dir, const char* prefix,
               const std::string& key, const nlohmann::json& answer) {
   if (!dir) return;
-  cache::write_file_atomically(*dir, memo_file(*dir, prefix, key).filename().string(),
+  storage::write_file_atomically(*dir, memo_file(*dir, prefix, key).filename().string(),
                                util::dump_lossless(nlohmann::json{{"key", key}, {"answer", answer}}));
 }
 

@@ -33,7 +33,7 @@ bool read_probe_memo(RustcFacts& f) {
   if (!g_memo_dir || !f.rustc) return false;
   const std::string identity = util::file_identity(*f.rustc);
   // Only a file of ours, not through a symlink (storage/storage.hpp).
-  auto text = cache::read_trusted_file(memo_file(identity), false);
+  auto text = storage::read_trusted_file(memo_file(identity), false);
   if (!text) return false;
   auto j = util::parse_lossless(*text);
   if (j.is_discarded() || j.value("identity", "") != identity) return false;  // hash collision
@@ -63,7 +63,7 @@ void write_probe_memo(const RustcFacts& f) {
                    {"llvm_offload", static_cast<int>(f.llvm_offload)},
                    {"llvm_offload_note", f.llvm_offload_note}};
   // Only a memo: failing to write it is never an error.
-  cache::write_file_atomically(*g_memo_dir, memo_file(identity).filename().string(),
+  storage::write_file_atomically(*g_memo_dir, memo_file(identity).filename().string(),
                                util::dump_lossless(j));
 }
 

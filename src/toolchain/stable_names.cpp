@@ -39,7 +39,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
     std::ofstream out(src, std::ios::trunc);
     out << kProbeSource;
   }
-  auto r = exec::capture(Command{clang_flags::host_ir_probe_argv(compiler, src), {}, s.env("probe")},
+  auto r = process::capture(process::Command{clang_flags::host_ir_probe_argv(compiler, src), {}, s.env("probe")},
                          kProbeTimeoutMs);
   fs::remove(src, ec);
   if (!r) return {false, "the compiler could not be asked (" + r.error().message + ")"};

@@ -8,6 +8,7 @@
 #include "offload_build/storage/storage.hpp"
 
 using namespace ob::cache;
+using namespace ob::storage;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -8,7 +8,7 @@
 
 #include "offload_build/storage/remote/layered.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "offload_build/storage/remote/resp_reader.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -29,8 +29,8 @@ struct Launcher {
     e.insert(e.end(), more.begin(), more.end());
     return e;
   }
-  exec::Captured ob(Argv args, Env more = {}) const { return run_ob(std::move(args), tmp.path(), env(more)); }
-  exec::Captured cc(Argv args, Env more = {}) const {
+  process::Captured ob(Argv args, Env more = {}) const { return run_ob(std::move(args), tmp.path(), env(more)); }
+  process::Captured cc(Argv args, Env more = {}) const {
     return run_tool(std::move(args), tmp.path(), env(more));
   }
   nlohmann::json stats() const {

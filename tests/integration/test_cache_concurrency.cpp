@@ -22,7 +22,7 @@
 #include "offload_build/storage/storage.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 using ob::test::TempDir;
 
 namespace {

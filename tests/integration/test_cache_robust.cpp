@@ -52,7 +52,7 @@ void require_all_entries_sound(const fs::path& cache) {
   CHECK_THAT(v.out, Catch::Contains(" 0 corrupt"));
 }
 
-exec::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> extra = {}) {
+process::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("build");
@@ -132,15 +132,15 @@ TEST_CASE("8 concurrent builds of one project on one cache all succeed", "[integ
   }
   std::vector<pid_t> pids;
   for (const auto& dir : dirs) {
-    Command cmd{{OB_BINARY, "-C", dir.string(), "--cache-dir", cache.string(), "-j", "2", "build"},
+    process::Command cmd{{OB_BINARY, "-C", dir.string(), "--cache-dir", cache.string(), "-j", "2", "build"},
                 {}, {{"OMP_NUM_THREADS", std::nullopt}}};
     int devnull = open("/dev/null", O_WRONLY);
-    auto pid = exec::spawn(cmd, exec::Stdio{-1, devnull, devnull});
+    auto pid = process::spawn(cmd, process::Stdio{-1, devnull, devnull});
     close(devnull);
     REQUIRE(pid.ok());
     pids.push_back(*pid);
   }
-  for (pid_t pid : pids) CHECK(exec::wait_exit_code(pid) == 0);
+  for (pid_t pid : pids) CHECK(process::wait_exit_code(pid) == 0);
   for (const auto& dir : std::set<fs::path>(dirs.begin(), dirs.end())) {
     auto r = run_tool({(dir / "build/vector").string()}, dir, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
     CHECK(r.exit_code == 0);
@@ -166,14 +166,14 @@ TEST_CASE("builds killed with SIGKILL while storing never leave a bad entry",
     write_file(dir / "offload.json",
                R"({"name": "saxpy", "sources": ["saxpy.c"], "targets": ["host"], "flags": ["-O2"],
                    "libs": ["m"], "defines": ["ROUND=)" + std::to_string(i) + R"("]})");
-    Command cmd{{OB_BINARY, "-C", dir.string(), "--cache-dir", cache.string(), "build"}, {}, {}};
+    process::Command cmd{{OB_BINARY, "-C", dir.string(), "--cache-dir", cache.string(), "build"}, {}, {}};
     int devnull = open("/dev/null", O_WRONLY);
-    auto pid = exec::spawn(cmd, exec::Stdio{-1, devnull, devnull});
+    auto pid = process::spawn(cmd, process::Stdio{-1, devnull, devnull});
     close(devnull);
     REQUIRE(pid.ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     if (kill(*pid, SIGKILL) == 0) ++killed_running;
-    exec::wait_exit_code(*pid);
+    process::wait_exit_code(*pid);
     // Orphaned compilers of the killed build may still be finishing; that is fine.
     require_all_entries_sound(cache);
   }

@@ -16,7 +16,7 @@ using namespace ob::test;
 namespace {
 
 // `cargo run` in app, under OMP_TARGET_OFFLOAD=MANDATORY.
-exec::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
+process::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
                          Env env = {}) {
   std::vector<std::string> args{"-C", (ws / "app").string(), "--cache-dir", cache.string(), "cargo", "run"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -28,7 +28,7 @@ exec::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<
   return run_ob(args, {}, env);
 }
 
-void check_ok(const exec::Captured& r, const std::string& line) {
+void check_ok(const process::Captured& r, const std::string& line) {
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == line + "\n");

@@ -18,7 +18,7 @@ const std::string kExampleOut = "rust-cargo: x[0]=1 x[1]=3 x[255]=511 mismatches
 
 // `cargo run --verify` (with `extra` cargo arguments): the program's output,
 // the runtime's launch in the verify line, exit 0; nothing blamed on cargo.
-exec::Captured run_verify(const fs::path& dir, const fs::path& cache, std::vector<std::string> extra) {
+process::Captured run_verify(const fs::path& dir, const fs::path& cache, std::vector<std::string> extra) {
   std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string(), "cargo", "run", "--verify"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = run_ob(args);

@@ -22,7 +22,7 @@ struct Project {
   TempDir tmp{"ob-first-hour"};
   fs::path dir = copy_example("saxpy-c", tmp.path());
   fs::path cache = tmp / "cache";
-  exec::Captured ob(std::vector<std::string> more, const fs::path& cache_dir = {}) const {
+  process::Captured ob(std::vector<std::string> more, const fs::path& cache_dir = {}) const {
     std::vector<std::string> a{"-C", dir.string(), "--cache-dir", (cache_dir.empty() ? cache : cache_dir).string()};
     a.insert(a.end(), more.begin(), more.end());
     return run_ob(std::move(a));

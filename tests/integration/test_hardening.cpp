@@ -26,7 +26,7 @@ namespace {
 
 const std::string kSaxpyOk = "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_device=yes\n";
 
-exec::Captured build(const fs::path& dir, const fs::path& cache, Env env = {},
+process::Captured build(const fs::path& dir, const fs::path& cache, Env env = {},
                      std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -53,7 +53,7 @@ std::vector<fs::path> entries(const fs::path& cache, const std::string& kind) {
 // The result entry holding the linked program (its one file is named "saxpy").
 fs::path link_entry(const fs::path& cache) {
   for (const auto& p : entries(cache, "result")) {
-    auto e = cache::decode_entry(read_file(p), "result", p.filename().string());
+    auto e = storage::decode_entry(read_file(p), "result", p.filename().string());
     if (e && !e->files.empty() && e->files.front().name == "saxpy") return p;
   }
   FAIL("no link entry in " << cache);
@@ -63,10 +63,10 @@ fs::path link_entry(const fs::path& cache) {
 // Rewrite an entry's metadata with a valid checksum, as a writer of the cache could.
 void rewrite_metadata(const fs::path& entry, const std::string& metadata) {
   const std::string key = entry.filename().string();
-  auto e = cache::decode_entry(read_file(entry), "result", key);
+  auto e = storage::decode_entry(read_file(entry), "result", key);
   REQUIRE(e.ok());
   e->metadata = metadata;
-  write_file(entry, cache::encode_entry(*e, "result", key));
+  write_file(entry, storage::encode_entry(*e, "result", key));
 }
 
 nlohmann::json stats(const fs::path& cache, Env env = {}) {
@@ -146,7 +146,7 @@ TEST_CASE("a restored output never carries special bits, and malformed metadata 
   const fs::path entry = link_entry(cache);
   const std::string original = read_file(entry);
   const std::string job = nlohmann::json::parse(
-      cache::decode_entry(original, "result", entry.filename().string())->metadata)["job"];
+      storage::decode_entry(original, "result", entry.filename().string())->metadata)["job"];
 
   SECTION("mode 07777 recorded in a valid entry") {
     rewrite_metadata(entry, nlohmann::json{{"job", job}, {"modes", {07777}}}.dump());
@@ -219,7 +219,7 @@ TEST_CASE("with a signing key, entries not signed with it are refused",
     CHECK_THAT(build(dir, cache, from_file).err, Catch::Contains("5 jobs: 5 from cache, 0 run"));
     // Re-encoded without a key (the checksum valid): refused.
     const fs::path entry = link_entry(cache);
-    rewrite_metadata(entry, cache::decode_entry(read_file(entry), "result",
+    rewrite_metadata(entry, storage::decode_entry(read_file(entry), "result",
                                                 entry.filename().string())->metadata);
     auto v = run_ob({"--cache-dir", cache.string(), "cache", "verify"}, {}, from_file);
     CHECK_THAT(v.out, Catch::Contains("not signed"));

@@ -22,7 +22,7 @@ namespace {
 
 // offload-build ARGS, killed after 60 s, with 4 GiB of address space at most
 // (clang included); `seconds` gets the wall time.
-exec::Captured run_bounded(Argv args, const fs::path& cwd, Env env, double& seconds) {
+process::Captured run_bounded(Argv args, const fs::path& cwd, Env env, double& seconds) {
   args.insert(args.begin(), {"timeout", "-s", "KILL", "60", "prlimit", "--as=4294967296", OB_BINARY});
   const auto start = std::chrono::steady_clock::now();
   auto r = run_tool(std::move(args), cwd, std::move(env));

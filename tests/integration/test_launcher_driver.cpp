@@ -57,7 +57,7 @@ TEST_CASE("driver warnings are printed once, as clang prints them, cold and from
   auto ref = l.cc(compile);
   REQUIRE(ref.exit_code == 0);
   REQUIRE(count_occurrences(ref.err, "[-Wunused-command-line-argument]") == 2);
-  auto check = [&](const exec::Captured& got) {
+  auto check = [&](const process::Captured& got) {
     INFO(got.err);
     REQUIRE(got.exit_code == 0);
     CHECK(got.err == ref.err);  // the same two warnings, each once

@@ -51,7 +51,7 @@ class Project {
     fs::last_write_time(dir_, old);
   }
 
-  exec::Captured build(std::vector<std::string> extra = {}, Env env = {}) {
+  process::Captured build(std::vector<std::string> extra = {}, Env env = {}) {
     std::vector<std::string> args = {"-C", dir_.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back("build");
@@ -82,7 +82,7 @@ class Project {
  private:
   TempDir tmp_;
   fs::path dir_;
-  exec::Captured last_;
+  process::Captured last_;
 };
 
 // The lines without the summary's time.

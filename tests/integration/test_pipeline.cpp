@@ -163,13 +163,13 @@ Stopped stop_with(int sig, std::vector<std::string> args, const std::function<bo
   int err_pipe[2];
   REQUIRE(pipe(err_pipe) == 0);
   args.insert(args.begin(), OB_BINARY);
-  auto pid = exec::spawn(Command{args, {}, {}}, exec::Stdio{-1, -1, err_pipe[1]});
+  auto pid = process::spawn(process::Command{args, {}, {}}, process::Stdio{-1, -1, err_pipe[1]});
   close(err_pipe[1]);
   REQUIRE(pid.ok());
   for (int i = 0; i < 100 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto started = std::chrono::steady_clock::now();
   kill(*pid, sig);
-  Stopped s{exec::wait_exit_code(*pid), {}, {}};
+  Stopped s{process::wait_exit_code(*pid), {}, {}};
   s.waited = std::chrono::steady_clock::now() - started;
   char buf[4096];
   for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) s.err.append(buf, n);

@@ -86,7 +86,7 @@ struct Walk {
   }
 
   // Run README line `command` as typed, through bash, in `dir` (under work).
-  exec::Captured step(const std::string& command, const std::string& dir = "") {
+  process::Captured step(const std::string& command, const std::string& dir = "") {
     static const std::set<std::string> readme = readme_commands();
     INFO("README.md no longer has this command in a code block: " << command);
     REQUIRE(readme.count(command) == 1);

@@ -116,7 +116,7 @@ void write_cmake_lists(const fs::path& project) {
 }
 
 // `more`: the environment of the build step only (not CMake's configure).
-exec::Captured cmake_build(const fs::path& project, const fs::path& cache, const std::string& remote,
+process::Captured cmake_build(const fs::path& project, const fs::path& cache, const std::string& remote,
                            const Env& more = {}) {
   const fs::path build = project / "build";
   Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()},
@@ -337,13 +337,13 @@ TEST_CASE("remote execution: a worker killed mid-build costs one warning, the bu
   const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
   auto worker = std::make_unique<Worker>(tmp / "worker", project);
   // One job at a time, so that most are still to come when the worker goes.
-  Command cmd{{OB_BINARY, "-C", project.string(), "--cache-dir", (tmp / "cache").string(), "-j1",
+  process::Command cmd{{OB_BINARY, "-C", project.string(), "--cache-dir", (tmp / "cache").string(), "-j1",
                "--remote-execution", worker->url("|jobs=1"), "build"},
               {},
               {{"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt}}};
   const fs::path err_file = tmp / "build.err";
   const int fd = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  auto spawned = exec::spawn(cmd, exec::Stdio{-1, fd, fd});
+  auto spawned = process::spawn(cmd, process::Stdio{-1, fd, fd});
   ::close(fd);
   REQUIRE(spawned);
   const pid_t pid = *spawned;
@@ -354,7 +354,7 @@ TEST_CASE("remote execution: a worker killed mid-build costs one warning, the bu
   ::kill(pid, SIGSTOP);
   worker->process.stop(SIGKILL);
   ::kill(pid, SIGCONT);
-  const int code = exec::wait_exit_code(pid);
+  const int code = process::wait_exit_code(pid);
   const std::string err = read_file(err_file);
   INFO(err);
   CHECK(code == 0);

@@ -141,7 +141,7 @@ TEST_CASE("Redis over a unix socket: concurrent builds share one remote",
   const std::string url = "redis+unix://" + server.socket().string() + "|allow-unsigned";
   fs::path a = copy_example("saxpy-c", tmp / "a");
   fs::path b = copy_example("saxpy-c", tmp / "b");
-  exec::Captured ra, rb;
+  process::Captured ra, rb;
   std::thread other([&] { rb = build(b, tmp / "cache-b", {url}); });
   ra = build(a, tmp / "cache-a", {url});
   other.join();
@@ -242,7 +242,7 @@ TEST_CASE("HTTP (nginx WebDAV): writer, read-only reader, corrupt and foreign en
     CHECK(now.size() == stored.size());
     for (const auto& f : now) {
       const std::string kind = f.parent_path().parent_path().filename().string();
-      CHECK(cache::decode_entry(read_file(f), kind, f.filename().string()).ok());
+      CHECK(storage::decode_entry(read_file(f), kind, f.filename().string()).ok());
     }
   }
 }
@@ -321,7 +321,7 @@ TEST_CASE("a Redis server killed in the middle of a build", "[remote][redis][int
   const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
   fs::path dir = copy_example("saxpy-c", tmp.path());
   std::atomic<bool> done{false};
-  exec::Captured r;
+  process::Captured r;
   std::thread builder([&] {
     r = build(dir, tmp / "cache", {url});
     done = true;
@@ -446,11 +446,11 @@ TEST_CASE("HTTP: two machines share one server, and signed entries refuse a pois
   fs::path poisoned;
   for (const auto& f : files_under(results)) {
     const std::string k = f.filename().string();
-    auto e = cache::decode_entry(read_file(f), "result", k, key);
+    auto e = storage::decode_entry(read_file(f), "result", k, key);
     REQUIRE(e);
     if (e->files.empty() || e->files[0].name != "saxpy") continue;
     e->files[0].data = "#!/bin/sh\necho poisoned\n";
-    write_file(f, cache::encode_entry(*e, "result", k));  // unsigned
+    write_file(f, storage::encode_entry(*e, "result", k));  // unsigned
     poisoned = f;
   }
   REQUIRE_FALSE(poisoned.empty());

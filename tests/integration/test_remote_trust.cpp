@@ -25,10 +25,10 @@ namespace {
 // Every value on the server, by Redis key (read through the library's own
 // backend: binary-safe).
 std::map<std::string, std::string> server_values(const RedisServer& s) {
-  auto config = cache::parse_remote_url("redis://:" + kPassword + "@127.0.0.1:" +
+  auto config = storage::parse_remote_url("redis://:" + kPassword + "@127.0.0.1:" +
                                         std::to_string(s.port()));
   REQUIRE(config);
-  auto backend = cache::make_redis_backend(*config);
+  auto backend = storage::make_redis_backend(*config);
   std::map<std::string, std::string> out;
   std::string keys = redis_cli(s, {"--raw", "KEYS", "offload-build:*"});
   for (size_t at = 0; at < keys.size();) {
@@ -47,11 +47,11 @@ std::map<std::string, std::string> server_values(const RedisServer& s) {
 }
 
 void put_value(const RedisServer& s, const std::string& redis_key, const std::string& value) {
-  auto config = cache::parse_remote_url("redis://:" + kPassword + "@127.0.0.1:" +
+  auto config = storage::parse_remote_url("redis://:" + kPassword + "@127.0.0.1:" +
                                         std::to_string(s.port()));
   REQUIRE(config);
   const size_t colon = redis_key.rfind(':'), before = redis_key.rfind(':', colon - 1);
-  auto done = cache::make_redis_backend(*config)->put(
+  auto done = storage::make_redis_backend(*config)->put(
       redis_key.substr(before + 1, colon - before - 1), redis_key.substr(colon + 1), value, true);
   REQUIRE(done);
 }
@@ -155,7 +155,7 @@ TEST_CASE("Redis: a writer with a mistyped key deletes nothing and replaces none
     for (const auto& [k, v] : now) {
       const size_t colon = k.rfind(':'), before = k.rfind(':', colon - 1);
       INFO(k);
-      CHECK(cache::decode_entry(v, k.substr(before + 1, colon - before - 1), k.substr(colon + 1),
+      CHECK(storage::decode_entry(v, k.substr(before + 1, colon - before - 1), k.substr(colon + 1),
                                 "team key").ok());
     }
   }

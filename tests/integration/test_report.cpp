@@ -31,7 +31,7 @@ struct Project {
   fs::path report;
   Project() : dir(copy_example("saxpy-c", tmp.path())), cache((tmp.path() / "cache").string()),
               report(tmp.path() / "out" / "report.json") {}
-  exec::Captured build(std::vector<std::string> more = {}) const {
+  process::Captured build(std::vector<std::string> more = {}) const {
     std::vector<std::string> a{"-C", dir.string(), "--cache-dir", cache, "--report", report.string()};
     a.insert(a.end(), more.begin(), more.end());
     a.push_back("build");
@@ -280,11 +280,11 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
   write_file(dir / "offload.json", R"({"name": "p", "sources": ["*.c"], "targets": ["host"], "toolchain": ")" +
                                        llvm.string() + "\"}");
   const fs::path report = tmp / "report.json";
-  Command cmd{{OB_BINARY, "-C", dir.string(), "-j", "2", "--no-cache", "--report", report.string(), "build"},
+  process::Command cmd{{OB_BINARY, "-C", dir.string(), "-j", "2", "--no-cache", "--report", report.string(), "build"},
               {},
               {{"CI", "1"}}};
   const int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  auto pid = exec::spawn(cmd, exec::Stdio{-1, -1, devnull});
+  auto pid = process::spawn(cmd, process::Stdio{-1, -1, devnull});
   close(devnull);
   REQUIRE(pid.ok());
   // Both compiles started: each wrote its output (not counting the record of
@@ -299,7 +299,7 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
   REQUIRE(started_outputs() == 2);
   const auto started = std::chrono::steady_clock::now();
   kill(*pid, SIGINT);
-  CHECK(exec::wait_exit_code(*pid) == 130);
+  CHECK(process::wait_exit_code(*pid) == 130);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));  // no tool was asked its version
   CHECK(temp_outputs(dir / "build").empty());  // no temporary left behind, lookups included
   REQUIRE(fs::exists(report));

@@ -82,9 +82,9 @@ TEST_CASE("docs/RUST.md: every command of its sh blocks runs as written", "[docs
                 {"MAKEFLAGS", std::nullopt}};
   const bool ptxas = access("/usr/local/cuda/bin/ptxas", X_OK) == 0;
 
-  using Check = std::function<void(const exec::Captured&)>;
+  using Check = std::function<void(const process::Captured&)>;
   auto ok_with = [](std::string out, std::string err = "") -> Check {
-    return [out, err](const exec::Captured& r) {
+    return [out, err](const process::Captured& r) {
       CHECK(r.exit_code == 0);
       CHECK_THAT(r.out, Catch::Contains(out));
       CHECK_THAT(r.err, Catch::Contains(err));
@@ -96,7 +96,7 @@ TEST_CASE("docs/RUST.md: every command of its sh blocks runs as written", "[docs
   const std::map<std::string, Check> checks{
       {"offload-build -C examples/rust-saxpy run --verify", ok_with("mismatches=0 OK", launch)},
       {"offload-build -C examples/rust-nvptx build",
-       [&](const exec::Captured& r) {
+       [&](const process::Captured& r) {
          if (ptxas) CHECK(r.exit_code == 0);  // else: the skip below, once the rest passed
        }},
       {"offload-build -C examples/rust-cargo cargo run --release --verify", ok_with(cargo_ok, launch)},

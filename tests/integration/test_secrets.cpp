@@ -43,7 +43,7 @@ struct SecretsProject {
     return e;
   }
   fs::path user_file() const { return user / "offload-build" / "config"; }
-  exec::Captured ob(std::vector<std::string> args, Env more = {}) const {
+  process::Captured ob(std::vector<std::string> args, Env more = {}) const {
     args.insert(args.begin(), {"-C", dir.string()});
     return run_ob(std::move(args), dir, env(std::move(more)));
   }

@@ -31,7 +31,7 @@ std::string kernel_source(const std::string& entry, int increment) {
          "void " + entry + "(int *x, int n) { bump(x, n); }\n";
 }
 
-exec::Captured checked(const exec::Captured& r) {
+process::Captured checked(const process::Captured& r) {
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   return r;

@@ -60,8 +60,8 @@ inline std::string entry_bomb(const std::string& key, uint64_t size, const std::
     feed(std::string_view(chunk.data(), n), left ? ZSTD_e_continue : ZSTD_e_end);
   }
   // The header, as encode_entry writes it, around that payload.
-  std::string e = cache::encode_entry(cache::Entry{}, kind, key);
-  e.resize(cache::kHeaderSize);
+  std::string e = storage::encode_entry(storage::Entry{}, kind, key);
+  e.resize(storage::kHeaderSize);
   put_le(e, 12, 1);  // flags: zstd
   e[16 + 4] = e[16 + 5] = e[16 + 6] = e[16 + 7] = 0;
   put_le(e, 16, size);

@@ -19,10 +19,10 @@ inline bool has_temp_files(const std::filesystem::path& dir) {
   return false;
 }
 
-class FakeRunner : public CommandRunner {
+class FakeRunner : public exec::CommandRunner {
  public:
   std::vector<JobId> started;            // in start order
-  std::vector<Command> commands;         // in start order
+  std::vector<process::Command> commands;         // in start order
   std::vector<Job> jobs;                 // the jobs as given (inputs, outputs, tools...)
   std::vector<std::vector<std::filesystem::path>> temps;  // where each was told to write
   std::map<JobId, int> exit_codes;       // default 0
@@ -31,9 +31,9 @@ class FakeRunner : public CommandRunner {
   std::map<JobId, std::string> errors;   // the failure's message, instead of the executor's
   size_t max_running_seen = 0;
 
-  Result<void> start(const JobView& view) override {
+  Result<void> start(const exec::JobView& view) override {
     const JobId job = view.job.id;
-    const Command& cmd = view.command;
+    const process::Command& cmd = view.command;
     started.push_back(job);
     commands.push_back(cmd);
     jobs.push_back(view.job);

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
-inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cwd = {},
+inline process::Captured run_tool(std::vector<std::string> argv, const fs::path& cwd = {},
                                Env env = {}) {
   // Tests must not inherit a user's runtime settings.
   // Each test process gets its own cache unless the test names one.
@@ -41,13 +41,13 @@ inline exec::Captured run_tool(std::vector<std::string> argv, const fs::path& cw
                            {"OFFLOAD_BUILD_SIGNING_KEY_FILE", std::nullopt},
                            {"OFFLOAD_BUILD_CACHE_UMASK", std::nullopt},
                            {"OFFLOAD_BUILD_CACHE_DIR", cache_dir}});
-  Command cmd{std::move(argv), cwd, std::move(env)};
-  auto r = exec::capture(cmd);
-  if (!r) return exec::Captured{127, "", r.error().message};
+  process::Command cmd{std::move(argv), cwd, std::move(env)};
+  auto r = process::capture(cmd);
+  if (!r) return process::Captured{127, "", r.error().message};
   return *r;
 }
 
-inline exec::Captured run_ob(std::vector<std::string> args, const fs::path& cwd = {},
+inline process::Captured run_ob(std::vector<std::string> args, const fs::path& cwd = {},
                              Env env = {}) {
   args.insert(args.begin(), OB_BINARY);
   return run_tool(std::move(args), cwd, std::move(env));

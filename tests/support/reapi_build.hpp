@@ -35,7 +35,7 @@ inline std::map<std::string, std::string> objects(const fs::path& build) {
   return out;
 }
 
-inline exec::Captured build(const fs::path& project, const fs::path& cache, std::vector<std::string> more = {}) {
+inline process::Captured build(const fs::path& project, const fs::path& cache, std::vector<std::string> more = {}) {
   std::vector<std::string> args{"-C", project.string(), "--cache-dir", cache.string(), "-j2"};
   args.insert(args.end(), more.begin(), more.end());
   args.push_back("build");

@@ -25,7 +25,7 @@ inline Env remote_env(Env more = {}) {
   return e;
 }
 
-inline exec::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> remotes,
+inline process::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> remotes,
                      std::vector<std::string> extra = {}, Env env = {}) {
   std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
   for (const auto& r : remotes) args.insert(args.end(), {"--remote-storage", r});

@@ -21,7 +21,7 @@ inline bool have_script() {
 // offload-build process; CI, NO_COLOR and CLICOLOR_FORCE are unset and TERM is
 // xterm unless `env` says otherwise. Returns everything written to the pty
 // (stdout and stderr together; the pty turns "\n" into "\r\n").
-inline exec::Captured run_ob_on_terminal(const std::vector<std::string>& args, Env env = {},
+inline process::Captured run_ob_on_terminal(const std::vector<std::string>& args, Env env = {},
                                          int columns = 200) {
   std::vector<std::string> argv{OB_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());

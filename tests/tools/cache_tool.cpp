@@ -19,7 +19,7 @@
 
 #include "offload_build/storage/storage.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

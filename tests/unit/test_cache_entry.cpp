@@ -14,7 +14,7 @@
 #include "support/entry_bomb.hpp"
 #include "support/temp_dir.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 

@@ -32,7 +32,7 @@
 #include "support/temp_dir.hpp"
 #include "support/skip.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 using ob::test::TempDir;
 
 namespace {
@@ -103,9 +103,9 @@ class StderrCapture {
   int saved_ = -1;
 };
 
-ob::exec::Captured run_cache_tool(std::vector<std::string> args) {
+ob::process::Captured run_cache_tool(std::vector<std::string> args) {
   args.insert(args.begin(), OB_CACHE_TOOL);
-  auto r = ob::exec::capture(ob::Command{std::move(args), {}, {}});
+  auto r = ob::process::capture(ob::process::Command{std::move(args), {}, {}});
   REQUIRE(r.ok());
   return *r;
 }

@@ -47,9 +47,9 @@ TEST_CASE("executor runs every job after its dependencies", "[executor]") {
   test::TempDir tmp;
   Plan plan = diamond_plan(tmp.path(), 3);
   test::FakeRunner runner;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.parallelism = 4;
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE(summary.ok());
   CHECK(summary->jobs_run == plan.jobs.size());
   REQUIRE(runner.started.size() == plan.jobs.size());
@@ -69,9 +69,9 @@ TEST_CASE("executor never exceeds -j", "[executor]") {
   Plan plan = diamond_plan(tmp.path(), 5);
   for (size_t j : {1, 2, 3}) {
     test::FakeRunner runner;
-    ExecOptions opts;
+    exec::ExecOptions opts;
     opts.parallelism = j;
-    REQUIRE(execute(plan, runner, opts).ok());
+    REQUIRE(exec::execute(plan, runner, opts).ok());
     CHECK(runner.max_running_seen == j);
   }
 }
@@ -80,7 +80,7 @@ TEST_CASE("commands write to temporary names that are renamed on success", "[exe
   test::TempDir tmp;
   Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
-  REQUIRE(execute(plan, runner, ExecOptions{}).ok());
+  REQUIRE(exec::execute(plan, runner, exec::ExecOptions{}).ok());
   const auto& argv = runner.commands[0].argv;
   CHECK(argv[2] != "out/0.d1");
   CHECK(argv[2].find("out/.0.d1.ob-tmp-") == 0);
@@ -96,9 +96,9 @@ TEST_CASE("a failing job stops the build and leaves no partial output", "[execut
   Plan plan = diamond_plan(tmp.path(), 2);
   test::FakeRunner runner;
   runner.exit_codes[1] = 1;  // second device job of TU 0 fails
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.parallelism = 1;
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
   CHECK(summary.error().code == 1);
   CHECK_THAT(summary.error().message,
@@ -117,9 +117,9 @@ TEST_CASE("running jobs finish after a failure but no new job starts", "[executo
   Plan plan = diamond_plan(tmp.path(), 2);
   test::FakeRunner runner;
   runner.exit_codes[0] = 2;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.parallelism = 3;  // jobs 0, 1, 2 start together
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
   CHECK(runner.started == std::vector<JobId>{0, 1, 4});
   CHECK(fs::exists(plan.jobs[1].outputs[0]));  // finished after the failure: kept
@@ -131,7 +131,7 @@ TEST_CASE("a job that does not write its output fails", "[executor]") {
   Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   runner.skip_output.insert(0);
-  auto summary = execute(plan, runner, ExecOptions{});
+  auto summary = exec::execute(plan, runner, exec::ExecOptions{});
   REQUIRE_FALSE(summary.ok());
   CHECK_THAT(summary.error().message, Catch::Contains("did not write"));
 }
@@ -140,7 +140,7 @@ TEST_CASE("an output check can fail a job before its output is committed", "[exe
   test::TempDir tmp;
   Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   std::vector<fs::path> checked;
   opts.check_outputs = [&](const Job& job, const std::vector<fs::path>& temps) -> Result<void> {
     checked.push_back(temps[0]);
@@ -148,7 +148,7 @@ TEST_CASE("an output check can fail a job before its output is committed", "[exe
     if (job.id == 1) return Error::failure("bad object");
     return {};
   };
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
   CHECK(summary.error().message == "bad object");
   CHECK(checked.size() == 2);
@@ -161,7 +161,7 @@ TEST_CASE("an output that exists and is not a regular file is never replaced", "
   Plan plan = diamond_plan(tmp.path(), 1);
   fs::create_directories(plan.jobs[0].outputs[0]);  // a directory where a file should go
   test::FakeRunner runner;
-  auto summary = execute(plan, runner, ExecOptions{});
+  auto summary = exec::execute(plan, runner, exec::ExecOptions{});
   REQUIRE_FALSE(summary.ok());
   CHECK_THAT(summary.error().message, Catch::Contains("which is not a regular file"));
   CHECK(fs::is_directory(plan.jobs[0].outputs[0]));
@@ -173,9 +173,9 @@ TEST_CASE("progress lines count jobs", "[executor]") {
   Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   std::ostringstream progress;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.progress = &progress;
-  REQUIRE(execute(plan, runner, opts).ok());
+  REQUIRE(exec::execute(plan, runner, opts).ok());
   CHECK(progress.str() ==
         "[1/5] device src.c\n[2/5] device src.c\n[3/5] package src.c\n[4/5] host src.c\n"
         "[5/5] link out/prog\n");
@@ -189,7 +189,7 @@ TEST_CASE("dry-run script is cd, mkdir and every command, quoted", "[executor]")
   j.argv = {"clang", "-DMSG=hello world", "-o", "build/obj/a.o"};
   j.outputs = {"/my proj/build/obj/a.o"};
   plan.jobs = {j};
-  CHECK(dry_run_script(plan) ==
+  CHECK(exec::dry_run_script(plan) ==
         "cd '/my proj'\nmkdir -p build/obj\nclang '-DMSG=hello world' -o build/obj/a.o\n");
 }
 
@@ -200,9 +200,9 @@ TEST_CASE("a command that found its outputs current counts as up to date, and a 
   test::FakeRunner runner;
   runner.found_current = {0, 3};  // cargo said fresh: one device job and the host job
   report::BuildRecorder recorder;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.observer = &recorder;
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE(summary.ok());
   CHECK(runner.started.size() == plan.jobs.size());  // every command started...
   CHECK(summary->jobs_run == plan.jobs.size() - 2);  // ...two found their outputs current
@@ -215,7 +215,7 @@ TEST_CASE("a command that found its outputs current counts as up to date, and a 
   test::FakeRunner failing;
   failing.exit_codes[1] = 101;
   failing.errors[1] = "the device pass of k for target host failed (cargo's messages above say why)";
-  auto failed = execute(plan, failing, ExecOptions{});
+  auto failed = exec::execute(plan, failing, exec::ExecOptions{});
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().message == failing.errors[1]);
 }

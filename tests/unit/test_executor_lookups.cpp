@@ -55,16 +55,16 @@ std::string read(const fs::path& p) {
 }
 
 // A hit: the job's output written to its temporary, as the job cache does.
-Served write_hit(const Job& job, const std::vector<fs::path>& temps) {
+exec::Served write_hit(const Job& job, const std::vector<fs::path>& temps) {
   std::ofstream(temps.at(0)) << "served " << job.id << "\n";
-  return Served::FromCache;
+  return exec::Served::FromCache;
 }
 
 // Every event, in order, as "<event> <job>".
-struct EventLog : Progress {
+struct EventLog : report::Progress {
   std::vector<std::string> events;
   void job_started(const Job& j) override { events.push_back("started " + std::to_string(j.id)); }
-  void job_served(const Job& j, ServedFrom, double) override { events.push_back("served " + std::to_string(j.id)); }
+  void job_served(const Job& j, report::ServedFrom, double) override { events.push_back("served " + std::to_string(j.id)); }
   void job_finished(const Job& j, double) override { events.push_back("finished " + std::to_string(j.id)); }
   void job_failed(const Job& j, int, double, const std::string&) override {
     events.push_back("failed " + std::to_string(j.id));
@@ -81,7 +81,7 @@ TEST_CASE("the runner is given the job: kind, inputs, outputs, tools, environmen
   test::TempDir tmp;
   Plan plan = wide_plan(tmp.path(), 2);
   test::FakeRunner runner;
-  REQUIRE(execute(plan, runner, ExecOptions{}).ok());
+  REQUIRE(exec::execute(plan, runner, exec::ExecOptions{}).ok());
   REQUIRE(runner.jobs.size() == 3);
   for (size_t i = 0; i < runner.jobs.size(); ++i) {
     const Job& given = runner.jobs[i];
@@ -94,7 +94,7 @@ TEST_CASE("the runner is given the job: kind, inputs, outputs, tools, environmen
     CHECK(given.env == planned.env);
     // Where to write them: the temporaries its command names, renamed after success.
     REQUIRE(runner.temps[i].size() == 1);
-    CHECK(runner.temps[i][0] == temporary_path(planned.outputs[0], planned.id));
+    CHECK(runner.temps[i][0] == exec::temporary_path(planned.outputs[0], planned.id));
     CHECK(runner.commands[i].argv.back() == arg_path(runner.temps[i][0], plan.cwd).string());
     CHECK(runner.commands[i].cwd == plan.cwd);
   }
@@ -112,15 +112,15 @@ TEST_CASE("cache lookups run at once, off the scheduler thread, bounded", "[exec
       const size_t want = limit ? limit : n;
       test::OverlapLatch latch(want);
       test::FakeRunner runner;
-      ExecOptions opts;
+      exec::ExecOptions opts;
       opts.parallelism = 1;  // lookups are not commands: -j1 does not serialize them
       opts.lookups = limit;
       opts.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-        if (job.kind == JobKind::Link) return Served::No;
+        if (job.kind == JobKind::Link) return exec::Served::No;
         latch.arrive_and_wait();
         return write_hit(job, temps);
       };
-      auto summary = execute(plan, runner, opts);
+      auto summary = exec::execute(plan, runner, opts);
       REQUIRE(summary.ok());
       CHECK_FALSE(latch.gave_up());  // one at a time never gets `want` in flight
       CHECK(latch.peak() == want);   // and never more than the bound
@@ -138,17 +138,17 @@ TEST_CASE("one lookup at a time is asked on the executor's own thread, no lookup
   const size_t n = 5;
   Plan plan = wide_plan(tmp.path(), n);
   test::FakeRunner runner;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.lookups = 1;  // what a build with only a local cache uses (cli/build_context.cpp)
   const auto main_thread = std::this_thread::get_id();
   size_t asked = 0, elsewhere = 0;
   opts.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
     ++asked;
     if (std::this_thread::get_id() != main_thread) ++elsewhere;
-    if (job.kind == JobKind::Link) return Served::No;
+    if (job.kind == JobKind::Link) return exec::Served::No;
     return write_hit(job, temps);
   };
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE(summary.ok());
   CHECK(asked == n + 1);
   CHECK(elsewhere == 0);
@@ -164,23 +164,23 @@ TEST_CASE("concurrent lookups keep the order of events and call after_serve on t
   Plan plan = wide_plan(tmp.path(), 6);
   test::FakeRunner runner;
   EventLog log;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.parallelism = 2;
   opts.observer = &log;
   test::OverlapLatch latch(6);
   const auto main = std::this_thread::get_id();
   std::vector<JobId> after;  // touched on the executor's thread only
   opts.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
-    if (job.kind == JobKind::Link) return Served::No;
+    if (job.kind == JobKind::Link) return exec::Served::No;
     latch.arrive_and_wait();
-    return job.id % 2 ? write_hit(job, temps) : Served::No;  // odd ones hit, even ones run
+    return job.id % 2 ? write_hit(job, temps) : exec::Served::No;  // odd ones hit, even ones run
   };
-  opts.after_serve = [&](const Job& job, Served) {
+  opts.after_serve = [&](const Job& job, exec::Served) {
     CHECK(std::this_thread::get_id() == main);
     CHECK(log.at("served " + std::to_string(job.id)) == log.events.size());  // before its event
     after.push_back(job.id);
   };
-  REQUIRE(execute(plan, runner, opts).ok());
+  REQUIRE(exec::execute(plan, runner, opts).ok());
   CHECK_FALSE(latch.gave_up());
   CHECK(after.size() == plan.jobs.size());
   for (JobId id = 0; id < 6; ++id) {
@@ -201,14 +201,14 @@ TEST_CASE("a failure while lookups are in flight: nothing more starts, no tempor
   Plan plan = wide_plan(tmp.path(), 8);
   test::FakeRunner runner;
   for (JobId id = 0; id < 8; ++id) runner.exit_codes[id] = 1;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   opts.parallelism = 1;
   std::atomic<int> asked{0};
   opts.serve = [&](const Job&, const std::vector<fs::path>&) {
     ++asked;
-    return Served::No;
+    return exec::Served::No;
   };
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
   CHECK_THAT(summary.error().message, Catch::Contains("failed with exit code 1"));
   CHECK(runner.started.size() == 1);  // the first to run failed; the rest never started
@@ -222,13 +222,13 @@ TEST_CASE("a lookup that hits after a failure still commits whole outputs", "[ex
   Plan plan = wide_plan(tmp.path(), 4);
   test::FakeRunner runner;
   runner.exit_codes[0] = 1;
-  ExecOptions opts;
+  exec::ExecOptions opts;
   std::mutex mu;
   opts.serve = [&](const Job& job, const std::vector<fs::path>& temps) {
     std::lock_guard lock(mu);
-    return job.id == 0 ? Served::No : write_hit(job, temps);
+    return job.id == 0 ? exec::Served::No : write_hit(job, temps);
   };
-  auto summary = execute(plan, runner, opts);
+  auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
   CHECK(runner.started == std::vector<JobId>{0});
   for (JobId id = 1; id < 4; ++id) CHECK(read(plan.jobs[id].outputs[0]) == fmt::format("served {}\n", id));

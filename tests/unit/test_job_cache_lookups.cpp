@@ -23,6 +23,7 @@
 
 using namespace ob;
 using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 
@@ -60,7 +61,7 @@ std::map<std::string, std::string> outputs_of(const Plan& plan) {
 }
 
 struct Built {
-  ExecSummary summary;
+  exec::ExecSummary summary;
   std::vector<JobId> ran;
   Counters counters;
   std::map<std::string, RemoteCounters> remotes;
@@ -80,11 +81,11 @@ Built build(const Plan& plan, const fs::path& cache_dir, const RemoteConfig& rem
   cache_options.keep_build_state = false;  // every build asks the storage
   JobCache cache(layers, plan, cache_options);
   test::FakeRunner runner;
-  ExecOptions exec;
+  exec::ExecOptions exec;
   exec.parallelism = 2;
   exec.lookups = lookups;
   cache.attach(exec);
-  auto summary = execute(plan, runner, exec);
+  auto summary = exec::execute(plan, runner, exec);
   REQUIRE(summary.ok());
   Built b{*summary, runner.started, cache.counters(), {}};
   layers.finish_uploads();
@@ -218,7 +219,7 @@ TEST_CASE("what a remote's latency costs a build served from it", "[.][lookups-b
       });
       CHECK(warm.summary.jobs_served == n);
       std::cout << fmt::format("{} jobs, remote latency {:>2} ms, lookups {:>2}: {:6.0f} ms\n", n, ms,
-                               lookups ? lookups : std::max<size_t>(2, kDefaultLookups), s * 1000);
+                               lookups ? lookups : std::max<size_t>(2, exec::kDefaultLookups), s * 1000);
     }
   }
 }

@@ -12,7 +12,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::exec;
+using namespace ob::process;
 
 TEST_CASE("MAKEFLAGS: --jobserver-auth in pipe and fifo form", "[launcher][jobserver]") {
   auto pipe_auth = parse_makeflags("kw -j8 --jobserver-auth=3,4");
@@ -95,7 +95,7 @@ TEST_CASE("executor takes a slot for every job beyond the first", "[launcher][jo
   for (int tokens : {0, 1, 2}) {
     int free = tokens, acquired = 0, released = 0;
     test::FakeRunner runner;
-    ExecOptions opts;
+    exec::ExecOptions opts;
     opts.parallelism = 8;
     opts.try_acquire_slot = [&] {
       if (free == 0) return false;
@@ -107,7 +107,7 @@ TEST_CASE("executor takes a slot for every job beyond the first", "[launcher][jo
       ++free;
       ++released;
     };
-    auto summary = execute(plan, runner, opts);
+    auto summary = exec::execute(plan, runner, opts);
     REQUIRE(summary.ok());
     CHECK(summary->jobs_run == 8);
     CHECK(runner.max_running_seen == size_t(tokens + 1));

@@ -54,11 +54,11 @@ TEST_CASE("plain mode: one line per job, as the executor always printed", "[ux]"
   std::ostringstream out;
   ConsoleProgress console(out, {ProgressMode::Plain, 0});
   console.build_started(plan);
-  console.job_served(plan.jobs[0], ServedFrom::Cache, 0.01);
+  console.job_served(plan.jobs[0], report::ServedFrom::Cache, 0.01);
   console.job_started(plan.jobs[1]);
   console.job_output(plan.jobs[1], "warning: something");
   console.job_finished(plan.jobs[1], 0.5);
-  console.build_finished(BuildResult::Ok);
+  console.build_finished(report::BuildResult::Ok);
   CHECK(out.str() ==
         "[1/2] device sm_90 src/kernels.cpp (cached)\n[2/2] link build/prog\nwarning: something\n");
 }
@@ -71,7 +71,7 @@ TEST_CASE("quiet mode prints nothing but what the commands printed", "[ux]") {
   console.job_started(plan.jobs[0]);
   console.job_output(plan.jobs[0], "src/kernels.cpp:1:1: error: x\n");
   console.job_failed(plan.jobs[0], 1, 0.1, "failed");
-  console.build_finished(BuildResult::Failed);
+  console.build_finished(report::BuildResult::Failed);
   CHECK(out.str() == "src/kernels.cpp:1:1: error: x\n");
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("status mode: one line redrawn in place and other writers erase it fir
     console.job_output(plan.jobs[0], "warning: w\n");
     console.job_finished(plan.jobs[0], 0.2);
     console.job_started(plan.jobs[1]);
-    console.build_finished(BuildResult::Ok);
+    console.build_finished(report::BuildResult::Ok);
   }
   CHECK(out.str() == "\r[1/2] device sm_90 src/kernels.cpp\x1b[K\r\x1b[K"
                      "warning: w\n"
@@ -115,7 +115,7 @@ TEST_CASE("status mode: the guarded stream is restored, and a partial line is ne
     guarded << "no newline yet";
     console.job_started(plan.jobs[0]);
     console.job_failed(plan.jobs[0], 1, 0.1, "boom");
-    console.build_finished(BuildResult::Failed);
+    console.build_finished(report::BuildResult::Failed);
   }
   CHECK(guarded.rdbuf() == before);
   CHECK(out.str() == "no newline yet\n\r[1/2] device sm_90 src/kernels.cpp\x1b[K\r\x1b[K");
@@ -151,7 +151,7 @@ TEST_CASE("a report from recorded events: statuses, cache column, summary", "[re
   d.manifest = "/p/offload.json";
   d.started = std::chrono::system_clock::time_point{} + std::chrono::milliseconds(1'700'000'000'123);
   d.duration_s = 0.8;
-  d.result = BuildResult::Failed;
+  d.result = report::BuildResult::Failed;
   d.error = "link build/prog failed with exit code 1";
   d.plan = &plan;
   d.recorder = &rec;

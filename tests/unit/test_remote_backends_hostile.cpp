@@ -16,7 +16,7 @@
 #include "support/fake_server.hpp"
 
 using namespace ob;
-using namespace ob::cache;
+using namespace ob::storage;
 using namespace ob::test;
 using namespace std::chrono_literals;
 

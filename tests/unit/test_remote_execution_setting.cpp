@@ -8,7 +8,7 @@
 using namespace ob;
 
 TEST_CASE("remote_execution: grpc:// with attributes", "[remote-execution]") {
-  auto c = parse_remote_execution(
+  auto c = exec::parse_remote_execution(
       "grpcs://re.example.com:443|instance=main|jobs=64|connect-timeout=2s|call-timeout=500ms|"
       "execution-timeout=20m|max-output-size=64M|header=X-Api-Key:s3cret");
   REQUIRE(c);
@@ -29,15 +29,15 @@ TEST_CASE("remote_execution: grpc:// with attributes", "[remote-execution]") {
 TEST_CASE("remote_execution: bad URLs name the problem and never a header's value", "[remote-execution]") {
   for (const char* bad : {"http://h:1", "grpc://h", "grpc://h:0", "grpc://user:pw@h:1", "grpc://h:1|jobs=0",
                           "grpc://h:1|call-timeout=fast", "grpc://h:1|header=nocolon", "grpc://h:1|what=1"}) {
-    auto c = parse_remote_execution(bad);
+    auto c = exec::parse_remote_execution(bad);
     INFO(bad);
     REQUIRE_FALSE(c);
     CHECK_THAT(c.error().message, Catch::StartsWith("remote_execution \""));
   }
-  auto c = parse_remote_execution("grpc://h:1|header=authorization:Bearer tok|bogus");
+  auto c = exec::parse_remote_execution("grpc://h:1|header=authorization:Bearer tok|bogus");
   REQUIRE_FALSE(c);
   CHECK(c.error().message.find("tok") == std::string::npos);
-  CHECK(redact_remote_execution("grpc://h:1|header=a:b|instance=x") == "grpc://h:1|header=a:***|instance=x");
+  CHECK(exec::redact_remote_execution("grpc://h:1|header=a:b|instance=x") == "grpc://h:1|header=a:***|instance=x");
 }
 
 TEST_CASE("dependency scan: a driver compile and a cc1 job preprocess only, with their own flags",

@@ -11,7 +11,7 @@
 #include "offload_build/util/secrets.hpp"
 
 using namespace ob;
-using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 

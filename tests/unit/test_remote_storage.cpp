@@ -19,7 +19,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 

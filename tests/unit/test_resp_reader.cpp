@@ -9,7 +9,7 @@
 
 #include "offload_build/storage/remote/resp_reader.hpp"
 
-using namespace ob::cache;
+using namespace ob::storage;
 
 namespace {
 

@@ -92,14 +92,14 @@ TEST_CASE("place-free keys: the same job in a checkout elsewhere, and what --exp
   // The same directory: not a place difference.
   CHECK_FALSE(cache::explain_place(cache::place_record(p1, k1), cache::place_record(p1, k1)));
   // A record round-trips through its entry; anything else is refused.
-  auto back = cache::decode_place_meta(cache::Entry{cache::encode_place_meta(cache::place_record(p1, k1)), {}});
+  auto back = cache::decode_place_meta(storage::Entry{cache::encode_place_meta(cache::place_record(p1, k1)), {}});
   REQUIRE(back);
   CHECK(back->argv == k1.argv);
   CHECK(back->tools == k1.tools);
-  CHECK_FALSE(cache::decode_place_meta(cache::Entry{R"({"cwd": 1, "argv": [], "inputs": []})", {}}));
+  CHECK_FALSE(cache::decode_place_meta(storage::Entry{R"({"cwd": 1, "argv": [], "inputs": []})", {}}));
   CHECK_FALSE(cache::decode_place_meta(
-      cache::Entry{R"({"cwd": "/", "tools": [1], "argv": [], "inputs": []})", {}}));
-  CHECK_FALSE(cache::decode_place_meta(cache::Entry{"[]", {}}));
+      storage::Entry{R"({"cwd": "/", "tools": [1], "argv": [], "inputs": []})", {}}));
+  CHECK_FALSE(cache::decode_place_meta(storage::Entry{"[]", {}}));
 
   // Another compiler, same place: the key is the same and --explain names both programs.
   auto k5 = k1;

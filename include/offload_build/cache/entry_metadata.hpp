@@ -31,18 +31,18 @@ struct ResultMeta {
   size_t jobs = 1;
 };
 std::string encode_result_meta(const ResultMeta& meta);
-Result<ResultMeta> decode_result_meta(const Entry& entry);
+Result<ResultMeta> decode_result_meta(const storage::Entry& entry);
 
 struct Candidate {
   std::vector<Dep> deps;
   std::string result;
 };
 std::string encode_manifest_meta(const std::vector<Candidate>& candidates);
-Result<std::vector<Candidate>> decode_manifest_meta(const Entry& entry);
+Result<std::vector<Candidate>> decode_manifest_meta(const storage::Entry& entry);
 
 // What is wrong with an entry of `kind` ("result", "manifest"); empty when
 // nothing (`cache verify`).
-std::string entry_problem(std::string_view kind, const Entry& entry);
+std::string entry_problem(std::string_view kind, const storage::Entry& entry);
 
 // The mode a restored output gets: what a fresh build gives (0666 less the
 // umask), plus the executable bits (less the umask) when the stored mode had

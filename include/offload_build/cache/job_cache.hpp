@@ -46,15 +46,15 @@ struct JobCacheOptions {
 
 class JobCache {
  public:
-  JobCache(LayeredStorage& storage, const Plan& plan, JobCacheOptions options);
+  JobCache(storage::LayeredStorage& storage, const Plan& plan, JobCacheOptions options);
 
   // Fill the executor's serve, after_serve and after_run hooks with this cache.
-  void attach(ExecOptions& options);
+  void attach(exec::ExecOptions& options);
 
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
   // `temps` on a hit; No when it must run. Safe from several threads at once.
-  Served serve(const Job& job, const std::vector<fs::path>& temps);
+  exec::Served serve(const Job& job, const std::vector<fs::path>& temps);
   // On the executor's thread after serve(job): the --explain line and the
   // diagnostics a hit replays, in the order the jobs are reported.
   void after_serve(const Job& job);
@@ -75,7 +75,7 @@ class JobCache {
 
   // This build's counters; add them to the shared ones and save the build
   // state for the next --explain.
-  const Counters& counters() const { return counters_; }
+  const storage::Counters& counters() const { return counters_; }
   const BuildState& state() const { return state_; }
   void finish();
 
@@ -101,7 +101,7 @@ class JobCache {
   std::optional<std::string> find_result_key(const Job& job, const JobKey& key, std::string& reason,
                                              std::string& changed, std::vector<Dep>& deps, Lock& lock);
   enum class Restored { Ok, Corrupt, Unwritable };
-  Restored restore(const Job& job, const Entry& entry, const std::vector<fs::path>& temps,
+  Restored restore(const Job& job, const storage::Entry& entry, const std::vector<fs::path>& temps,
                    std::string& diagnostics, size_t& jobs);
   void put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
                   const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
@@ -120,12 +120,12 @@ class JobCache {
     std::string diagnostics;
   };
 
-  LayeredStorage& storage_;
+  storage::LayeredStorage& storage_;
   std::mutex mu_;  // everything below (storage_ is safe on its own)
   const Plan& plan_;
   JobCacheOptions options_;
   FileFactsCache files_;
-  Counters counters_;
+  storage::Counters counters_;
   BuildState state_;
   std::map<JobId, Pending> pending_;
   std::map<JobId, MissNote> misses_;

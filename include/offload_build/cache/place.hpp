@@ -34,7 +34,7 @@ struct PlaceRecord {
 std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key);
 
 std::string encode_place_meta(const PlaceRecord& record);
-Result<PlaceRecord> decode_place_meta(const Entry& entry);
+Result<PlaceRecord> decode_place_meta(const storage::Entry& entry);
 PlaceRecord place_record(const Plan& plan, const JobKey& key);
 
 // What --explain says for a job whose earlier build at `earlier` had the same

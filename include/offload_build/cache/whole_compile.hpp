@@ -29,7 +29,7 @@ class WholeCompile {
  public:
   // `system_dirs`: JobCacheOptions::system_dirs (the split's, or the reads
   // recorded by stamp would not match).
-  WholeCompile(LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs);
+  WholeCompile(storage::LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs);
   WholeCompile(const WholeCompile&) = delete;
   WholeCompile& operator=(const WholeCompile&) = delete;
 

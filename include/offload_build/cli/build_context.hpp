@@ -6,7 +6,7 @@
 // `run_plan` that runs a plan with the job cache as its serve/after_run hooks. The manifest build, the launcher
 // (a compile, a link, a one-step build) and the cargo flow (its device
 // passes, package, embed and host pass as one plan, on its own runner:
-// src/cli/cargo_runner.hpp) all run their plans through it; a launcher
+// exec/cargo_runner.hpp) all run their plans through it; a launcher
 // compile opens the cache first and plans nothing when its whole entry hits.
 #pragma once
 
@@ -35,7 +35,7 @@ struct ProjectSettings {
 
 // The local cache the settings name (no manifest: launcher mode), opened as
 // a build opens it (its size, its trust), for its directory and counters.
-cache::Storage local_cache(const config::Config& config);
+storage::Storage local_cache(const config::Config& config);
 
 enum class RemoteErrors {
   Fail,  // a bad remote URL stops the build (the manifest build: a usage error)
@@ -62,10 +62,10 @@ class BuildContext {
   // The settings in force for this build (the stages below get their values
   // from it, or it as a const Config&).
   const config::Config& config() const { return options_.config; }
-  exec::JobserverSetup& jobserver() { return jobserver_; }
+  process::JobserverSetup& jobserver() { return jobserver_; }
   // nullptr under --no-cache (and before open_cache).
-  cache::Storage* storage() { return storage_ ? &*storage_ : nullptr; }
-  cache::LayeredStorage* layers() { return layers_ ? &*layers_ : nullptr; }
+  storage::Storage* storage() { return storage_ ? &*storage_ : nullptr; }
+  storage::LayeredStorage* layers() { return layers_ ? &*layers_ : nullptr; }
   const fs::path& cache_dir() const { return cache_dir_; }
   // Where compilers' answers are remembered: next to a private, trusted cache
   // only (a listing planted there would run); nullopt otherwise.
@@ -74,7 +74,7 @@ class BuildContext {
   static std::optional<fs::path> probe_memo_of(const config::Config& config);
 
   // -j and the jobserver's slots into `exec`.
-  void limit_parallelism(ExecOptions& exec);
+  void limit_parallelism(exec::ExecOptions& exec);
 
   // With remote_execution set: the runner that sends `plan`'s compiles to the
   // engine (exec/remote_runner.hpp); nullptr when it is unset, or when the
@@ -83,10 +83,10 @@ class BuildContext {
   // A launcher compile (RemoteFor::LauncherCompile) opens the engine on its
   // first job that goes, and says a failure once per make/ninja run.
   enum class RemoteFor { Build, LauncherCompile };
-  Result<std::unique_ptr<RemoteRunner>> remote_runner(const Plan& plan, RemoteFor use = RemoteFor::Build);
+  Result<std::unique_ptr<exec::RemoteRunner>> remote_runner(const Plan& plan, RemoteFor use = RemoteFor::Build);
 
   struct RunOptions {
-    Progress* observer = nullptr;
+    report::Progress* observer = nullptr;
     std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
     cache::JobCacheOptions cache;
     // After the job cache saved its state (when the cache is open): what the
@@ -94,21 +94,21 @@ class BuildContext {
     std::function<void(const cache::JobCache&)> after_cache;
   };
   struct Ran {
-    Result<ExecSummary> summary;
+    Result<exec::ExecSummary> summary;
     std::map<JobId, cache::JobCache::MissNote> misses;  // for --report
     // With cache.collect_reads: JobCache::reads() (a launcher compile's whole entry).
     std::optional<std::vector<cache::Dep>> reads;
   };
   // Run `plan` on `runner`: -j and the jobserver, the job cache (when open)
   // serving and storing each job, its counters recorded at the end.
-  Ran run_plan(const Plan& plan, CommandRunner& runner, RunOptions run);
+  Ran run_plan(const Plan& plan, exec::CommandRunner& runner, RunOptions run);
 
  private:
   Request options_;
-  exec::JobserverSetup jobserver_;
+  process::JobserverSetup jobserver_;
   fs::path cache_dir_;
-  std::optional<cache::Storage> storage_;
-  std::optional<cache::LayeredStorage> layers_;
+  std::optional<storage::Storage> storage_;
+  std::optional<storage::LayeredStorage> layers_;
   bool opened_ = false;
 };
 

@@ -30,22 +30,22 @@ namespace fs = std::filesystem;
 // "bytes_written"}.
 // Does not create `dir`.
 int cache_stats(const fs::path& dir, bool json, std::ostream& out,
-                uint64_t max_size = cache::default_max_size(), const cache::Trust& trust = {});
+                uint64_t max_size = storage::default_max_size(), const storage::Trust& trust = {});
 
 // Zero the counters, keeping the entries (`cache stats --zero`, as ccache -z).
-int cache_zero(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
+int cache_zero(const fs::path& dir, std::ostream& out, const storage::Trust& trust = {});
 // The `n` largest counts, largest first (ties in name order).
 std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
                                                             size_t n);
 // Decode every entry; exit 1 (listing them) when any is corrupt.
-int cache_verify(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
+int cache_verify(const fs::path& dir, std::ostream& out, const storage::Trust& trust = {});
 
 // Remove every entry and zero the counters.
-int cache_clear(const fs::path& dir, std::ostream& out, const cache::Trust& trust = {});
+int cache_clear(const fs::path& dir, std::ostream& out, const storage::Trust& trust = {});
 
 // Evict least-recently-used entries down to `max_size` (default: the
 // max_size setting's), and stale temporary files.
 int cache_prune(const fs::path& dir, std::optional<uint64_t> max_size, std::ostream& out,
-                const cache::Trust& trust = {});
+                const storage::Trust& trust = {});
 
 }  // namespace ob::cli

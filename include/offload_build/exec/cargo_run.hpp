@@ -14,7 +14,7 @@
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::cargo_run {
+namespace ob::exec::cargo_run {
 
 namespace fs = std::filesystem;
 
@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 // (cargo_runner.cpp): each known while it runs, so that stop_all ends them all.
 class Children {
  public:
-  Result<pid_t> spawn(const Command& cmd, const exec::Stdio& stdio = {});
+  Result<pid_t> spawn(const process::Command& cmd, const process::Stdio& stdio = {});
   struct Exit {
     int code = 0;      // 128 + signal when killed
     double cpu_s = 0;  // user + system CPU seconds
@@ -53,4 +53,4 @@ Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd,
 Result<double> run_tool(const std::vector<std::string>& argv, const fs::path& cwd, const std::string& what,
                         Children& children);
 
-}  // namespace ob::cargo_run
+}  // namespace ob::exec::cargo_run

@@ -21,7 +21,7 @@
 #include "offload_build/exec/command_runner.hpp"
 #include "offload_build/plan/cargo_plan.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 class CargoRunner final : public CommandRunner {
  public:
@@ -40,7 +40,7 @@ class CargoRunner final : public CommandRunner {
   size_t running() const override;
 
  private:
-  Completion run(const Job& job, const Command& command, const std::vector<fs::path>& temps);
+  Completion run(const Job& job, const process::Command& command, const std::vector<fs::path>& temps);
   Completion device(const Job& job, const DeviceStep& step, const fs::path& temp);
   Completion host(const Job& job, const HostStep& step);
 
@@ -55,4 +55,4 @@ class CargoRunner final : public CommandRunner {
   int wake_fd_ = -1;  // eventfd: wake()
 };
 
-}  // namespace ob
+}  // namespace ob::exec

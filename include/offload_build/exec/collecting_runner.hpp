@@ -12,7 +12,7 @@
 
 #include "offload_build/exec/command_runner.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 class CollectingRunner final : public CommandRunner {
  public:
@@ -36,4 +36,4 @@ class CollectingRunner final : public CommandRunner {
   std::unique_ptr<CommandRunner> inner_;
 };
 
-}  // namespace ob
+}  // namespace ob::exec

@@ -15,7 +15,7 @@
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 class RemoteRunner;  // exec/remote_runner.hpp
 
@@ -25,7 +25,7 @@ struct JobView {
   const Job& job;  // id, kind, target, source, inputs, outputs (final paths), tools, env, depfile
   // job.argv with every output (and the depfile) replaced by its temporary
   // name, run in `command.cwd` (Plan::cwd) with job.env applied.
-  const Command& command;
+  const process::Command& command;
   // Where this run must write job.outputs, in order, then the depfile when
   // the job has one: the executor renames them into place after success.
   const std::vector<fs::path>& temps;
@@ -69,4 +69,4 @@ class CommandRunner {
 // prints no colors.
 std::unique_ptr<CommandRunner> make_process_runner(bool buffer_output = false);
 
-}  // namespace ob
+}  // namespace ob::exec

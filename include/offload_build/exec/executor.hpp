@@ -13,7 +13,7 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 // What `serve` did with a ready job.
 enum class Served {
@@ -32,7 +32,7 @@ struct ExecOptions {
   // or lines, --report). When unset, `progress` gets plain "[3/7] device sm_90
   // src/k.c" lines (nullptr: nothing). Output a runner buffered (Completion::
   // output) goes to the listener's job_output, else straight to std::cerr.
-  Progress* observer = nullptr;
+  report::Progress* observer = nullptr;
   std::ostream* progress = nullptr;
   // Called when a job's command succeeded, with its outputs still at their
   // temporary paths (same order as Job::outputs). An error fails the job.
@@ -84,7 +84,7 @@ std::vector<JobId> up_to_date_order(const Plan& plan);
 
 // The command a job runs, with its outputs (and depfile) replaced by `temps`
 // (outputs in order, then the depfile when the job has one).
-Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps);
+process::Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps);
 
 // Where a job writes an output before it is committed: a hidden name in the
 // same directory, so the final rename is atomic.
@@ -93,4 +93,4 @@ fs::path temporary_path(const fs::path& final_path, JobId job);
 // The whole plan as a re-runnable shell script: cd, mkdir -p, then every job.
 std::string dry_run_script(const Plan& plan);
 
-}  // namespace ob
+}  // namespace ob::exec

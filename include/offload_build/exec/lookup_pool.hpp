@@ -14,7 +14,7 @@
 
 #include "offload_build/plan/plan.hpp"
 
-namespace ob {
+namespace ob::exec {
 
 enum class Served;
 
@@ -56,4 +56,4 @@ class LookupPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace ob
+}  // namespace ob::exec

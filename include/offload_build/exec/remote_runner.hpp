@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ob {
+namespace ob::exec {
 
 // The remote_execution setting: `grpc://HOST:PORT` (or grpcs://) with
 // `|attribute=value` suffixes: instance=NAME, jobs=N, connect-timeout,
@@ -112,4 +112,4 @@ struct RemoteRunnerSetup {
 // `warn`, and nullptr (the build runs locally; lazy: every job runs locally).
 Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup);
 
-}  // namespace ob
+}  // namespace ob::exec

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace ob {
+namespace ob::process {
 
 struct Command {
   std::vector<std::string> argv;
@@ -20,4 +20,4 @@ struct Command {
   std::string display() const;
 };
 
-}  // namespace ob
+}  // namespace ob::process

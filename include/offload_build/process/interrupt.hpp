@@ -2,7 +2,7 @@
 // for children, so the executor can stop them, remove partial outputs, exit 130.
 #pragma once
 
-namespace ob::exec {
+namespace ob::process {
 
 // Install SIGINT/SIGTERM/SIGCHLD handlers (idempotent).
 void install_signal_handlers();
@@ -12,4 +12,4 @@ int wakeup_fd();
 // Consume pending wake-ups.
 void drain_wakeups();
 
-}  // namespace ob::exec
+}  // namespace ob::process

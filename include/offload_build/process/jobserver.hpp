@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ob::exec {
+namespace ob::process {
 
 struct JobserverAuth {
   enum class Style { Pipe, Fifo };
@@ -62,4 +62,4 @@ struct JobserverSetup {
 };
 JobserverSetup jobserver_from_environment();
 
-}  // namespace ob::exec
+}  // namespace ob::process

@@ -11,7 +11,7 @@
 #include "offload_build/process/command.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::exec {
+namespace ob::process {
 
 // Process-wide echo policy, set once by the CLI: with `verbose`, every command
 // is printed (Command::display) to `echo_stream` just before it starts.
@@ -53,4 +53,4 @@ struct Captured {
 // when its handlers are installed), with exit code 130.
 Result<Captured> capture(const Command& cmd, int timeout_ms = -1);
 
-}  // namespace ob::exec
+}  // namespace ob::process

@@ -13,7 +13,7 @@
 
 #include "offload_build/plan/plan.hpp"
 
-namespace ob {
+namespace ob::report {
 
 // Where the outputs of a job that ran no command came from.
 enum class ServedFrom {
@@ -66,7 +66,6 @@ class ProgressTee final : public Progress {
   std::vector<Progress*> sinks_;
 };
 
-namespace report {
 
 enum class ProgressMode {
   Status,  // a terminal: one status line, rewritten in place ("\r" + clear to end of line)
@@ -145,5 +144,4 @@ class ConsoleProgress final : public Progress {
   bool others_mid_line_ = false;  // someone wrote to the guard without ending the line
 };
 
-}  // namespace report
-}  // namespace ob
+}  // namespace ob::report

@@ -12,7 +12,7 @@
 
 struct SHA256state_st;  // OpenSSL's SHA256_CTX, kept out of this header
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace fs = std::filesystem;
 
@@ -48,4 +48,4 @@ Result<std::string> sha256_file(const fs::path& path);
 // XXH3 64-bit (seed 0) of `bytes`.
 uint64_t xxh3(std::string_view bytes);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -19,7 +19,7 @@
 #include "offload_build/util/result.hpp"
 #include "offload_build/util/size_text.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace fs = std::filesystem;
 namespace detail {
@@ -263,4 +263,4 @@ using util::parse_size;
 // "512 B", "12.3 MiB", "5.0 GiB" (binary units, one decimal).
 std::string format_size(uint64_t bytes);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

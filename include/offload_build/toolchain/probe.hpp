@@ -16,9 +16,9 @@ namespace ob::probe {
 bool is_executable(const std::filesystem::path& p);
 
 // Run a short probe with captured output; nullopt when it could not start.
-std::optional<exec::Captured> run(std::vector<std::string> argv,
+std::optional<process::Captured> run(std::vector<std::string> argv,
                                   const std::filesystem::path& cwd = {},
-                                  decltype(Command::env) env = {});
+                                  decltype(process::Command::env) env = {});
 
 // Compilers' answers remembered across processes in `dir` (the cache's
 // probes/): one small JSON file per key, named `prefix`-HASH.json, read only

@@ -2,7 +2,7 @@
 // file describes its schemes; this list is the one place that names them.
 #include "offload_build/storage/remote/backend_registry.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 // Defined by each backend's file, next to its class.
 std::vector<RemoteScheme> redis_schemes();  // redis_storage.cpp
@@ -27,4 +27,4 @@ const RemoteScheme* RemoteBackendRegistry::find(std::string_view url) const {
   return nullptr;
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -24,7 +24,7 @@
 
 #include "offload_build/storage/remote/backend_registry.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -354,4 +354,4 @@ std::unique_ptr<RemoteBackend> make_http_backend(const RemoteConfig& config) {
   return std::make_unique<HttpBackend>(config);
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

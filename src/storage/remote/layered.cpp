@@ -18,7 +18,7 @@
 
 #include "offload_build/util/secrets.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 struct LayeredStorage::Remote {
   RemoteConfig config;
@@ -476,4 +476,4 @@ Result<std::vector<RemoteConfig>> configured_remotes(const config::Config& confi
   return out;
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -26,7 +26,7 @@
 #include "offload_build/storage/remote/backend_registry.hpp"
 #include "offload_build/storage/remote/resp_reader.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -355,4 +355,4 @@ std::vector<RemoteScheme> redis_schemes() {
   return {tcp, unix_socket};
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

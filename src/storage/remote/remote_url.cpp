@@ -14,7 +14,7 @@
 #include "offload_build/util/secrets.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 namespace {
 
@@ -373,4 +373,4 @@ std::string http_path(RemoteConfig::Layout layout, std::string_view kind, std::s
 }
 
 
-}  // namespace ob::cache
+}  // namespace ob::storage

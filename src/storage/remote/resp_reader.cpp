@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace ob::cache {
+namespace ob::storage {
 
 bool parse_resp_integer(std::string_view digits, int64_t& out) {
   const bool negative = !digits.empty() && digits[0] == '-';
@@ -131,4 +131,4 @@ RespReader::State RespReader::feed(std::string_view in) {
   return state_;
 }
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -67,7 +67,7 @@ Result<Unwrapped> unwrap_compiler(const std::vector<std::string>& argv, const fs
       ask.push_back(argv[i]);
     }
   }
-  auto shown = exec::capture(Command{ask, cwd, {}}, kShowTimeoutMs);
+  auto shown = process::capture(process::Command{ask, cwd, {}}, kShowTimeoutMs);
   if (!shown) return Error{fmt::format("{} ({}): {}", name, u.family, shown.error().message)};
   if (shown->exit_code != 0)
     return Error{fmt::format("{} ({}) {} exited with status {}: {}", name, u.family, ask[1], shown->exit_code,

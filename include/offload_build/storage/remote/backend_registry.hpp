@@ -19,7 +19,7 @@
 
 #include "offload_build/storage/remote/remote.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 // A failure to parse: the reason, quoted after the redacted URL. nullopt: ok.
 using UrlProblem = std::optional<std::string>;
@@ -78,4 +78,4 @@ UrlProblem parse_remote_authority(std::string_view rest, RemoteConfig& config,
 // `[USER:***@]HOST[:PORT]` as parsed (an IPv6 host in brackets).
 std::string display_remote_authority(const RemoteConfig& config);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -24,7 +24,7 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 using BackendFactory = std::function<std::unique_ptr<RemoteBackend>(const RemoteConfig&)>;
 // make_remote_backend(config), named so that backend_registry.hpp's overload
@@ -136,4 +136,4 @@ void hide_remote_credentials(const config::Config& config);
 Result<std::vector<RemoteConfig>> configured_remotes(const config::Config& config,
                                                      const std::vector<std::string>& manifest);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

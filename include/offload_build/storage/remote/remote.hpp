@@ -18,7 +18,7 @@
 
 #include "offload_build/util/result.hpp"
 
-namespace ob::cache {
+namespace ob::storage {
 
 // The default cap on one remote value, stored and uncompressed (max-entry-size).
 inline constexpr uint64_t kDefaultMaxRemoteEntryBytes = 64ull << 20;  // 64 MiB
@@ -131,4 +131,4 @@ std::unique_ptr<RemoteBackend> make_remote_backend(const RemoteConfig& config);
 std::string redis_key(std::string_view kind, std::string_view key);
 std::string http_path(RemoteConfig::Layout layout, std::string_view kind, std::string_view key);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

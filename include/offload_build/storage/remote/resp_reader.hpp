@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace ob::cache {
+namespace ob::storage {
 
 // The longest header or simple-string/error line accepted, CRLF included.
 inline constexpr size_t kMaxRespLine = 64 * 1024;
@@ -61,4 +61,4 @@ class RespReader {
 // '+', at most 19 digits), overflow-checked; false when malformed.
 bool parse_resp_integer(std::string_view digits, int64_t& out);
 
-}  // namespace ob::cache
+}  // namespace ob::storage

@@ -1,4 +1,5 @@
-// Paths and tool lists shared by the planners (C/C++ and Rust).
+// The jobs and paths every planner makes alike (C/C++ and Rust): object
+// paths, link tools, the device, single-parse and package jobs.
 #pragma once
 
 #include <filesystem>
@@ -11,7 +12,7 @@
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::plan_paths {
+namespace ob::common_jobs {
 
 namespace fs = std::filesystem;
 
@@ -68,4 +69,4 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
 Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs);
 
-}  // namespace ob::plan_paths
+}  // namespace ob::common_jobs

@@ -1,8 +1,8 @@
-#include "plan_paths.hpp"
+#include "common_jobs.hpp"
 
 #include <algorithm>
 
-namespace ob::plan_paths {
+namespace ob::common_jobs {
 
 fs::path object_stem(const Manifest& m, const fs::path& source) {
   fs::path rel = source.lexically_relative(m.project_dir);
@@ -111,4 +111,4 @@ Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path&
   return pack;
 }
 
-}  // namespace ob::plan_paths
+}  // namespace ob::common_jobs
