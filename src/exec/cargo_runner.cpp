@@ -149,7 +149,7 @@ CommandRunner::Completion CargoRunner::run(const Job& job, const process::Comman
   return c;
 }
 
-CommandRunner::Completion CargoRunner::device(const Job& job, const DeviceStep& d, const fs::path& temp) {
+CommandRunner::Completion CargoRunner::device(const Job& job, const CargoDeviceStep& d, const fs::path& temp) {
   Completion c;
   c.job = job.id;
   const cargo::Invocation inv{job.argv, job.env};
@@ -192,7 +192,7 @@ CommandRunner::Completion CargoRunner::device(const Job& job, const DeviceStep& 
   }
 }
 
-CommandRunner::Completion CargoRunner::host(const Job& job, const HostStep& h) {
+CommandRunner::Completion CargoRunner::host(const Job& job, const CargoHostStep& h) {
   Completion c;
   c.job = job.id;
   auto bytes = util::read_file(h.package, util::kMaxBuildOutput);

@@ -72,7 +72,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
       const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
       const fs::path target_dir = cargo::device_target_dir(c.pkg, t);
-      DeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
+      CargoDeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
                       {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--profile",
                        s.user.profile, "--target-dir", target_dir.string()}};
       if (fe.needs_image_link(t))
@@ -112,7 +112,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
     return plan.add(std::move(job));
   });
 
-  HostStep& host = p.host_step;
+  CargoHostStep& host = p.host_step;
   host.pkg = s.pkg;
   host.package = paths.package;
   host.image = links.embedded.value_or(paths.package);

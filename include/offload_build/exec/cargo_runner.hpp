@@ -41,8 +41,8 @@ class CargoRunner final : public CommandRunner {
 
  private:
   Completion run(const Job& job, const process::Command& command, const std::vector<fs::path>& temps);
-  Completion device(const Job& job, const DeviceStep& step, const fs::path& temp);
-  Completion host(const Job& job, const HostStep& step);
+  Completion device(const Job& job, const CargoDeviceStep& step, const fs::path& temp);
+  Completion host(const Job& job, const CargoHostStep& step);
 
   const CargoPlan& plan_;
   cargo_run::Children children_;

@@ -51,7 +51,7 @@ struct CargoSession {
 // How the runner does a device job: cargo (again after `cargo clean -p` when
 // it says fresh but its output is gone), then the image link on the archive
 // cargo names, into the job's temporary.
-struct DeviceStep {
+struct CargoDeviceStep {
   cargo::Package pkg;
   Target target;
   fs::path image;                  // the job's output (final path)
@@ -65,7 +65,7 @@ struct DeviceStep {
 // How the runner does the host pass: the embedded object (or, native, the
 // package) copied to a name made of the package's content, so that a new
 // image changes the host flags and cargo relinks; then cargo.
-struct HostStep {
+struct CargoHostStep {
   cargo::Package pkg;
   fs::path package;  // hashed
   fs::path image;    // copied to named(hash)
@@ -77,9 +77,9 @@ struct HostStep {
 
 struct CargoPlan {
   Plan plan;
-  std::map<JobId, DeviceStep> devices;
+  std::map<JobId, CargoDeviceStep> devices;
   JobId host = 0;
-  HostStep host_step;
+  CargoHostStep host_step;
   std::string script;  // --dry-run: cd, then each command
 };
 
