@@ -45,34 +45,16 @@ JOBS=2
 TUS=50
 TARGETS=host,sm_90,gfx90a
 [ "$QUICK" = 1 ] && TUS=4
-for tool in hyperfine redis-server python3 "$OB"; do
-  command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "b10: $tool not found; run scripts/setup.sh" >&2; exit 2; }
-done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-b10.XXXXXX")
-PIDS=()
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
+bench_setup b10 hyperfine redis-server python3 "$OB"
 WPID=""
 stop_worker() {
   if [ -n "$WPID" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; WPID=""; fi
 }
-cleanup() {
-  stop_worker
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# shellcheck source=bench/gen.sh
-source "$ROOT/bench/gen.sh"
-export CI=1 NO_COLOR=1
-unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE OFFLOAD_BUILD_REMOTE_STORAGE \
-  OFFLOAD_BUILD_REMOTE_EXECUTION MAKEFLAGS || true
-say() { printf 'b10: %s\n' "$*" >&2; }
+bench_stop_extra() { stop_worker; }
 declare -A M
 LOG=$WORK/hyperfine.log
-# shellcheck source=bench/common.sh
-source "$ROOT/bench/common.sh"
 
 # skip WHY: the section says B10 was not measured, and why.
 skip() {

@@ -43,28 +43,10 @@ done
 JOBS=2
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
 CLANG=$LLVM_BIN/clang
-for tool in hyperfine make ccache redis-server redis-cli nginx python3 "$CLANG" "$OB"; do
-  command -v "$tool" >/dev/null || [ -x "$tool" ] || { echo "b9: $tool not found; run scripts/setup.sh" >&2; exit 2; }
-done
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-b9.XXXXXX")
-PIDS=()
-cleanup() {
-  sc_stop
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-# shellcheck source=bench/gen.sh
-source "$ROOT/bench/gen.sh"
-export CI=1 NO_COLOR=1
-unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE OFFLOAD_BUILD_REMOTE_STORAGE MAKEFLAGS \
-  CCACHE_REMOTE_STORAGE || true
-say() { printf 'b9: %s\n' "$*" >&2; }
 # shellcheck source=bench/common.sh
 source "$ROOT/bench/common.sh"
+bench_setup b9 hyperfine make ccache redis-server redis-cli nginx python3 "$CLANG" "$OB"
+bench_stop_extra() { sc_stop; }
 # shellcheck source=bench/sccache.sh
 source "$ROOT/bench/sccache.sh"
 

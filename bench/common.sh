@@ -1,6 +1,37 @@
 # shellcheck shell=bash disable=SC2034  # M: read by the callers
-# Helpers shared by bench/run.sh, bench/b9.sh and bench/b10.sh (sourced; they set WORK, LOG
-# and `declare -A M` first).
+# Helpers shared by bench/run.sh, bench/b9.sh and bench/b10.sh (sourced; hf
+# needs WORK, LOG and `declare -A M`, which bench_setup and the callers set).
+
+# bench_setup NAME TOOL...: fail unless every TOOL is on PATH (or an executable
+# path); then WORK (a fresh temporary directory), PIDS (servers to stop), a
+# trap that runs bench_stop_extra (when the script defines it), stops PIDS and
+# removes WORK (unless KEEP=1), bench/gen.sh, a clean environment and `say`.
+bench_setup() {
+  local name=$1 tool; shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || [ -x "$tool" ] ||
+      { echo "$name: $tool not found; run scripts/setup.sh" >&2; exit 2; }
+  done
+  BENCH_NAME=$name
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-$name.XXXXXX")
+  PIDS=()
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+  # shellcheck source=bench/gen.sh
+  source "$BENCH_ROOT/bench/gen.sh"
+  export CI=1 NO_COLOR=1
+  unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE OFFLOAD_BUILD_REMOTE_STORAGE \
+    OFFLOAD_BUILD_REMOTE_EXECUTION MAKEFLAGS CCACHE_REMOTE_STORAGE || true
+}
+say() { printf '%s: %s\n' "${BENCH_NAME:-bench}" "$*" >&2; }
+bench_cleanup() {
+  if declare -F bench_stop_extra >/dev/null; then bench_stop_extra; fi
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "$BENCH_NAME: projects kept in $WORK"; else rm -rf "$WORK"; fi
+}
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # hf KEY RUNS [hyperfine args: -n NAME --prepare CMD ... COMMANDS]: time them;
 # M[KEY/NAME] = median seconds for each command NAME.

@@ -69,25 +69,15 @@ else
   OB=$ROOT/build-bench/offload-build
 fi
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-bench.XXXXXX")
-cleanup() { sc_stop; if [ "$KEEP" = 1 ]; then echo "bench: projects kept in $WORK"; else rm -rf "$WORK"; fi; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-LOG=$WORK/hyperfine.log
-# shellcheck source=bench/gen.sh
-source "$ROOT/bench/gen.sh"
-
 # Plain progress lines and no colors from every offload-build we time.
-export CI=1 NO_COLOR=1
-unset OFFLOAD_BUILD_CACHE_DIR OFFLOAD_BUILD_EXPLAIN OFFLOAD_BUILD_VERBOSE MAKEFLAGS || true
-
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
+bench_setup bench "$OB"
+bench_stop_extra() { sc_stop; }
+LOG=$WORK/hyperfine.log
 declare -A M  # medians in seconds, by key
 declare -A NOTE
 
-say() { printf 'bench: %s\n' "$*" >&2; }
-
-# shellcheck source=bench/common.sh
-source "$ROOT/bench/common.sh"
 # shellcheck source=bench/sccache.sh
 source "$ROOT/bench/sccache.sh"
 # One sccache server and cache for B2, B6, B7 and B8 (as each ccache column

@@ -89,7 +89,7 @@ JobRecord from_json(const nlohmann::json& j, const nlohmann::json& files) {
 
 }  // namespace
 
-std::string job_id(const Job& job, const fs::path& cwd) { return job.describe(cwd); }
+std::string job_id(const plan::Job& job, const fs::path& cwd) { return job.describe(cwd); }
 
 BuildState::BuildState(fs::path file) : file_(std::move(file)) {
   if (file_.empty()) return;  // no state kept (launcher mode)
@@ -137,7 +137,7 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   return true;
 }
 
-bool BuildState::current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const {
+bool BuildState::current_stamps(const plan::Plan& plan, std::map<std::string, Stamp>& files) const {
   // Jobs share most of what they read (headers): each path as recorded is
   // made absolute once.
   std::unordered_map<std::string, Stamp> seen;
@@ -186,15 +186,15 @@ void BuildState::save() const {
   if (ec) fs::remove(tmp, ec);
 }
 
-std::string BuildState::explain_miss(const std::string& id, const Job& job, const JobKey& key,
+std::string BuildState::explain_miss(const std::string& id, const plan::Job& job, const JobKey& key,
                                      FileFactsCache& files, const fs::path& cwd) const {
   auto it = previous_.find(id);
   if (it == previous_.end()) {
     if (job.target) {
       for (const auto& [other, rec] : previous_) {
         // Same kind and source, another target: the target is new.
-        std::string prefix = std::string(job_kind_name(job.kind)) + " ";
-        std::string source = arg_path(job.source, cwd).string();
+        std::string prefix = std::string(plan::job_kind_name(job.kind)) + " ";
+        std::string source = plan::arg_path(job.source, cwd).string();
         if (util::starts_with(other, prefix) && util::ends_with(other, " " + source))
           return fmt::format("target {} added (no earlier build of this job)",
                              job.target->short_name());

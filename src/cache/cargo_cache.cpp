@@ -79,7 +79,7 @@ namespace {
 
 // The device image's key: the pass with paths relative to the workspace, and
 // `files`, the digest of the kernel crate's files and its local dependencies'.
-std::string image_key(const CargoSession& s, const KernelCrate& c, const std::vector<std::string>& pass,
+std::string image_key(const plan::CargoSession& s, const plan::KernelCrate& c, const std::vector<std::string>& pass,
                       const std::string& files, const std::vector<std::string>& rustflags) {
   KeyInputs in;
   in.rustc_version = s.tc.rust->version_line;
@@ -98,13 +98,13 @@ std::string image_key(const CargoSession& s, const KernelCrate& c, const std::ve
 
 }  // namespace
 
-void add_keys(CargoPlan& p, const CargoSession& s) {
+void add_keys(plan::CargoPlan& p, const plan::CargoSession& s) {
   for (const auto& c : s.crates) {
     std::optional<std::string> files;
     for (const auto& [id, step] : p.devices) {
       if (step.pkg.id != c.pkg.id) continue;
       if (!files) files = files_digest(c.pkg.workspace_root, c.dirs);
-      Job& job = p.plan.jobs[id];
+      plan::Job& job = p.plan.jobs[id];
       job.key_material = image_key(s, c, job.argv, *files, s.device_rustflags.at(step.target.triple).flags);
     }
   }

@@ -134,10 +134,10 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
   f.stamp = to_stamp(st);
   std::error_code ec;
   const fs::path real = fs::canonical(full, ec);
-  f.name = stable_name_path(ec ? full : real, names_);
+  f.name = toolchain::stable_name_path(ec ? full : real, names_);
   return f;
 }
 
-std::string tool_identity(const fs::path& program) { return program_identity(program.string()); }
+std::string tool_identity(const fs::path& program) { return toolchain::program_identity(program.string()); }
 
 }  // namespace ob::cache

@@ -55,7 +55,7 @@ std::vector<Candidate> candidates_of(storage::LayeredStorage& storage, const std
 }
 
 // Never identified by stat alone: the project's own directories.
-std::vector<fs::path> project_dirs(const Plan& plan) {
+std::vector<fs::path> project_dirs(const plan::Plan& plan) {
   std::vector<fs::path> dirs{plan.cwd, plan.build_dir};
   dirs.insert(dirs.end(), plan.base_dirs.begin(), plan.base_dirs.end());
   return dirs;
@@ -63,13 +63,13 @@ std::vector<fs::path> project_dirs(const Plan& plan) {
 
 }  // namespace
 
-JobCache::JobCache(storage::LayeredStorage& storage, const Plan& plan, JobCacheOptions options)
+JobCache::JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
-      files_(project_dirs(plan), options_.system_dirs, NameRoots{plan.base_dirs, plan.name_anchor}),
+      files_(project_dirs(plan), options_.system_dirs, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}),
       state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
                                       : fs::path()) {}
 
-void JobCache::miss(const Job& job, const std::string& reason, std::string detail) {
+void JobCache::miss(const plan::Job& job, const std::string& reason, std::string detail) {
   if (job.inode_sensitive && !job.stable_names && !plan_.kernel_names_fallback.empty())
     detail += " [" + plan_.kernel_names_fallback + "]";
   ++counters_.misses;
@@ -78,21 +78,21 @@ void JobCache::miss(const Job& job, const std::string& reason, std::string detai
   explain(job, "miss: " + detail);
 }
 
-void JobCache::explain(const Job& job, const std::string& line) {
+void JobCache::explain(const plan::Job& job, const std::string& line) {
   if (options_.explain)
     said_[job.id].explain += "offload-build: explain: " + job_id(job, plan_.cwd) + ": " + line + "\n";
 }
 
-void JobCache::attach(exec::ExecOptions& exec) {
-  exec.serve = [this](const Job& job, const std::vector<fs::path>& temps) { return serve(job, temps); };
-  exec.after_serve = [this](const Job& job, exec::Served) { after_serve(job); };
-  exec.after_run = [this](const Job& job, const std::vector<fs::path>& temps,
-                          const std::optional<fs::path>& depfile, std::string_view output) {
+void JobCache::attach(exec::ExecOptions& options) {
+  options.serve = [this](const plan::Job& job, const std::vector<fs::path>& temps) { return serve(job, temps); };
+  options.after_serve = [this](const plan::Job& job, exec::Served) { after_serve(job); };
+  options.after_run = [this](const plan::Job& job, const std::vector<fs::path>& temps,
+                             const std::optional<fs::path>& depfile, std::string_view output) {
     store(job, temps, depfile, output);
   };
 }
 
-void JobCache::after_serve(const Job& job) {
+void JobCache::after_serve(const plan::Job& job) {
   Said said;
   {
     std::lock_guard lock(mu_);
@@ -105,7 +105,7 @@ void JobCache::after_serve(const Job& job) {
   if (!said.diagnostics.empty() && options_.replay) options_.replay(job, said.diagnostics);
 }
 
-std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKey& key,
+std::optional<std::string> JobCache::find_result_key(const plan::Job& job, const JobKey& key,
                                                      std::string& reason, std::string& changed,
                                                      std::vector<Dep>& matched, Lock& lock) {
   if (!job.depfile) return result_key(key, {});
@@ -134,7 +134,7 @@ std::optional<std::string> JobCache::find_result_key(const Job& job, const JobKe
   return std::nullopt;
 }
 
-JobCache::Restored JobCache::restore(const Job& job, const storage::Entry& entry,
+JobCache::Restored JobCache::restore(const plan::Job& job, const storage::Entry& entry,
                                      const std::vector<fs::path>& temps, std::string& diagnostics,
                                      size_t& jobs) {
   // After the outputs: a kept depfile (Job::keep_depfile; its temporary comes
@@ -167,7 +167,7 @@ JobCache::Restored JobCache::restore(const Job& job, const storage::Entry& entry
 // Record what the job read and wrote, for --explain and the next up-to-date check.
 // `temps` are the outputs before their rename, which keeps inode and mtime.
 void JobCache::remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
-                        const std::vector<fs::path>& temps, const Job& job) {
+                        const std::vector<fs::path>& temps, const plan::Job& job) {
   JobRecord record{key.tools, key.argv, key.env, deps, {}, {}};
   record.deps.insert(record.deps.end(), key.inputs.begin(), key.inputs.end());
   for (const auto& d : record.deps) record.dep_stamps.push_back(dep_stamp(d, files_, plan_.cwd));
@@ -176,7 +176,8 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
   if (options_.collect_reads) {
     std::vector<Dep>& reads = reads_[job.id];
     reads = record.deps;
-    std::vector<std::string> tools{program_path(job.argv.front()).string()};  // a bare name: where PATH finds it
+    std::vector<std::string> tools{
+        toolchain::program_path(job.argv.front()).string()};  // a bare name: where PATH finds it
     for (const auto& t : job.tools) tools.push_back(t.string());
     for (const auto& [name, value] : job.env)
       if (name == "LD_PRELOAD" && value) tools.push_back(*value);  // the stable-names library
@@ -200,7 +201,7 @@ std::optional<std::vector<Dep>> JobCache::reads() const {
   return all;
 }
 
-exec::Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps) {
+exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& temps) {
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   const std::string id = job_id(job, plan_.cwd);
@@ -276,7 +277,7 @@ exec::Served JobCache::serve(const Job& job, const std::vector<fs::path>& temps)
   return exec::Served::No;
 }
 
-std::vector<Dep> JobCache::deps_from_depfile(const Job& job, std::string_view depfile,
+std::vector<Dep> JobCache::deps_from_depfile(const plan::Job& job, std::string_view depfile,
                                              bool& time_macros) {
   std::vector<Dep> deps;
   for (const auto& path : parse_depfile(depfile)) {
@@ -288,7 +289,7 @@ std::vector<Dep> JobCache::deps_from_depfile(const Job& job, std::string_view de
     if (is_output) continue;
     time_macros |= f.time_macros;
     fs::path p(path);
-    deps.push_back(make_dep(plan_, job, p.is_absolute() ? arg_path(p, plan_.cwd).string() : path, f));
+    deps.push_back(make_dep(plan_, job, p.is_absolute() ? plan::arg_path(p, plan_.cwd).string() : path, f));
   }
   return deps;
 }
@@ -306,7 +307,7 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
   storage_.put("manifest", key.direct, storage::Entry{encode_manifest_meta(updated), {}});
 }
 
-void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
+void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
                      const std::optional<fs::path>& depfile, std::string_view diagnostics) {
   std::lock_guard lock(mu_);
   auto it = pending_.find(job.id);
@@ -370,7 +371,7 @@ void JobCache::store(const Job& job, const std::vector<fs::path>& temps,
                      storage::Entry{encode_place_meta(place_record(plan_, pending.key)), {}});
 }
 
-void JobCache::store_whole(const Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
+void JobCache::store_whole(const plan::Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
                            std::optional<std::string> kept_depfile, std::string_view diagnostics,
                            size_t jobs) {
   std::lock_guard lock(mu_);
@@ -383,7 +384,7 @@ void JobCache::store_whole(const Job& job, const std::vector<fs::path>& outputs,
 }
 
 // The result entry (outputs still at `temps`) and the manifest entry naming it.
-void JobCache::put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
+void JobCache::put_result(const plan::Job& job, const Pending& pending, const std::vector<fs::path>& temps,
                           const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
                           std::string_view diagnostics, size_t jobs) {
   storage::Entry entry;
@@ -415,7 +416,7 @@ void JobCache::put_result(const Job& job, const Pending& pending, const std::vec
   if (job.depfile) update_manifest(pending.key, deps, rkey);
 }
 
-std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const JobKey& key) {
+std::optional<std::string> JobCache::explain_elsewhere(const plan::Job& job, const JobKey& key) {
   storage::Lookup found = storage_.get_local("place", place_free_key(plan_, job, key));
   std::optional<std::string> said;
   if (found.status == storage::LookupStatus::Hit)
@@ -429,7 +430,7 @@ std::optional<std::string> JobCache::explain_elsewhere(const Job& job, const Job
   // Its inputs are outputs of a job whose place alone differs (the host IR,
   // a package; for the link, the objects): so do they.
   auto from = place_misses_.find(job.unit);
-  if (from == place_misses_.end() && job.kind == JobKind::Link && !place_misses_.empty())
+  if (from == place_misses_.end() && job.kind == plan::JobKind::Link && !place_misses_.empty())
     from = place_misses_.begin();
   if (from == place_misses_.end()) return std::nullopt;
   const auto& [earlier, what] = from->second;

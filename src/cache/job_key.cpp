@@ -10,7 +10,7 @@
 
 namespace ob::cache {
 
-const std::vector<std::string>& relevant_environment(JobKind kind) {
+const std::vector<std::string>& relevant_environment(plan::JobKind kind) {
   static const std::vector<std::string> compile = {
       "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
       "OBJCPLUS_INCLUDE_PATH", "SOURCE_DATE_EPOCH", "CCC_OVERRIDE_OPTIONS", "COMPILER_PATH",
@@ -19,14 +19,14 @@ const std::vector<std::string>& relevant_environment(JobKind kind) {
                                                 "GCC_EXEC_PREFIX", "CCC_OVERRIDE_OPTIONS"};
   static const std::vector<std::string> none;
   switch (kind) {
-    case JobKind::HostIr:
-    case JobKind::DeviceCompile:
-    case JobKind::HostCompile: return compile;
-    case JobKind::Link: return link;
-    case JobKind::Assemble:
-    case JobKind::ImageLink:
-    case JobKind::Package:
-    case JobKind::EmbedStub: return none;
+    case plan::JobKind::HostIr:
+    case plan::JobKind::DeviceCompile:
+    case plan::JobKind::HostCompile: return compile;
+    case plan::JobKind::Link: return link;
+    case plan::JobKind::Assemble:
+    case plan::JobKind::ImageLink:
+    case plan::JobKind::Package:
+    case plan::JobKind::EmbedStub: return none;
   }
   return none;
 }
@@ -42,7 +42,7 @@ void hash_dep(storage::Hasher& h, const char* field, const Dep& d) {
 
 }  // namespace
 
-Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts) {
+Dep make_dep(const plan::Plan& plan, const plan::Job& job, const std::string& path, const FileFacts& facts) {
   Dep dep{path, facts.sha256, 0, 0, {}};
   const fs::path full = (plan.cwd / path).lexically_normal();
   if (fs::path(path).is_absolute())
@@ -61,7 +61,7 @@ Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const Fi
   return dep;
 }
 
-JobKey describe_job(const Plan& plan, const Job& job) {
+JobKey describe_job(const plan::Plan& plan, const plan::Job& job) {
   JobKey key;
   if (job.key_material) {  // the planner's word on what decides the outputs (Job::key_material)
     key.argv = {*job.key_material};
@@ -73,9 +73,9 @@ JobKey describe_job(const Plan& plan, const Job& job) {
   // Output paths do not decide the output bytes: replace them by placeholders.
   std::vector<std::pair<std::string, std::string>> placeholders;
   for (size_t i = 0; i < job.outputs.size(); ++i)
-    placeholders.emplace_back(arg_path(job.outputs[i], plan.cwd).string(),
+    placeholders.emplace_back(plan::arg_path(job.outputs[i], plan.cwd).string(),
                               "<output" + std::to_string(i) + ">");
-  if (job.depfile) placeholders.emplace_back(arg_path(*job.depfile, plan.cwd).string(), "<depfile>");
+  if (job.depfile) placeholders.emplace_back(plan::arg_path(*job.depfile, plan.cwd).string(), "<depfile>");
   for (std::string a : job.argv) {
     for (const auto& [path, ph] : placeholders) {
       if (a == path) a = ph;
@@ -102,15 +102,15 @@ JobKey describe_job(const Plan& plan, const Job& job) {
   return key;
 }
 
-void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files) {
+void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, FileFactsCache& files) {
   for (const auto& in : job.inputs) {
     const FileFacts& f = files.get(in, plan.cwd);
     if (!f.exists) key.inputs_missing = true;
-    key.inputs.push_back(make_dep(plan, job, arg_path(in, plan.cwd).string(), f));
+    key.inputs.push_back(make_dep(plan, job, plan::arg_path(in, plan.cwd).string(), f));
   }
 
   storage::Hasher h;
-  h.field("format", kKeyFormat).field("kind", job_kind_name(job.kind));
+  h.field("format", kKeyFormat).field("kind", plan::job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
   for (const auto& t : key.tools) h.field("tool", t);
   for (const auto& a : key.argv) h.field("arg", a);
@@ -119,7 +119,7 @@ void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& 
   key.direct = h.hex();
 }
 
-JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files) {
+JobKey compute_job_key(const plan::Plan& plan, const plan::Job& job, FileFactsCache& files) {
   JobKey key = describe_job(plan, job);
   hash_inputs(key, plan, job, files);
   return key;

@@ -72,7 +72,8 @@ std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::
   return std::vector<std::string>(paths.begin(), paths.end());
 }
 
-std::optional<std::vector<Dep>> lookup_deps(const Plan& plan, const Job& job, const std::vector<fs::path>& system_dirs,
+std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::Job& job,
+                                            const std::vector<fs::path>& system_dirs,
                                             const std::vector<std::string>& paths, std::string& why) {
   static const fs::path kernel_dirs[] = {"/proc", "/sys", "/dev"};
   std::vector<fs::path> project{plan.cwd, plan.build_dir};

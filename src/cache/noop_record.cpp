@@ -170,7 +170,7 @@ bool noop_record_holds(const NoopRecord& record) {
   return true;
 }
 
-std::optional<NoopRecord> make_noop_record(const BuildState& state, const Plan& plan,
+std::optional<NoopRecord> make_noop_record(const BuildState& state, const plan::Plan& plan,
                                            const std::vector<fs::path>& more_files,
                                            std::string fingerprint, int64_t racy_from_ns) {
   std::map<std::string, Stamp> files;
@@ -185,7 +185,7 @@ std::optional<NoopRecord> make_noop_record(const BuildState& state, const Plan& 
   NoopRecord record;
   record.fingerprint = std::move(fingerprint);
   record.program = plan.program.string();
-  for (JobId id : exec::up_to_date_order(plan)) record.jobs.push_back(plan.jobs[id].describe(plan.cwd));
+  for (plan::JobId id : exec::up_to_date_order(plan)) record.jobs.push_back(plan.jobs[id].describe(plan.cwd));
   if (record.jobs.size() != plan.jobs.size()) return std::nullopt;  // a cycle: never planned
   for (const auto& name : config::env_names_read()) record.env.push_back(variable_now(name));
   record.files.assign(files.begin(), files.end());

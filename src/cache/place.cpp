@@ -61,10 +61,10 @@ fs::path common_parent(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key) {
+std::string place_free_key(const plan::Plan& plan, const plan::Job& job, const JobKey& key) {
   const fs::path top = top_of(plan.cwd);
   storage::Hasher h;
-  h.field("format", std::string(kKeyFormat) + " place-free, program-free").field("kind", job_kind_name(job.kind));
+  h.field("format", std::string(kKeyFormat) + " place-free, program-free").field("kind", plan::job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
   for (const auto& a : key.argv) h.field("arg", portable(a, plan.cwd, top));
   for (const auto& e : key.env) h.field("env", e);
@@ -75,7 +75,7 @@ std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key) 
   return h.hex();
 }
 
-PlaceRecord place_record(const Plan& plan, const JobKey& key) {
+PlaceRecord place_record(const plan::Plan& plan, const JobKey& key) {
   PlaceRecord r{plan.cwd.string(), key.tools, key.argv, {}};
   for (const auto& d : key.inputs) r.inputs.emplace_back(d.path, d.name);
   return r;

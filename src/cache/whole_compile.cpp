@@ -16,7 +16,7 @@ JobCacheOptions whole_options(std::string& said, std::vector<fs::path> system_di
   JobCacheOptions o;
   o.system_dirs = std::move(system_dirs);
   o.keep_build_state = false;
-  o.replay = [&said](const Job&, std::string_view text) { said = std::string(text); };
+  o.replay = [&said](const plan::Job&, std::string_view text) { said = std::string(text); };
   return o;
 }
 
@@ -29,11 +29,11 @@ std::vector<std::string> split_facts(const config::Config& c) {
           std::string("PATH=") + (path ? path : "")};
 }
 
-WholeCompile::WholeCompile(storage::LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs)
+WholeCompile::WholeCompile(storage::LayeredStorage& storage, plan::Plan plan, std::vector<fs::path> system_dirs)
     : plan_(std::move(plan)), cache_(storage, plan_, whole_options(said_, std::move(system_dirs))) {}
 
 std::optional<std::string> WholeCompile::serve() {
-  const Job& job = plan_.jobs.front();
+  const plan::Job& job = plan_.jobs.front();
   std::vector<fs::path> finals = job.outputs;
   if (job.keep_depfile) finals.push_back(*job.depfile);
   std::vector<fs::path> temps;
@@ -61,7 +61,7 @@ std::optional<std::string> WholeCompile::serve() {
 }
 
 void WholeCompile::store(std::vector<Dep> reads, std::string_view diagnostics, size_t jobs) {
-  const Job& job = plan_.jobs.front();
+  const plan::Job& job = plan_.jobs.front();
   std::optional<std::string> kept;
   if (job.keep_depfile) {
     kept = util::read_file(*job.depfile, kMaxDepfile);

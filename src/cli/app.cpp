@@ -212,7 +212,7 @@ int dispatch(int argc, char** argv) {
       util::parse_color_choice(global.config.text("color")).value_or(util::ColorChoice::Auto),
       {config::env("NO_COLOR"), config::env("CLICOLOR_FORCE"), config::env("TERM")}));
   if (*doctor_cmd) {
-    const int code = run_doctor(std::nullopt, global.config.path("llvm"), std::cout);
+    const int code = toolchain::run_doctor(std::nullopt, global.config.path("llvm"), std::cout);
     doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code
     return code;
   }

@@ -65,9 +65,9 @@ void print_remote_summary(const exec::RemoteRunner::Counts& c) {
             << '\n';
 }
 
-std::function<std::optional<report::MissReason>(const Job&)> miss_reasons(
-    const std::map<JobId, cache::JobCache::MissNote>& misses) {
-  return [&misses](const Job& job) -> std::optional<report::MissReason> {
+std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(
+    const std::map<plan::JobId, cache::JobCache::MissNote>& misses) {
+  return [&misses](const plan::Job& job) -> std::optional<report::MissReason> {
     auto it = misses.find(job.id);
     if (it == misses.end()) return std::nullopt;
     return report::MissReason{it->second.reason, it->second.detail};
@@ -82,10 +82,10 @@ struct BuildSession {
   report::BuildRecorder recorder;  // also the build's clock
   std::string project;
   fs::path manifest;
-  std::optional<Plan> plan;
+  std::optional<plan::Plan> plan;
   bool cache_enabled = false;
   std::optional<fs::path> cache_dir;
-  std::map<JobId, cache::JobCache::MissNote> misses;
+  std::map<plan::JobId, cache::JobCache::MissNote> misses;
   nlohmann::json tools = nlohmann::json::object();
   std::optional<double> seconds;  // the build's time, taken when its jobs ended
   exec::RemoteNotes remote;  // where each job ran, under remote execution
@@ -181,8 +181,8 @@ namespace {
 // C/C++ compiles name kernels from each file's place relative to the
 // project directory (when it lies under the project or the base directory)
 // and the project's namespace, its name (docs/CACHE.md).
-void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc, const fs::path& base,
-                             const std::optional<fs::path>& probe_memo, const config::Config& c) {
+void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, const toolchain::Toolchain& tc,
+                             const fs::path& base, const std::optional<fs::path>& probe_memo, const config::Config& c) {
   std::error_code ec;
   plan.name_anchor = fs::canonical(m.project_dir, ec);
   if (ec) plan.name_anchor = m.project_dir;
@@ -190,19 +190,20 @@ void use_stable_kernel_names(Plan& plan, const Manifest& m, const Toolchain& tc,
   if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
   if (c.flag("stable_names")) {
-    auto names = stable_names_for(tc.clang, NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
+    auto names =
+        toolchain::stable_names_for(tc.clang, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
     if (!names) {
-      if (std::string why = stable_names_unavailable(); !why.empty())
+      if (std::string why = toolchain::stable_names_unavailable(); !why.empty())
         std::cerr << "offload-build: warning: " << why << '\n';
     } else {
-      use_stable_names(plan, *names, kernel_salt(m.name));
+      plan::use_stable_names(plan, *names, toolchain::kernel_salt(m.name));
       if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
       else if (c.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
     }
   }
   // For the job cache, which checks them on every hit (none with --no-cache:
   // nothing would read the records), with stable names off too: the library records only.
-  if (!c.flag("no_cache")) record_lookups(plan, preload_library());
+  if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
 }
 
 Result<fs::path> build_steps(const Request& o, BuildSession& session) {
@@ -216,11 +217,11 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   if (auto program = noop_build(o, file, [&session] { return session.recorder.elapsed(); }))
     return *program;
   if (!fs::exists(file)) return no_manifest(file);
-  auto manifest = load_manifest(file, frontend::manifest_options());
+  auto manifest = manifest::load_manifest(file, toolchain::frontend::manifest_options());
   if (!manifest) return manifest.error();
   session.project = manifest->name;
-  if (!o.targets.empty()) OB_TRY(override_targets(*manifest, o.targets));
-  auto toolchain = find_toolchain(manifest->toolchain, c.path("llvm"));
+  if (!o.targets.empty()) OB_TRY(manifest::override_targets(*manifest, o.targets));
+  auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
   OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
                             RemoteErrors::Fail));
@@ -228,20 +229,20 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();
   if (manifest->is_rust()) {
-    rust::set_probe_memo_dir(probe_memo);  // per rustc binary
-    OB_TRY(rustc::prepare(*manifest, *toolchain, c.flag("verbose")));
+    toolchain::rust::set_probe_memo_dir(probe_memo);  // per rustc binary
+    OB_TRY(toolchain::rustc::prepare(*manifest, *toolchain, c.flag("verbose")));
   }
 
   // The driver's own commands, to split device passes.
-  auto driver_probe = make_driver_probe(*toolchain, probe_memo);
-  PlanOptions plan_options{driver_probe.get(), c.flag("two_parse"), probe_jobs(c, context.jobserver()), nullptr};
+  auto driver_probe = toolchain::make_driver_probe(*toolchain, probe_memo);
+  plan::PlanOptions plan_options{driver_probe.get(), c.flag("two_parse"), probe_jobs(c, context.jobserver()), nullptr};
   if (c.flag("verbose"))
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   process::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
-  Plan plan = make_plan(*manifest, *toolchain, plan_options);
+  plan::Plan plan = plan::make_plan(*manifest, *toolchain, plan_options);
   if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
   use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(c, manifest->base_dir), probe_memo, c);
-  if (o.compdb) OB_TRY(write_compilation_database(plan));
+  if (o.compdb) OB_TRY(plan::write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << exec::dry_run_script(plan) << std::flush;
     return plan.program;
@@ -260,13 +261,13 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
       *remote ? std::unique_ptr<exec::CommandRunner>(std::move(*remote)) : exec::make_process_runner(true);
   BuildContext::RunOptions run;
   run.observer = &listeners;
-  run.check_outputs = [&plan](const Job& job, const std::vector<fs::path>& outs) {
+  run.check_outputs = [&plan](const plan::Job& job, const std::vector<fs::path>& outs) {
     if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
-    return check_device_object(*job.target, arg_path(job.source, plan.cwd), outs.front());
+    return toolchain::check_device_object(*job.target, plan::arg_path(job.source, plan.cwd), outs.front());
   };
   run.cache.allow_time_macros = manifest->cache_time_macros;
   run.cache.explain = c.flag("explain") ? &std::cerr : nullptr;
-  run.cache.replay = [&](const Job& job, std::string_view text) { listeners.job_output(job, text); };
+  run.cache.replay = [&](const plan::Job& job, std::string_view text) { listeners.job_output(job, text); };
   if (context.layers()) {
     session.cache_enabled = true;
     session.cache_dir = context.cache_dir();

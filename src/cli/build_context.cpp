@@ -59,17 +59,17 @@ std::optional<fs::path> BuildContext::probe_memo_of(const config::Config& c) {
   return storage.dir() / "probes";
 }
 
-void BuildContext::limit_parallelism(exec::ExecOptions& exec) {
-  exec.parallelism = effective_jobs(config());
+void BuildContext::limit_parallelism(exec::ExecOptions& options) {
+  options.parallelism = effective_jobs(config());
   // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
-  if (jobserver_.serial) exec.parallelism = 1;
+  if (jobserver_.serial) options.parallelism = 1;
   if (jobserver_.jobserver) {
-    exec.try_acquire_slot = [this] { return jobserver_.jobserver->try_acquire(); };
-    exec.release_slot = [this] { jobserver_.jobserver->release(); };
+    options.try_acquire_slot = [this] { return jobserver_.jobserver->try_acquire(); };
+    options.release_slot = [this] { jobserver_.jobserver->release(); };
   }
 }
 
-Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const Plan& plan, RemoteFor use) {
+Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const plan::Plan& plan, RemoteFor use) {
   const std::string url = options_.config.text("remote_execution");
   if (url.empty()) return std::unique_ptr<exec::RemoteRunner>();
   auto engine = exec::parse_remote_execution(url);
@@ -103,27 +103,27 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const Pl
   return exec::make_remote_runner(std::move(setup));
 }
 
-BuildContext::Ran BuildContext::run_plan(const Plan& plan, exec::CommandRunner& runner, RunOptions run) {
-  exec::ExecOptions exec;
-  limit_parallelism(exec);
+BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRunner& runner, RunOptions run) {
+  exec::ExecOptions options;
+  limit_parallelism(options);
   // Remote jobs have their own limit (the remote_execution's jobs), beside
   // the local slots the runner keeps for what runs here.
   exec::RemoteRunner* remote = runner.remote();
-  if (remote) exec.parallelism += remote->remote_jobs();
-  exec.observer = run.observer;
-  exec.check_outputs = std::move(run.check_outputs);
+  if (remote) options.parallelism += remote->remote_jobs();
+  options.observer = run.observer;
+  options.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;
   const bool collect_reads = run.cache.collect_reads;
   if (layers_) {
     storage_->warn_if_unwritable();
     run.cache.system_dirs = cache::system_dirs(config().text("system_dirs"));
     job_cache.emplace(*layers_, plan, std::move(run.cache));
-    job_cache->attach(exec);  // serve (concurrent lookups), after_serve, after_run
+    job_cache->attach(options);  // serve (concurrent lookups), after_serve, after_run
     // Lookups on threads hide a remote's latency; with only the local cache
     // a lookup takes microseconds and the hand-off would cost more.
-    if (!layers_->has_remotes()) exec.lookups = 1;
+    if (!layers_->has_remotes()) options.lookups = 1;
   }
-  Ran ran{exec::execute(plan, runner, exec), {}};
+  Ran ran{exec::execute(plan, runner, options), {}};
   if (remote && storage_) {  // cache stats: where the jobs ran
     const auto n = remote->counts();
     storage::Counters delta;

@@ -30,12 +30,12 @@ namespace {
 
 // The manifest in -C DIR, when there is one: it may name the cache directory,
 // its size and remote storage.
-Result<std::optional<Manifest>> manifest_in(const Request& o) {
+Result<std::optional<manifest::Manifest>> manifest_in(const Request& o) {
   const fs::path file = manifest_path(o);
-  if (!fs::exists(file)) return std::optional<Manifest>();
-  auto m = load_manifest(file, frontend::manifest_options());
+  if (!fs::exists(file)) return std::optional<manifest::Manifest>();
+  auto m = manifest::load_manifest(file, toolchain::frontend::manifest_options());
   if (!m) return m.error();
-  return std::optional<Manifest>(std::move(*m));
+  return std::optional<manifest::Manifest>(std::move(*m));
 }
 
 }  // namespace

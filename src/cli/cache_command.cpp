@@ -153,7 +153,7 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out, uint64_t max_
   rows.add("compiles run unchanged", std::to_string(unchanged));  // launcher mode
   for (const auto& [reason, n] : c.unchanged_by_reason) {
     rows.add("  " + reason, std::to_string(n));
-    if (reason != frontend::unchanged::kOption) continue;
+    if (reason != toolchain::frontend::unchanged::kOption) continue;
     for (const auto& [option, count] : most_frequent(c.unsupported_options, kOptionsShown))
       rows.add("    " + option, std::to_string(count));
   }

@@ -31,7 +31,7 @@ bool cargos_too(const std::string& name) {
 
 // `--target sm_90` after `cargo`: an offload target where cargo wants a triple.
 bool offload_target(const std::string& value) {
-  return value.find('-') == std::string::npos && resolve_target(value).ok();
+  return value.find('-') == std::string::npos && manifest::resolve_target(value).ok();
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include "build_pictures.hpp"
 #include "cargo_args.hpp"
 #include "cargo_explain.hpp"
-#include "cargo_resolve.hpp"
 #include "cargo_timings.hpp"
 #include "summary.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
@@ -35,13 +34,13 @@ namespace ob::cli {
 
 namespace {
 
-Result<std::vector<Target>> offload_targets(const Request& o, const cargo::Package& pkg) {
+Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
-  std::vector<Target> out;
+  std::vector<manifest::Target> out;
   for (const auto& s : spellings)
     for (const auto& one : util::split(s, ',')) {
-      auto t = resolve_target(one);
+      auto t = manifest::resolve_target(one);
       if (!t) return Error::usage((o.targets.empty() ? "[package.metadata.offload] targets " : "--target ") +
                                   one + ": " + t.error().message);
       if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
@@ -52,22 +51,22 @@ Result<std::vector<Target>> offload_targets(const Request& o, const cargo::Packa
 // The crates that get device passes: the package itself and the local crates it
 // depends on whose library defines kernels (checked here, before cargo runs);
 // the package's own library when none does (its checks still run).
-Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
-  auto dirs_of = [&](const cargo::Package& c, const std::vector<cargo::Package>& deps) {
+Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata) {
+  auto dirs_of = [&](const toolchain::cargo::Package& c, const std::vector<toolchain::cargo::Package>& deps) {
     std::vector<fs::path> dirs{c.manifest_path.parent_path()};
     for (const auto& d : deps) dirs.push_back(d.manifest_path.parent_path());
     return dirs;
   };
-  const std::vector<cargo::Package> deps = cargo::local_dependencies(metadata, s.pkg);
-  std::vector<KernelCrate> candidates;
+  const std::vector<toolchain::cargo::Package> deps = toolchain::cargo::local_dependencies(metadata, s.pkg);
+  std::vector<plan::KernelCrate> candidates;
   if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps), std::nullopt});
   for (const auto& d : deps) candidates.push_back({d, {}, {}, {}, std::nullopt});
   for (auto& c : candidates) {
-    c.scan = rust::scan_crate(c.pkg.lib_root);
-    OB_TRY(rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
-    c.kernels = rust::device_kernel_symbols(c.scan);
+    c.scan = toolchain::rust::scan_crate(c.pkg.lib_root);
+    OB_TRY(toolchain::rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
+    c.kernels = toolchain::rust::device_kernel_symbols(c.scan);
     if (c.kernels.empty()) continue;
-    if (c.dirs.empty()) c.dirs = dirs_of(c.pkg, cargo::local_dependencies(metadata, c.pkg));
+    if (c.dirs.empty()) c.dirs = dirs_of(c.pkg, toolchain::cargo::local_dependencies(metadata, c.pkg));
     s.crates.push_back(c);
   }
   if (!s.crates.empty()) return {};
@@ -84,19 +83,27 @@ Result<void> find_kernel_crates(CargoSession& s, std::string_view metadata) {
       s.pkg.name, s.pkg.device_cfg));
 }
 
-Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs& args) {
+Result<plan::CargoSession> open_session(const Request& o, const cargo_args::CargoArgs& args) {
   const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
     return Error::usage("-C " + o.directory.string() + ": no such directory");
-  auto tc = find_toolchain(std::nullopt, o.config.path("llvm"));
+  auto tc = toolchain::find_toolchain(std::nullopt, o.config.path("llvm"));
   if (!tc) return tc.error();
-  auto rust = rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
+  auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
   if (!rust) return rust.error();
   tc->rust = *rust;
   if (o.config.flag("verbose")) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
-  CargoSession s{wants_pictures(o), fs::absolute(o.directory).lexically_normal(), *tc, rust->cargo.value_or("cargo"),
-                 cargo::split_user_args(cargo_args), {}, {}, {}, {}, {}};
+  plan::CargoSession s{wants_pictures(o),
+                       fs::absolute(o.directory).lexically_normal(),
+                       *tc,
+                       rust->cargo.value_or("cargo"),
+                       toolchain::cargo::split_user_args(cargo_args),
+                       {},
+                       {},
+                       {},
+                       {},
+                       {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
@@ -107,7 +114,7 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
-  auto pkg = cargo::parse_metadata(out->out, s.dir, s.user.package);
+  auto pkg = toolchain::cargo::parse_metadata(out->out, s.dir, s.user.package);
   if (!pkg) return pkg.error();
   s.pkg = *pkg;
   OB_TRY(find_kernel_crates(s, out->out));
@@ -115,11 +122,11 @@ Result<CargoSession> open_session(const Request& o, const cargo_args::CargoArgs&
   if (!targets) return targets.error();
   s.targets = *targets;
   for (const auto& c : s.crates) {
-    OB_TRY(rust::check_kernel_abi(c.scan, s.targets, c.pkg.device_cfg, s.dir));
-    OB_TRY(rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
+    OB_TRY(toolchain::rust::check_kernel_abi(c.scan, s.targets, c.pkg.device_cfg, s.dir));
+    OB_TRY(toolchain::rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
   }
-  OB_TRY(rustc::find_device_stub(s.targets, s.tc));
-  OB_TRY(resolve_passes(s));
+  OB_TRY(toolchain::rustc::find_device_stub(s.targets, s.tc));
+  OB_TRY(plan::resolve_passes(s));
   return s;
 }
 
@@ -130,44 +137,44 @@ class CargoLines final : public report::Progress {
  public:
   // `host`, the host pass, is named `host_name` ("cargo build app"); each job
   // that succeeds is recorded for a later --explain.
-  CargoLines(bool quiet, JobId host, std::string host_name, const CargoExplain& explain)
+  CargoLines(bool quiet, plan::JobId host, std::string host_name, const CargoExplain& explain)
       : quiet_(quiet), host_(host), host_name_(std::move(host_name)), explain_(explain) {}
-  void build_started(const Plan& plan) override {
+  void build_started(const plan::Plan& plan) override {
     cwd_ = plan.cwd;
     total_ = plan.jobs.size();
   }
-  void job_served(const Job& job, report::ServedFrom from, double) override {
+  void job_served(const plan::Job& job, report::ServedFrom from, double) override {
     explain_.record(job);
     say(job, from == report::ServedFrom::Cache ? " (cached)" : " (up to date)");
   }
-  void job_found_current(const Job& job) override { fresh_ = job.id; }
-  void job_finished(const Job& job, double) override {
+  void job_found_current(const plan::Job& job) override { fresh_ = job.id; }
+  void job_finished(const plan::Job& job, double) override {
     explain_.record(job);
     say(job, fresh_ == job.id ? " (fresh)" : "");
   }
 
  private:
-  void say(const Job& job, const char* note) {
+  void say(const plan::Job& job, const char* note) {
     ++done_;
     const std::string name = job.id == host_ ? host_name_ : job.describe(cwd_);
     if (!quiet_) std::cerr << fmt::format("[{}/{}] {}{}\n", done_, total_, name, note) << std::flush;
   }
   bool quiet_;
-  JobId host_;
+  plan::JobId host_;
   std::string host_name_;
   const CargoExplain& explain_;
   fs::path cwd_;
   size_t total_ = 0, done_ = 0;
-  std::optional<JobId> fresh_;
+  std::optional<plan::JobId> fresh_;
 };
 
 // The plan of the session run through the build context: the programs cargo
 // built (none under --dry-run).
-Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession& s, BuildContext& context,
+Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSession& s, BuildContext& context,
                                            std::chrono::steady_clock::time_point started) {
   // A bad remote URL is said once and not used (as for a launcher compile).
   if (!o.dry_run) (void)context.open_cache({}, RemoteErrors::Warn);
-  CargoPlan cp = make_cargo_plan(s);
+  plan::CargoPlan cp = plan::make_cargo_plan(s);
   if (context.layers()) cache::cargo_cache::add_keys(cp, s);
   if (o.dry_run) {
     std::cout << cp.script << std::flush;
@@ -186,7 +193,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession&
   // directory; --explain compares with what each pass read when it last succeeded.
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;
-  run.cache.planner_explain = [&explain](const Job& job) { return explain.changed(job); };
+  run.cache.planner_explain = [&explain](const plan::Job& job) { return explain.changed(job); };
   // The page cargo writes for this host pass, not an earlier one's.
   const fs::path cargo_page = cargo_timings::page_path(s.pkg.target_directory);
   if (wants_pictures(o)) {
@@ -225,7 +232,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const CargoSession&
     if (auto page = util::read_file(cargo_page, util::kMaxBuildOutput))
       units = cargo_timings::parse_page(*page).value_or(units);
     cargo_timings::show_host_pass(timeline, cp.host, host_name, units);
-    write_pictures(o, timeline, cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
+    write_pictures(o, timeline, toolchain::cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
   }
   if (!ran.summary) return ran.summary.error();
   const std::vector<fs::path> programs = runner.programs();

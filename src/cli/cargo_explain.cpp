@@ -42,13 +42,13 @@ std::string slug(const std::string& text) {
 
 }  // namespace
 
-fs::path CargoExplain::record_path(const Job& job) const {
+fs::path CargoExplain::record_path(const plan::Job& job) const {
   std::string name = job.describe(s_.dir);
   if (job.id == p_.host) name = s_.user.command + " " + name;  // cargo test links other programs
-  return cargo::offload_dir(s_.pkg, s_.user.profile) / "explain" / (slug(name) + ".json");
+  return toolchain::cargo::offload_dir(s_.pkg, s_.user.profile) / "explain" / (slug(name) + ".json");
 }
 
-std::optional<nlohmann::json> CargoExplain::inputs(const Job& job) const {
+std::optional<nlohmann::json> CargoExplain::inputs(const plan::Job& job) const {
   const fs::path& root = s_.pkg.workspace_root;
   std::vector<fs::path> dirs;
   nlohmann::json in;
@@ -60,7 +60,7 @@ std::optional<nlohmann::json> CargoExplain::inputs(const Job& job) const {
     for (const auto& c : s_.crates) dirs.insert(dirs.end(), c.dirs.begin(), c.dirs.end());
     // The device images it embeds: the package's content names the copy it links.
     auto bytes = util::read_file(p_.host_step.package, util::kMaxBuildOutput);
-    in["images"] = bytes ? cargo::content_hash(*bytes) : "<none>";
+    in["images"] = bytes ? toolchain::cargo::content_hash(*bytes) : "<none>";
   } else {
     return std::nullopt;
   }
@@ -76,7 +76,7 @@ std::optional<nlohmann::json> CargoExplain::inputs(const Job& job) const {
   return in;
 }
 
-std::optional<std::string> CargoExplain::changed(const Job& job) const {
+std::optional<std::string> CargoExplain::changed(const plan::Job& job) const {
   auto now = inputs(job);
   if (!now) return std::nullopt;
   auto text = util::read_file(record_path(job), util::kMaxBuildOutput);
@@ -115,7 +115,7 @@ std::optional<std::string> CargoExplain::changed(const Job& job) const {
          "cache directory)";
 }
 
-void CargoExplain::record(const Job& job) const {
+void CargoExplain::record(const plan::Job& job) const {
   auto in = inputs(job);
   if (!in) return;
   const fs::path path = record_path(job);

@@ -19,18 +19,18 @@ namespace ob::cli {
 
 class CargoExplain {
  public:
-  CargoExplain(const CargoSession& s, const CargoPlan& p) : s_(s), p_(p) {}
+  CargoExplain(const plan::CargoSession& s, const plan::CargoPlan& p) : s_(s), p_(p) {}
   // What changed since `job` last succeeded in this profile, as one line;
   // nullopt for a job it keeps no record of (the package, the embed).
-  std::optional<std::string> changed(const Job& job) const;
+  std::optional<std::string> changed(const plan::Job& job) const;
   // After `job` succeeded (ran, or served from the cache): what it read.
-  void record(const Job& job) const;
+  void record(const plan::Job& job) const;
 
  private:
-  std::optional<nlohmann::json> inputs(const Job& job) const;
-  fs::path record_path(const Job& job) const;
-  const CargoSession& s_;
-  const CargoPlan& p_;
+  std::optional<nlohmann::json> inputs(const plan::Job& job) const;
+  fs::path record_path(const plan::Job& job) const;
+  const plan::CargoSession& s_;
+  const plan::CargoPlan& p_;
 };
 
 }  // namespace ob::cli

@@ -56,7 +56,7 @@ size_t count_files(const fs::path& p) {
 Result<int> clean(const Request& o) {
   const fs::path file = manifest_path(o);
   if (!fs::exists(file)) return no_manifest(file);
-  auto m = load_manifest(file, frontend::manifest_options());
+  auto m = manifest::load_manifest(file, toolchain::frontend::manifest_options());
   if (!m) return m.error();
   std::error_code ec;
   const fs::path build = fs::absolute(m->build_dir, ec).lexically_normal();

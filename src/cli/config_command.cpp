@@ -28,11 +28,11 @@ config::Config with_manifest(const Request& o) {
   const fs::path file = manifest_path(o);
   std::error_code ec;
   if (!fs::exists(file, ec)) return c;
-  auto text = util::read_regular_file(file, kMaxManifestSize, "a manifest");
+  auto text = util::read_regular_file(file, manifest::kMaxManifestSize, "a manifest");
   if (!text) return c;
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object()) return c;
-  const JsonLocator locate(*text);
+  const manifest::JsonLocator locate(*text);
   for (const auto& s : config::table()) {
     if (s.manifest.empty() || !j.contains(s.manifest)) continue;
     const auto& v = j[std::string(s.manifest)];

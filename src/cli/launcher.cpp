@@ -38,7 +38,7 @@ namespace {
 // A registered frontend's driver (clang*, flang*), gcc, g++, cc, c++ (with a
 // target prefix or version suffix).
 bool looks_like_compiler(const std::string& name) {
-  if (frontend::recognize(name, std::nullopt)) return true;
+  if (toolchain::frontend::recognize(name, std::nullopt)) return true;
   for (std::string_view c : {"cc", "c++", "gcc", "g++"}) {
     if (name == c || util::ends_with(name, "-" + std::string(c)) ||
         util::starts_with(name, std::string(c) + "-"))
@@ -82,7 +82,8 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
   std::optional<report::TimedStep> step;
   const auto trace = o.config.path("trace");
   if (trace) {
-    const std::string name = fs::path(command.front()).filename().string() + " " + frontend::output_arg(command);
+    const std::string name =
+        fs::path(command.front()).filename().string() + " " + toolchain::frontend::output_arg(command);
     timeline.emplace(name, "launcher");
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
   }
@@ -112,12 +113,12 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request
   const auto program = resolve_program(command.front(), cwd);
   if (ec || !program) return std::nullopt;  // the compile's own checks say it
   const std::string name = fs::path(command.front()).filename().string();
-  auto u = frontend::unwrap_compiler(command, *program, cwd);
-  if (!u) return Unchanged{u.error().message, frontend::unchanged::kCompiler, {}};
+  auto u = toolchain::frontend::unwrap_compiler(command, *program, cwd);
+  if (!u) return Unchanged{u.error().message, toolchain::frontend::unchanged::kCompiler, {}};
   const auto compiler = resolve_program(u->command.front(), cwd);
-  if (!frontend::recognize(u->command.front(), compiler))
+  if (!toolchain::frontend::recognize(u->command.front(), compiler))
     return Unchanged{name + " (" + u->family + ") wraps " + u->command.front() + ", not clang or flang",
-                     frontend::unchanged::kCompiler, {}};
+                     toolchain::frontend::unchanged::kCompiler, {}};
   if (o.config.flag("verbose"))
     std::cerr << "offload-build: " << name << " (" << u->family << ") runs " << util::shell_join(u->command) << '\n';
   command = std::move(u->command);
@@ -135,7 +136,7 @@ bool is_launcher_call(const std::vector<std::string>& subcommands, const std::st
   }
   if (looks_like_compiler(first)) return true;
   const char* path = config::env_or_null("PATH");
-  return path && find_in_path(first, path).has_value();
+  return path && toolchain::find_in_path(first, path).has_value();
 }
 
 int launch(const std::vector<std::string>& given, const Request& options) {
@@ -158,10 +159,10 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   storage::hide_remote_credentials(c);  // before the compiler, run unchanged or not
   process::set_echo_policy({c.flag("verbose"), nullptr});
   if (c.flag("disable"))
-    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", frontend::unchanged::kDisabled, {}}, o,
+    return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", toolchain::frontend::unchanged::kDisabled, {}}, o,
                         prefix);
   const std::vector<std::string> given_command = command;  // what runs when not split
-  if (frontend::is_compiler_wrapper_name(command.front()))
+  if (toolchain::frontend::is_compiler_wrapper_name(command.front()))
     if (auto why = unwrap(command, o)) return pass_through(given_command, *why, o, prefix);
   if (!prefix.wrapper.empty() && !may_run_remotely(command)) note_local_offload(prefix, o);
   Unchanged why;
@@ -183,7 +184,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.
-    why = {"internal error: " + util::shorten(e.what(), 300), frontend::unchanged::kInternal, {}};
+    why = {"internal error: " + util::shorten(e.what(), 300), toolchain::frontend::unchanged::kInternal, {}};
   }
   return pass_through(given_command, why, o, prefix);
 }

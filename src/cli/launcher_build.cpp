@@ -22,7 +22,7 @@
 namespace ob::cli {
 
 int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
-  using namespace frontend::unchanged;
+  using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
@@ -34,7 +34,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   const auto parsed = setup->frontend->parse_build(setup->argv);
   if (!parsed.one_step) return -1;
   if (!parsed.build) return pass(parsed.pass_reason, kOneStep);
-  const frontend::BuildRequest& build = *parsed.build;
+  const toolchain::frontend::BuildRequest& build = *parsed.build;
   std::error_code ec;
   const fs::path program = (cwd / build.output_arg()).lexically_normal();
   if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
@@ -46,13 +46,13 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   const auto memo = context.probe_memo();
 
   // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
-  const fs::path work = launcher_work_dir(program);
-  std::vector<frontend::CompileRequest> compiles;
+  const fs::path work = plan::launcher_work_dir(program);
+  std::vector<toolchain::frontend::CompileRequest> compiles;
   std::vector<std::string> objects;
   for (size_t n = 0; n < build.sources.size(); ++n) {
     const fs::path source = build.argv[build.sources[n]];
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
-    objects.push_back(arg_path(object, cwd).string());
+    objects.push_back(plan::arg_path(object, cwd).string());
     auto one = setup->frontend->parse(build.compile_argv(n, objects.back()));
     if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
     if (auto unusable = one.compile->unusable_files(cwd)) {
@@ -72,21 +72,22 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
     link_inputs.push_back(p);
   }
 
-  std::unique_ptr<DriverProbe> probe;
-  if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
+  std::unique_ptr<toolchain::DriverProbe> probe;
+  if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(*toolchain, memo);
   process::install_signal_handlers();
-  Plan plan;
+  plan::Plan plan;
   plan.cwd = cwd;
   plan.program = program;
   plan.build_dir = work;
   plan.directories = {work};
-  std::vector<JobId> object_jobs;
+  std::vector<plan::JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
-    const Plan one = make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
+    const plan::Plan one =
+        plan::make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (process::interrupted()) return exit_code::interrupted;
-    for (JobId id : append_unit(plan, one, n + 1)) object_jobs.push_back(id);
+    for (plan::JobId id : plan::append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
-  Job link_job = offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, *toolchain);
+  plan::Job link_job = plan::offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, *toolchain);
   link_job.unit = compiles.size() + 1;
   link_job.deps = object_jobs;
   plan.add(std::move(link_job));

@@ -48,16 +48,16 @@ std::optional<fs::path> resolve_program(const std::string& name, const fs::path&
     return fs::exists(p, ec) ? std::optional(p) : std::nullopt;
   }
   const char* path = config::env_or_null("PATH");
-  return path ? find_in_path(name, path) : std::nullopt;
+  return path ? toolchain::find_in_path(name, path) : std::nullopt;
 }
 
 // The LLVM installation the compiler is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang): its llvm-offload-binary packages the images.
-std::optional<Toolchain> toolchain_of(const fs::path& compiler) {
+std::optional<toolchain::Toolchain> toolchain_of(const fs::path& compiler) {
   std::error_code ec;
   const fs::path real = fs::canonical(compiler, ec);
   if (ec) return std::nullopt;
-  auto tc = toolchain_at(real.parent_path().parent_path());
+  auto tc = toolchain::toolchain_at(real.parent_path().parent_path());
   if (!tc) return std::nullopt;
   return *tc;
 }
@@ -66,7 +66,7 @@ namespace {
 
 struct Recording {
   report::BuildRecorder recorder;
-  std::map<JobId, cache::JobCache::MissNote> misses;
+  std::map<plan::JobId, cache::JobCache::MissNote> misses;
   exec::RemoteNotes remote;  // where each job ran, under remote execution
 };
 
@@ -74,7 +74,7 @@ struct Recording {
 // jobserver; nullopt when a job failed. With `record` (--report), the jobs'
 // events and the cache's miss reasons go there. With `whole`, the compile's
 // whole entry is stored after it succeeded.
-std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* record,
+std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Recording* record,
                             cache::WholeCompile* whole) {
   const Request& o = context.options();
   open_launcher_cache(context);
@@ -92,7 +92,7 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.
-  run.cache.replay = [&](const Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
+  run.cache.replay = [&](const plan::Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
   run.cache.collect_reads = whole != nullptr;
   auto ran = context.run_plan(plan, runner, std::move(run));
   auto& summary = ran.summary;
@@ -114,14 +114,14 @@ std::optional<int> run_plan(const Plan& plan, BuildContext& context, Recording* 
   }
   // Every compile named its kernels from stable names: keyed without inodes.
   const bool stable = std::all_of(plan.jobs.begin(), plan.jobs.end(),
-                                  [](const Job& j) { return !j.inode_sensitive || j.stable_names; });
+                                  [](const plan::Job& j) { return !j.inode_sensitive || j.stable_names; });
   if (whole && ran.reads && stable) whole->store(std::move(*ran.reads), said, plan.jobs.size());
   return exit_code::ok;
 }
 
 }  // namespace
 
-void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
+void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const Request& o) {
   plan.base_dirs = setup.bases;
   plan.name_anchor = setup.anchor;
@@ -131,18 +131,18 @@ void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::op
       std::cerr << "offload-build: warning: " << why << '\n';
   };
   if (o.config.flag("stable_names")) {
-    auto names = stable_names_for(setup.compiler, NameRoots{setup.bases, setup.anchor}, memo);
+    auto names = toolchain::stable_names_for(setup.compiler, toolchain::NameRoots{setup.bases, setup.anchor}, memo);
     if (!names) {
-      if (std::string why = stable_names_unavailable(); !why.empty()) warn_once(why);
+      if (std::string why = toolchain::stable_names_unavailable(); !why.empty()) warn_once(why);
     } else {
-      use_stable_names(plan, *names, kernel_salt(o.config.text("kernel_namespace")));
+      plan::use_stable_names(plan, *names, toolchain::kernel_salt(o.config.text("kernel_namespace")));
       if (names->warn()) warn_once(names->fallback);
       else if (o.config.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
     }
   }
   // For the job cache, which checks them on every hit (none with --no-cache:
   // nothing would read the records), with stable names off too: the library records only.
-  if (!o.config.flag("no_cache")) record_lookups(plan, preload_library());
+  if (!o.config.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
 }
 
 void open_launcher_cache(BuildContext& context) {
@@ -152,7 +152,7 @@ void open_launcher_cache(BuildContext& context) {
 
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
                                         Unchanged& why) {
-  using namespace frontend::unchanged;
+  using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
     why = {std::move(reason), code, {}};
     return std::nullopt;
@@ -163,7 +163,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   if (ec) return pass("no current directory", kPaths);
   const auto compiler = resolve_program(command.front(), s.cwd);
   if (!compiler) return pass(command.front() + " not found", kCompiler);
-  s.frontend = frontend::recognize(command.front(), *compiler);
+  s.frontend = toolchain::frontend::recognize(command.front(), *compiler);
   if (!s.frontend) return pass(command.front() + " is not a compiler offload-build splits (clang, flang)", kCompiler);
   s.compiler = *compiler;
   // The command line the driver works on: response and configuration files read.
@@ -181,9 +181,9 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   return s;
 }
 
-bool ready_to_split(frontend::CompileRequest& req, const LaunchSetup& s, const Toolchain& tc,
+bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& s, const toolchain::Toolchain& tc,
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
-  using namespace frontend::unchanged;
+  using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code) {
     why = {std::move(reason), code, {}};
     return false;
@@ -194,14 +194,14 @@ bool ready_to_split(frontend::CompileRequest& req, const LaunchSetup& s, const T
   const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
   if (check_output && !fs::is_directory(output.parent_path(), ec))
     return pass("the output's directory does not exist", kPaths);
-  if (auto dep = requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec))
+  if (auto dep = plan::requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec))
     return pass("the depfile's directory does not exist", kPaths);
   if (req.opt_record && !fs::is_directory((s.cwd / *req.opt_record).lexically_normal().parent_path(), ec))
     return pass("the optimization record's directory does not exist", kPaths);
   return true;
 }
 
-std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
+std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project,
                                   cache::WholeCompile* whole) {
   const Request& o = context.options();
@@ -229,7 +229,7 @@ std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
     d.recorder = &record->recorder;
     d.cache_enabled = !o.config.flag("no_cache");
     if (!o.config.flag("no_cache")) d.cache_dir = context.cache_dir();
-    d.miss_reason = [&](const Job& job) -> std::optional<report::MissReason> {
+    d.miss_reason = [&](const plan::Job& job) -> std::optional<report::MissReason> {
       auto it = record->misses.find(job.id);
       if (it == record->misses.end()) return std::nullopt;
       return report::MissReason{it->second.reason, it->second.detail};
@@ -244,7 +244,7 @@ namespace {
 
 // A launcher compile served whole (cache/whole_compile.hpp) when nothing asks
 // to see its jobs; nullptr when it cannot be, or the cache is off.
-std::unique_ptr<cache::WholeCompile> whole_compile(const frontend::CompileRequest& req, const LaunchSetup& s,
+std::unique_ptr<cache::WholeCompile> whole_compile(const toolchain::frontend::CompileRequest& req, const LaunchSetup& s,
                                                    const Request& o, BuildContext& context) {
   if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
       !req.native.empty())
@@ -252,12 +252,12 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const frontend::CompileReques
   std::error_code ec;
   const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
   if (!fs::is_directory(output.parent_path(), ec)) return nullptr;
-  if (auto dep = requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec)) return nullptr;
+  if (auto dep = plan::requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec)) return nullptr;
   if (!context.layers()) return nullptr;
   std::vector<std::string> argv = s.argv;
   argv.front() = s.compiler.string();
-  Plan plan = make_whole_compile_plan(req, std::move(argv), s.cwd, cache::split_facts(o.config),
-                                      {fs::read_symlink("/proc/self/exe", ec)});
+  plan::Plan plan = plan::make_whole_compile_plan(req, std::move(argv), s.cwd, cache::split_facts(o.config),
+                                                  {fs::read_symlink("/proc/self/exe", ec)});
   plan.base_dirs = s.bases;
   plan.name_anchor = s.anchor;
   return std::make_unique<cache::WholeCompile>(*context.layers(), std::move(plan),
@@ -267,7 +267,7 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const frontend::CompileReques
 }  // namespace
 
 int split_compile(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
-  using namespace frontend::unchanged;
+  using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
@@ -300,15 +300,15 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   if (!ready_to_split(req, *setup, *toolchain, memo, true, why)) return -1;
 
   // The driver's own device commands (single parse), remembered next to the cache.
-  std::unique_ptr<DriverProbe> probe;
-  if (!o.config.flag("two_parse")) probe = make_driver_probe(*toolchain, memo);
+  std::unique_ptr<toolchain::DriverProbe> probe;
+  if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(*toolchain, memo);
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
   process::install_signal_handlers();  // Ctrl-C while probing stops cleanly
-  Plan plan;
+  plan::Plan plan;
   if (req.save_temps) {
     // The driver's own commands, each a job, so every temp is clang's.
     auto listing = probe->list(setup->expanded, cwd);
-    auto listed = listing ? make_listing_plan(*listing, req, cwd) : Result<Plan>(listing.error());
+    auto listed = listing ? plan::make_listing_plan(*listing, req, cwd) : Result<plan::Plan>(listing.error());
     if (process::interrupted()) return exit_code::interrupted;
     if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
     plan = std::move(*listed);
@@ -316,13 +316,13 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
       std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
                                plan.jobs.size());
   } else {
-    plan = make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
+    plan = plan::make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (process::interrupted()) return exit_code::interrupted;
     // Stable kernel names and lookup records ride on a compile that lists
     // what it read (the library's probe and records are clang's): flang's
     // passes keep inode-keyed names.
     if (setup->frontend->lists_reads()) use_stable_kernel_names(plan, *setup, memo, o);
-    const bool single = plan.jobs.front().kind == JobKind::HostIr;
+    const bool single = plan.jobs.front().kind == plan::JobKind::HostIr;
     if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",
                                single ? "one host parse, " : "", req.targets.size(),

@@ -27,7 +27,7 @@ class BuildContext;
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd);
 // The LLVM installation `compiler` is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang).
-std::optional<Toolchain> toolchain_of(const fs::path& compiler);
+std::optional<toolchain::Toolchain> toolchain_of(const fs::path& compiler);
 // Split and run an offload compile. Returns the exit code, or, when the
 // command is not one offload-build splits, sets `why` and returns -1.
 int split_compile(const std::vector<std::string>& command, const Request& options, Unchanged& why);
@@ -40,7 +40,7 @@ struct LaunchSetup {
   fs::path cwd;
   fs::path compiler;
   // The registered frontend whose driver the compiler is (frontend::recognize).
-  const frontend::Frontend* frontend = nullptr;
+  const toolchain::frontend::Frontend* frontend = nullptr;
   std::vector<std::string> expanded;
   std::vector<std::string> argv;
   // --base-dir and the --project-dir directories (real paths), and the
@@ -52,7 +52,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
                                         const Request& options, Unchanged& why);
 // A parsed compile made ready to plan: its native targets found, the output
 // (with `check_output`), depfile and record directories there; else `why`.
-bool ready_to_split(frontend::CompileRequest& req, const LaunchSetup& setup, const Toolchain& tc,
+bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& setup, const toolchain::Toolchain& tc,
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why);
 // A launcher's cache (local, and remotes whose errors are warnings), opened
 // once for the whole call; not under --dry-run (which only reads the probe
@@ -60,14 +60,14 @@ bool ready_to_split(frontend::CompileRequest& req, const LaunchSetup& setup, con
 void open_launcher_cache(BuildContext& context);
 // Kernel names from each file's place (relative to the base directory, if
 // any) and the project's namespace (--kernel-namespace).
-void use_stable_kernel_names(Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
+void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
                              const Request& options);
 // Runs a launcher plan with the cache and the jobserver, then writes the
 // --report of `command` (under --dry-run, prints the plan's script and runs
 // nothing); nullopt when a job failed (the caller then runs the compiler
 // unchanged, which prints exactly its own diagnostics). With `whole`, the
 // compile's whole entry is stored after it succeeded.
-std::optional<int> run_and_report(const Plan& plan, BuildContext& context,
+std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project,
                                   cache::WholeCompile* whole = nullptr);
 

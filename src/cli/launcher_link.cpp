@@ -32,13 +32,13 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
   if (!toolchain) return pass("no LLVM installation next to " + command.front());
 
   std::error_code ec;
-  Plan plan;
+  plan::Plan plan;
   plan.cwd = cwd;
   plan.base_dirs = setup->bases;
   plan.name_anchor = setup->anchor;
   plan.program = (cwd / parsed.link->output).lexically_normal();
   if (!fs::is_directory(plan.program.parent_path(), ec)) return pass("the output's directory does not exist");
-  plan.build_dir = launcher_work_dir(plan.program);
+  plan.build_dir = plan::launcher_work_dir(plan.program);
   plan.directories = {plan.build_dir};
   std::vector<fs::path> inputs;
   for (const auto& in : parsed.link->inputs) {
@@ -46,7 +46,7 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
     if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
     inputs.push_back(p);
   }
-  plan.add(offload_link_job(*parsed.link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
+  plan.add(plan::offload_link_job(*parsed.link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
   BuildContext context(o);
   process::install_signal_handlers();

@@ -85,7 +85,7 @@ bool may_run_remotely(const std::vector<std::string>& command) {
   // applied; in doubt (an edit not modeled, a default configuration file
   // that may apply, a file that cannot be read), the compile stays here.
   const auto compiler = resolve_program(command.front(), cwd);
-  return compiler && frontend::compiles_no_device_code(command, *compiler, cwd);
+  return compiler && toolchain::frontend::compiles_no_device_code(command, *compiler, cwd);
 }
 
 void note_local_offload(const Prefix& prefix, const Request& o) {

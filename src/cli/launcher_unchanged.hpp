@@ -14,7 +14,7 @@
 namespace ob::cli {
 
 // Why a command runs unchanged (its kind: frontend::unchanged::k...).
-using Unchanged = frontend::Unchanged;
+using Unchanged = toolchain::frontend::Unchanged;
 
 // Count a compile run unchanged in the cache's counters (unless --no-cache)
 // and, under -v, say why: once per build and reason, not once per compile

@@ -51,7 +51,7 @@ std::string build_fingerprint(const Request& o) {
 std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
                                    const std::function<double()>& seconds) {
   if (!noop_eligible(o)) return std::nullopt;
-  const auto build_dir = manifest_build_dir(manifest_file);
+  const auto build_dir = manifest::manifest_build_dir(manifest_file);
   if (!build_dir) return std::nullopt;
   const auto record = cache::read_noop_record(cache::noop_record_file(*build_dir));
   if (!record || (record->fingerprint != build_fingerprint(o)) || !cache::noop_record_holds(*record))
@@ -66,7 +66,7 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
   return fs::path(record->program);
 }
 
-std::vector<fs::path> plan_files(const Manifest& m, const Toolchain& tc, const Plan& plan) {
+std::vector<fs::path> plan_files(const manifest::Manifest& m, const toolchain::Toolchain& tc, const plan::Plan& plan) {
   std::vector<fs::path> files{m.file};
   files.insert(files.end(), m.glob_dirs.begin(), m.glob_dirs.end());
   for (const auto& job : plan.jobs) {
@@ -80,7 +80,7 @@ std::vector<fs::path> plan_files(const Manifest& m, const Toolchain& tc, const P
   // Where the toolchain was looked for and what it holds: a new LLVM, a tool
   // or a device runtime installed changes one of these directories.
   const char* path = config::env_or_null("PATH");
-  for (auto& dir : searched_dirs(tc, m.targets, path ? path : "")) files.push_back(std::move(dir));
+  for (auto& dir : toolchain::searched_dirs(tc, m.targets, path ? path : "")) files.push_back(std::move(dir));
   return files;
 }
 

@@ -36,7 +36,7 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
 // The files a build's plan depends on beyond its jobs' own (which the build
 // state has): the manifest, the directories its globs looked into, the
 // tools and the stable-names library, the toolchain's directories.
-std::vector<fs::path> plan_files(const Manifest& m, const Toolchain& tc, const Plan& plan);
+std::vector<fs::path> plan_files(const manifest::Manifest& m, const toolchain::Toolchain& tc, const plan::Plan& plan);
 
 // Files modified at or after this (wall clock, ns) make a record racy (not
 // written): the build's start less the coarsest file timestamp (2 s, FAT).

@@ -16,7 +16,7 @@ namespace ob::cli {
 void print_summary(const exec::ExecSummary& s, double seconds, bool quiet);
 
 // --report's view of the cache's misses (BuildContext::Ran::misses), which it must outlive.
-std::function<std::optional<report::MissReason>(const Job&)> miss_reasons(
-    const std::map<JobId, cache::JobCache::MissNote>& misses);
+std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(
+    const std::map<plan::JobId, cache::JobCache::MissNote>& misses);
 
 }  // namespace ob::cli

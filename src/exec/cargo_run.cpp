@@ -51,7 +51,7 @@ void Children::stop_all() {
   for (pid_t pid : running_) kill(pid, SIGTERM);
 }
 
-Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd, Children& children) {
+Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
   process::Command cmd{inv.argv, cwd, inv.env};

@@ -49,7 +49,7 @@ CommandRunner::Completion failed(CommandRunner::Completion c, std::string messag
 
 }  // namespace
 
-CargoRunner::CargoRunner(const CargoPlan& plan)
+CargoRunner::CargoRunner(const plan::CargoPlan& plan)
     : plan_(plan), done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   process::install_signal_handlers();
@@ -67,7 +67,7 @@ std::vector<fs::path> CargoRunner::programs() const {
 }
 
 Result<void> CargoRunner::start(const JobView& view) {
-  const Job& job = view.job;  // the plan's: it outlives the run
+  const plan::Job& job = view.job;  // the plan's: it outlives the run
   std::lock_guard lock(mu_);
   try {
     threads_[job.id] = std::thread([this, &job, command = view.command, temps = view.temps] {
@@ -118,7 +118,7 @@ void CargoRunner::wake() { signal(wake_fd_); }
 
 void CargoRunner::stop_all() {
   children_.stop_all();  // each step's process ends, and it starts no other
-  std::map<JobId, std::thread> threads;
+  std::map<plan::JobId, std::thread> threads;
   {
     std::lock_guard lock(mu_);
     threads.swap(threads_);
@@ -135,7 +135,7 @@ size_t CargoRunner::running() const {
   return running_;
 }
 
-CommandRunner::Completion CargoRunner::run(const Job& job, const process::Command& command,
+CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::Command& command,
                                            const std::vector<fs::path>& temps) {
   if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps.front());
   if (job.id == plan_.host) return host(job, plan_.host_step);
@@ -149,10 +149,11 @@ CommandRunner::Completion CargoRunner::run(const Job& job, const process::Comman
   return c;
 }
 
-CommandRunner::Completion CargoRunner::device(const Job& job, const CargoDeviceStep& d, const fs::path& temp) {
+CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::CargoDeviceStep& d,
+                                              const fs::path& temp) {
   Completion c;
   c.job = job.id;
-  const cargo::Invocation inv{job.argv, job.env};
+  const toolchain::cargo::Invocation inv{job.argv, job.env};
   const fs::path& cwd = plan_.plan.cwd;
   for (int attempt = 0;; ++attempt) {
     auto out = cargo_run::run_cargo(inv, cwd, children_);
@@ -161,11 +162,11 @@ CommandRunner::Completion CargoRunner::device(const Job& job, const CargoDeviceS
     if (out->exit_code != 0)
       return failed(c, fmt::format("the device pass of {} for target {} failed (cargo's messages above say why)\n  "
                                    "command: {}",
-                                   d.pkg.name, d.target.short_name(), cargo::display(inv)));
+                                   d.pkg.name, d.target.short_name(), toolchain::cargo::display(inv)));
     bool fresh = false;
     for (const auto& m : out->messages)
-      if (auto a = cargo::parse_artifact(m); a && a->package_id == d.pkg.id) fresh = a->fresh;
-    const std::optional<fs::path> output = d.image_link ? cargo::device_archive(out->messages, d.pkg) : d.output;
+      if (auto a = toolchain::cargo::parse_artifact(m); a && a->package_id == d.pkg.id) fresh = a->fresh;
+    const std::optional<fs::path> output = d.image_link ? toolchain::cargo::device_archive(out->messages, d.pkg) : d.output;
     std::error_code ec;
     if (output && fs::exists(*output, ec)) {
       // A fresh archive's image is still current when it is newer.
@@ -192,12 +193,12 @@ CommandRunner::Completion CargoRunner::device(const Job& job, const CargoDeviceS
   }
 }
 
-CommandRunner::Completion CargoRunner::host(const Job& job, const CargoHostStep& h) {
+CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::CargoHostStep& h) {
   Completion c;
   c.job = job.id;
   auto bytes = util::read_file(h.package, util::kMaxBuildOutput);
   if (!bytes) return failed(c, "cannot read " + h.package.string());
-  const fs::path named = h.named(cargo::content_hash(*bytes));
+  const fs::path named = h.named(toolchain::cargo::content_hash(*bytes));
   std::error_code ec;
   fs::create_directories(named.parent_path(), ec);
   fs::copy_file(h.image, named, fs::copy_options::overwrite_existing, ec);
@@ -212,11 +213,11 @@ CommandRunner::Completion CargoRunner::host(const Job& job, const CargoHostStep&
   if (!out) return failed(c, out.error().message);
   c.cpu_s = out->cpu_s;
   if (out->exit_code != 0)
-    return failed(c, h.failed + "\n  command: " + cargo::display(inv));
+    return failed(c, h.failed + "\n  command: " + toolchain::cargo::display(inv));
   bool fresh = true;  // cargo compiled none of the package's targets
   std::vector<fs::path> programs;
   for (const auto& m : out->messages)
-    if (auto a = cargo::parse_artifact(m); a && a->package_id == h.pkg.id) {
+    if (auto a = toolchain::cargo::parse_artifact(m); a && a->package_id == h.pkg.id) {
       fresh = fresh && a->fresh;
       if (a->executable) programs.push_back(*a->executable);
     }

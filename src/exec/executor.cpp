@@ -22,7 +22,7 @@
 
 namespace ob::exec {
 
-fs::path temporary_path(const fs::path& final_path, JobId job) {
+fs::path temporary_path(const fs::path& final_path, plan::JobId job) {
   return final_path.parent_path() /
          fmt::format(".{}.ob-tmp-{}-{}", final_path.filename().string(), getpid(), job);
 }
@@ -30,7 +30,7 @@ fs::path temporary_path(const fs::path& final_path, JobId job) {
 namespace {
 
 // Every file a job writes: its outputs, then its depfile.
-std::vector<fs::path> written_files(const Job& job) {
+std::vector<fs::path> written_files(const plan::Job& job) {
   std::vector<fs::path> files = job.outputs;
   if (job.depfile) files.push_back(*job.depfile);
   return files;
@@ -52,7 +52,7 @@ pid_t temp_owner(const std::string& name) {
 // Remove the temporaries in the output directories of `plan` whose process
 // matches `gone` (a dead one's at the start of a build; ours after an interrupt).
 template <class Gone>
-void sweep_temps(const Plan& plan, const Gone& gone) {
+void sweep_temps(const plan::Plan& plan, const Gone& gone) {
   std::set<fs::path> dirs;
   for (const auto& job : plan.jobs)
     for (const auto& f : written_files(job)) dirs.insert(f.parent_path());
@@ -68,12 +68,12 @@ void sweep_temps(const Plan& plan, const Gone& gone) {
 
 }  // namespace
 
-process::Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps) {
+process::Command job_command(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& temps) {
   process::Command cmd{job.argv, plan.cwd, job.env};
   const auto files = written_files(job);
   for (size_t i = 0; i < files.size() && i < temps.size(); ++i) {
-    const std::string final_arg = arg_path(files[i], plan.cwd).string();
-    const std::string temp_arg = arg_path(temps[i], plan.cwd).string();
+    const std::string final_arg = plan::arg_path(files[i], plan.cwd).string();
+    const std::string temp_arg = plan::arg_path(temps[i], plan.cwd).string();
     for (auto& a : cmd.argv) {
       if (a == final_arg) a = temp_arg;
       // Joined forms such as -Wl,--dependency-file=PATH.
@@ -91,12 +91,12 @@ namespace {
 
 class Execution {
  public:
-  Execution(const Plan& plan, CommandRunner& runner, const ExecOptions& opts)
+  Execution(const plan::Plan& plan, CommandRunner& runner, const ExecOptions& opts)
       : plan_(plan), runner_(runner), opts_(opts), waiting_on_(plan.jobs.size(), 0),
         dependents_(plan.jobs.size()), temps_(plan.jobs.size()), began_(plan.jobs.size()) {
     for (const auto& job : plan.jobs) {
       waiting_on_[job.id] = job.deps.size();
-      for (JobId d : job.deps) dependents_[d].push_back(job.id);
+      for (plan::JobId d : job.deps) dependents_[d].push_back(job.id);
       if (job.deps.empty()) ready_.push_back(job.id);
     }
     // Without a listener, `progress` gets the plain "[i/N] ..." lines.
@@ -148,13 +148,13 @@ class Execution {
       take_lookups();
       // Ready jobs are looked up (on the lookup threads) or, without a cache, queued to run.
       while (!failure_ && !ready_.empty() && (!lookups_ || lookups_->in_flight() < lookups_->limit())) {
-        const JobId id = ready_.front();
+        const plan::JobId id = ready_.front();
         ready_.pop_front();
         look_up(plan_.jobs[id]);
       }
       while (!failure_ && runner_.running() < opts_.parallelism && !to_run_.empty()) {
         if (!take_slot()) break;  // wait for one of our own jobs instead
-        const JobId id = to_run_.front();
+        const plan::JobId id = to_run_.front();
         to_run_.pop_front();
         launch(plan_.jobs[id]);
       }
@@ -179,7 +179,7 @@ class Execution {
 
   // Give a ready job its temporaries, then ask `serve` about it on a lookup
   // thread; without `serve` it must run.
-  void look_up(const Job& job) {
+  void look_up(const plan::Job& job) {
     auto& temps = temps_[job.id];
     for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
     began_[job.id] = Clock::now();
@@ -197,7 +197,7 @@ class Execution {
     for (const auto& [id, served] : lookups_->take()) served_by_lookup(plan_.jobs[id], served);
   }
 
-  void served_by_lookup(const Job& job, Served served) {
+  void served_by_lookup(const plan::Job& job, Served served) {
     auto& temps = temps_[job.id];
     if (opts_.after_serve) opts_.after_serve(job, served);
     if (served == Served::FromCache) {
@@ -219,7 +219,7 @@ class Execution {
   }
 
   // Run a job's command (`serve` said it must run, and it has a slot).
-  void launch(const Job& job) {
+  void launch(const plan::Job& job) {
     const auto& temps = temps_[job.id];
     ++started_;
     if (observer_) observer_->job_started(job);
@@ -250,7 +250,7 @@ class Execution {
     }
   }
 
-  void finish(const Job& job, const CommandRunner::Completion& done) {
+  void finish(const plan::Job& job, const CommandRunner::Completion& done) {
     const int exit_code = done.exit_code;
     const std::string& output = done.output;
     if (!output.empty()) {
@@ -298,7 +298,7 @@ class Execution {
   }
 
   // Rename every temporary into place, then release the job's dependents.
-  bool commit(const Job& job) {
+  bool commit(const plan::Job& job) {
     const auto files = written_files(job);
     for (size_t i = 0; i < files.size(); ++i) {
       std::error_code ec;
@@ -327,9 +327,9 @@ class Execution {
     return true;
   }
 
-  void release_dependents(const Job& job) {
+  void release_dependents(const plan::Job& job) {
     ++done_;
-    for (JobId next : dependents_[job.id])
+    for (plan::JobId next : dependents_[job.id])
       if (--waiting_on_[next] == 0) ready_.push_back(next);
   }
 
@@ -339,12 +339,12 @@ class Execution {
 
   // A job failed: tell the listener, and remember the build's first failure.
   // `exit_code`: the command's (0 when its outputs failed a check, -1 when it never started).
-  void fail_job(const Job& job, int exit_code, Error e) {
+  void fail_job(const plan::Job& job, int exit_code, Error e) {
     if (observer_) observer_->job_failed(job, exit_code, seconds_since(began_[job.id]), e.message);
     fail(std::move(e));
   }
 
-  void remove_temps(JobId id) {
+  void remove_temps(plan::JobId id) {
     for (const auto& t : temps_[id]) {
       std::error_code ec;
       fs::remove(t, ec);
@@ -373,14 +373,14 @@ class Execution {
                  exit_code::interrupted};
   }
 
-  const Plan& plan_;
+  const plan::Plan& plan_;
   CommandRunner& runner_;
   const ExecOptions& opts_;
   std::vector<size_t> waiting_on_;
-  std::vector<std::vector<JobId>> dependents_;
+  std::vector<std::vector<plan::JobId>> dependents_;
   std::vector<std::vector<fs::path>> temps_;
-  std::deque<JobId> ready_;
-  std::deque<JobId> to_run_;  // serve said No: waiting for -j or a jobserver slot
+  std::deque<plan::JobId> ready_;
+  std::deque<plan::JobId> to_run_;  // serve said No: waiting for -j or a jobserver slot
   std::unique_ptr<LookupPool> lookups_;  // when ExecOptions::serve is set
   size_t slots_held_ = 0;
   report::Progress* observer_ = nullptr;
@@ -396,36 +396,36 @@ class Execution {
 
 }  // namespace
 
-Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options) {
+Result<ExecSummary> execute(const plan::Plan& plan, CommandRunner& runner, const ExecOptions& options) {
   return Execution(plan, runner, options).run();
 }
 
-std::vector<JobId> up_to_date_order(const Plan& plan) {
+std::vector<plan::JobId> up_to_date_order(const plan::Plan& plan) {
   // Execution's own walk when each lookup answers at once: ready jobs in
   // plan order, each one's dependents queued as it completes.
   std::vector<size_t> waiting_on(plan.jobs.size(), 0);
-  std::vector<std::vector<JobId>> dependents(plan.jobs.size());
-  std::deque<JobId> ready;
+  std::vector<std::vector<plan::JobId>> dependents(plan.jobs.size());
+  std::deque<plan::JobId> ready;
   for (const auto& job : plan.jobs) {
     waiting_on[job.id] = job.deps.size();
-    for (JobId d : job.deps) dependents[d].push_back(job.id);
+    for (plan::JobId d : job.deps) dependents[d].push_back(job.id);
     if (job.deps.empty()) ready.push_back(job.id);
   }
-  std::vector<JobId> order;
+  std::vector<plan::JobId> order;
   while (!ready.empty()) {
-    const JobId id = ready.front();
+    const plan::JobId id = ready.front();
     ready.pop_front();
     order.push_back(id);
-    for (JobId next : dependents[id])
+    for (plan::JobId next : dependents[id])
       if (--waiting_on[next] == 0) ready.push_back(next);
   }
   return order;
 }
 
-std::string dry_run_script(const Plan& plan) {
+std::string dry_run_script(const plan::Plan& plan) {
   std::string out = "cd " + util::shell_quote(plan.cwd.string()) + "\n";
   std::vector<std::string> mkdir{"mkdir", "-p"};
-  for (const auto& d : plan.directories) mkdir.push_back(arg_path(d, plan.cwd).string());
+  for (const auto& d : plan.directories) mkdir.push_back(plan::arg_path(d, plan.cwd).string());
   out += util::shell_join(mkdir) + "\n";
   for (const auto& job : plan.jobs) {
     // Without the lookups record (it is the cache's, and a script stores nothing).

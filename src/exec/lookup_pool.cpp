@@ -19,7 +19,7 @@ LookupPool::~LookupPool() {
   for (auto& t : threads_) t.join();
 }
 
-void LookupPool::submit(JobId job, Lookup lookup) {
+void LookupPool::submit(plan::JobId job, Lookup lookup) {
   std::lock_guard lock(mu_);
   queue_.emplace_back(job, std::move(lookup));
   ++in_flight_;
@@ -32,9 +32,9 @@ size_t LookupPool::in_flight() const {
   return in_flight_;
 }
 
-std::vector<std::pair<JobId, Served>> LookupPool::take() {
+std::vector<std::pair<plan::JobId, Served>> LookupPool::take() {
   std::lock_guard lock(mu_);
-  std::vector<std::pair<JobId, Served>> out;
+  std::vector<std::pair<plan::JobId, Served>> out;
   out.swap(results_);
   in_flight_ -= out.size();
   return out;

@@ -35,7 +35,7 @@ class ProcessRunner final : public CommandRunner {
 
   Result<void> start(const JobView& view) override {
     const process::Command& cmd = view.command;
-    const JobId job = view.job.id;
+    const plan::JobId job = view.job.id;
     int out = -1;
     if (buffer_output_) {
       // stdout and stderr share one memory file, so their order is kept.
@@ -128,7 +128,7 @@ class ProcessRunner final : public CommandRunner {
 
   bool buffer_output_ = false;
   int wake_fd_ = -1;  // eventfd: wake() from another thread ends a wait_any
-  std::map<pid_t, JobId> children_;
+  std::map<pid_t, plan::JobId> children_;
   std::map<pid_t, int> outputs_;  // buffered output of each running child
 };
 

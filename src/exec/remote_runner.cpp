@@ -168,14 +168,14 @@ std::string_view ran_where_name(RanWhere where) {
   return "";
 }
 
-RemoteNotes remote_notes(const RemoteRunner& runner, const Plan& plan) {
+RemoteNotes remote_notes(const RemoteRunner& runner, const plan::Plan& plan) {
   RemoteNotes notes;
   for (const auto& job : plan.jobs)
     if (auto n = runner.note(job.id)) notes[job.id] = *n;
   return notes;
 }
 
-void explain_remote(const Plan& plan, const RemoteNotes& notes, std::ostream& out) {
+void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostream& out) {
   for (const auto& [id, n] : notes) {
     std::string line = fmt::format("offload-build: explain: {}: ", plan.jobs[id].describe(plan.cwd));
     switch (n.where) {
@@ -202,9 +202,9 @@ nlohmann::json remote_note_json(const RemoteJobNote& n) {
   return e;
 }
 
-std::function<std::optional<nlohmann::json>(const Job&)> remote_execution_of(const RemoteNotes& notes) {
+std::function<std::optional<nlohmann::json>(const plan::Job&)> remote_execution_of(const RemoteNotes& notes) {
   if (notes.empty()) return {};
-  return [&notes](const Job& job) -> std::optional<nlohmann::json> {
+  return [&notes](const plan::Job& job) -> std::optional<nlohmann::json> {
     auto it = notes.find(job.id);
     if (it == notes.end()) return std::nullopt;
     return remote_note_json(it->second);
@@ -282,7 +282,7 @@ Result<Module> load_module() {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
-    auto path = find_support_file(reapi::kModuleName);
+    auto path = toolchain::find_support_file(reapi::kModuleName);
     if (!path) {
       error = fmt::format("remote_execution: {} is not installed next to offload-build (build it with "
                           "libgrpc++-dev, protobuf-compiler-grpc and bazel-bootstrap-source installed: "
@@ -304,9 +304,10 @@ Result<Module> load_module() {
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-bool runs_remotely(const Job& job) {
+bool runs_remotely(const plan::Job& job) {
   if (job.key_material || job.argv.empty() || !fs::path(job.argv[0]).is_absolute()) return false;
-  return job.kind == JobKind::DeviceCompile || job.kind == JobKind::HostIr || job.kind == JobKind::HostCompile;
+  return job.kind == plan::JobKind::DeviceCompile || job.kind == plan::JobKind::HostIr ||
+         job.kind == plan::JobKind::HostCompile;
 }
 
 std::string invocation_id();
@@ -322,7 +323,7 @@ class Runner final : public RemoteRunner {
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     process::install_signal_handlers();
-    const Plan& plan = *setup_.plan;
+    const plan::Plan& plan = *setup_.plan;
     root_ = plan.cwd;
     for (const auto& d : plan.base_dirs) root_ = common_dir(root_, d);
     if (!plan.name_anchor.empty()) root_ = common_dir(root_, plan.name_anchor);
@@ -382,7 +383,7 @@ class Runner final : public RemoteRunner {
       std::lock_guard lock(m_);
       for (pid_t pid : pids_) kill(pid, SIGTERM);
     }
-    std::map<JobId, std::thread> threads;
+    std::map<plan::JobId, std::thread> threads;
     {
       std::lock_guard lock(m_);
       threads.swap(threads_);
@@ -398,7 +399,7 @@ class Runner final : public RemoteRunner {
     return running_;
   }
 
-  std::optional<RemoteJobNote> note(JobId job) const override {
+  std::optional<RemoteJobNote> note(plan::JobId job) const override {
     std::lock_guard lock(m_);
     auto it = notes_.find(job);
     if (it == notes_.end()) return std::nullopt;
@@ -414,7 +415,7 @@ class Runner final : public RemoteRunner {
 
  private:
   struct Work {
-    Job job;
+    plan::Job job;
     process::Command command;
     std::vector<fs::path> temps;
     std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
@@ -440,7 +441,7 @@ class Runner final : public RemoteRunner {
     poke(done_fd_);
   }
 
-  void record(JobId job, RemoteJobNote note, uint64_t uploaded = 0) {
+  void record(plan::JobId job, RemoteJobNote note, uint64_t uploaded = 0) {
     std::lock_guard lock(m_);
     switch (note.where) {
       case RanWhere::Local: ++counts_.local; break;
@@ -481,7 +482,7 @@ class Runner final : public RemoteRunner {
   }
 
   // The command on this machine, in a local slot, its output buffered.
-  Completion run_local(JobId id, const process::Command& cmd) {
+  Completion run_local(plan::JobId id, const process::Command& cmd) {
     Completion c{id, 1, {}};
     if (!local_.acquire(stopping_)) {
       c.exit_code = 130;
@@ -590,7 +591,7 @@ class Runner final : public RemoteRunner {
   // Try the job on the engine: its completion, or nullopt and why it runs
   // locally instead.
   std::optional<Completion> run_remote(Work& w, std::string& why) {
-    const Job& job = w.job;
+    const plan::Job& job = w.job;
     const process::Command& cmd = w.command;
     const fs::path cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
     std::vector<fs::path> files;
@@ -598,7 +599,7 @@ class Runner final : public RemoteRunner {
     if (job.depfile) {
       // Every file the compile reads, from a scan with its own flags and target.
       const fs::path scan = fs::path(w.temps.back()).concat(".scan");
-      auto argv = clang_cli::dependency_scan_argv(cmd.argv, scan.string());
+      auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, scan.string());
       if (!argv) {
         why = "its command is not a compile the dependency scan knows";
         return std::nullopt;
@@ -737,7 +738,7 @@ class Runner final : public RemoteRunner {
     for (const auto& r : renamed) action.output_files.push_back(r.second);
     std::vector<std::string> sorted_outputs = action.output_files;
     std::sort(sorted_outputs.begin(), sorted_outputs.end());
-    action.mnemonic = std::string(job_kind_name(job.kind));
+    action.mnemonic = std::string(plan::job_kind_name(job.kind));
     action.target_id = job.describe(setup_.plan->cwd);
     const std::vector<std::string> in_order = action.output_files;
     action.output_files = sorted_outputs;
@@ -825,9 +826,9 @@ class Runner final : public RemoteRunner {
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;
-  std::map<JobId, std::thread> threads_;
+  std::map<plan::JobId, std::thread> threads_;
   std::set<pid_t> pids_;
-  std::map<JobId, RemoteJobNote> notes_;
+  std::map<plan::JobId, RemoteJobNote> notes_;
   std::map<std::string, reapi::Digest> digests_;
   Counts counts_;
 };

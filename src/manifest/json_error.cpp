@@ -8,7 +8,7 @@
 
 #include "offload_build/manifest/json_locator.hpp"
 
-namespace ob {
+namespace ob::manifest {
 namespace {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -103,4 +103,4 @@ JsonSyntaxError describe_json_error(std::string_view text, size_t byte, std::str
   return {text_position(text, start), "invalid JSON: " + expl};
 }
 
-}  // namespace ob
+}  // namespace ob::manifest

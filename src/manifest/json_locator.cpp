@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace ob {
+namespace ob::manifest {
 
 TextPos text_position(std::string_view text, size_t offset) {
   TextPos pos;
@@ -197,4 +197,4 @@ std::optional<TextPos> JsonLocator::key(std::string_view pointer) const {
   return text_position(text_, it->second);
 }
 
-}  // namespace ob
+}  // namespace ob::manifest

@@ -14,12 +14,12 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::manifest {
 namespace {
 
-using manifest_detail::example_for;
-using manifest_detail::kManifestKeys;
-using manifest_detail::Reader;
+using detail::example_for;
+using detail::kManifestKeys;
+using detail::Reader;
 
 const std::vector<std::string> kRequiredKeys = {"name", "sources", "targets"};
 
@@ -120,7 +120,7 @@ Result<void> read_scalars(const Reader& r, Manifest& m) {
                                        "(the compiler's default, e.g. GNU ld)");
   }
 
-  return manifest_detail::read_toolchain(r, m);
+  return detail::read_toolchain(r, m);
 }
 
 Result<void> read_targets(const Reader& r, Manifest& m) {
@@ -234,7 +234,7 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file,
   }
   const Reader r(text, file, root);
   if (!root.is_object())
-    return r.error_at("", "the manifest must be a JSON object, not " + manifest_detail::type_phrase(root) +
+    return r.error_at("", "the manifest must be a JSON object, not " + detail::type_phrase(root) +
                               "; e.g. {\"name\": \"saxpy\", \"sources\": [\"src/*.c\"], \"targets\": [\"host\"]}");
   OB_TRY(check_keys(r));
 
@@ -247,7 +247,7 @@ Result<Manifest> parse_manifest(const std::string& text, const fs::path& file,
   OB_TRY(read_targets(r, m));
   OB_TRY(read_lists(r, m, options));
   OB_TRY(read_sources(r, m));
-  OB_TRY(manifest_detail::read_rust(r, m));
+  OB_TRY(detail::read_rust(r, m));
   return m;
 }
 
@@ -273,4 +273,4 @@ Result<Manifest> load_manifest(const fs::path& file, const ManifestOptions& opti
   return parse_manifest(*text, file, options);
 }
 
-}  // namespace ob
+}  // namespace ob::manifest

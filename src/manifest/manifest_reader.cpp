@@ -1,11 +1,11 @@
-// manifest_detail::Reader: type checks with located, hinting error messages.
+// detail::Reader: type checks with located, hinting error messages.
 #include "manifest_reader.hpp"
 
 #include "offload_build/util/strings.hpp"
 
 #include <algorithm>
 
-namespace ob::manifest_detail {
+namespace ob::manifest::detail {
 
 const std::vector<std::string> kManifestKeys = {
     "$schema",    "description",  "name",       "output", "build_dir", "sources",
@@ -111,4 +111,4 @@ Result<std::vector<std::string>> Reader::string_list(const std::string& key) con
   return values;
 }
 
-}  // namespace ob::manifest_detail
+}  // namespace ob::manifest::detail

@@ -11,7 +11,7 @@
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::manifest_detail {
+namespace ob::manifest::detail {
 
 // Every top-level key a manifest may have, in documentation order.
 extern const std::vector<std::string> kManifestKeys;
@@ -52,4 +52,4 @@ class Reader {
   mutable std::optional<JsonLocator> locator_;  // built on the first error
 };
 
-}  // namespace ob::manifest_detail
+}  // namespace ob::manifest::detail

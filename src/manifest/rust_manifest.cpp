@@ -7,7 +7,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob::manifest_detail {
+namespace ob::manifest::detail {
 namespace {
 
 fs::path resolve(const fs::path& project_dir, const std::string& p) {
@@ -99,4 +99,4 @@ Result<void> read_rust(const Reader& r, Manifest& m) {
   return {};
 }
 
-}  // namespace ob::manifest_detail
+}  // namespace ob::manifest::detail

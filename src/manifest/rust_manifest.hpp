@@ -5,7 +5,7 @@
 #include "manifest_reader.hpp"
 #include "offload_build/manifest/manifest.hpp"
 
-namespace ob::manifest_detail {
+namespace ob::manifest::detail {
 
 // "toolchain": either a string (the LLVM root) or {"llvm": DIR, "rustc": FILE}.
 Result<void> read_toolchain(const Reader& r, Manifest& m);
@@ -14,4 +14,4 @@ Result<void> read_toolchain(const Reader& r, Manifest& m);
 // keep it one crate (a single crate root, no C sources, cfg-shaped defines).
 Result<void> read_rust(const Reader& r, Manifest& m);
 
-}  // namespace ob::manifest_detail
+}  // namespace ob::manifest::detail

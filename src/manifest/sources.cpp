@@ -10,7 +10,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::manifest {
 namespace {
 
 bool is_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
@@ -206,4 +206,4 @@ Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::s
   return found;
 }
 
-}  // namespace ob
+}  // namespace ob::manifest

@@ -9,7 +9,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::manifest {
 namespace {
 
 constexpr std::string_view kAccepted =
@@ -160,4 +160,4 @@ Result<void> override_targets(Manifest& manifest, const std::vector<std::string>
   return {};
 }
 
-}  // namespace ob
+}  // namespace ob::manifest

@@ -9,7 +9,7 @@
 #include "offload_build/util/strings.hpp"
 #include "rust_chain.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 namespace {
 
@@ -25,7 +25,7 @@ Job job_of(JobKind kind, const std::string& subject, std::vector<std::string> ar
 
 // check|clippy: per kernel crate x target the device side, then the host
 // side; no images, nothing cached.
-CargoPlan make_check_plan(const CargoSession& s, const frontend::RustFrontend& fe) {
+CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::RustFrontend& fe) {
   CargoPlan p;
   Plan& plan = p.plan;
   plan.cwd = s.dir;
@@ -41,13 +41,13 @@ CargoPlan make_check_plan(const CargoSession& s, const frontend::RustFrontend& f
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
-      p.script += cargo::display(inv) + "\n";
+      p.script += toolchain::cargo::display(inv) + "\n";
       devices.push_back(plan.add(std::move(job)));
     }
   const auto inv = fe.cargo_host_check(s.cargo_bin, clippy, s.tc, s.pkg, s.user, s.host_rustflags.flags);
   Job job = job_of(JobKind::HostCompile, s.pkg.name, inv.argv, devices);
   job.env = inv.env;
-  p.script += cargo::display(inv) + "\n";
+  p.script += toolchain::cargo::display(inv) + "\n";
   plan.add(std::move(job));
   return p;
 }
@@ -55,7 +55,7 @@ CargoPlan make_check_plan(const CargoSession& s, const frontend::RustFrontend& f
 }  // namespace
 
 CargoPlan make_cargo_plan(const CargoSession& s) {
-  const frontend::RustFrontend& fe = *frontend::rust_for_language(Language::Rust);
+  const toolchain::frontend::RustFrontend& fe = *toolchain::frontend::rust_for_language(manifest::Language::Rust);
   if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s, fe);
   CargoPlan p;
   Plan& plan = p.plan;
@@ -66,28 +66,27 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   line("cd " + util::shell_quote(s.dir.string()));
 
   std::vector<JobId> device_jobs;
-  std::vector<clang_openmp::Image> images;
+  std::vector<toolchain::clang_openmp::Image> images;
   for (const auto& c : s.crates) {
     for (const auto& t : s.targets) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
       const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
-      const fs::path target_dir = cargo::device_target_dir(c.pkg, t);
-      CargoDeviceStep step{c.pkg, t, cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
-                      {s.cargo_bin.string(), "clean", "-p", c.pkg.name, "--target", t.triple, "--profile",
-                       s.user.profile, "--target-dir", target_dir.string()}};
+      const fs::path target_dir = toolchain::cargo::device_target_dir(c.pkg, t);
+      CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
+                           toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t)};
       if (fe.needs_image_link(t))
         step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
           return fe.image_link(*tc, t, kernels, archive, out);
         };
       else
-        step.output = cargo::device_output(c.pkg, t);
+        step.output = toolchain::cargo::device_output(c.pkg, t);
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
       job.outputs = {step.image};
       job.cacheable = true;
       plan.directories.push_back(step.image.parent_path());
-      line(cargo::display(inv));
+      line(toolchain::cargo::display(inv));
       if (step.image_link) line(util::shell_join(step.image_link("<the archive cargo names>", step.image)));
       images.push_back({rel(step.image), t});
       const JobId id = plan.add(std::move(job));
@@ -97,9 +96,9 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   }
 
   const bool reads_package = fe.host_reads_package(s.tc);
-  const fs::path off = cargo::offload_dir(s.pkg, s.user.profile);
+  const fs::path off = toolchain::cargo::offload_dir(s.pkg, s.user.profile);
   plan.directories.push_back(off);
-  const std::string lib = s.pkg.lib.value_or(rustc::crate_name(s.pkg.name));
+  const std::string lib = s.pkg.lib.value_or(toolchain::rustc::crate_name(s.pkg.name));
   rust_chain::Paths paths;
   paths.package = off / (lib + ".offload");
   paths.stub = off / "offload-stub.ll";
@@ -141,7 +140,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));
-  line(cargo::display(pass));
+  line(toolchain::cargo::display(pass));
   Job link = job_of(JobKind::Link, s.pkg.name, pass.argv, {links.last});
   link.env = pass.env;
   link.inputs = {host.package, host.image};
@@ -152,4 +151,4 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   return p;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-namespace ob::common_jobs {
+namespace ob::plan::common_jobs {
 
-fs::path object_stem(const Manifest& m, const fs::path& source) {
+fs::path object_stem(const manifest::Manifest& m, const fs::path& source) {
   fs::path rel = source.lexically_relative(m.project_dir);
   fs::path safe;
   for (const auto& part : rel) safe /= (part == ".." ? fs::path("__") : part);
@@ -16,15 +16,15 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix) {
   return stem.parent_path() / (stem.filename().string() + suffix);
 }
 
-std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas) {
+std::vector<fs::path> link_tools(const manifest::Manifest& m, const toolchain::Toolchain& tc, bool with_ptxas) {
   std::vector<fs::path> tools{tc.linker_wrapper};
-  tools.push_back(clang_openmp::host_linker(tc, m));
+  tools.push_back(toolchain::clang_openmp::host_linker(tc, m));
   for (const auto& t : m.targets) {
-    if (t.family() == TargetFamily::Nvptx && tc.cuda_path) {
+    if (t.family() == manifest::TargetFamily::Nvptx && tc.cuda_path) {
       if (with_ptxas) tools.push_back(*tc.cuda_path / "bin/ptxas");
       tools.push_back(*tc.cuda_path / "bin/nvlink");
     }
-    if (t.family() == TargetFamily::Amdgcn) tools.push_back(tc.root / "bin/ld.lld");
+    if (t.family() == manifest::TargetFamily::Amdgcn) tools.push_back(tc.root / "bin/ld.lld");
   }
   std::sort(tools.begin(), tools.end());
   tools.erase(std::unique(tools.begin(), tools.end()), tools.end());
@@ -59,7 +59,7 @@ Job host_codegen_job(const fs::path& source, const fs::path& host_ir, const fs::
   return host;
 }
 
-Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc) {
+Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const toolchain::Toolchain& tc) {
   Job job;
   job.kind = JobKind::DeviceCompile;
   job.target = step.target;
@@ -70,18 +70,18 @@ Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, cons
   job.depfile = step.dep;
   job.unit = unit;
   job.inode_sensitive = true;  // kernel names embed the source's device and inode
-  if (step.target.family() == TargetFamily::Nvptx && tc.cuda_path)
+  if (step.target.family() == manifest::TargetFamily::Nvptx && tc.cuda_path)
     job.tools = {*tc.cuda_path / "bin/ptxas"};
   job.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
   return job;
 }
 
-JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass,
-                       const single_parse::UnitPaths& paths, const fs::path& host_ir,
+JobId add_split_device(Plan& plan, Job dev, const toolchain::single_parse::DevicePass& pass,
+                       const toolchain::single_parse::UnitPaths& paths, const fs::path& host_ir,
                        const fs::path& assembly, JobId parse) {
   const fs::path object = dev.outputs.front();
   dev.driver_argv = std::move(dev.argv);  // what compile_commands.json lists
-  dev.argv = single_parse::instantiate(pass.device, paths);
+  dev.argv = toolchain::single_parse::instantiate(pass.device, paths);
   dev.tools.clear();  // argv[0] is the compiler itself; ptxas is its own job
   dev.inputs.push_back(host_ir);
   dev.deps = {parse};
@@ -92,7 +92,7 @@ JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass
   as.target = dev.target;
   as.source = dev.source;
   as.unit = dev.unit;
-  as.argv = single_parse::instantiate(pass.assemble, paths);
+  as.argv = toolchain::single_parse::instantiate(pass.assemble, paths);
   as.inputs = {assembly};
   as.outputs = {object};
   as.deps = {plan.add(std::move(dev))};

@@ -12,12 +12,12 @@
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::common_jobs {
+namespace ob::plan::common_jobs {
 
 namespace fs = std::filesystem;
 
 // build/obj/<source relative to the project, ".." made safe>
-fs::path object_stem(const Manifest& m, const fs::path& source);
+fs::path object_stem(const manifest::Manifest& m, const fs::path& source);
 
 // stem + suffix as one file name: "a.c" + ".host.o" -> "a.c.host.o".
 fs::path with_suffix(const fs::path& stem, const std::string& suffix);
@@ -25,11 +25,11 @@ fs::path with_suffix(const fs::path& stem, const std::string& suffix);
 // Programs the final link runs besides the compiler driver: the linker
 // wrapper, the host linker, and each target GPU family's device linker
 // (with ptxas for nvptx when `with_ptxas`). Sorted, without duplicates.
-std::vector<fs::path> link_tools(const Manifest& m, const Toolchain& tc, bool with_ptxas);
+std::vector<fs::path> link_tools(const manifest::Manifest& m, const toolchain::Toolchain& tc, bool with_ptxas);
 
 // One TU's device pass for one target in the clang driver's form.
 struct DeviceStep {
-  Target target;
+  manifest::Target target;
   fs::path out;                   // absolute: the device object
   fs::path dep;                   // absolute: its depfile
   std::vector<std::string> argv;  // the driver command (--offload-device-only)
@@ -54,14 +54,14 @@ Job host_codegen_job(const fs::path& source, const fs::path& host_ir, const fs::
                      JobId pack, size_t unit);
 
 // A TU's device pass for one target as one driver command (the two-parse form).
-Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const Toolchain& tc);
+Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, const toolchain::Toolchain& tc);
 
 // Single parse: add `dev` (a device pass in the driver's form, from
 // device_job or launcher mode) as the driver's device cc1 reading `host_ir`
 // (written by job `parse`), then for nvptx a ptxas job from `paths.assembly`
 // to the object. Returns the job that writes the object.
-JobId add_split_device(Plan& plan, Job dev, const single_parse::DevicePass& pass,
-                       const single_parse::UnitPaths& paths, const fs::path& host_ir,
+JobId add_split_device(Plan& plan, Job dev, const toolchain::single_parse::DevicePass& pass,
+                       const toolchain::single_parse::UnitPaths& paths, const fs::path& host_ir,
                        const fs::path& assembly, JobId parse);
 
 // The job packaging `device_jobs`' images (one per target) of `source` into

@@ -10,14 +10,14 @@
 
 #include <fmt/core.h>
 
-namespace ob {
+namespace ob::plan {
 
 namespace {
 
 nlohmann::json entry(const Plan& plan, const Job& job) {
   const auto& argv = job.driver_argv.empty() ? job.argv : job.driver_argv;
   fs::path output = job.outputs.front();
-  if (const std::string o = driver_listing::output_of(argv); !o.empty()) output = plan.cwd / o;
+  if (const std::string o = toolchain::driver_listing::output_of(argv); !o.empty()) output = plan.cwd / o;
   return {{"directory", plan.cwd.string()},
           {"arguments", argv},
           {"file", job.source.string()},
@@ -25,9 +25,9 @@ nlohmann::json entry(const Plan& plan, const Job& job) {
 }
 
 bool is_c_family(const Job& job) {
-  auto lang = language_from_extension(job.source);
+  auto lang = manifest::language_from_extension(job.source);
   // A manifest "language" may compile any extension as C or C++; only Rust is not.
-  return !lang || *lang != Language::Rust;
+  return !lang || *lang != manifest::Language::Rust;
 }
 
 }  // namespace
@@ -61,4 +61,4 @@ Result<fs::path> write_compilation_database(const Plan& plan) {
   return file;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

@@ -5,16 +5,17 @@
 
 #include "offload_build/toolchain/driver_probe.hpp"
 
-namespace ob::compile_plan {
+namespace ob::plan::compile_plan {
 
 using common_jobs::DeviceStep;
 
-std::vector<DeviceStep> device_steps(const frontend::Compile& compile, const Layout& layout,
-                                     const std::vector<Target>& targets, const fs::path& cwd) {
+std::vector<DeviceStep> device_steps(const toolchain::frontend::Compile& compile, const Layout& layout,
+                                     const std::vector<manifest::Target>& targets, const fs::path& cwd) {
   auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
-  const auto last = std::max_element(targets.begin(), targets.end(), [](const Target& a, const Target& b) {
-    return std::tie(a.triple, a.arch) < std::tie(b.triple, b.arch);
-  });
+  const auto last =
+      std::max_element(targets.begin(), targets.end(), [](const manifest::Target& a, const manifest::Target& b) {
+        return std::tie(a.triple, a.arch) < std::tie(b.triple, b.arch);
+      });
   std::vector<DeviceStep> steps;
   for (auto it = targets.begin(); it != targets.end(); ++it) {
     const std::string name = "dev." + it->short_name();
@@ -27,13 +28,13 @@ std::vector<DeviceStep> device_steps(const frontend::Compile& compile, const Lay
   return steps;
 }
 
-std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& probe,
+std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, toolchain::DriverProbe& probe,
                                    const std::vector<DeviceStep>& steps, const Layout& layout,
                                    const fs::path& cwd, size_t parallel) {
   auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
-  std::vector<single_parse::Argv> commands;
+  std::vector<toolchain::single_parse::Argv> commands;
   for (const auto& s : steps) commands.push_back(s.argv);
-  auto listings = list_all(probe, commands, cwd, parallel);
+  auto listings = toolchain::list_all(probe, commands, cwd, parallel);
   Passes passes;
   for (size_t t = 0; t < steps.size(); ++t) {
     if (!listings[t]) return std::nullopt;
@@ -46,8 +47,8 @@ std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& pr
   return passes;
 }
 
-common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
-                                 const frontend::Compile& compile, const Layout& layout,
+common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, const toolchain::frontend::Frontend& fe,
+                                 const toolchain::frontend::Compile& compile, const Layout& layout,
                                  const std::vector<DeviceStep>& steps,
                                  const std::optional<Passes>& passes) {
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd).string(); };
@@ -60,7 +61,7 @@ common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const fronten
   }
 
   std::vector<JobId> image_jobs;
-  std::vector<frontend::Image> images;
+  std::vector<toolchain::frontend::Image> images;
   for (size_t t = 0; t < steps.size(); ++t) {
     const DeviceStep& step = steps[t];
     Job job = common_jobs::device_job(step, layout.source, layout.unit, tc);
@@ -69,13 +70,13 @@ common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const fronten
     std::vector<std::string> features;
     if (passes) {
       // The driver's device cc1 reading the shared host IR, then ptxas for nvptx.
-      const single_parse::DevicePass& pass = (*passes)[t];
+      const toolchain::single_parse::DevicePass& pass = (*passes)[t];
       const fs::path assembly = layout.file("dev." + step.target.short_name() + ".s");
-      const single_parse::UnitPaths paths{layout.source_arg, rel(step.out), rel(step.dep),
-                                          rel(host_ir), rel(assembly)};
+      const toolchain::single_parse::UnitPaths paths{layout.source_arg, rel(step.out), rel(step.dep),
+                                                     rel(host_ir), rel(assembly)};
       image_jobs.push_back(
           common_jobs::add_split_device(plan, std::move(job), pass, paths, host_ir, assembly, *parse));
-      if (compile.offload_lto()) features = single_parse::target_features(pass);
+      if (compile.offload_lto()) features = toolchain::single_parse::target_features(pass);
     } else {
       image_jobs.push_back(plan.add(std::move(job)));
     }

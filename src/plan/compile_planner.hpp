@@ -14,9 +14,9 @@
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "common_jobs.hpp"
 
-namespace ob::compile_plan {
+namespace ob::plan::compile_plan {
 
-using Passes = std::vector<single_parse::DevicePass>;  // one per target
+using Passes = std::vector<toolchain::single_parse::DevicePass>;  // one per target
 
 // Where one compile's files go: each work file is `dir / (prefix + name)`
 // (a manifest: build/obj/a.c.dev.sm_90.o; launcher mode: the work directory's
@@ -42,22 +42,22 @@ struct Layout {
 };
 
 // Each target's device pass in the driver's form (paths relative to `cwd`).
-std::vector<common_jobs::DeviceStep> device_steps(const frontend::Compile& compile,
+std::vector<common_jobs::DeviceStep> device_steps(const toolchain::frontend::Compile& compile,
                                                  const Layout& layout,
-                                                 const std::vector<Target>& targets,
+                                                 const std::vector<manifest::Target>& targets,
                                                  const fs::path& cwd);
 
 // Launcher mode: the single-parse form of every device pass of one compile,
 // from the driver's listings (at most `parallel` probes at once); nullopt
 // when a listing has another shape (the two-parse form, as the driver lays it out).
-std::optional<Passes> probe_passes(const frontend::Frontend& fe, DriverProbe& probe,
+std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, toolchain::DriverProbe& probe,
                                    const std::vector<common_jobs::DeviceStep>& steps,
                                    const Layout& layout, const fs::path& cwd, size_t parallel);
 
 // Add the compile's jobs to `plan` (commands run in plan.cwd): single parse
 // with `passes` (one per step), else two-parse.
-common_jobs::UnitJobs add_compile(Plan& plan, const Toolchain& tc, const frontend::Frontend& fe,
-                                 const frontend::Compile& compile, const Layout& layout,
+common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, const toolchain::frontend::Frontend& fe,
+                                 const toolchain::frontend::Compile& compile, const Layout& layout,
                                  const std::vector<common_jobs::DeviceStep>& steps,
                                  const std::optional<Passes>& passes);
 

@@ -6,7 +6,7 @@
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 std::string_view job_kind_name(JobKind kind) {
   switch (kind) {
@@ -29,7 +29,7 @@ std::string Job::describe(const fs::path& cwd) const {
   return what + " " + arg_path(subject, cwd).string();
 }
 
-void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt) {
+void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std::string& salt) {
   if (!names.keyed) {
     plan.kernel_names_fallback = names.fallback;
     return;
@@ -52,9 +52,9 @@ void record_lookups(Plan& plan, const std::optional<fs::path>& library) {
       return e.first == "LD_PRELOAD";
     });
     if (preloaded) continue;
-    job.env.emplace_back("LD_PRELOAD", preload_value(*library));
+    job.env.emplace_back("LD_PRELOAD", toolchain::preload_value(*library));
     job.env.emplace_back(OB_LOOKUPS_ENV_ONLY, "1");
   }
 }
 
-}  // namespace ob
+}  // namespace ob::plan

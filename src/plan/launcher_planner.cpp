@@ -4,21 +4,21 @@
 
 #include "compile_planner.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 fs::path launcher_work_dir(const fs::path& output) {
   return output.parent_path() / (output.filename().string() + ".offload-build");
 }
 
-std::optional<fs::path> requested_depfile(const frontend::CompileRequest& req, const fs::path& cwd) {
+std::optional<fs::path> requested_depfile(const toolchain::frontend::CompileRequest& req, const fs::path& cwd) {
   if (!req.deps) return std::nullopt;
   fs::path file = req.deps->file ? fs::path(*req.deps->file)
                                  : fs::path(req.output_arg()).replace_extension(".d");
   return (cwd / file).lexically_normal();
 }
 
-Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd, DriverProbe* probe, size_t parallel_probes) {
+Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const toolchain::Toolchain& tc,
+                        const fs::path& cwd, toolchain::DriverProbe* probe, size_t parallel_probes) {
   Plan plan;
   plan.cwd = cwd;
   plan.program = (cwd / req.output_arg()).lexically_normal();
@@ -41,7 +41,7 @@ Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc
   // the link's to report (no output check runs in launcher mode).
   layout.check_device_runtime = false;
 
-  const frontend::Frontend& fe = frontend::for_language(req.language);
+  const toolchain::frontend::Frontend& fe = toolchain::frontend::for_language(req.language);
   const auto compile =
       fe.launcher_compile(req, cwd, layout.record ? arg_path(*layout.record, cwd).string() : "");
   const auto steps = compile_plan::device_steps(*compile, layout, req.targets, cwd);
@@ -52,7 +52,7 @@ Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc
   return plan;
 }
 
-Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<std::string> argv,
+Plan make_whole_compile_plan(const toolchain::frontend::CompileRequest& req, std::vector<std::string> argv,
                              const fs::path& cwd, std::vector<std::string> facts,
                              std::vector<fs::path> tools) {
   Plan plan;
@@ -81,7 +81,7 @@ Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<st
 namespace {
 
 // Every program a link through clang-linker-wrapper may run.
-std::vector<fs::path> link_tools(const Toolchain& tc) {
+std::vector<fs::path> link_tools(const toolchain::Toolchain& tc) {
   std::vector<fs::path> tools{tc.linker_wrapper, tc.root / "bin/ld.lld", "/usr/bin/ld"};
   if (tc.cuda_path) {
     tools.push_back(*tc.cuda_path / "bin/nvlink");
@@ -94,8 +94,9 @@ std::vector<fs::path> link_tools(const Toolchain& tc) {
 
 }  // namespace
 
-Job offload_link_job(const frontend::LinkRequest& request, std::vector<fs::path> inputs, const fs::path& program,
-                     const fs::path& work, const fs::path& cwd, const Toolchain& tc) {
+Job offload_link_job(const toolchain::frontend::LinkRequest& request, std::vector<fs::path> inputs,
+                     const fs::path& program, const fs::path& work, const fs::path& cwd,
+                     const toolchain::Toolchain& tc) {
   Job link;
   link.kind = JobKind::Link;
   link.unit = 1;
@@ -122,4 +123,4 @@ std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit) {
   return writers;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

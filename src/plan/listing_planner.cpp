@@ -8,11 +8,11 @@
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 namespace {
 
-using driver_listing::Argv;
+using toolchain::driver_listing::Argv;
 
 // Whether `argv` names `file` (as an argument, or inside one: -fembed-offload-object=F,
 // --image=file=F,...).
@@ -29,7 +29,7 @@ bool mentions(const Argv& argv, const std::string& file) {
 
 }  // namespace
 
-Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const frontend::CompileRequest& req,
+Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const toolchain::frontend::CompileRequest& req,
                                const fs::path& cwd) {
   Plan plan;
   plan.cwd = cwd;
@@ -40,9 +40,9 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const frontend:
   const fs::path tmp = fs::temp_directory_path();
   for (size_t i = 0; i < listing.size(); ++i) {
     const Argv& argv = listing[i];
-    const std::string out = driver_listing::output_of(argv);
+    const std::string out = toolchain::driver_listing::output_of(argv);
     if (out.empty()) return Error::failure("a listed command writes no output: " + argv.front());
-    for (const auto& f : driver_listing::written_by(argv))
+    for (const auto& f : toolchain::driver_listing::written_by(argv))
       if (util::starts_with(f, tmp.string() + "/"))
         return Error::failure("a listed command writes a temporary file " + f);
     Job job;
@@ -55,19 +55,19 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const frontend:
     // Read after write, and write after read or write, keep the driver's order.
     for (size_t j = 0; j < i; ++j) {
       bool after = false;
-      for (const auto& f : driver_listing::written_by(listing[j])) after |= mentions(argv, f);
-      for (const auto& f : driver_listing::written_by(argv)) after |= mentions(listing[j], f);
+      for (const auto& f : toolchain::driver_listing::written_by(listing[j])) after |= mentions(argv, f);
+      for (const auto& f : toolchain::driver_listing::written_by(argv)) after |= mentions(listing[j], f);
       if (after) job.deps.push_back(j);
     }
-    const auto device = driver_listing::device_cc1_target(argv);
-    if (driver_listing::packages(argv)) {
+    const auto device = toolchain::driver_listing::device_cc1_target(argv);
+    if (toolchain::driver_listing::packages(argv)) {
       job.kind = JobKind::Package;
     } else if (device) {
       job.kind = JobKind::DeviceCompile;
       job.target = *device;
     } else if (job.outputs.front() == plan.program) {
       job.kind = JobKind::HostCompile;
-    } else if (driver_listing::assembles(argv)) {
+    } else if (toolchain::driver_listing::assembles(argv)) {
       job.kind = JobKind::Assemble;
     } else {
       job.kind = JobKind::HostIr;  // the host's preprocess, parse and backend steps
@@ -80,4 +80,4 @@ Result<Plan> make_listing_plan(const std::vector<Argv>& listing, const frontend:
   return plan;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

@@ -8,7 +8,7 @@
 #include "common_jobs.hpp"
 #include "single_parse_planner.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 using common_jobs::DeviceStep;
 using common_jobs::UnitJobs;
@@ -24,7 +24,7 @@ fs::path arg_path(const fs::path& p, const fs::path& cwd) {
 namespace {
 
 // A manifest source as one compile: its files under build/obj/<source>.*.
-compile_plan::Layout source_layout(const Manifest& m, const SourceFile& src, size_t unit,
+compile_plan::Layout source_layout(const manifest::Manifest& m, const manifest::SourceFile& src, size_t unit,
                                    const fs::path& cwd) {
   const fs::path stem = object_stem(m, src.path);
   compile_plan::Layout l;
@@ -41,8 +41,8 @@ compile_plan::Layout source_layout(const Manifest& m, const SourceFile& src, siz
 // The files the manifest's options name that no depfile lists: inputs of
 // every pass that reads those options, keyed by content, as in launcher mode;
 // an option naming what cannot be keyed leaves the passes uncached.
-void key_option_files(Plan& plan, const Manifest& m) {
-  const auto files = clang_openmp::option_files(m);
+void key_option_files(Plan& plan, const manifest::Manifest& m) {
+  const auto files = toolchain::clang_openmp::option_files(m);
   std::optional<std::string> uncacheable = files.uncacheable;
   for (const auto& f : files.maybe) {
     std::error_code ec;
@@ -60,7 +60,7 @@ void key_option_files(Plan& plan, const Manifest& m) {
 
 }  // namespace
 
-Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& options) {
+Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, const PlanOptions& options) {
   if (m.is_rust()) return make_rust_plan(m, tc);
   Plan plan;
   plan.cwd = m.project_dir;
@@ -71,12 +71,12 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   // Each source's compile and its device passes in the driver's form; the
   // single-parse split probes them all at once (one probe per distinct command).
   std::vector<compile_plan::Layout> layouts;
-  std::vector<std::unique_ptr<frontend::Compile>> compiles;
+  std::vector<std::unique_ptr<toolchain::frontend::Compile>> compiles;
   std::vector<std::vector<DeviceStep>> steps;
   for (size_t i = 0; i < m.sources.size(); ++i) {
-    const SourceFile& src = m.sources[i];
+    const manifest::SourceFile& src = m.sources[i];
     layouts.push_back(source_layout(m, src, i + 1, plan.cwd));
-    compiles.push_back(frontend::for_language(src.language)
+    compiles.push_back(toolchain::frontend::for_language(src.language)
                            .manifest_compile(tc, m, src, layouts.back().source_arg));
     steps.push_back(compile_plan::device_steps(*compiles.back(), layouts.back(), m.targets, plan.cwd));
   }
@@ -86,7 +86,7 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   std::vector<fs::path> host_objects;
   for (size_t i = 0; i < m.sources.size(); ++i) {
     plan.directories.push_back(layouts[i].dir);
-    UnitJobs u = compile_plan::add_compile(plan, tc, frontend::for_language(m.sources[i].language),
+    UnitJobs u = compile_plan::add_compile(plan, tc, toolchain::frontend::for_language(m.sources[i].language),
                                            *compiles[i], layouts[i], steps[i], split[i]);
     host_jobs.push_back(u.host_job);
     host_objects.push_back(u.host_object);
@@ -101,11 +101,12 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   const fs::path link_dep = m.build_dir / "obj" / (m.output + ".link.d");
   // The link is Fortran's when any source is Fortran, else C++'s when any is
   // C++ (the driver links its language's runtime).
-  auto any = [&](Language lang) {
-    return std::any_of(m.sources.begin(), m.sources.end(), [&](const SourceFile& s) { return s.language == lang; });
+  auto any = [&](manifest::Language lang) {
+    return std::any_of(m.sources.begin(), m.sources.end(),
+                       [&](const manifest::SourceFile& s) { return s.language == lang; });
   };
-  const Language linker = any(Language::Fortran) ? Language::Fortran : any(Language::Cxx) ? Language::Cxx : Language::C;
-  link.argv = frontend::for_language(linker).link(tc, m, link_args, rel(plan.program), rel(link_dep));
+  const manifest::Language linker = any(manifest::Language::Fortran) ? manifest::Language::Fortran : any(manifest::Language::Cxx) ? manifest::Language::Cxx : manifest::Language::C;
+  link.argv = toolchain::frontend::for_language(linker).link(tc, m, link_args, rel(plan.program), rel(link_dep));
   link.inputs = host_objects;
   link.outputs = {plan.program};
   link.depfile = link_dep;
@@ -121,4 +122,4 @@ Plan make_plan(const Manifest& m, const Toolchain& tc, const PlanOptions& option
   return plan;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

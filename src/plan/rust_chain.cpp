@@ -3,10 +3,10 @@
 
 #include "common_jobs.hpp"
 
-namespace ob::rust_chain {
+namespace ob::plan::rust_chain {
 
-Links add(const Plan& plan, const frontend::RustFrontend& fe, const Toolchain& tc,
-          const std::vector<clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
+Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const toolchain::Toolchain& tc,
+          const std::vector<toolchain::clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
           const Paths& paths, const std::function<JobId(Job)>& add) {
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
   Links links;

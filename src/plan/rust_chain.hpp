@@ -14,7 +14,7 @@
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/rust_frontend.hpp"
 
-namespace ob::rust_chain {
+namespace ob::plan::rust_chain {
 
 namespace fs = std::filesystem;
 
@@ -34,8 +34,8 @@ struct Links {
 
 // Adds the chain after `device_jobs` (each writing one of `images`, as argv
 // names it) through `add` (the caller's: its unit, caching and --dry-run line).
-Links add(const Plan& plan, const frontend::RustFrontend& fe, const Toolchain& tc,
-          const std::vector<clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
+Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const toolchain::Toolchain& tc,
+          const std::vector<toolchain::clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
           const Paths& paths, const std::function<JobId(Job)>& add);
 
 }  // namespace ob::rust_chain

@@ -11,10 +11,10 @@
 #include "common_jobs.hpp"
 #include "rust_chain.hpp"
 
-namespace ob {
+namespace ob::plan {
 
-Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
-  const frontend::RustFrontend& fe = *frontend::rust_for_language(Language::Rust);
+Plan make_rust_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc) {
+  const toolchain::frontend::RustFrontend& fe = *toolchain::frontend::rust_for_language(manifest::Language::Rust);
   Plan plan;
   plan.cwd = m.project_dir;
   plan.program = m.program_path();
@@ -30,7 +30,7 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   plan.directories = {stem.parent_path(), plan.program.parent_path()};
 
   std::vector<JobId> device_jobs;
-  std::vector<clang_openmp::Image> images;
+  std::vector<toolchain::clang_openmp::Image> images;
   for (const auto& target : m.targets) {
     const std::string tag = "." + target.short_name();
     const fs::path out = common_jobs::with_suffix(stem, tag + fe.device_output_suffix(target));
@@ -95,4 +95,4 @@ Plan make_rust_plan(const Manifest& m, const Toolchain& tc) {
   return plan;
 }
 
-}  // namespace ob
+}  // namespace ob::plan

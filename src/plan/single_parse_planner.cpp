@@ -7,20 +7,20 @@
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 
-namespace ob::single_parse_plan {
+namespace ob::plan::single_parse_plan {
 
 using common_jobs::DeviceStep;
-using single_parse::UnitPaths;
+using toolchain::single_parse::UnitPaths;
 
 namespace {
 
-UnitPaths probed_paths(const SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
+UnitPaths probed_paths(const manifest::SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
   return {arg_path(src.path, cwd).string(), arg_path(step.out, cwd).string(),
           arg_path(step.dep, cwd).string(), {}, {}};
 }
 
 // What decides a device pass's listing besides the TU's paths.
-std::string template_key(const SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
+std::string template_key(const manifest::SourceFile& src, const DeviceStep& step, const fs::path& cwd) {
   const UnitPaths p = probed_paths(src, step, cwd);
   std::string key = src.path.extension().string();
   for (const auto& arg : step.argv)
@@ -35,7 +35,7 @@ std::vector<std::optional<Passes>> none(size_t n, const PlanOptions& o, const st
 
 }  // namespace
 
-std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
+std::vector<std::optional<Passes>> split(const manifest::Manifest& m, const Compiles& compiles,
                                          const std::vector<std::vector<DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& o) {
   const size_t n = m.sources.size();
@@ -49,9 +49,9 @@ std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& comp
   // One probe per distinct template, on the first TU that has it: probe k
   // lists commands[k] for the TU paths probed[k]; uses[i] are TU i's probes.
   std::map<std::string, size_t> by_template;
-  std::vector<single_parse::Argv> commands;
+  std::vector<toolchain::single_parse::Argv> commands;
   std::vector<UnitPaths> probed;
-  std::vector<const frontend::Frontend*> frontends;  // each probe's
+  std::vector<const toolchain::frontend::Frontend*> frontends;  // each probe's
   std::vector<std::vector<size_t>> uses(n);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& step : steps[i]) {
@@ -59,16 +59,16 @@ std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& comp
       if (fresh) {
         commands.push_back(step.argv);
         probed.push_back(probed_paths(m.sources[i], step, cwd));
-        frontends.push_back(&frontend::for_language(m.sources[i].language));
+        frontends.push_back(&toolchain::frontend::for_language(m.sources[i].language));
       }
       uses[i].push_back(it->second);
     }
   }
-  auto listings = list_all(*o.probe, commands, cwd, o.parallel_probes);
-  std::vector<Result<single_parse::DevicePass>> results;
+  auto listings = toolchain::list_all(*o.probe, commands, cwd, o.parallel_probes);
+  std::vector<Result<toolchain::single_parse::DevicePass>> results;
   for (size_t k = 0; k < commands.size(); ++k)
     results.push_back(listings[k] ? frontends[k]->split_device_pass(*listings[k], probed[k], true)
-                                  : Result<single_parse::DevicePass>(listings[k].error()));
+                                  : Result<toolchain::single_parse::DevicePass>(listings[k].error()));
 
   std::vector<std::optional<Passes>> out(n);
   size_t single = 0;

@@ -14,11 +14,11 @@
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "common_jobs.hpp"
 
-namespace ob::single_parse_plan {
+namespace ob::plan::single_parse_plan {
 
-using Passes = std::vector<single_parse::DevicePass>;  // one per target
+using Passes = std::vector<toolchain::single_parse::DevicePass>;  // one per target
 
-using Compiles = std::vector<std::unique_ptr<frontend::Compile>>;  // one per source
+using Compiles = std::vector<std::unique_ptr<toolchain::frontend::Compile>>;  // one per source
 
 // Per source (m.sources order): its device passes split out of the driver's
 // own commands, or nullopt where the TU keeps the two-parse form: no probe,
@@ -27,7 +27,7 @@ using Compiles = std::vector<std::unique_ptr<frontend::Compile>>;  // one per so
 // host pass's), or a listing of another shape.
 // One probe serves every TU whose device pass differs only in its paths; the
 // probes run in parallel. Reasons go to options.note.
-std::vector<std::optional<Passes>> split(const Manifest& m, const Compiles& compiles,
+std::vector<std::optional<Passes>> split(const manifest::Manifest& m, const Compiles& compiles,
                                          const std::vector<std::vector<common_jobs::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
 

@@ -81,34 +81,34 @@ BuildRecorder::BuildRecorder() : start_(std::chrono::steady_clock::now()) {}
 
 double BuildRecorder::elapsed() const { return seconds_since(start_); }
 
-JobEvents& BuildRecorder::at(JobId id) {
+JobEvents& BuildRecorder::at(plan::JobId id) {
   if (id >= jobs_.size()) jobs_.resize(id + 1);
   return jobs_[id];
 }
 
-const JobEvents& BuildRecorder::job(JobId id) const {
+const JobEvents& BuildRecorder::job(plan::JobId id) const {
   static const JobEvents none;
   return id < jobs_.size() ? jobs_[id] : none;
 }
 
-void BuildRecorder::build_started(const Plan& plan) { jobs_.assign(plan.jobs.size(), JobEvents{}); }
+void BuildRecorder::build_started(const plan::Plan& plan) { jobs_.assign(plan.jobs.size(), JobEvents{}); }
 
-void BuildRecorder::job_started(const Job& job) {
+void BuildRecorder::job_started(const plan::Job& job) {
   auto& j = at(job.id);
   j.status = Status::Running;
   j.start_s = elapsed();
 }
 
-void BuildRecorder::job_served(const Job& job, ServedFrom from, double seconds) {
+void BuildRecorder::job_served(const plan::Job& job, ServedFrom from, double seconds) {
   auto& j = at(job.id);
   j.status = from == ServedFrom::Cache ? Status::Cached : Status::UpToDate;
   j.duration_s = seconds;
   j.start_s = std::max(0.0, elapsed() - seconds);
 }
 
-void BuildRecorder::job_cpu(const Job& job, double cpu_seconds) { at(job.id).cpu_s = cpu_seconds; }
+void BuildRecorder::job_cpu(const plan::Job& job, double cpu_seconds) { at(job.id).cpu_s = cpu_seconds; }
 
-void BuildRecorder::job_finished(const Job& job, double seconds) {
+void BuildRecorder::job_finished(const plan::Job& job, double seconds) {
   auto& j = at(job.id);
   if (j.status == Status::Running) {
     j.status = Status::Ran;
@@ -117,13 +117,13 @@ void BuildRecorder::job_finished(const Job& job, double seconds) {
   j.duration_s = seconds;
 }
 
-void BuildRecorder::job_found_current(const Job& job) {
+void BuildRecorder::job_found_current(const plan::Job& job) {
   auto& j = at(job.id);
   j.status = Status::UpToDate;
   j.exit_code = 0;
 }
 
-void BuildRecorder::job_failed(const Job& job, int exit_code, double seconds, const std::string& error) {
+void BuildRecorder::job_failed(const plan::Job& job, int exit_code, double seconds, const std::string& error) {
   auto& j = at(job.id);
   if (j.status == Status::Running || exit_code != 0) j.exit_code = exit_code;
   if (exit_code < 0) j.exit_code.reset();  // the command never started
@@ -162,10 +162,10 @@ nlohmann::json make_report(const ReportData& d) {
   size_t ran = 0, from_cache = 0, up_to_date = 0, failed = 0, not_run = 0, misses = 0;
   std::set<std::string> targets;
   if (d.plan) {
-    const Plan& plan = *d.plan;
+    const plan::Plan& plan = *d.plan;
     std::vector<bool> needed(plan.jobs.size(), false);
     for (const auto& job : plan.jobs)
-      for (JobId dep : job.deps)
+      for (plan::JobId dep : job.deps)
         if (dep < needed.size()) needed[dep] = true;
     for (const auto& job : plan.jobs) {
       static const JobEvents none;
@@ -174,7 +174,7 @@ nlohmann::json make_report(const ReportData& d) {
 
       nlohmann::json j;
       j["id"] = job.id;
-      j["kind"] = job_kind_name(job.kind);
+      j["kind"] = plan::job_kind_name(job.kind);
       j["target"] = job.target ? nlohmann::json(job.target->short_name()) : nlohmann::json(nullptr);
       j["triple"] = job.target ? nlohmann::json(job.target->triple) : nlohmann::json(nullptr);
       j["description"] = job.describe(plan.cwd);
@@ -256,7 +256,7 @@ nlohmann::json make_report(const ReportData& d) {
   return r;
 }
 
-nlohmann::json describe_tools(const Plan& plan, const std::map<fs::path, std::string>& known,
+nlohmann::json describe_tools(const plan::Plan& plan, const std::map<fs::path, std::string>& known,
                               bool ask_versions) {
   nlohmann::json tools = nlohmann::json::object();
   std::error_code ec;

@@ -36,22 +36,22 @@ std::string without_repeated_driver_diagnostics(std::string_view text, const std
 
 }  // namespace
 
-std::string in_clang_order(const Plan& plan, const std::map<JobId, std::string>& output) {
+std::string in_clang_order(const plan::Plan& plan, const std::map<plan::JobId, std::string>& output) {
   std::vector<size_t> units;
   for (const auto& job : plan.jobs)
     if (std::find(units.begin(), units.end(), job.unit) == units.end()) units.push_back(job.unit);
   std::string text;
   std::set<std::string> said;
-  auto print = [&](const Job& job) {
+  auto print = [&](const plan::Job& job) {
     auto it = output.find(job.id);
     if (it != output.end())
       text += without_repeated_driver_diagnostics(it->second, fs::path(job.argv.front()).filename(), said);
   };
   for (size_t unit : units) {
-    std::optional<JobId> host;
+    std::optional<plan::JobId> host;
     for (const auto& job : plan.jobs) {
       if (job.unit != unit) continue;
-      if (!host || plan.jobs[*host].kind != JobKind::HostIr) host = job.id;
+      if (!host || plan.jobs[*host].kind != plan::JobKind::HostIr) host = job.id;
     }
     print(plan.jobs[*host]);
     for (const auto& job : plan.jobs)

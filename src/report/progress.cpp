@@ -21,29 +21,29 @@ std::string_view build_result_name(BuildResult result) {
   return "failed";
 }
 
-void ProgressTee::build_started(const Plan& plan) {
+void ProgressTee::build_started(const plan::Plan& plan) {
   for (auto* s : sinks_) s->build_started(plan);
 }
-void ProgressTee::job_started(const Job& job) {
+void ProgressTee::job_started(const plan::Job& job) {
   for (auto* s : sinks_) s->job_started(job);
 }
-void ProgressTee::job_served(const Job& job, ServedFrom from, double seconds) {
+void ProgressTee::job_served(const plan::Job& job, ServedFrom from, double seconds) {
   for (auto* s : sinks_) s->job_served(job, from, seconds);
 }
-void ProgressTee::job_output(const Job& job, std::string_view text) {
+void ProgressTee::job_output(const plan::Job& job, std::string_view text) {
   for (auto* s : sinks_) s->job_output(job, text);
 }
-void ProgressTee::job_finished(const Job& job, double seconds) {
+void ProgressTee::job_finished(const plan::Job& job, double seconds) {
   for (auto* s : sinks_) s->job_finished(job, seconds);
 }
-void ProgressTee::job_found_current(const Job& job) {
+void ProgressTee::job_found_current(const plan::Job& job) {
   for (auto* s : sinks_) s->job_found_current(job);
 }
 
-void ProgressTee::job_cpu(const Job& job, double cpu_seconds) {
+void ProgressTee::job_cpu(const plan::Job& job, double cpu_seconds) {
   for (auto* s : sinks_) s->job_cpu(job, cpu_seconds);
 }
-void ProgressTee::job_failed(const Job& job, int exit_code, double seconds, const std::string& error) {
+void ProgressTee::job_failed(const plan::Job& job, int exit_code, double seconds, const std::string& error) {
   for (auto* s : sinks_) s->job_failed(job, exit_code, seconds, error);
 }
 void ProgressTee::build_finished(BuildResult result) {
@@ -182,7 +182,7 @@ void ConsoleProgress::draw(const std::string& line) {
   status_shown_ = true;
 }
 
-void ConsoleProgress::build_started(const Plan& plan) {
+void ConsoleProgress::build_started(const plan::Plan& plan) {
   cwd_ = plan.cwd;
   begin(plan.jobs.size());
 }
@@ -208,13 +208,13 @@ void ConsoleProgress::announce(std::string_view description, std::string_view no
   draw(last_status_);
 }
 
-void ConsoleProgress::job_started(const Job& job) { announce(job.describe(cwd_), ""); }
+void ConsoleProgress::job_started(const plan::Job& job) { announce(job.describe(cwd_), ""); }
 
-void ConsoleProgress::job_served(const Job& job, ServedFrom from, double) {
+void ConsoleProgress::job_served(const plan::Job& job, ServedFrom from, double) {
   served(job.describe(cwd_), from);
 }
 
-void ConsoleProgress::job_output(const Job&, std::string_view text) {
+void ConsoleProgress::job_output(const plan::Job&, std::string_view text) {
   if (text.empty()) return;
   erase_status();
   write(text);
@@ -222,7 +222,7 @@ void ConsoleProgress::job_output(const Job&, std::string_view text) {
   if (options_.mode == ProgressMode::Status && !last_status_.empty()) draw(last_status_);
 }
 
-void ConsoleProgress::job_failed(const Job&, int, double, const std::string&) {
+void ConsoleProgress::job_failed(const plan::Job&, int, double, const std::string&) {
   // The error itself is printed once, by the caller; here the status line only
   // has to get out of its way.
   erase_status();

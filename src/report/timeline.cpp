@@ -13,7 +13,7 @@ double end_of(const TimelineJob& j) { return j.start_s + j.duration_s; }
 
 bool served(const TimelineJob& job) { return job.status == "cached" || job.status == "up-to-date"; }
 
-Timeline timeline_of(const Plan& plan, const BuildRecorder& recorder, std::string title, std::string flow,
+Timeline timeline_of(const plan::Plan& plan, const BuildRecorder& recorder, std::string title, std::string flow,
                      std::chrono::system_clock::time_point started, BuildResult result) {
   Timeline t;
   t.title = std::move(title);
@@ -26,7 +26,7 @@ Timeline timeline_of(const Plan& plan, const BuildRecorder& recorder, std::strin
     const JobEvents& ev = recorder.job(job.id);
     TimelineJob j;
     j.name = job.describe(plan.cwd);
-    j.kind = job_kind_name(job.kind);
+    j.kind = plan::job_kind_name(job.kind);
     j.target = job.target ? job.target->short_name() : "";
     j.status = job_status_name(ev.status);
     j.reached = ev.start_s.has_value();
@@ -34,7 +34,7 @@ Timeline timeline_of(const Plan& plan, const BuildRecorder& recorder, std::strin
     // A job still running when the build stopped ran until then.
     j.duration_s = ev.duration_s.value_or(j.reached ? std::max(0.0, t.duration_s - j.start_s) : 0);
     j.cpu_s = ev.cpu_s.value_or(0);
-    for (JobId dep : job.deps)
+    for (plan::JobId dep : job.deps)
       if (dep < plan.jobs.size()) j.deps.push_back(dep);
     t.jobs.push_back(std::move(j));
   }

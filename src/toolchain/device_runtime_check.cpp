@@ -4,7 +4,7 @@
 
 #include "offload_build/util/files.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
@@ -16,7 +16,7 @@ constexpr std::string_view kRuntimePrefix = "__kmpc_";
 
 }  // namespace
 
-Result<void> check_device_object(const Target& t, const fs::path& source, const fs::path& object) {
+Result<void> check_device_object(const manifest::Target& t, const fs::path& source, const fs::path& object) {
   auto read = util::read_regular_file(object, util::kMaxBuildOutput, "a device object");
   if (!read) return Error::failure(read.error().message);
   const std::string& bytes = *read;
@@ -30,7 +30,7 @@ Result<void> check_device_object(const Target& t, const fs::path& source, const 
       "point \"toolchain\" in offload.json at an LLVM that has the GPU OpenMP runtime.\n"
       "  (`offload-build doctor` shows which device runtimes are installed.)",
       source.string(), t.short_name(), t.triple, t.triple,
-      t.family() == TargetFamily::Nvptx ? "nvptx" : "amdgpu"));
+      t.family() == manifest::TargetFamily::Nvptx ? "nvptx" : "amdgpu"));
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

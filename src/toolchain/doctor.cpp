@@ -2,7 +2,7 @@
 
 #include "offload_build/toolchain/doctor_facts.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint,
                const std::optional<std::filesystem::path>& llvm, std::ostream& out) {
@@ -11,4 +11,4 @@ int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint,
   return doctor::exit_code(facts);
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

@@ -8,7 +8,7 @@
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::doctor {
+namespace ob::toolchain::doctor {
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::doctor {
+namespace ob::toolchain::doctor {
 
 namespace {
 
@@ -117,8 +117,8 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
   f.tools.push_back(ToolFact{"rustc", f.rust.rustc, f.rust.version});
 
   if (f.root) {
-    f.nvptx_runtime = find_device_runtime(*f.root, kNvptxTriple);
-    f.amdgcn_runtime = find_device_runtime(*f.root, kAmdgcnTriple);
+    f.nvptx_runtime = find_device_runtime(*f.root, manifest::kNvptxTriple);
+    f.amdgcn_runtime = find_device_runtime(*f.root, manifest::kAmdgcnTriple);
   }
   f.gpus = probe_gpus(f.root);
   return f;

@@ -22,7 +22,7 @@
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace {
 
@@ -169,4 +169,4 @@ std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optiona
   return std::make_unique<ClangListingProbe>(std::move(memo_dir), std::move(tools));
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

@@ -10,7 +10,7 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/util/json_text.hpp"
 
-namespace ob::probe {
+namespace ob::toolchain::probe {
 
 bool is_executable(const std::filesystem::path& p) {
   std::error_code ec;

@@ -5,7 +5,7 @@
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/file_identity.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 fs::path program_path(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
@@ -19,4 +19,4 @@ std::string program_identity(const std::string& program) {
   return id;
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

@@ -5,7 +5,7 @@
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/json_text.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include "offload_build/toolchain/rustc_probe.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 // Fill the probe answers for f.rustc from the memo; false when there is none
 // for this exact binary (path, size, mtime) or no memo directory is set.

@@ -19,7 +19,7 @@
 #include "offload_build/util/json_text.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace {
 
@@ -154,4 +154,4 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
   return s;
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

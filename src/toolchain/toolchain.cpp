@@ -13,7 +13,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace {
 
@@ -123,8 +123,8 @@ std::vector<fs::path> runtime_dirs(const fs::path& lib, std::string_view triple)
 
 std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple) {
   std::vector<std::string_view> bc_prefixes;
-  if (triple == kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
-  else if (triple == kAmdgcnTriple) bc_prefixes = {"libomptarget-amdgpu", "libomptarget-amdgcn"};
+  if (triple == manifest::kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
+  else if (triple == manifest::kAmdgcnTriple) bc_prefixes = {"libomptarget-amdgpu", "libomptarget-amdgcn"};
   else return std::nullopt;
 
   const fs::path lib = root / "lib";
@@ -145,13 +145,13 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
   return std::nullopt;
 }
 
-bool Toolchain::has_device_runtime(const Target& target) const {
-  if (target.triple == kHostTriple) return true;
+bool Toolchain::has_device_runtime(const manifest::Target& target) const {
+  if (target.triple == manifest::kHostTriple) return true;
   return device_runtime(target).has_value();
 }
 
-std::optional<fs::path> Toolchain::device_runtime(const Target& target) const {
-  if (target.triple == kHostTriple) return std::nullopt;
+std::optional<fs::path> Toolchain::device_runtime(const manifest::Target& target) const {
+  if (target.triple == manifest::kHostTriple) return std::nullopt;
   // Asked for every GPU job of a plan (its argv and its output check), and
   // the search lists lib/ and lib/clang/: remembered per triple by this
   // Toolchain and its copies.
@@ -273,7 +273,7 @@ Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint, const std:
   return find_toolchain_in(ToolchainSearch::from_environment(hint, llvm));
 }
 
-std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<Target>& targets,
+std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<manifest::Target>& targets,
                                     std::string_view path_env) {
   const fs::path lib = tc.root / "lib";
   std::vector<fs::path> dirs{ToolchainSearch{}.system_prefix, tc.root.parent_path(), tc.root, tc.root / "bin",
@@ -291,4 +291,4 @@ std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<Targe
   return dirs;
 }
 
-}  // namespace ob
+}  // namespace ob::toolchain

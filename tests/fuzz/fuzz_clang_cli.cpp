@@ -19,20 +19,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     start = i + 1;
     if (arg == "@rsp") {
       const std::string rest = start < text.size() ? text.substr(start) : std::string();
-      for (auto& a : clang_cli::split_response_file(rest)) argv.push_back(std::move(a));
+      for (auto& a : toolchain::clang_cli::split_response_file(rest)) argv.push_back(std::move(a));
       break;
     }
     argv.push_back(std::move(arg));
   }
-  auto parsed = clang_cli::parse(argv);
+  auto parsed = toolchain::clang_cli::parse(argv);
   if (!parsed.compile && parsed.pass_reason.empty()) __builtin_trap();  // a reason to pass through
   // A one-step build: each source's compile and the link, or a reason.
-  auto build = clang_cli::parse_build(argv);
+  auto build = toolchain::clang_cli::parse_build(argv);
   if (build.build) {
     std::vector<std::string> objects;
     for (size_t n = 0; n < build.build->sources.size(); ++n) {
       objects.push_back("w/" + std::to_string(n) + ".o");
-      clang_cli::parse(build.build->compile_argv(n, objects.back()));
+      toolchain::clang_cli::parse(build.build->compile_argv(n, objects.back()));
     }
     if (build.build->link_argv(objects).size() < argv.size()) __builtin_trap();
   } else if (build.one_step && build.pass_reason.empty()) {

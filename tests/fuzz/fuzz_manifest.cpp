@@ -34,7 +34,7 @@ fs::path project() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  auto m = ob::parse_manifest(text, project() / "offload.json", ob::frontend::manifest_options());
+  auto m = ob::manifest::parse_manifest(text, project() / "offload.json", ob::toolchain::frontend::manifest_options());
   if (!m && m.error().message.empty()) __builtin_trap();  // every error says something
   return 0;
 }

@@ -13,7 +13,7 @@ namespace ob::test {
 // Why no nightly rustc with -Zoffload can be used here; "" when one can.
 inline const std::string& nightly_rustc_problem() {
   static const std::string why = [] {
-    auto tc = rust::find_rust_toolchain(std::nullopt);
+    auto tc = toolchain::rust::find_rust_toolchain(std::nullopt);
     return tc ? std::string() : tc.error().message;
   }();
   return why;

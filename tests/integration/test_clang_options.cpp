@@ -18,8 +18,8 @@
 
 using namespace ob;
 using namespace ob::test;
-using clang_cli::OptionEffect;
-using clang_cli::OptionForm;
+using toolchain::clang_cli::OptionEffect;
+using toolchain::clang_cli::OptionForm;
 
 namespace {
 
@@ -79,7 +79,7 @@ TEST_CASE("clang-22's options: every one that takes a path is keyed or refused",
   // -nogpulib, --sysroot=, -static-libgcc).
   Argv unlisted{kClang, "-###", "-c", "-x", "c", "/dev/null"};
   std::vector<std::string> asked;
-  for (const auto& o : clang_cli::option_table()) {
+  for (const auto& o : toolchain::clang_cli::option_table()) {
     if (o.form == OptionForm::Prefix || options.count(std::string(o.spelling))) continue;
     asked.emplace_back(o.spelling);
     if (o.form == OptionForm::Flag) unlisted.emplace_back(o.spelling);
@@ -94,12 +94,12 @@ TEST_CASE("clang-22's options: every one that takes a path is keyed or refused",
   }
   // The generated flags are clang-22's, and none takes the next argument.
   std::vector<std::string> flags;
-  for (auto f : clang_cli::clang22_flags()) {
+  for (auto f : toolchain::clang_cli::clang22_flags()) {
     INFO(f);
     CHECK(options.count(std::string(f)) == 1);
     flags.emplace_back(f);
   }
-  for (const auto& o : clang_cli::option_table())
+  for (const auto& o : toolchain::clang_cli::option_table())
     if (o.form == OptionForm::Flag && o.effect == OptionEffect::Text) flags.emplace_back(o.spelling);
   CHECK(take_next_argument(flags).empty());
 
@@ -125,8 +125,8 @@ TEST_CASE("clang-22's options: every one that takes a path is keyed or refused",
     if (joined) argv.push_back(name + path);
     else argv.insert(argv.end(), {name, path});
     argv.insert(argv.end(), {"-c", "k.c", "-o", "k.o"});
-    const auto parsed = clang_cli::parse(argv);
-    const auto o = clang_cli::find_option(joined ? name + path : name);
+    const auto parsed = toolchain::clang_cli::parse(argv);
+    const auto o = toolchain::clang_cli::find_option(joined ? name + path : name);
     if (!o) {
       ++unknown;  // never taken as harmless: the compile runs unchanged
       CHECK_FALSE(parsed.compile);
@@ -162,7 +162,7 @@ TEST_CASE("clang-22's options: every one that takes a path is keyed or refused",
         "-fxray-attr-list=", "-fmemory-profile-use=", "-fsanitize-ignorelist=", "-fplugin=", "-B",
         "--gcc-install-dir=", "-fcoverage-compilation-dir="}) {
     INFO(opt);
-    const auto o = clang_cli::find_option(opt);
+    const auto o = toolchain::clang_cli::find_option(opt);
     REQUIRE(o);
     CHECK((o->effect == OptionEffect::File || o->effect == OptionEffect::Unchanged ||
            o->effect == OptionEffect::Depfile || o->effect == OptionEffect::PathText));

@@ -197,7 +197,7 @@ TEST_CASE("cargo offload: the cargo subcommand from an installed prefix", "[inte
   REQUIRE(fs::exists(prefix / "bin/cargo-offload"));
   REQUIRE(fs::exists(prefix / "lib/offload-build/rust-device-stub.ll"));
 
-  auto cargo = rust::find_rust_toolchain(std::nullopt);
+  auto cargo = toolchain::rust::find_rust_toolchain(std::nullopt);
   REQUIRE(cargo.ok());
   REQUIRE(cargo->cargo.has_value());
   const std::string path = (prefix / "bin").string() + ":" + cargo->cargo->parent_path().string() + ":" +

@@ -21,18 +21,18 @@ inline bool has_temp_files(const std::filesystem::path& dir) {
 
 class FakeRunner : public exec::CommandRunner {
  public:
-  std::vector<JobId> started;            // in start order
+  std::vector<plan::JobId> started;            // in start order
   std::vector<process::Command> commands;         // in start order
-  std::vector<Job> jobs;                 // the jobs as given (inputs, outputs, tools...)
+  std::vector<plan::Job> jobs;                 // the jobs as given (inputs, outputs, tools...)
   std::vector<std::vector<std::filesystem::path>> temps;  // where each was told to write
-  std::map<JobId, int> exit_codes;       // default 0
-  std::set<JobId> skip_output;           // succeed without writing the output
-  std::set<JobId> found_current;         // say the outputs were already current
-  std::map<JobId, std::string> errors;   // the failure's message, instead of the executor's
+  std::map<plan::JobId, int> exit_codes;       // default 0
+  std::set<plan::JobId> skip_output;           // succeed without writing the output
+  std::set<plan::JobId> found_current;         // say the outputs were already current
+  std::map<plan::JobId, std::string> errors;   // the failure's message, instead of the executor's
   size_t max_running_seen = 0;
 
   Result<void> start(const exec::JobView& view) override {
-    const JobId job = view.job.id;
+    const plan::JobId job = view.job.id;
     const process::Command& cmd = view.command;
     started.push_back(job);
     commands.push_back(cmd);
@@ -53,7 +53,7 @@ class FakeRunner : public exec::CommandRunner {
 
   std::optional<Completion> wait_any() override {
     if (running_.empty()) return std::nullopt;
-    JobId job = running_.front();
+    plan::JobId job = running_.front();
     running_.erase(running_.begin());
     auto it = exit_codes.find(job);
     Completion done{job, it == exit_codes.end() ? 0 : it->second};
@@ -67,7 +67,7 @@ class FakeRunner : public exec::CommandRunner {
   size_t running() const override { return running_.size(); }
 
  private:
-  std::vector<JobId> running_;
+  std::vector<plan::JobId> running_;
 };
 
 }  // namespace ob::test

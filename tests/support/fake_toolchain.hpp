@@ -5,8 +5,8 @@
 
 namespace ob::test {
 
-inline Toolchain fake_toolchain_at(const std::filesystem::path& root) {
-  Toolchain tc;
+inline toolchain::Toolchain fake_toolchain_at(const std::filesystem::path& root) {
+  toolchain::Toolchain tc;
   tc.root = root;
   tc.clang = root / "bin/clang";
   tc.clangxx = root / "bin/clang++";

@@ -13,7 +13,7 @@
 namespace ob::test {
 
 inline bool have_script() {
-  static const bool found = find_in_path("script", getenv("PATH") ? getenv("PATH") : "").has_value();
+  static const bool found = toolchain::find_in_path("script", getenv("PATH") ? getenv("PATH") : "").has_value();
   return found;
 }
 

@@ -8,15 +8,15 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::clang_cli;
+using namespace ob::toolchain::clang_cli;
 using Argv = std::vector<std::string>;
 
 namespace {
 
-const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
-const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
-const Target kSm80{"nvptx64-nvidia-cuda", "sm_80"};
-const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
+const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const manifest::Target kSm80{"nvptx64-nvidia-cuda", "sm_80"};
+const manifest::Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
 
 CompileRequest compile(Argv argv) {
   auto p = parse(argv);
@@ -51,9 +51,9 @@ TEST_CASE("a CMake offload compile is classified argument by argument", "[launch
                     "/p/src/k.cpp"});
   CHECK(r.compiler == "/usr/bin/clang++-22");
   CHECK(r.source == "/p/src/k.cpp");
-  CHECK(r.language == Language::Cxx);
+  CHECK(r.language == manifest::Language::Cxx);
   CHECK(r.output == "CMakeFiles/a.dir/k.cpp.o");
-  CHECK(r.targets == std::vector<Target>{kHost});
+  CHECK(r.targets == std::vector<manifest::Target>{kHost});
   CHECK(r.native.empty());
   REQUIRE(r.deps);
   CHECK_FALSE(r.deps->user_headers_only);
@@ -69,11 +69,11 @@ TEST_CASE("a CMake offload compile is classified argument by argument", "[launch
 TEST_CASE("offload-arch option takes comma lists, repeats and native", "[launcher][clang_cli]") {
   auto r = compile({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "--offload-arch=sm_80",
                     "--offload-arch=sm_90", "-nogpulib", "-c", "k.c"});
-  CHECK(r.targets == std::vector<Target>{kSm90, kGfx90a, kSm80});
-  CHECK(r.language == Language::C);
+  CHECK(r.targets == std::vector<manifest::Target>{kSm90, kGfx90a, kSm80});
+  CHECK(r.language == manifest::Language::C);
   CHECK(r.output_arg() == "k.o");
   auto n = compile({"clang", "-fopenmp", "--offload-arch=native,sm_90", "-c", "k.c"});
-  CHECK(n.targets == std::vector<Target>{kSm90});
+  CHECK(n.targets == std::vector<manifest::Target>{kSm90});
   CHECK(n.native == Argv{""});
   CHECK_THAT(pass_reason({"clang", "-fopenmp", "--offload-arch=x86_64", "-c", "k.c"}),
              Catch::Contains("--offload-arch=x86_64"));
@@ -83,22 +83,22 @@ TEST_CASE("fopenmp-targets and offload-targets options name triples", "[launcher
   auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                     "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_80",
                     "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-c", "k.c"});
-  CHECK(r.targets == std::vector<Target>{kHost, kSm90});  // the last -march wins, as in clang
+  CHECK(r.targets == std::vector<manifest::Target>{kHost, kSm90});  // the last -march wins, as in clang
   auto o = compile({"clang", "-fopenmp", "--offload-targets=x86_64-unknown-linux-gnu", "-c", "k.c"});
-  CHECK(o.targets == std::vector<Target>{kHost});
+  CHECK(o.targets == std::vector<manifest::Target>{kHost});
   // Repeated lists accumulate; a GPU triple without -march is detected like clang's native.
   auto n = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                     "-fopenmp-targets=amdgcn-amd-amdhsa", "-c", "k.c"});
-  CHECK(n.targets == std::vector<Target>{kHost});
+  CHECK(n.targets == std::vector<manifest::Target>{kHost});
   CHECK(n.native == Argv{"amdgcn-amd-amdhsa"});
   // The implicit -Xopenmp-target form applies to the only triple.
   auto i = compile({"clang", "-fopenmp", "-fopenmp-targets=nvptx64-nvidia-cuda", "-Xopenmp-target",
                     "-march=sm_80", "-c", "k.c"});
-  CHECK(i.targets == std::vector<Target>{kSm80});
+  CHECK(i.targets == std::vector<manifest::Target>{kSm80});
   // --offload-arch with a GPU triple: every arch for that triple.
   auto b = compile({"clang", "-fopenmp", "-fopenmp-targets=nvptx64-nvidia-cuda",
                     "--offload-arch=sm_80,sm_90", "-c", "k.c"});
-  CHECK(b.targets == std::vector<Target>{kSm80, kSm90});
+  CHECK(b.targets == std::vector<manifest::Target>{kSm80, kSm90});
 }
 
 TEST_CASE("target combinations clang rejects or offload-build does not model pass through",
@@ -187,14 +187,14 @@ TEST_CASE("what clang's driver splits is split: host -march, remarks, records, n
   SECTION("-Xopenmp-target=<host triple> -march= sets the host device's CPU (the image's arch)") {
     auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                       "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3", "-c", "k.c"});
-    CHECK(r.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "x86-64-v3"}});
+    CHECK(r.targets == std::vector<manifest::Target>{{"x86_64-unknown-linux-gnu", "x86-64-v3"}});
     auto i = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                       "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
                       "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=znver4", "-c", "k.c"});
-    CHECK(i.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "znver4"}, kSm90});
+    CHECK(i.targets == std::vector<manifest::Target>{{"x86_64-unknown-linux-gnu", "znver4"}, kSm90});
     auto implicit = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                              "-Xopenmp-target", "-march=x86-64-v2", "-c", "k.c"});
-    CHECK(implicit.targets == std::vector<Target>{{"x86_64-unknown-linux-gnu", "x86-64-v2"}});
+    CHECK(implicit.targets == std::vector<manifest::Target>{{"x86_64-unknown-linux-gnu", "x86-64-v2"}});
   }
   SECTION("remarks go to every pass") {
     auto r = compile({"clang", "-fopenmp", "--offload-arch=sm_90", "-Rpass=openmp-opt",
@@ -225,11 +225,11 @@ TEST_CASE("what clang's driver splits is split: host -march, remarks, records, n
   SECTION("--offload-arch=native next to the host triple: the host device stays generic") {
     auto r = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                       "--offload-arch=native", "-c", "k.c"});
-    CHECK(r.targets == std::vector<Target>{kHost});
+    CHECK(r.targets == std::vector<manifest::Target>{kHost});
     CHECK(r.native.empty());
     auto g = compile({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                       "--offload-arch=native", "-c", "k.c"});
-    CHECK(g.targets == std::vector<Target>{kHost});
+    CHECK(g.targets == std::vector<manifest::Target>{kHost});
     CHECK(g.native == Argv{"nvptx64-nvidia-cuda"});  // found by offload-arch, else clang's error
   }
 }
@@ -238,14 +238,14 @@ TEST_CASE("x, Xarch_*, nogpulib and joined forms are understood", "[launcher][cl
   auto r = compile({"clang", "-xc++", "-fopenmp", "--offload-arch=gfx90a", "-nogpulib",
                     "-Xarch_device", "-O3", "-Xarch_host", "-DHOST", "-Xclang", "-fno-rtti",
                     "-ok.o", "-MMD", "-MFk.d", "-MQ", "k$.o", "-MP", "-c", "k.c"});
-  CHECK(r.language == Language::Cxx);
+  CHECK(r.language == manifest::Language::Cxx);
   CHECK(r.output == "k.o");
   REQUIRE(r.deps);
   CHECK(r.deps->user_headers_only);
   CHECK(r.deps->file == "k.d");
   CHECK(r.deps->targets == Argv{"-MQk$.o"});
   CHECK(r.deps->phony);
-  CHECK(r.targets == std::vector<Target>{kGfx90a});
+  CHECK(r.targets == std::vector<manifest::Target>{kGfx90a});
   CHECK(kinds(r) == std::vector<ArgKind>{ArgKind::Common, ArgKind::Common, ArgKind::OffloadArch,
                                          ArgKind::Common, ArgKind::XArch, ArgKind::XArch,
                                          ArgKind::Common, ArgKind::Output, ArgKind::DepMode,
@@ -268,9 +268,9 @@ TEST_CASE("x, Xarch_*, nogpulib and joined forms are understood", "[launcher][cl
   CHECK(x.args[3].value == "-O3");
   // -x none goes back to the extension.
   CHECK(compile({"clang", "-x", "c++", "-x", "none", "-fopenmp", "--offload-arch=sm_90", "-c", "k.c"})
-            .language == Language::C);
+            .language == manifest::Language::C);
   CHECK(compile({"clang", "-x", "c", "-fopenmp", "--offload-arch=sm_90", "-c", "k.cpp"}).language ==
-        Language::C);
+        manifest::Language::C);
 }
 
 TEST_CASE("debug info is noticed (the launcher then names the compilation directory)",

@@ -9,7 +9,7 @@
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 
 using namespace ob;
-using namespace ob::clang_cli;
+using namespace ob::toolchain::clang_cli;
 using Argv = std::vector<std::string>;
 
 namespace {
@@ -82,7 +82,7 @@ TEST_CASE("the device cc1 keeps the compilation directory when it tracks source 
         {"/llvm/bin/clang", "-cc1", "-emit-llvm-bc", "-dependency-file", "d.d", "-disable-llvm-passes",
          "-o", "/tmp/h.bc", "k.c"},
         dev};
-    auto pass = single_parse::templatize(listing, {"k.c", "d.o", "d.d", {}, {}}, false);
+    auto pass = toolchain::single_parse::templatize(listing, {"k.c", "d.o", "d.d", {}, {}}, false);
     REQUIRE(pass);
     return pass->device;
   };

@@ -13,7 +13,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::clang_cli;
+using namespace ob::toolchain::clang_cli;
 using Argv = std::vector<std::string>;
 
 namespace {

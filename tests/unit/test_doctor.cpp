@@ -8,7 +8,7 @@
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "support/skip.hpp"
 
-using namespace ob::doctor;
+using namespace ob::toolchain::doctor;
 
 namespace {
 
@@ -254,13 +254,13 @@ TEST_CASE("doctor probes this machine", "[doctor]") {
   CHECK(exit_code(f) == 0);
 
   std::ostringstream out;
-  CHECK(ob::run_doctor(fs::path("/usr/lib/llvm-22"), std::nullopt, out) == 0);
+  CHECK(ob::toolchain::run_doctor(fs::path("/usr/lib/llvm-22"), std::nullopt, out) == 0);
   CHECK_THAT(out.str(), Catch::Contains("host (x86_64): full OpenMP offload"));
 }
 
 TEST_CASE("doctor on a missing toolchain exits 1", "[doctor]") {
   std::ostringstream out;
-  CHECK(ob::run_doctor(fs::path("/nonexistent/llvm-22"), std::nullopt, out) == 1);
+  CHECK(ob::toolchain::run_doctor(fs::path("/nonexistent/llvm-22"), std::nullopt, out) == 1);
   CHECK_THAT(out.str(), Catch::Contains("toolchain: /nonexistent/llvm-22 (unusable"));
   CHECK_THAT(out.str(), Catch::Contains("error: LLVM toolchain directory /nonexistent/llvm-22 does not exist"));
 }

@@ -13,12 +13,12 @@ using namespace ob;
 namespace {
 
 // A diamond per TU: two "device" jobs -> package -> host, then one link.
-Plan diamond_plan(const fs::path& dir, int tus) {
-  Plan plan;
+plan::Plan diamond_plan(const fs::path& dir, int tus) {
+  plan::Plan plan;
   plan.cwd = dir;
   plan.directories = {dir / "out"};
-  auto add = [&](JobKind kind, std::vector<JobId> deps, const std::string& out) {
-    Job j;
+  auto add = [&](plan::JobKind kind, std::vector<plan::JobId> deps, const std::string& out) {
+    plan::Job j;
     j.id = plan.jobs.size();
     j.kind = kind;
     j.source = dir / "src.c";
@@ -28,15 +28,15 @@ Plan diamond_plan(const fs::path& dir, int tus) {
     plan.jobs.push_back(j);
     return j.id;
   };
-  std::vector<JobId> hosts;
+  std::vector<plan::JobId> hosts;
   for (int t = 0; t < tus; ++t) {
     std::string n = std::to_string(t);
-    JobId d1 = add(JobKind::DeviceCompile, {}, n + ".d1");
-    JobId d2 = add(JobKind::DeviceCompile, {}, n + ".d2");
-    JobId p = add(JobKind::Package, {d1, d2}, n + ".pkg");
-    hosts.push_back(add(JobKind::HostCompile, {p}, n + ".o"));
+    plan::JobId d1 = add(plan::JobKind::DeviceCompile, {}, n + ".d1");
+    plan::JobId d2 = add(plan::JobKind::DeviceCompile, {}, n + ".d2");
+    plan::JobId p = add(plan::JobKind::Package, {d1, d2}, n + ".pkg");
+    hosts.push_back(add(plan::JobKind::HostCompile, {p}, n + ".o"));
   }
-  add(JobKind::Link, hosts, "prog");
+  add(plan::JobKind::Link, hosts, "prog");
   plan.program = dir / "out/prog";
   return plan;
 }
@@ -45,7 +45,7 @@ Plan diamond_plan(const fs::path& dir, int tus) {
 
 TEST_CASE("executor runs every job after its dependencies", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 3);
+  plan::Plan plan = diamond_plan(tmp.path(), 3);
   test::FakeRunner runner;
   exec::ExecOptions opts;
   opts.parallelism = 4;
@@ -56,7 +56,7 @@ TEST_CASE("executor runs every job after its dependencies", "[executor]") {
   std::vector<size_t> position(plan.jobs.size());
   for (size_t i = 0; i < runner.started.size(); ++i) position[runner.started[i]] = i;
   for (const auto& job : plan.jobs)
-    for (JobId d : job.deps) CHECK(position[d] < position[job.id]);
+    for (plan::JobId d : job.deps) CHECK(position[d] < position[job.id]);
   CHECK(runner.started.back() == plan.jobs.back().id);  // link last
   CHECK(runner.max_running_seen <= 4);
   CHECK(runner.max_running_seen > 1);
@@ -66,7 +66,7 @@ TEST_CASE("executor runs every job after its dependencies", "[executor]") {
 
 TEST_CASE("executor never exceeds -j", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 5);
+  plan::Plan plan = diamond_plan(tmp.path(), 5);
   for (size_t j : {1, 2, 3}) {
     test::FakeRunner runner;
     exec::ExecOptions opts;
@@ -78,7 +78,7 @@ TEST_CASE("executor never exceeds -j", "[executor]") {
 
 TEST_CASE("commands write to temporary names that are renamed on success", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   REQUIRE(exec::execute(plan, runner, exec::ExecOptions{}).ok());
   const auto& argv = runner.commands[0].argv;
@@ -93,7 +93,7 @@ TEST_CASE("commands write to temporary names that are renamed on success", "[exe
 
 TEST_CASE("a failing job stops the build and leaves no partial output", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 2);
+  plan::Plan plan = diamond_plan(tmp.path(), 2);
   test::FakeRunner runner;
   runner.exit_codes[1] = 1;  // second device job of TU 0 fails
   exec::ExecOptions opts;
@@ -105,7 +105,7 @@ TEST_CASE("a failing job stops the build and leaves no partial output", "[execut
              Catch::Contains("device src.c failed with exit code 1") &&
                  Catch::Contains("command: tool -o out/0.d2"));
   // With -j1: job 0 ran and committed, job 1 failed, nothing else started.
-  CHECK(runner.started == std::vector<JobId>{0, 1});
+  CHECK(runner.started == std::vector<plan::JobId>{0, 1});
   CHECK(fs::exists(plan.jobs[0].outputs[0]));
   CHECK_FALSE(fs::exists(plan.jobs[1].outputs[0]));
   CHECK_FALSE(test::has_temp_files(tmp.path() / "out"));
@@ -114,21 +114,21 @@ TEST_CASE("a failing job stops the build and leaves no partial output", "[execut
 
 TEST_CASE("running jobs finish after a failure but no new job starts", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 2);
+  plan::Plan plan = diamond_plan(tmp.path(), 2);
   test::FakeRunner runner;
   runner.exit_codes[0] = 2;
   exec::ExecOptions opts;
   opts.parallelism = 3;  // jobs 0, 1, 2 start together
   auto summary = exec::execute(plan, runner, opts);
   REQUIRE_FALSE(summary.ok());
-  CHECK(runner.started == std::vector<JobId>{0, 1, 4});
+  CHECK(runner.started == std::vector<plan::JobId>{0, 1, 4});
   CHECK(fs::exists(plan.jobs[1].outputs[0]));  // finished after the failure: kept
   CHECK_FALSE(fs::exists(plan.jobs[0].outputs[0]));
 }
 
 TEST_CASE("a job that does not write its output fails", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   runner.skip_output.insert(0);
   auto summary = exec::execute(plan, runner, exec::ExecOptions{});
@@ -138,11 +138,11 @@ TEST_CASE("a job that does not write its output fails", "[executor]") {
 
 TEST_CASE("an output check can fail a job before its output is committed", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   exec::ExecOptions opts;
   std::vector<fs::path> checked;
-  opts.check_outputs = [&](const Job& job, const std::vector<fs::path>& temps) -> Result<void> {
+  opts.check_outputs = [&](const plan::Job& job, const std::vector<fs::path>& temps) -> Result<void> {
     checked.push_back(temps[0]);
     CHECK(fs::exists(temps[0]));
     if (job.id == 1) return Error::failure("bad object");
@@ -158,7 +158,7 @@ TEST_CASE("an output check can fail a job before its output is committed", "[exe
 
 TEST_CASE("an output that exists and is not a regular file is never replaced", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   fs::create_directories(plan.jobs[0].outputs[0]);  // a directory where a file should go
   test::FakeRunner runner;
   auto summary = exec::execute(plan, runner, exec::ExecOptions{});
@@ -170,7 +170,7 @@ TEST_CASE("an output that exists and is not a regular file is never replaced", "
 
 TEST_CASE("progress lines count jobs", "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   std::ostringstream progress;
   exec::ExecOptions opts;
@@ -182,10 +182,10 @@ TEST_CASE("progress lines count jobs", "[executor]") {
 }
 
 TEST_CASE("dry-run script is cd, mkdir and every command, quoted", "[executor]") {
-  Plan plan;
+  plan::Plan plan;
   plan.cwd = "/my proj";
   plan.directories = {"/my proj/build/obj"};
-  Job j;
+  plan::Job j;
   j.argv = {"clang", "-DMSG=hello world", "-o", "build/obj/a.o"};
   j.outputs = {"/my proj/build/obj/a.o"};
   plan.jobs = {j};
@@ -196,7 +196,7 @@ TEST_CASE("dry-run script is cd, mkdir and every command, quoted", "[executor]")
 TEST_CASE("a command that found its outputs current counts as up to date, and a runner's error is the failure's",
           "[executor]") {
   test::TempDir tmp;
-  Plan plan = diamond_plan(tmp.path(), 1);
+  plan::Plan plan = diamond_plan(tmp.path(), 1);
   test::FakeRunner runner;
   runner.found_current = {0, 3};  // cargo said fresh: one device job and the host job
   report::BuildRecorder recorder;

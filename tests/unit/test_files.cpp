@@ -87,7 +87,7 @@ TEST_CASE("read_regular_file refuses devices and FIFOs at once, naming the file"
     SECTION(std::string("a symlink to ") + dev) {
       const fs::path link = tmp / "offload.json";
       fs::create_symlink(dev, link);
-      auto o = read_as(link, ob::kMaxManifestSize, "a manifest");
+      auto o = read_as(link, ob::manifest::kMaxManifestSize, "a manifest");
       INFO(o.error);
       REQUIRE(o.finished);
       CHECK(o.error == link.string() +
@@ -98,7 +98,7 @@ TEST_CASE("read_regular_file refuses devices and FIFOs at once, naming the file"
   SECTION("a FIFO no one writes to: the open does not block") {
     const fs::path fifo = tmp / "offload.json";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    auto o = read_as(fifo, ob::kMaxManifestSize, "a manifest");
+    auto o = read_as(fifo, ob::manifest::kMaxManifestSize, "a manifest");
     INFO(o.error);
     REQUIRE(o.finished);
     CHECK(o.error == fifo.string() + ": not a regular file (a FIFO); a manifest must be a regular file");
@@ -117,7 +117,7 @@ TEST_CASE("read_regular_file refuses files over the cap, reading at most cap + 1
     std::ofstream(big).put('{');
     fs::resize_file(big, uint64_t{40} << 20);  // sparse: 40 MiB that cost nothing
   }
-  auto o = read_as(big, ob::kMaxManifestSize, "a manifest");
+  auto o = read_as(big, ob::manifest::kMaxManifestSize, "a manifest");
   INFO(o.error);
   REQUIRE(o.finished);
   CHECK(o.error == big.string() + " is 40.0 MiB; a manifest is at most 16.0 MiB");
@@ -150,7 +150,7 @@ TEST_CASE("load_manifest refuses a manifest that is a symlink to /dev/zero, or t
   const fs::path link = tmp / "offload.json";
   fs::create_symlink("/dev/zero", link);
   auto o = bounded([&] {
-    auto m = ob::load_manifest(link, ob::frontend::manifest_options());
+    auto m = ob::manifest::load_manifest(link, ob::toolchain::frontend::manifest_options());
     return m ? std::string() : std::to_string(m.error().code) + " " + m.error().message;
   });
   REQUIRE(o.finished);
@@ -164,14 +164,14 @@ TEST_CASE("response files: /dev/zero, a FIFO and an oversized file are refused a
   REQUIRE(::mkfifo((tmp / "fifo.rsp").c_str(), 0600) == 0);
   {
     std::ofstream(tmp / "big.rsp").put('-');
-    fs::resize_file(tmp / "big.rsp", ob::clang_cli::kMaxResponseFile + 1);
+    fs::resize_file(tmp / "big.rsp", ob::toolchain::clang_cli::kMaxResponseFile + 1);
   }
   for (const char* rsp : {"zero.rsp", "fifo.rsp", "big.rsp"}) {
     INFO(rsp);
     auto o = bounded([&] {
       std::string problem;
-      auto r = ob::clang_cli::expand_response_files({"clang", std::string("@") + rsp, "k.c"}, tmp.path(),
-                                                    &problem);
+      auto r = ob::toolchain::clang_cli::expand_response_files({"clang", std::string("@") + rsp, "k.c"}, tmp.path(),
+                                                               &problem);
       return r ? std::string() : problem;
     });
     INFO(o.error);

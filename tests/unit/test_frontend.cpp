@@ -19,13 +19,13 @@ using Argv = std::vector<std::string>;
 
 namespace {
 
-const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
-const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 
-Toolchain fake_toolchain() { return test::fake_toolchain_at("/llvm"); }
+toolchain::Toolchain fake_toolchain() { return test::fake_toolchain_at("/llvm"); }
 
-Manifest one_source(Language lang, const std::string& source) {
-  Manifest m;
+manifest::Manifest one_source(manifest::Language lang, const std::string& source) {
+  manifest::Manifest m;
   m.file = "/proj/offload.json";
   m.project_dir = "/proj";
   m.name = m.output = "demo";
@@ -38,8 +38,8 @@ Manifest one_source(Language lang, const std::string& source) {
   return m;
 }
 
-clang_cli::CompileRequest request(const Argv& argv) {
-  auto parsed = clang_cli::parse(argv);
+toolchain::clang_cli::CompileRequest request(const Argv& argv) {
+  auto parsed = toolchain::clang_cli::parse(argv);
   INFO(parsed.pass_reason);
   REQUIRE(parsed.compile);
   return *parsed.compile;
@@ -51,13 +51,13 @@ std::string after(const Argv& argv, const std::string& flag) {
 }
 
 // The job graph without paths or argv: kind, target, deps, unit.
-std::vector<std::string> shape(const Plan& plan) {
+std::vector<std::string> shape(const plan::Plan& plan) {
   std::vector<std::string> out;
   for (const auto& j : plan.jobs) {
-    if (j.kind == JobKind::Link) continue;
-    std::string s = std::string(job_kind_name(j.kind)) + (j.target ? " " + j.target->short_name() : "") +
+    if (j.kind == plan::JobKind::Link) continue;
+    std::string s = std::string(plan::job_kind_name(j.kind)) + (j.target ? " " + j.target->short_name() : "") +
                     " unit " + std::to_string(j.unit) + " after";
-    for (JobId d : j.deps) s += " " + std::to_string(d);
+    for (plan::JobId d : j.deps) s += " " + std::to_string(d);
     out.push_back(s);
   }
   return out;
@@ -65,7 +65,7 @@ std::vector<std::string> shape(const Plan& plan) {
 
 // What clang lists for a device pass (host-IR cc1, device cc1, ptxas for
 // nvptx), trimmed to what the single-parse split reads.
-class ListingProbe final : public DriverProbe {
+class ListingProbe final : public toolchain::DriverProbe {
  public:
   int calls = 0;
   Result<std::vector<Argv>> list(const Argv& d, const fs::path&) override {
@@ -92,11 +92,11 @@ class ListingProbe final : public DriverProbe {
 
 TEST_CASE("frontend seam: every pass of a manifest build is the frontend's Compile",
           "[frontend][plan]") {
-  const Manifest m = one_source(Language::Cxx, "src/k.cpp");
-  const Toolchain tc = fake_toolchain();
-  const Plan plan = make_plan(m, tc);  // no probe: the two-parse form
+  const manifest::Manifest m = one_source(manifest::Language::Cxx, "src/k.cpp");
+  const toolchain::Toolchain tc = fake_toolchain();
+  const plan::Plan plan = plan::make_plan(m, tc);  // no probe: the two-parse form
   REQUIRE(plan.jobs.size() == 5);
-  const frontend::Frontend& fe = frontend::for_language(Language::Cxx);
+  const toolchain::frontend::Frontend& fe = toolchain::frontend::for_language(manifest::Language::Cxx);
   const auto compile = fe.manifest_compile(tc, m, m.sources[0], "src/k.cpp");
   CHECK(plan.jobs[0].argv == compile->device(kHost, "build/obj/src/k.cpp.dev.host.o",
                                               "build/obj/src/k.cpp.dev.host.d", false));
@@ -118,9 +118,9 @@ TEST_CASE("frontend seam: every pass of a launcher compile is the frontend's Com
           "[frontend][launcher]") {
   const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-g", "-MD",
                             "-c", "k.c", "-o", "k.o"});
-  const Plan plan = make_launcher_plan(req, fake_toolchain(), "/w");
+  const plan::Plan plan = plan::make_launcher_plan(req, fake_toolchain(), "/w");
   REQUIRE(plan.jobs.size() == 3);
-  const auto compile = frontend::for_language(Language::C).launcher_compile(req, "/w", "");
+  const auto compile = toolchain::frontend::for_language(manifest::Language::C).launcher_compile(req, "/w", "");
   // The one device pass writes the caller's depfile (k.d, clang's default name).
   CHECK(plan.jobs[0].argv == compile->device(kSm90, "k.o.offload-build/dev.sm_90.o", "k.d", true));
   CHECK(plan.jobs[0].keep_depfile);
@@ -132,19 +132,19 @@ TEST_CASE("frontend seam: every pass of a launcher compile is the frontend's Com
 
 TEST_CASE("frontend seam: a manifest source and a launcher compile get the same jobs",
           "[frontend][plan][launcher][single-parse]") {
-  const Manifest m = one_source(Language::C, "k.c");
+  const manifest::Manifest m = one_source(manifest::Language::C, "k.c");
   const auto req = request({"/llvm/bin/clang", "-fopenmp",
                             "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                             "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "-Iinclude",
                             "-DN=4", "-O2", "-c", "k.c", "-o", "k.o"});
   const std::vector<std::string> two_parse{"device host unit 1 after", "device sm_90 unit 1 after",
                                            "package unit 1 after 0 1", "host unit 1 after 2"};
-  CHECK(shape(make_plan(m, fake_toolchain())) == two_parse);
-  CHECK(shape(make_launcher_plan(req, fake_toolchain(), "/proj")) == two_parse);
+  CHECK(shape(plan::make_plan(m, fake_toolchain())) == two_parse);
+  CHECK(shape(plan::make_launcher_plan(req, fake_toolchain(), "/proj")) == two_parse);
 
   ListingProbe probe;
-  const Plan manifest = make_plan(m, fake_toolchain(), PlanOptions{&probe, false, 1, nullptr});
-  const Plan launcher = make_launcher_plan(req, fake_toolchain(), "/proj", &probe);
+  const plan::Plan manifest = plan::make_plan(m, fake_toolchain(), plan::PlanOptions{&probe, false, 1, nullptr});
+  const plan::Plan launcher = plan::make_launcher_plan(req, fake_toolchain(), "/proj", &probe);
   CHECK(probe.calls == 4);
   const std::vector<std::string> single_parse{
       "host-ir unit 1 after", "device host unit 1 after 0", "device sm_90 unit 1 after 0",
@@ -161,9 +161,9 @@ TEST_CASE("frontend seam: a manifest source and a launcher compile get the same 
 
 TEST_CASE("frontend seam: the frontend says when a compile keeps the two-parse form",
           "[frontend][single-parse]") {
-  Manifest m = one_source(Language::C, "k.c");
-  const Toolchain tc = fake_toolchain();
-  const frontend::Frontend& fe = frontend::for_language(Language::C);
+  manifest::Manifest m = one_source(manifest::Language::C, "k.c");
+  const toolchain::Toolchain tc = fake_toolchain();
+  const toolchain::frontend::Frontend& fe = toolchain::frontend::for_language(manifest::Language::C);
   CHECK_FALSE(fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason());
   m.device_flags = {"-DDEVICE_ONLY"};
   const auto why = fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason();
@@ -171,29 +171,29 @@ TEST_CASE("frontend seam: the frontend says when a compile keeps the two-parse f
   CHECK_THAT(*why, Catch::Contains("host_flags or device_flags are set"));
   // ...and the planner asks it before probing the driver.
   ListingProbe probe;
-  const Plan plan = make_plan(m, tc, PlanOptions{&probe, false, 1, nullptr});
+  const plan::Plan plan = plan::make_plan(m, tc, plan::PlanOptions{&probe, false, 1, nullptr});
   CHECK(probe.calls == 0);
-  CHECK(plan.jobs.front().kind == JobKind::DeviceCompile);
+  CHECK(plan.jobs.front().kind == plan::JobKind::DeviceCompile);
   // A launcher compile's options are the compiler's own: no such rule.
   const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-c", "k.c", "-o", "k.o"});
   CHECK_FALSE(fe.launcher_compile(req, "/w", "")->two_parse_reason());
 }
 
 TEST_CASE("driver listing: a device cc1's target", "[frontend][single-parse]") {
-  using driver_listing::device_cc1_target;
+  using toolchain::driver_listing::device_cc1_target;
   CHECK(device_cc1_target({"clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu",
                            "sm_90", "-fopenmp-is-target-device"}) == kSm90);
   // The host device compiles for "generic" whatever its -target-cpu.
   CHECK(device_cc1_target({"clang", "-cc1", "-triple", "x86_64-unknown-linux-gnu", "-target-cpu",
                            "x86-64", "-fopenmp-is-target-device"}) == kHost);
   CHECK(device_cc1_target({"clang", "-cc1", "-triple", "amdgcn-amd-amdhsa",
-                           "-fopenmp-is-target-device"}) == Target{"amdgcn-amd-amdhsa", "generic"});
+                           "-fopenmp-is-target-device"}) == manifest::Target{"amdgcn-amd-amdhsa", "generic"});
   CHECK_FALSE(device_cc1_target({"clang", "-cc1", "-triple", "x86_64-unknown-linux-gnu",
                                  "-target-cpu", "x86-64", "-emit-obj"}));
 }
 
 TEST_CASE("driver listing: which listed commands package, assemble and write what", "[frontend][single-parse]") {
-  using namespace driver_listing;
+  using namespace toolchain::driver_listing;
   CHECK(packages({"/llvm/bin/llvm-offload-binary", "-o", "a.out", "--image=file=x"}));
   CHECK_FALSE(packages({"/llvm/bin/clang", "-cc1", "-o", "x.o"}));
   CHECK(assembles({"/cuda/bin/ptxas", "-m64", "--output-file", "x.cubin", "x.s"}));
@@ -206,19 +206,19 @@ TEST_CASE("driver listing: which listed commands package, assemble and write wha
 
 TEST_CASE("clang flags: the stable-names probe's argv", "[frontend][stable_names]") {
   // The same bytes as before it moved out of stable_names.cpp.
-  CHECK(clang_flags::host_ir_probe_argv("/llvm/bin/clang", "/tmp/p.c") ==
+  CHECK(toolchain::clang_flags::host_ir_probe_argv("/llvm/bin/clang", "/tmp/p.c") ==
         Argv{"/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only",
              "-x", "c", "-S", "-emit-llvm", "-o", "-", "/tmp/p.c"});
 }
 
 TEST_CASE("clang flags: target options in a manifest list and the targets they mean", "[frontend][manifest]") {
-  CHECK(clang_flags::targets_for_flags({"--offload-arch=sm_80,gfx90a", "-O2"}) == Argv{"sm_80", "gfx90a"});
-  CHECK(clang_flags::targets_for_flags({"-fopenmp-targets=nvptx64-nvidia-cuda", "-Xopenmp-target", "-march=sm_70"}) ==
+  CHECK(toolchain::clang_flags::targets_for_flags({"--offload-arch=sm_80,gfx90a", "-O2"}) == Argv{"sm_80", "gfx90a"});
+  CHECK(toolchain::clang_flags::targets_for_flags({"-fopenmp-targets=nvptx64-nvidia-cuda", "-Xopenmp-target", "-march=sm_70"}) ==
         Argv{"sm_70"});
-  CHECK(clang_flags::targets_for_flags({"-O2"}).empty());
-  auto problem = clang_flags::target_flag_problem("host_flags", {"-O2", "-g", "-fno-openmp"});
+  CHECK(toolchain::clang_flags::targets_for_flags({"-O2"}).empty());
+  auto problem = toolchain::clang_flags::target_flag_problem("host_flags", {"-O2", "-g", "-fno-openmp"});
   REQUIRE(problem);
   CHECK(problem->first == 2);
   CHECK(problem->second.find("\"host_flags\" entry \"-fno-openmp\" selects offload targets") == 0);
-  CHECK_FALSE(clang_flags::target_flag_problem("flags", {"-O2", "-fopenmp-simd"}));
+  CHECK_FALSE(toolchain::clang_flags::target_flag_problem("flags", {"-O2", "-fopenmp-simd"}));
 }

@@ -8,7 +8,7 @@ using namespace ob;
 
 namespace {
 std::string recognized(const std::string& program) {
-  const frontend::Frontend* fe = frontend::recognize(program, std::nullopt);
+  const toolchain::frontend::Frontend* fe = toolchain::frontend::recognize(program, std::nullopt);
   return fe ? std::string(fe->name()) : "none";
 }
 }  // namespace
@@ -24,22 +24,22 @@ TEST_CASE("the registered frontends recognise their drivers by name", "[frontend
   CHECK(recognized("gcc") == "none");
   CHECK(recognized("flangx") == "none");
   // Where the name says nothing, the program's real path decides.
-  CHECK(frontend::recognize("cc", fs::path("/usr/bin/flang-22")) == &frontend::flang_openmp_frontend());
+  CHECK(toolchain::frontend::recognize("cc", fs::path("/usr/bin/flang-22")) == &toolchain::frontend::flang_openmp_frontend());
 }
 
 TEST_CASE("each language has its frontend", "[frontend][flang]") {
-  CHECK(&frontend::for_language(Language::C) == &frontend::clang_openmp_frontend());
-  CHECK(&frontend::for_language(Language::Cxx) == &frontend::clang_openmp_frontend());
-  CHECK(&frontend::for_language(Language::Fortran) == &frontend::flang_openmp_frontend());
+  CHECK(&toolchain::frontend::for_language(manifest::Language::C) == &toolchain::frontend::clang_openmp_frontend());
+  CHECK(&toolchain::frontend::for_language(manifest::Language::Cxx) == &toolchain::frontend::clang_openmp_frontend());
+  CHECK(&toolchain::frontend::for_language(manifest::Language::Fortran) == &toolchain::frontend::flang_openmp_frontend());
 }
 
 TEST_CASE("flang's frontend parses an offload compile", "[frontend][flang]") {
-  const auto& flang = frontend::flang_openmp_frontend();
+  const auto& flang = toolchain::frontend::flang_openmp_frontend();
   const auto parsed = flang.parse({"flang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-O2",
                                    "-Iinc", "-J", "mods", "-c", "src/x.F90", "-o", "obj/x.o"});
   REQUIRE(parsed.compile);
   const auto& req = *parsed.compile;
-  CHECK(req.language == Language::Fortran);
+  CHECK(req.language == manifest::Language::Fortran);
   CHECK(req.source == "src/x.F90");
   CHECK(req.output_arg() == "obj/x.o");
   REQUIRE(req.targets.size() == 1);
@@ -47,28 +47,28 @@ TEST_CASE("flang's frontend parses an offload compile", "[frontend][flang]") {
 
   const auto compile = flang.launcher_compile(req, "/nonexistent", "");
   CHECK(compile->device(req.targets[0], "w/dev.o", "w/dev.d", false) ==
-        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-device-only", "-c", "src/x.F90",
-                       "-o", "w/dev.o"});
+        toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
+                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-device-only", "-c", "src/x.F90",
+                                  "-o", "w/dev.o"});
   CHECK(compile->host("w/images.offload", "obj/x.o", "w/host.d") ==
-        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
-                       "-fembed-offload-object=w/images.offload", "-c", "src/x.F90", "-o", "obj/x.o"});
+        toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
+                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
+                                  "-fembed-offload-object=w/images.offload", "-c", "src/x.F90", "-o", "obj/x.o"});
   CHECK_FALSE(compile->cacheable());  // the source cannot be read: no key is known to be whole
   CHECK_FALSE(compile->two_parse_reason());  // single parse, as flang's one-shot compile
   CHECK(compile->host_ir("w/host.bc", "w/host-ir.d") ==
-        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-emit-llvm", "-c",
-                       "src/x.F90", "-o", "w/host.bc"});
+        toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
+                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-emit-llvm", "-c",
+                                  "src/x.F90", "-o", "w/host.bc"});
   CHECK(compile->host_codegen("w/host.bc", "w/images.offload", "obj/x.o") ==
-        frontend::Argv{"flang-22", "-fopenmp", "-O2", "-J", "mods",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
-                       "-fembed-offload-object=w/images.offload", "-c", "-x", "ir", "w/host.bc", "-o",
-                       "obj/x.o"});
+        toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-J", "mods",
+                                  "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
+                                  "-fembed-offload-object=w/images.offload", "-c", "-x", "ir", "w/host.bc", "-o",
+                                  "obj/x.o"});
 }
 
 TEST_CASE("flang's frontend says why a command runs unchanged", "[frontend][flang]") {
-  const auto& flang = frontend::flang_openmp_frontend();
+  const auto& flang = toolchain::frontend::flang_openmp_frontend();
   const std::string host = "-fopenmp-targets=x86_64-unknown-linux-gnu";
   auto code = [&](std::vector<std::string> argv) { return flang.parse(argv).pass_code; };
   CHECK(code({"flang-22", "-fopenmp", host, "x.f90", "-o", "x"}) == "not a compile to an object");
@@ -81,6 +81,6 @@ TEST_CASE("flang's frontend says why a command runs unchanged", "[frontend][flan
   CHECK(option.pass_code == "unsupported option");
   CHECK(option.option == "-MD");
   // clang's parser leaves Fortran to flang.
-  CHECK(frontend::clang_openmp_frontend().parse({"clang-22", "-fopenmp", host, "-c", "x.f90"}).pass_code ==
+  CHECK(toolchain::frontend::clang_openmp_frontend().parse({"clang-22", "-fopenmp", host, "-c", "x.f90"}).pass_code ==
         "not an offload compile");
 }

@@ -28,8 +28,8 @@ using namespace ob::storage;
 namespace {
 
 // `n` cacheable jobs, each reading its own source and writing one object.
-Plan object_plan(const fs::path& dir, size_t n) {
-  Plan plan;
+plan::Plan object_plan(const fs::path& dir, size_t n) {
+  plan::Plan plan;
   plan.cwd = dir;
   plan.build_dir = dir / "out";
   plan.program = dir / "out/prog";
@@ -40,8 +40,8 @@ Plan object_plan(const fs::path& dir, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const std::string name = std::to_string(i);
     std::ofstream(dir / (name + ".c")) << "int f" << name << "(void) { return " << name << "; }\n";
-    Job j;
-    j.kind = JobKind::HostCompile;
+    plan::Job j;
+    j.kind = plan::JobKind::HostCompile;
     j.source = dir / (name + ".c");
     j.inputs = {j.source};
     j.outputs = {dir / "out" / (name + ".o")};
@@ -51,7 +51,7 @@ Plan object_plan(const fs::path& dir, size_t n) {
   return plan;
 }
 
-std::map<std::string, std::string> outputs_of(const Plan& plan) {
+std::map<std::string, std::string> outputs_of(const plan::Plan& plan) {
   std::map<std::string, std::string> out;
   for (const auto& job : plan.jobs) {
     std::ifstream in(job.outputs[0], std::ios::binary);
@@ -62,13 +62,13 @@ std::map<std::string, std::string> outputs_of(const Plan& plan) {
 
 struct Built {
   exec::ExecSummary summary;
-  std::vector<JobId> ran;
+  std::vector<plan::JobId> ran;
   Counters counters;
   std::map<std::string, RemoteCounters> remotes;
 };
 
 // One build with the job cache over `cache_dir` and `remote`, as the CLI wires it.
-Built build(const Plan& plan, const fs::path& cache_dir, const RemoteConfig& remote,
+Built build(const plan::Plan& plan, const fs::path& cache_dir, const RemoteConfig& remote,
             const BackendFactory& factory, size_t lookups) {
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);
@@ -81,11 +81,11 @@ Built build(const Plan& plan, const fs::path& cache_dir, const RemoteConfig& rem
   cache_options.keep_build_state = false;  // every build asks the storage
   JobCache cache(layers, plan, cache_options);
   test::FakeRunner runner;
-  exec::ExecOptions exec;
-  exec.parallelism = 2;
-  exec.lookups = lookups;
-  cache.attach(exec);
-  auto summary = exec::execute(plan, runner, exec);
+  exec::ExecOptions exec_options;
+  exec_options.parallelism = 2;
+  exec_options.lookups = lookups;
+  cache.attach(exec_options);
+  auto summary = exec::execute(plan, runner, exec_options);
   REQUIRE(summary.ok());
   Built b{*summary, runner.started, cache.counters(), {}};
   layers.finish_uploads();
@@ -153,7 +153,7 @@ TEST_CASE("a build served entirely from a remote, its gets in flight at once, gi
           "[cache][lookups][remote]") {
   test::TempDir tmp("ob-lookups");
   const size_t n = 12;
-  Plan plan = object_plan(tmp / "project", n);
+  plan::Plan plan = object_plan(tmp / "project", n);
   SlowRemote slow;
 
   Built cold = build(plan, tmp / "cache1", slow.config, slow.factory, 0);
@@ -182,7 +182,7 @@ TEST_CASE("a build served entirely from a private redis-server gives the same ou
   test::TempDir tmp("ob-lookups-redis");
   test::RedisServer server(tmp / "redis", {false, ""});  // starts redis-server (a subprocess)
   const size_t n = 24;
-  Plan plan = object_plan(tmp / "project", n);
+  plan::Plan plan = object_plan(tmp / "project", n);
   const RemoteConfig remote =
       remote_url(fmt::format("redis://127.0.0.1:{}|allow-unsigned", server.port()));
   Built cold = build(plan, tmp / "cache1", remote, make_remote_backend, 0);
@@ -206,7 +206,7 @@ TEST_CASE("a build served entirely from a private redis-server gives the same ou
 TEST_CASE("what a remote's latency costs a build served from it", "[.][lookups-bench]") {
   test::TempDir tmp("ob-lookups-bench");
   const size_t n = 32;
-  Plan plan = object_plan(tmp / "project", n);
+  plan::Plan plan = object_plan(tmp / "project", n);
   SlowRemote slow;
   build(plan, tmp / "cache-cold", slow.config, slow.factory, 0);
   for (int ms : {5, 20, 50}) {

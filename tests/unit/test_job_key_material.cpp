@@ -9,11 +9,11 @@ using namespace ob;
 
 TEST_CASE("a job's key material keys it instead of its tools, argv and environment", "[cache]") {
   auto device_job = [](const std::string& home, const std::string& material) {
-    Plan plan;
+    plan::Plan plan;
     plan.cwd = home + "/app";
-    Job job;
-    job.kind = JobKind::DeviceCompile;
-    job.target = Target{"x86_64-unknown-linux-gnu", "generic"};
+    plan::Job job;
+    job.kind = plan::JobKind::DeviceCompile;
+    job.target = manifest::Target{"x86_64-unknown-linux-gnu", "generic"};
     job.argv = {home + "/.cargo/bin/cargo", "rustc", "--target-dir", home + "/target/offload-device/host/k"};
     job.env = {{"RUSTC", home + "/.rustup/bin/rustc"}};
     job.outputs = {home + "/target/offload-device/host/k/offload/k.host.o"};
@@ -25,10 +25,10 @@ TEST_CASE("a job's key material keys it instead of its tools, argv and environme
   CHECK(device_job("/home/a", "m1") == device_job("/home/b/src", "m1"));
   CHECK(device_job("/home/a", "m1") != device_job("/home/a", "m2"));  // an edit in the crates
   auto without = [](const std::string& home) {
-    Plan plan;
+    plan::Plan plan;
     plan.cwd = home;
-    Job job;
-    job.kind = JobKind::DeviceCompile;
+    plan::Job job;
+    job.kind = plan::JobKind::DeviceCompile;
     job.argv = {home + "/cargo", "rustc"};
     cache::FileFactsCache files;
     return cache::compute_job_key(plan, job, files).direct;

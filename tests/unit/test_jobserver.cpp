@@ -81,11 +81,11 @@ TEST_CASE("jobserver tokens through a fifo", "[launcher][jobserver]") {
 
 TEST_CASE("executor takes a slot for every job beyond the first", "[launcher][jobserver][executor]") {
   test::TempDir tmp;
-  Plan plan;
+  plan::Plan plan;
   plan.cwd = tmp.path();
   plan.directories = {tmp / "out"};
   for (int i = 0; i < 8; ++i) {
-    Job j;
+    plan::Job j;
     j.id = plan.jobs.size();
     j.source = tmp / "src.c";
     j.outputs = {tmp / "out" / std::to_string(i)};

@@ -13,8 +13,8 @@ using Argv = std::vector<std::string>;
 
 namespace {
 
-Toolchain fake_toolchain() {
-  Toolchain tc;
+toolchain::Toolchain fake_toolchain() {
+  toolchain::Toolchain tc;
   tc.root = "/nonexistent/llvm";
   tc.clang = tc.root / "bin/clang";
   tc.clangxx = tc.root / "bin/clang++";
@@ -25,11 +25,11 @@ Toolchain fake_toolchain() {
   return tc;
 }
 
-Plan plan_for(const Argv& argv, const fs::path& cwd = "/b") {
-  auto parsed = clang_cli::parse(argv);
+plan::Plan plan_for(const Argv& argv, const fs::path& cwd = "/b") {
+  auto parsed = toolchain::clang_cli::parse(argv);
   INFO(parsed.pass_reason);
   REQUIRE(parsed.compile);
-  return make_launcher_plan(*parsed.compile, fake_toolchain(), cwd);
+  return plan::make_launcher_plan(*parsed.compile, fake_toolchain(), cwd);
 }
 
 const std::string kWork = "obj/k.cpp.o.offload-build";
@@ -38,7 +38,7 @@ const std::string kWork = "obj/k.cpp.o.offload-build";
 
 TEST_CASE("launcher plan: device pass per target, package, host pass (golden argv)",
           "[launcher][plan]") {
-  Plan plan = plan_for({"/usr/bin/clang++-22", "-DN=4", "-I/p/include", "-O2", "-g", "-fopenmp",
+  plan::Plan plan = plan_for({"/usr/bin/clang++-22", "-DN=4", "-I/p/include", "-O2", "-g", "-fopenmp",
                         "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
                         "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90",
                         "-Xopenmp-target=nvptx64-nvidia-cuda", "-O3", "-nogpulib", "-MD", "-MT",
@@ -50,8 +50,8 @@ TEST_CASE("launcher plan: device pass per target, package, host pass (golden arg
   CHECK(plan.build_dir == "/b/" + kWork);
   CHECK(plan.directories == std::vector<fs::path>{"/b/" + kWork});
 
-  const Job& host_dev = plan.jobs[0];
-  CHECK(host_dev.kind == JobKind::DeviceCompile);
+  const plan::Job& host_dev = plan.jobs[0];
+  CHECK(host_dev.kind == plan::JobKind::DeviceCompile);
   CHECK(host_dev.argv ==
         Argv{"/usr/bin/clang++-22", "-DN=4", "-I/p/include", "-O2", "-g", "-fopenmp", "-nogpulib",
              "-c", "/p/src/k.cpp", "-fdebug-compilation-dir=/b", "-Xarch_host", "-w",
@@ -64,7 +64,7 @@ TEST_CASE("launcher plan: device pass per target, package, host pass (golden arg
   CHECK(host_dev.keep_depfile);  // cached and restored with the object
   CHECK(host_dev.inode_sensitive);
 
-  const Job& sm90 = plan.jobs[1];
+  const plan::Job& sm90 = plan.jobs[1];
   CHECK(sm90.argv ==
         Argv{"/usr/bin/clang++-22", "-DN=4", "-I/p/include", "-O2", "-g", "-fopenmp",
              "-Xopenmp-target=nvptx64-nvidia-cuda", "-O3", "-nogpulib", "-c", "/p/src/k.cpp",
@@ -72,18 +72,18 @@ TEST_CASE("launcher plan: device pass per target, package, host pass (golden arg
              "--offload-device-only", "-MD",
              "-MF", kWork + "/dev.sm_90.d", "-o", kWork + "/dev.sm_90.o"});
 
-  const Job& pack = plan.jobs[2];
-  CHECK(pack.kind == JobKind::Package);
-  CHECK(pack.deps == std::vector<JobId>{0, 1});
+  const plan::Job& pack = plan.jobs[2];
+  CHECK(pack.kind == plan::JobKind::Package);
+  CHECK(pack.deps == std::vector<plan::JobId>{0, 1});
   CHECK(pack.argv ==
         Argv{"/nonexistent/llvm/bin/llvm-offload-binary", "-o", kWork + "/images.offload",
              "--image=file=" + kWork + "/dev.sm_90.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp",
              "--image=file=" + kWork +
                  "/dev.host.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
 
-  const Job& host = plan.jobs[3];
-  CHECK(host.kind == JobKind::HostCompile);
-  CHECK(host.deps == std::vector<JobId>{2});
+  const plan::Job& host = plan.jobs[3];
+  CHECK(host.kind == plan::JobKind::HostCompile);
+  CHECK(host.deps == std::vector<plan::JobId>{2});
   CHECK(host.argv ==
         Argv{"/usr/bin/clang++-22", "-DN=4", "-I/p/include", "-O2", "-g", "-fopenmp",
              // -Xopenmp-target is for device passes (clang warns it is unused here).
@@ -101,11 +101,11 @@ TEST_CASE("launcher plan: device pass per target, package, host pass (golden arg
 }
 
 TEST_CASE("launcher plan: -Xarch_* goes to the passes it applies to", "[launcher][plan]") {
-  Plan plan = plan_for({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "-Xarch_host", "-DH",
+  plan::Plan plan = plan_for({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "-Xarch_host", "-DH",
                         "-Xarch_device", "-DD", "-Xarch_sm_90", "-DS", "-Xarch_gfx90a", "-DG",
                         "-c", "k.c"});
   REQUIRE(plan.jobs.size() == 4);
-  auto args = [](const Job& j) { return Argv(j.argv.begin() + 1, j.argv.begin() + 13); };
+  auto args = [](const plan::Job& j) { return Argv(j.argv.begin() + 1, j.argv.begin() + 13); };
   CHECK(args(plan.jobs[0]) == Argv{"-fopenmp", "-Xarch_host", "-DH", "-Xarch_device", "-DD",
                                    "-Xarch_sm_90", "-DS", "-c", "k.c", "-Xarch_host", "-w",
                                    "--offload-arch=sm_90"});
@@ -117,7 +117,7 @@ TEST_CASE("launcher plan: -Xarch_* goes to the passes it applies to", "[launcher
 }
 
 TEST_CASE("launcher plan: the host device's -march and the optimization record", "[launcher][plan]") {
-  Plan plan = plan_for({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
+  plan::Plan plan = plan_for({"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
                         "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
                         "-fsave-optimization-record", "-c", "k.c", "-o", "o/k.o"});
   REQUIRE(plan.jobs.size() == 3);
@@ -125,10 +125,10 @@ TEST_CASE("launcher plan: the host device's -march and the optimization record",
   CHECK(Argv(plan.jobs[0].argv.begin() + 1, plan.jobs[0].argv.begin() + 5) ==
         Argv{"-fopenmp", "-Xopenmp-target=x86_64-unknown-linux-gnu", "-march=x86-64-v3",
              "-fsave-optimization-record"});
-  CHECK(plan.jobs[0].target == Target{"x86_64-unknown-linux-gnu", "x86-64-v3"});
+  CHECK(plan.jobs[0].target == manifest::Target{"x86_64-unknown-linux-gnu", "x86-64-v3"});
   CHECK_THAT(plan.jobs[1].argv.back(), Catch::Contains("arch=x86-64-v3"));  // the image's arch
   // The host pass writes the record clang's host compile writes, a product of the job.
-  const Job& host = plan.jobs[2];
+  const plan::Job& host = plan.jobs[2];
   CHECK(host.outputs == std::vector<fs::path>{"/b/o/k.o", "/b/o/k.opt.yaml"});
   CHECK(std::count(host.argv.begin(), host.argv.end(), "-foptimization-record-file=o/k.opt.yaml") == 1);
   CHECK(std::find(host.argv.begin(), host.argv.end(), "-march=x86-64-v3") == host.argv.end());
@@ -136,32 +136,32 @@ TEST_CASE("launcher plan: the host device's -march and the optimization record",
 
 TEST_CASE("launcher plan: depfiles requested or private", "[launcher][plan]") {
   // No depfile requested: the cache still needs one, in the work directory.
-  Plan none = plan_for({"clang", "-fopenmp", "--offload-arch=gfx90a", "-c", "k.c", "-o", "k.o"});
-  const Job& host = none.jobs.back();
+  plan::Plan none = plan_for({"clang", "-fopenmp", "--offload-arch=gfx90a", "-c", "k.c", "-o", "k.o"});
+  const plan::Job& host = none.jobs.back();
   CHECK(host.depfile == fs::path("/b/k.o.offload-build/host.d"));
   CHECK_FALSE(host.keep_depfile);
   CHECK(host.argv == Argv{"clang", "-fopenmp", "--offload-arch=gfx90a", "-c", "k.c", "-o", "k.o",
                           "-MD", "-MF", "k.o.offload-build/host.d", "--offload-host-only",
                           "-Xclang", "-fembed-offload-object=k.o.offload-build/images.offload"});
   // -MMD without -MF or -MT: clang's defaults, made explicit; no -g, no compilation dir.
-  Plan mmd = plan_for({"clang", "-fopenmp", "--offload-arch=gfx90a,sm_90", "-MMD", "-MP", "-c",
+  plan::Plan mmd = plan_for({"clang", "-fopenmp", "--offload-arch=gfx90a,sm_90", "-MMD", "-MP", "-c",
                        "src/k.c"});
-  const Job& d2 = mmd.jobs[1];  // sm_90: nvptx64 sorts after amdgcn
+  const plan::Job& d2 = mmd.jobs[1];  // sm_90: nvptx64 sorts after amdgcn
   CHECK(mmd.program == "/b/k.o");
   CHECK(d2.depfile == fs::path("/b/k.d"));
   CHECK(d2.argv == Argv{"clang", "-fopenmp", "-c", "src/k.c", "-Xarch_host", "-w",
                         "--offload-arch=sm_90", "--offload-device-only", "-MMD", "-MF", "k.d",
                         "-MQk.o", "-MP", "-o", "k.o.offload-build/dev.sm_90.o"});
   CHECK(mmd.jobs[0].depfile == fs::path("/b/k.o.offload-build/dev.gfx90a.d"));
-  CHECK(requested_depfile(*clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-MD",
+  CHECK(plan::requested_depfile(*toolchain::clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-MD",
                                              "-c", "k.c", "-o", "out/k.c.o"})
                                .compile,
                           "/b") == fs::path("/b/out/k.c.d"));
 }
 
 TEST_CASE("compile_commands.json: a host and a device entry per pass", "[launcher][compdb]") {
-  Plan plan = plan_for({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "-c", "k.c", "-o", "k.o"});
-  auto db = compilation_database(plan);
+  plan::Plan plan = plan_for({"clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", "-c", "k.c", "-o", "k.o"});
+  auto db = plan::compilation_database(plan);
   REQUIRE(db.size() == 3);  // host first: the entry clangd uses for the file
   CHECK(db[0]["output"] == "/b/k.o");
   CHECK(db[1]["output"] == "/b/k.o.offload-build/dev.sm_90.o");
@@ -176,7 +176,7 @@ TEST_CASE("compile_commands.json: a host and a device entry per pass", "[launche
 
 TEST_CASE("launcher plan: -save-temps as the driver's commands, ordered by the files they share",
           "[launcher][plan]") {
-  auto parsed = clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps", "-MD",
+  auto parsed = toolchain::clang_cli::parse({"clang", "-fopenmp", "--offload-arch=sm_90", "-save-temps", "-MD",
                                   "-MF", "k.d", "-c", "k.c", "-o", "k.o"});
   REQUIRE(parsed.compile);
   CHECK(parsed.compile->save_temps);
@@ -192,23 +192,23 @@ TEST_CASE("launcher plan: -save-temps as the driver's commands, ordered by the f
       {"/llvm/bin/clang", "-cc1", "-triple", "x86_64-pc-linux-gnu", "-S", "-fembed-offload-object=k.out", "-o", "k-host.s", "k-host.bc"},
       {"/llvm/bin/clang", "-cc1as", "-o", "k.o", "k-host.s"},
   };
-  auto plan = make_listing_plan(listing, *parsed.compile, "/b");
+  auto plan = plan::make_listing_plan(listing, *parsed.compile, "/b");
   REQUIRE(plan);
   REQUIRE(plan->jobs.size() == 8);
-  std::vector<std::vector<JobId>> deps;
+  std::vector<std::vector<plan::JobId>> deps;
   for (const auto& j : plan->jobs) deps.push_back(j.deps);
   // The device's preprocessing waits for the host's only because both write k.d.
-  CHECK(deps == std::vector<std::vector<JobId>>{{}, {0}, {0}, {1, 2}, {3}, {4}, {1, 5}, {6}});
-  CHECK(plan->jobs[3].kind == JobKind::DeviceCompile);
-  CHECK(plan->jobs[3].target == Target{"nvptx64-nvidia-cuda", "sm_90"});
-  CHECK(plan->jobs[4].kind == JobKind::Assemble);
-  CHECK(plan->jobs[5].kind == JobKind::Package);
-  CHECK(plan->jobs[7].kind == JobKind::HostCompile);
+  CHECK(deps == std::vector<std::vector<plan::JobId>>{{}, {0}, {0}, {1, 2}, {3}, {4}, {1, 5}, {6}});
+  CHECK(plan->jobs[3].kind == plan::JobKind::DeviceCompile);
+  CHECK(plan->jobs[3].target == manifest::Target{"nvptx64-nvidia-cuda", "sm_90"});
+  CHECK(plan->jobs[4].kind == plan::JobKind::Assemble);
+  CHECK(plan->jobs[5].kind == plan::JobKind::Package);
+  CHECK(plan->jobs[7].kind == plan::JobKind::HostCompile);
   CHECK(plan->jobs[7].outputs == std::vector<fs::path>{"/b/k.o"});
   CHECK_FALSE(plan->jobs[6].cacheable);
   // A temporary file (a shape -save-temps does not give) or another last output: not split.
   auto temp = listing;
   temp[1][6] = (fs::temp_directory_path() / "k-1234.bc").string();
-  CHECK_FALSE(make_listing_plan(temp, *parsed.compile, "/b"));
-  CHECK_FALSE(make_listing_plan({listing.begin(), listing.end() - 1}, *parsed.compile, "/b"));
+  CHECK_FALSE(plan::make_listing_plan(temp, *parsed.compile, "/b"));
+  CHECK_FALSE(plan::make_listing_plan({listing.begin(), listing.end() - 1}, *parsed.compile, "/b"));
 }

@@ -21,14 +21,14 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::trunc) << text;
 }
 
-Plan plan_in(const fs::path& dir) {
-  Plan plan;
+plan::Plan plan_in(const fs::path& dir) {
+  plan::Plan plan;
   plan.cwd = dir;
   plan.build_dir = dir / "build";
   plan.base_dirs = {dir};
   plan.name_anchor = dir;
-  Job job;
-  job.kind = JobKind::HostCompile;
+  plan::Job job;
+  job.kind = plan::JobKind::HostCompile;
   job.inode_sensitive = true;
   job.stable_names = true;
   job.depfile = dir / "build/k.d";
@@ -71,8 +71,8 @@ TEST_CASE("lookups that found nothing become dependencies a new file breaks", "[
   TempDir tmp("ob-lookups");
   const fs::path dir = tmp.path();
   fs::create_directories(dir / "a");
-  const Plan plan = plan_in(dir);
-  const Job& job = plan.jobs.front();
+  const plan::Plan plan = plan_in(dir);
+  const plan::Job& job = plan.jobs.front();
   std::string why;
   const std::vector<std::string> paths = {
       (dir / "a/h.h").string(),           // an -I directory without the header
@@ -139,8 +139,8 @@ TEST_CASE("a job is not up to date once a file appears where it found nothing", 
   BuildState state(state_file);
   FileFactsCache files({dir}, system_dirs(kSystemDirs), {});
   CHECK_FALSE(state.up_to_date("host k.c", key, files, dir));
-  Job job;
-  job.kind = JobKind::HostCompile;
+  plan::Job job;
+  job.kind = plan::JobKind::HostCompile;
   job.source = dir / "k.c";
   CHECK_THAT(state.explain_miss("host k.c", job, key, files, dir), Catch::Contains("file appeared: a/h.h"));
 }

@@ -40,9 +40,9 @@ class TempProject {
     fs::create_directories((dir_ / rel).parent_path());
     std::ofstream(dir_ / rel) << "int x;\n";
   }
-  Result<Manifest> load(const std::string& text) const {
+  Result<manifest::Manifest> load(const std::string& text) const {
     std::ofstream(manifest_path(), std::ios::binary) << text;
-    return load_manifest(manifest_path(), ob::frontend::manifest_options());
+    return manifest::load_manifest(manifest_path(), ob::toolchain::frontend::manifest_options());
   }
 
  private:
@@ -50,7 +50,7 @@ class TempProject {
 };
 
 // The load failed with a usage error "FILE:LINE:COL: error: ..." containing `what`.
-void require_error(const TempProject& p, const Result<Manifest>& r, size_t line, size_t column,
+void require_error(const TempProject& p, const Result<manifest::Manifest>& r, size_t line, size_t column,
                    const std::string& what) {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == exit_code::usage);
@@ -91,14 +91,14 @@ TEST_CASE("a manifest with every key resolves every field", "[manifest]") {
   CHECK(m->program_path() == p.dir() / "out/bin/saxpy.bin");
   REQUIRE(m->sources.size() == 3);
   CHECK(m->sources[0].path == p.dir() / "src/kern/deep/reduce.cc");
-  CHECK(m->sources[0].language == Language::Cxx);
+  CHECK(m->sources[0].language == manifest::Language::Cxx);
   CHECK(m->sources[1].path == p.dir() / "src/kern/saxpy.cpp");
   CHECK(m->sources[2].path == p.dir() / "src/main.c");
-  CHECK(m->sources[2].language == Language::C);
+  CHECK(m->sources[2].language == manifest::Language::C);
   REQUIRE(m->targets.size() == 3);  // sm_90 and host given twice
-  CHECK(m->targets[0] == Target{"x86_64-unknown-linux-gnu", "generic"});
-  CHECK(m->targets[1] == Target{"nvptx64-nvidia-cuda", "sm_90"});
-  CHECK(m->targets[2] == Target{"amdgcn-amd-amdhsa", "gfx90a"});
+  CHECK(m->targets[0] == manifest::Target{"x86_64-unknown-linux-gnu", "generic"});
+  CHECK(m->targets[1] == manifest::Target{"nvptx64-nvidia-cuda", "sm_90"});
+  CHECK(m->targets[2] == manifest::Target{"amdgcn-amd-amdhsa", "gfx90a"});
   CHECK(m->include_dirs == std::vector<std::string>{"include", "/opt/include"});
   CHECK(m->defines == std::vector<std::string>{"NDEBUG", "N=1024", "MAX(a,b)=((a)>(b)?(a):(b))"});
   CHECK(m->flags == std::vector<std::string>{"-O2"});
@@ -137,12 +137,12 @@ TEST_CASE("Fortran sources: .f90 and .F90 by extension, or \"language\": \"fortr
   auto m = p.load(R"({"name": "app", "sources": ["a.f90", "b.F90"], "targets": ["host"]})");
   REQUIRE(m.ok());
   REQUIRE(m->sources.size() == 2);
-  CHECK(m->sources[0].language == Language::Fortran);
-  CHECK(m->sources[1].language == Language::Fortran);
+  CHECK(m->sources[0].language == manifest::Language::Fortran);
+  CHECK(m->sources[1].language == manifest::Language::Fortran);
   auto forced = p.load(R"({"name": "app", "sources": ["c.inc"], "targets": ["host"], "language": "fortran"})");
   REQUIRE(forced.ok());
-  CHECK(forced->sources.at(0).language == Language::Fortran);
-  CHECK(language_name(Language::Fortran) == "fortran");
+  CHECK(forced->sources.at(0).language == manifest::Language::Fortran);
+  CHECK(manifest::language_name(manifest::Language::Fortran) == "fortran");
 }
 
 TEST_CASE("parse_manifest resolves a relative manifest path", "[manifest]") {
@@ -150,13 +150,13 @@ TEST_CASE("parse_manifest resolves a relative manifest path", "[manifest]") {
   p.touch("main.c");
   const fs::path rel = fs::relative(p.manifest_path());
   REQUIRE(rel.is_relative());
-  auto m = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm_90"]})", rel, ob::frontend::manifest_options());
+  auto m = manifest::parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm_90"]})", rel, ob::toolchain::frontend::manifest_options());
   REQUIRE(m.ok());
   CHECK(m->file == p.manifest_path());
   CHECK(m->project_dir == p.dir());
   CHECK(m->sources.at(0).path == p.dir() / "main.c");
 
-  auto bad = parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm9"]})", rel, ob::frontend::manifest_options());
+  auto bad = manifest::parse_manifest(R"({"name": "app", "sources": ["main.c"], "targets": ["sm9"]})", rel, ob::toolchain::frontend::manifest_options());
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, StartsWith(rel.string() + ":1:52: error: unknown offload target \"sm9\""));
 }
@@ -171,17 +171,17 @@ TEST_CASE("globs expand *, ?, [...] and ** and are sorted and deduplicated", "[m
   REQUIRE(m.ok());
   std::vector<std::string> got;
   for (const auto& s : m->sources)
-    got.push_back(s.path.lexically_relative(p.dir()).string() + (s.language == Language::C ? " c" : " c++"));
+    got.push_back(s.path.lexically_relative(p.dir()).string() + (s.language == manifest::Language::C ? " c" : " c++"));
   CHECK(got == std::vector<std::string>{"src/kern/a.cpp c++", "src/kern/deep/b.cc c++", "src/kern/deep/c.cxx c++",
                                         "src/main.c c", "src/util.c c", "src/x.C c++", "src/y.c++ c++"});
 
   SECTION("** also matches zero directories") {
-    auto files = expand_source_pattern(p.dir(), "src/**/main.c");
+    auto files = manifest::expand_source_pattern(p.dir(), "src/**/main.c");
     REQUIRE(files.ok());
     CHECK(*files == std::vector<fs::path>{p.dir() / "src/main.c"});
   }
   SECTION("dot files match only when named explicitly") {
-    auto files = expand_source_pattern(p.dir(), "src/.*.c");
+    auto files = manifest::expand_source_pattern(p.dir(), "src/.*.c");
     REQUIRE(files.ok());
     CHECK(*files == std::vector<fs::path>{p.dir() / "src/.dot.c"});
   }
@@ -200,28 +200,28 @@ TEST_CASE("repeated ** stays linear and globs stay inside the project", "[manife
   }
   std::string pattern = "t";
   for (int i = 0; i < 8; ++i) pattern += "/**/d*";
-  auto files = expand_source_pattern(p.dir(), pattern + "/**/*.c");
+  auto files = manifest::expand_source_pattern(p.dir(), pattern + "/**/*.c");
   REQUIRE(files.ok());
   CHECK(files->size() == 30 - 7);  // f.c at depth >= 8
-  auto plain = expand_source_pattern(p.dir(), "**/**/**/**/**/**/*.c");
+  auto plain = manifest::expand_source_pattern(p.dir(), "**/**/**/**/**/**/*.c");
   REQUIRE(plain.ok());
   CHECK(plain->size() == 30);
 
   for (const char* outside : {"/**", "../../**", "/tmp/*.c", "t/*/../../../*.c"}) {
-    auto r = expand_source_pattern(p.dir(), outside);
+    auto r = manifest::expand_source_pattern(p.dir(), outside);
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("reaches outside the project directory"));
   }
-  CHECK(expand_source_pattern(p.dir(), "t/d/../d/*.c").ok());  // climbs, but stays inside
+  CHECK(manifest::expand_source_pattern(p.dir(), "t/d/../d/*.c").ok());  // climbs, but stays inside
 }
 
 TEST_CASE("language comes from the extension unless \"language\" forces it", "[manifest]") {
-  CHECK(language_from_extension("a.c") == Language::C);
-  for (const char* cxx : {"a.cpp", "a.cc", "a.cxx", "a.C", "a.c++"}) CHECK(language_from_extension(cxx) == Language::Cxx);
-  CHECK_FALSE(language_from_extension("a.cu").has_value());
-  CHECK_FALSE(language_from_extension("Makefile").has_value());
-  CHECK(language_name(Language::C) == "c");
-  CHECK(language_name(Language::Cxx) == "c++");
+  CHECK(manifest::language_from_extension("a.c") == manifest::Language::C);
+  for (const char* cxx : {"a.cpp", "a.cc", "a.cxx", "a.C", "a.c++"}) CHECK(manifest::language_from_extension(cxx) == manifest::Language::Cxx);
+  CHECK_FALSE(manifest::language_from_extension("a.cu").has_value());
+  CHECK_FALSE(manifest::language_from_extension("Makefile").has_value());
+  CHECK(manifest::language_name(manifest::Language::C) == "c");
+  CHECK(manifest::language_name(manifest::Language::Cxx) == "c++");
 
   TempProject p;
   p.touch("main.c");
@@ -231,12 +231,12 @@ TEST_CASE("language comes from the extension unless \"language\" forces it", "[m
                     forced + "\"}");
     REQUIRE(m.ok());
     REQUIRE(m->sources.size() == 2);
-    CHECK(m->sources[0].language == Language::Cxx);
-    CHECK(m->sources[1].language == Language::Cxx);
+    CHECK(m->sources[0].language == manifest::Language::Cxx);
+    CHECK(m->sources[1].language == manifest::Language::Cxx);
   }
   auto c = p.load(R"({"name": "f", "targets": ["host"], "sources": ["kernel.cu"], "language": "c"})");
   REQUIRE(c.ok());
-  CHECK(c->sources.at(0).language == Language::C);
+  CHECK(c->sources.at(0).language == manifest::Language::C);
 }
 
 TEST_CASE("JSON syntax errors point at the offending token", "[manifest]") {
@@ -426,23 +426,23 @@ TEST_CASE("the manifest's option lists are checked by the check its caller passe
   const std::string text = "{\n  \"name\": \"app\",\n  \"sources\": [\"main.c\"],\n  \"targets\": [\"host\"],\n"
                            "  \"flags\": [\"-O2\", \"-fopenmp\"],\n  \"libs\": [\"m\", \"refused\"]\n}";
   // The manifest stage knows no option spellings: without a check, -fopenmp passes.
-  auto unchecked = parse_manifest(text, p.manifest_path(), ManifestOptions{});
+  auto unchecked = manifest::parse_manifest(text, p.manifest_path(), manifest::ManifestOptions{});
   REQUIRE(unchecked.ok());
   CHECK(unchecked->flags == std::vector<std::string>{"-O2", "-fopenmp"});
   // A caller's check sees every list and is reported at the entry it names.
   std::vector<std::string> seen;
-  ManifestOptions own{[&](const std::string& key, const std::vector<std::string>& values)
+  manifest::ManifestOptions own{[&](const std::string& key, const std::vector<std::string>& values)
                           -> std::optional<std::pair<size_t, std::string>> {
     seen.push_back(key);
     if (key == "libs" && values.size() == 2) return std::pair(size_t{1}, std::string("no, not this one"));
     return std::nullopt;
   }};
   std::ofstream(p.manifest_path(), std::ios::binary) << text;
-  require_error(p, load_manifest(p.manifest_path(), own), 6, 17, "no, not this one");
+  require_error(p, manifest::load_manifest(p.manifest_path(), own), 6, 17, "no, not this one");
   CHECK(seen == std::vector<std::string>{"include_dirs", "defines", "flags", "host_flags", "device_flags",
                                          "link_flags", "libs"});
   // The frontends' check is the one refusing target options.
-  require_error(p, parse_manifest(text, p.manifest_path(), ob::frontend::manifest_options()), 5, 20,
+  require_error(p, manifest::parse_manifest(text, p.manifest_path(), ob::toolchain::frontend::manifest_options()), 5, 20,
                 "\"flags\" entry \"-fopenmp\" selects offload targets");
 }
 
@@ -457,30 +457,30 @@ TEST_CASE("columns count characters and keys may use escapes", "[manifest]") {
 }
 
 TEST_CASE("JsonLocator maps JSON pointers to key and value positions", "[manifest]") {
-  const JsonLocator loc("{\n  \"a\": [1, {\"b/c\": true}],\n  \"d~\": \"x\"\n}");
-  CHECK(loc.value("") == TextPos{1, 1});
-  CHECK(loc.key("/a") == TextPos{2, 3});
-  CHECK(loc.value("/a") == TextPos{2, 8});
-  CHECK(loc.value("/a/0") == TextPos{2, 9});
-  CHECK(loc.value("/a/1") == TextPos{2, 12});
-  CHECK(loc.key("/a/1/b~1c") == TextPos{2, 13});
-  CHECK(loc.value("/a/1/b~1c") == TextPos{2, 20});
-  CHECK(loc.key(json_pointer("", "d~")) == TextPos{3, 3});
-  CHECK(loc.value("/d~0") == TextPos{3, 9});
+  const manifest::JsonLocator loc("{\n  \"a\": [1, {\"b/c\": true}],\n  \"d~\": \"x\"\n}");
+  CHECK(loc.value("") == manifest::TextPos{1, 1});
+  CHECK(loc.key("/a") == manifest::TextPos{2, 3});
+  CHECK(loc.value("/a") == manifest::TextPos{2, 8});
+  CHECK(loc.value("/a/0") == manifest::TextPos{2, 9});
+  CHECK(loc.value("/a/1") == manifest::TextPos{2, 12});
+  CHECK(loc.key("/a/1/b~1c") == manifest::TextPos{2, 13});
+  CHECK(loc.value("/a/1/b~1c") == manifest::TextPos{2, 20});
+  CHECK(loc.key(manifest::json_pointer("", "d~")) == manifest::TextPos{3, 3});
+  CHECK(loc.value("/d~0") == manifest::TextPos{3, 9});
   CHECK_FALSE(loc.value("/missing").has_value());
-  CHECK(text_position("ab\ncd", 4) == TextPos{2, 2});
-  CHECK(text_position("ab", 99) == TextPos{1, 3});
+  CHECK(manifest::text_position("ab\ncd", 4) == manifest::TextPos{2, 2});
+  CHECK(manifest::text_position("ab", 99) == manifest::TextPos{1, 3});
 }
 
 TEST_CASE("an unreadable manifest names the file and the reason", "[manifest]") {
   TempProject p;
   const fs::path missing = p.dir() / "nope" / "offload.json";
-  auto r = load_manifest(missing, ob::frontend::manifest_options());
+  auto r = manifest::load_manifest(missing, ob::toolchain::frontend::manifest_options());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == exit_code::usage);
   CHECK(r.error().message == "cannot read " + missing.string() + ": No such file or directory");
 
-  auto dir = load_manifest(p.dir(), ob::frontend::manifest_options());
+  auto dir = manifest::load_manifest(p.dir(), ob::toolchain::frontend::manifest_options());
   REQUIRE_FALSE(dir.ok());
   CHECK(dir.error().message == "cannot read " + p.dir().string() + ": Is a directory");
 }
@@ -511,7 +511,7 @@ TEST_CASE("config/offload.schema.json agrees with the manifest reader", "[manife
                                "nvptx64-nvidia-cuda", "nvptx64-nvidia-cuda:gfx90a", "amdgcn-amd-amdhsa:sm_90",
                                "x86_64-unknown-linux-gnu:sm_90", "hots", "SM_90", ""}) {
     INFO("spelling: " << spelling);
-    CHECK(std::regex_match(spelling, target_pattern) == resolve_target(spelling).ok());
+    CHECK(std::regex_match(spelling, target_pattern) == manifest::resolve_target(spelling).ok());
   }
 }
 

@@ -11,7 +11,7 @@ using namespace ob;
 using Argv = std::vector<std::string>;
 
 TEST_CASE("offload_free: plain compiles may run remotely, offload compiles never", "[launcher][prefix]") {
-  using clang_cli::offload_free;
+  using toolchain::clang_cli::offload_free;
   // No device code: plain C/C++, host-only OpenMP, links.
   for (const Argv& argv : {Argv{"clang-22", "-O2", "-c", "a.c", "-o", "a.o"},
                            Argv{"clang++", "-fopenmp", "-c", "a.cpp"},

@@ -11,10 +11,10 @@ using namespace ob;
 namespace {
 
 // No device runtimes there: GPU targets get -nogpulib.
-Toolchain fake_toolchain() { return test::fake_toolchain_at("/nonexistent/llvm"); }
+toolchain::Toolchain fake_toolchain() { return test::fake_toolchain_at("/nonexistent/llvm"); }
 
-Manifest fake_manifest(std::vector<std::string> sources, std::vector<Target> targets) {
-  Manifest m;
+manifest::Manifest fake_manifest(std::vector<std::string> sources, std::vector<manifest::Target> targets) {
+  manifest::Manifest m;
   m.file = "/proj/offload.json";
   m.project_dir = "/proj";
   m.name = "demo";
@@ -22,15 +22,15 @@ Manifest fake_manifest(std::vector<std::string> sources, std::vector<Target> tar
   m.build_dir = "/proj/build";
   for (auto& s : sources) {
     bool cxx = s.size() > 4 && s.substr(s.size() - 4) == ".cpp";
-    m.sources.push_back({"/proj/" + s, cxx ? Language::Cxx : Language::C});
+    m.sources.push_back({"/proj/" + s, cxx ? manifest::Language::Cxx : manifest::Language::C});
   }
   m.targets = std::move(targets);
   return m;
 }
 
-const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
-const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
-const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
+const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const manifest::Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
 
 using Argv = std::vector<std::string>;
 
@@ -38,17 +38,17 @@ using Argv = std::vector<std::string>;
 
 TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]") {
   auto m = fake_manifest({"a.c", "src/b.c", "src/c.c"}, {kHost, kSm90});
-  Plan plan = make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, fake_toolchain());
   // 3 TUs x (2 device + package + host) + link
   REQUIRE(plan.jobs.size() == 3 * 4 + 1);
   size_t device = 0, package = 0, host = 0, link = 0;
   for (const auto& j : plan.jobs) {
-    for (JobId d : j.deps) CHECK(d < j.id);  // topological order
+    for (plan::JobId d : j.deps) CHECK(d < j.id);  // topological order
     switch (j.kind) {
-      case JobKind::DeviceCompile: ++device; CHECK(j.deps.empty()); break;
-      case JobKind::Package: ++package; CHECK(j.deps.size() == 2); break;
-      case JobKind::HostCompile: ++host; CHECK(j.deps.size() == 1); break;
-      case JobKind::Link: ++link; CHECK(j.deps.size() == 3); break;
+      case plan::JobKind::DeviceCompile: ++device; CHECK(j.deps.empty()); break;
+      case plan::JobKind::Package: ++package; CHECK(j.deps.size() == 2); break;
+      case plan::JobKind::HostCompile: ++host; CHECK(j.deps.size() == 1); break;
+      case plan::JobKind::Link: ++link; CHECK(j.deps.size() == 3); break;
     }
   }
   CHECK(device == 6);
@@ -68,7 +68,7 @@ TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]
 
 TEST_CASE("job descriptions name kind, target and source", "[plan]") {
   auto m = fake_manifest({"src/k.cpp"}, {kSm90});
-  Plan plan = make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, fake_toolchain());
   CHECK(plan.jobs[0].describe(plan.cwd) == "device sm_90 src/k.cpp");
   CHECK(plan.jobs[1].describe(plan.cwd) == "package src/k.cpp");
   CHECK(plan.jobs[2].describe(plan.cwd) == "host src/k.cpp");
@@ -84,7 +84,7 @@ TEST_CASE("golden argv: host-device target, C", "[plan]") {
   m.host_flags = {"-Wall"};
   m.link_flags = {"-Wl,--as-needed"};
   m.libs = {"m", "vendor/libfoo.a"};
-  Plan plan = make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, fake_toolchain());
   REQUIRE(plan.jobs.size() == 4);
   CHECK(plan.jobs[0].argv ==
         Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
@@ -112,7 +112,7 @@ TEST_CASE("golden argv: host-device target, C", "[plan]") {
 
 TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[plan]") {
   auto m = fake_manifest({"bare.cpp"}, {kHost, kSm90, kGfx90a});
-  Plan plan = make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, fake_toolchain());
   REQUIRE(plan.jobs.size() == 6);
   CHECK(plan.jobs[1].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
                                   "--offload-arch=sm_90", "-nogpulib", "--offload-device-only",
@@ -142,18 +142,18 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
 
 TEST_CASE("the link uses the toolchain's lld unless the manifest says system", "[plan]") {
   auto m = fake_manifest({"a.c"}, {kHost});
-  Toolchain tc = fake_toolchain();
-  auto link_of = [&] { return make_plan(m, tc).jobs.back(); };
-  auto has = [](const Job& j, const std::string& a) {
+  toolchain::Toolchain tc = fake_toolchain();
+  auto link_of = [&] { return plan::make_plan(m, tc).jobs.back(); };
+  auto has = [](const plan::Job& j, const std::string& a) {
     return std::find(j.argv.begin(), j.argv.end(), a) != j.argv.end();
   };
   CHECK_FALSE(has(link_of(), "-fuse-ld=lld"));  // no ld.lld installed
   tc.lld = tc.root / "bin/ld.lld";
-  const Job lld = link_of();
+  const plan::Job lld = link_of();
   CHECK(has(lld, "-fuse-ld=lld"));
   CHECK(std::count(lld.tools.begin(), lld.tools.end(), tc.root / "bin/ld.lld") == 1);
-  m.linker = Manifest::Linker::System;
-  const Job system = link_of();
+  m.linker = manifest::Manifest::Linker::System;
+  const plan::Job system = link_of();
   CHECK_FALSE(has(system, "-fuse-ld=lld"));
   CHECK(std::count(system.tools.begin(), system.tools.end(), fs::path("/usr/bin/ld")) == 1);
 }
@@ -161,7 +161,7 @@ TEST_CASE("the link uses the toolchain's lld unless the manifest says system", "
 TEST_CASE("sources outside the project get safe object paths", "[plan]") {
   auto m = fake_manifest({"../common/x.c"}, {kHost});
   m.sources[0].path = fs::path("/proj/../common/x.c").lexically_normal();
-  Plan plan = make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, fake_toolchain());
   CHECK(plan.jobs[0].outputs[0] == "/proj/build/obj/__/common/x.c.dev.host.o");
   CHECK(plan.jobs[0].argv[8] == "/common/x.c");  // outside cwd: absolute in argv
 }

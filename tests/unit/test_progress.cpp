@@ -14,21 +14,21 @@ using namespace ob::util;
 
 namespace {
 
-Plan two_job_plan() {
-  Plan plan;
+plan::Plan two_job_plan() {
+  plan::Plan plan;
   plan.cwd = "/p";
   plan.program = "/p/build/prog";
-  Job dev;
+  plan::Job dev;
   dev.id = 0;
-  dev.kind = JobKind::DeviceCompile;
-  dev.target = Target{"nvptx64-nvidia-cuda", "sm_90"};
+  dev.kind = plan::JobKind::DeviceCompile;
+  dev.target = manifest::Target{"nvptx64-nvidia-cuda", "sm_90"};
   dev.source = "/p/src/kernels.cpp";
   dev.argv = {"clang", "-c", "src/kernels.cpp", "-o", "build/k.o"};
   dev.inputs = {"/p/src/kernels.cpp"};
   dev.outputs = {"/p/build/k.o"};
-  Job link;
+  plan::Job link;
   link.id = 1;
-  link.kind = JobKind::Link;
+  link.kind = plan::JobKind::Link;
   link.argv = {"clang", "build/k.o", "-o", "build/prog"};
   link.inputs = {"/p/build/k.o"};
   link.outputs = {"/p/build/prog"};
@@ -50,7 +50,7 @@ TEST_CASE("elide_middle keeps both ends and never splits a UTF-8 character", "[u
 }
 
 TEST_CASE("plain mode: one line per job, as the executor always printed", "[ux]") {
-  const Plan plan = two_job_plan();
+  const plan::Plan plan = two_job_plan();
   std::ostringstream out;
   ConsoleProgress console(out, {ProgressMode::Plain, 0});
   console.build_started(plan);
@@ -64,7 +64,7 @@ TEST_CASE("plain mode: one line per job, as the executor always printed", "[ux]"
 }
 
 TEST_CASE("quiet mode prints nothing but what the commands printed", "[ux]") {
-  const Plan plan = two_job_plan();
+  const plan::Plan plan = two_job_plan();
   std::ostringstream out;
   ConsoleProgress console(out, {ProgressMode::Quiet, 0});
   console.build_started(plan);
@@ -76,7 +76,7 @@ TEST_CASE("quiet mode prints nothing but what the commands printed", "[ux]") {
 }
 
 TEST_CASE("status mode: one line redrawn in place and other writers erase it first", "[ux]") {
-  const Plan plan = two_job_plan();
+  const plan::Plan plan = two_job_plan();
   std::ostringstream out;
   std::ostringstream other;  // stands for std::cerr seen by the rest of the program
   {
@@ -104,7 +104,7 @@ TEST_CASE("status mode: one line redrawn in place and other writers erase it fir
 
 TEST_CASE("status mode: the guarded stream is restored, and a partial line is never overwritten",
           "[ux]") {
-  const Plan plan = two_job_plan();
+  const plan::Plan plan = two_job_plan();
   std::ostringstream out;
   std::ostream& guarded = out;  // the usual case: status and messages share std::cerr
   std::streambuf* before = guarded.rdbuf();
@@ -138,7 +138,7 @@ TEST_CASE("colors only when enabled and error/warning prefixes painted", "[ux]")
 }
 
 TEST_CASE("a report from recorded events: statuses, cache column, summary", "[report]") {
-  const Plan plan = two_job_plan();
+  const plan::Plan plan = two_job_plan();
   BuildRecorder rec;
   rec.build_started(plan);
   rec.job_started(plan.jobs[0]);
@@ -157,7 +157,7 @@ TEST_CASE("a report from recorded events: statuses, cache column, summary", "[re
   d.recorder = &rec;
   d.cache_enabled = true;
   d.cache_dir = fs::path("/c");
-  d.miss_reason = [](const Job& job) -> std::optional<MissReason> {
+  d.miss_reason = [](const plan::Job& job) -> std::optional<MissReason> {
     if (job.id == 0) return MissReason{"inputs changed", "file changed: src/kernels.cpp"};
     return std::nullopt;
   };

@@ -42,16 +42,16 @@ TEST_CASE("remote_execution: bad URLs name the problem and never a header's valu
 
 TEST_CASE("dependency scan: a driver compile and a cc1 job preprocess only, with their own flags",
           "[remote-execution]") {
-  auto driver = clang_cli::dependency_scan_argv(
+  auto driver = toolchain::clang_cli::dependency_scan_argv(
       {"clang++", "-fopenmp", "-Iinclude", "-MD", "-MF", "a.d", "-c", "src/a.cpp", "-o", "a.bc"}, "scan.d");
   REQUIRE(driver);
   CHECK(*driver == std::vector<std::string>{"clang++", "-fopenmp", "-Iinclude", "src/a.cpp", "-M", "-MF", "scan.d"});
-  auto cc1 = clang_cli::dependency_scan_argv({"clang", "-cc1", "-triple", "x", "-emit-obj", "-dependency-file", "a.d",
+  auto cc1 = toolchain::clang_cli::dependency_scan_argv({"clang", "-cc1", "-triple", "x", "-emit-obj", "-dependency-file", "a.d",
                                               "-MT", "a.o", "-I", "include", "-o", "a.o", "-x", "c++", "a.cpp"},
                                              "scan.d");
   REQUIRE(cc1);
   CHECK(*cc1 == std::vector<std::string>{"clang", "-cc1", "-sys-header-deps", "-triple", "x", "-Eonly",
                                          "-dependency-file", "scan.d", "-MT", "a.o", "-I", "include", "-x", "c++",
                                          "a.cpp"});
-  CHECK_FALSE(clang_cli::dependency_scan_argv({"clang", "a.o", "-o", "prog"}, "scan.d"));
+  CHECK_FALSE(toolchain::clang_cli::dependency_scan_argv({"clang", "a.o", "-o", "prog"}, "scan.d"));
 }

@@ -5,7 +5,7 @@
 #include "offload_build/toolchain/frontends/cargo.hpp"
 
 using namespace ob;
-using namespace ob::cargo;
+using namespace ob::toolchain::cargo;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -21,19 +21,19 @@ const char* kMetadata = R"({"packages":[
   "targets":[{"kind":["bin"],"name":"tool","src_path":"/w/tool/src/main.rs"}],"metadata":null}],
  "target_directory":"/w/target","workspace_root":"/w"})";
 
-Toolchain fake_toolchain() {
-  Toolchain tc;
+toolchain::Toolchain fake_toolchain() {
+  toolchain::Toolchain tc;
   tc.root = "/llvm";
   tc.clang = "/llvm/bin/clang";
   tc.lib_dir = "/llvm/lib";
-  rust::RustToolchain r;
+  toolchain::rust::RustToolchain r;
   r.rustc = "/rust/bin/rustc";
   tc.rust = r;
   return tc;
 }
 
-const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
-const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 
 std::string env_of(const Invocation& inv, const std::string& name) {
   for (const auto& [k, v] : inv.env)

@@ -9,7 +9,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::rust;
+using namespace ob::toolchain::rust;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 

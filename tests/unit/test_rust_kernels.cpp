@@ -7,7 +7,7 @@
 #include "support/temp_dir.hpp"
 
 using namespace ob;
-using namespace ob::rust;
+using namespace ob::toolchain::rust;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
@@ -148,17 +148,17 @@ TEST_CASE("kernel signatures this rustc cannot launch are refused with what to w
   }
   SECTION("extern \"gpu-kernel\" where rustc compiles for x86_64 (E0570)") {
     const std::string host_side = replace(kGood, "unsafe extern \"C\" {", "unsafe extern \"gpu-kernel\" {");
-    auto r = check_kernel_abi(scan_of(host_side), {*resolve_target("sm_90")}, "offload_device", "/p");
+    auto r = check_kernel_abi(scan_of(host_side), {*manifest::resolve_target("sm_90")}, "offload_device", "/p");
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, StartsWith("src/main.rs:9:12: error: the host declaration of kernel `kernel_1` is in an "
                                              "`extern \"gpu-kernel\"` block") &&
                                       Contains("declare kernels on the host side as `unsafe extern \"C\" { fn kernel_1(...); }`"));
     const std::string device_side = replace(kGood, "pub extern \"C\" fn kernel_1", "pub extern \"gpu-kernel\" fn kernel_1");
-    auto host = check_kernel_abi(scan_of(device_side), {*resolve_target("host")}, "offload_device", "/p");
+    auto host = check_kernel_abi(scan_of(device_side), {*manifest::resolve_target("host")}, "offload_device", "/p");
     REQUIRE_FALSE(host.ok());
     CHECK_THAT(host.error().message, StartsWith("src/main.rs:5:28: error: device kernel `kernel_1` is `extern \"gpu-kernel\"`, "
                                                 "which rustc rejects for x86_64"));
-    CHECK(check_kernel_abi(scan_of(device_side), {*resolve_target("sm_90")}, "offload_device", "/p").ok());
+    CHECK(check_kernel_abi(scan_of(device_side), {*manifest::resolve_target("sm_90")}, "offload_device", "/p").ok());
   }
 }
 
@@ -187,8 +187,8 @@ TEST_CASE("scan_crate follows mod declarations to files", "[rust][kernels]") {
 TEST_CASE("a GPU device crate needs a core or #![no_core]", "[rust][kernels]") {
   test::TempDir tmp("ob-rust-core");
   auto scan = scan_of(kGood);
-  const auto sm90 = resolve_target("sm_90");
-  const auto host = resolve_target("host");
+  const auto sm90 = manifest::resolve_target("sm_90");
+  const auto host = manifest::resolve_target("host");
   REQUIRE((sm90.ok() && host.ok()));
   CHECK(check_device_core(scan, {*host}, tmp.path(), "offload_device").ok());
   auto r = check_device_core(scan, {*host, *sm90}, tmp.path(), "offload_device");

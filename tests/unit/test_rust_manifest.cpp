@@ -22,11 +22,11 @@ struct RustProject {
     }
   }
   fs::path file() const { return tmp.path() / "offload.json"; }
-  Result<Manifest> load(const std::string& members) const {
+  Result<manifest::Manifest> load(const std::string& members) const {
     std::ofstream(file()) << "{\n  \"name\": \"app\",\n  \"targets\": [\"host\"],\n" << members << "\n}";
-    return load_manifest(file(), ob::frontend::manifest_options());
+    return manifest::load_manifest(file(), ob::toolchain::frontend::manifest_options());
   }
-  void require_error(const Result<Manifest>& r, int line, int col, const std::string& what) const {
+  void require_error(const Result<manifest::Manifest>& r, int line, int col, const std::string& what) const {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == exit_code::usage);
     CHECK_THAT(r.error().message, StartsWith(file().string() + ":" + std::to_string(line) + ":" +
@@ -44,7 +44,7 @@ TEST_CASE("a Rust crate root by language or by extension", "[rust][manifest]") {
   REQUIRE(by_language.ok());
   CHECK(by_language->is_rust());
   REQUIRE(by_language->sources.size() == 1);
-  CHECK(by_language->sources[0].language == Language::Rust);
+  CHECK(by_language->sources[0].language == manifest::Language::Rust);
   CHECK(by_language->device_cfg == "offload_device");
   CHECK_FALSE(by_language->rustc.has_value());
 
@@ -52,9 +52,9 @@ TEST_CASE("a Rust crate root by language or by extension", "[rust][manifest]") {
   REQUIRE(by_extension.ok());
   CHECK(by_extension->is_rust());
   CHECK(by_extension->device_cfg == "gpu");
-  CHECK(language_from_extension("lib.rs") == Language::Rust);
-  CHECK(parse_language("rust").ok());
-  CHECK(language_name(Language::Rust) == "rust");
+  CHECK(manifest::language_from_extension("lib.rs") == manifest::Language::Rust);
+  CHECK(manifest::parse_language("rust").ok());
+  CHECK(manifest::language_name(manifest::Language::Rust) == "rust");
 }
 
 TEST_CASE("a Rust crate has one crate root and no C sources", "[rust][manifest]") {

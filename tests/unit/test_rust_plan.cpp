@@ -15,28 +15,28 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
-const Target kHost{"x86_64-unknown-linux-gnu", "generic"};
-const Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
-const Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
+const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
+const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
+const manifest::Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
 
-Toolchain fake_toolchain(rust::Flavour flavour = rust::Flavour::Test) {
-  Toolchain tc = test::fake_toolchain_at("/llvm");
+toolchain::Toolchain fake_toolchain(toolchain::rust::Flavour flavour = toolchain::rust::Flavour::Test) {
+  toolchain::Toolchain tc = test::fake_toolchain_at("/llvm");
   tc.cuda_path = "/cuda";
-  rust::RustToolchain r;
+  toolchain::rust::RustToolchain r;
   r.rustc = "/rust/bin/rustc";
   r.flavour = flavour;
   tc.rust = r;
   return tc;
 }
 
-Manifest fake_manifest(std::vector<Target> targets) {
-  Manifest m;
+manifest::Manifest fake_manifest(std::vector<manifest::Target> targets) {
+  manifest::Manifest m;
   m.file = "/proj/offload.json";
   m.project_dir = "/proj";
   m.name = "rust-saxpy";
   m.output = "rust-saxpy";
   m.build_dir = "/proj/build";
-  m.sources = {{"/proj/src/main.rs", Language::Rust}};
+  m.sources = {{"/proj/src/main.rs", manifest::Language::Rust}};
   m.targets = std::move(targets);
   m.flags = {"--edition=2024", "-O"};
   return m;
@@ -45,14 +45,14 @@ Manifest fake_manifest(std::vector<Target> targets) {
 }  // namespace
 
 TEST_CASE("rust plan for the host device: device, image link, package, stub, embed, link", "[rust][plan]") {
-  Manifest m = fake_manifest({kHost});
+  manifest::Manifest m = fake_manifest({kHost});
   m.rust_kernels = {"saxpy"};
-  Toolchain tc = fake_toolchain();
+  toolchain::Toolchain tc = fake_toolchain();
   tc.rust_device_stub = "/ob/lib/offload-build/rust-device-stub.ll";
-  const Plan plan = make_plan(m, tc);
+  const plan::Plan plan = plan::make_plan(m, tc);
   REQUIRE(plan.jobs.size() == 6);
-  const Job& dev = plan.jobs[0];
-  CHECK(dev.kind == JobKind::DeviceCompile);
+  const plan::Job& dev = plan.jobs[0];
+  CHECK(dev.kind == plan::JobKind::DeviceCompile);
   CHECK(dev.describe(plan.cwd) == "device host src/main.rs");
   // A fat-LTO staticlib: the archive's object carries the core the kernels use.
   CHECK(dev.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "staticlib",
@@ -64,30 +64,30 @@ TEST_CASE("rust plan for the host device: device, image link, package, stub, emb
   CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a"});
   CHECK(dev.unit == 1);
 
-  const Job& image = plan.jobs[1];
-  CHECK(image.kind == JobKind::ImageLink);
+  const plan::Job& image = plan.jobs[1];
+  CHECK(image.kind == plan::JobKind::ImageLink);
   CHECK(image.argv == Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib",
                            "-Wno-override-module", "-u", "saxpy", "-o", "build/obj/src/main.rs.host.o",
                            "build/obj/src/main.rs.host.a", "/ob/lib/offload-build/rust-device-stub.ll"});
   CHECK(image.inputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a",
                                               "/ob/lib/offload-build/rust-device-stub.ll"});
-  CHECK(image.deps == std::vector<JobId>{0});
+  CHECK(image.deps == std::vector<plan::JobId>{0});
 
-  const Job& pack = plan.jobs[2];
-  CHECK(pack.kind == JobKind::Package);
+  const plan::Job& pack = plan.jobs[2];
+  CHECK(pack.kind == plan::JobKind::Package);
   CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "build/obj/src/main.rs.offload",
                           "--image=file=build/obj/src/main.rs.host.o,triple=x86_64-unknown-linux-gnu,"
                           "arch=generic,kind=openmp"});
   CHECK(plan.jobs[3].argv == Argv{"touch", "build/obj/offload-stub.ll"});
-  const Job& embed = plan.jobs[4];
+  const plan::Job& embed = plan.jobs[4];
   CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
                            "build/obj/offload-stub.ll", "-Xclang",
                            "-fembed-offload-object=build/obj/src/main.rs.offload", "-o",
                            "build/obj/src/main.rs.devimg.o"});
-  CHECK(embed.deps == std::vector<JobId>{3, 2});
+  CHECK(embed.deps == std::vector<plan::JobId>{3, 2});
 
-  const Job& link = plan.jobs[5];
-  CHECK(link.kind == JobKind::Link);
+  const plan::Job& link = plan.jobs[5];
+  CHECK(link.kind == plan::JobKind::Link);
   CHECK(link.describe(plan.cwd) == "link build/rust-saxpy");
   CHECK(link.argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type", "bin",
                           "--edition=2024", "-O", "-Clto=fat", "-Zunstable-options", "-Zoffload=Test",
@@ -104,7 +104,7 @@ TEST_CASE("rust plan for the host device: device, image link, package, stub, emb
 }
 
 TEST_CASE("rust plan for GPUs: fat-LTO bitcode per arch, CUDA for the link", "[rust][plan]") {
-  const Plan plan = make_plan(fake_manifest({kSm90, kGfx90a}), fake_toolchain());
+  const plan::Plan plan = plan::make_plan(fake_manifest({kSm90, kGfx90a}), fake_toolchain());
   REQUIRE(plan.jobs.size() == 6);
   CHECK(plan.jobs[0].argv == Argv{"/rust/bin/rustc", "--crate-name", "rust_saxpy", "--crate-type",
                                   "staticlib", "--target", "nvptx64-nvidia-cuda", "-Ctarget-cpu=sm_90",
@@ -115,7 +115,7 @@ TEST_CASE("rust plan for GPUs: fat-LTO bitcode per arch, CUDA for the link", "[r
   CHECK(plan.jobs[1].outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.gfx90a.bc"});
   // Images sorted like clang's: amdgcn before nvptx64.
   CHECK(plan.jobs[2].argv[3].find("gfx90a.bc,triple=amdgcn-amd-amdhsa,arch=gfx90a") != std::string::npos);
-  const Job& link = plan.jobs.back();
+  const plan::Job& link = plan.jobs.back();
   CHECK(std::count(link.argv.begin(), link.argv.end(), "-Clink-arg=--cuda-path=/cuda") == 1);
   CHECK(link.tools == std::vector<fs::path>{"/cuda/bin/nvlink", "/cuda/bin/ptxas", "/llvm/bin/clang",
                                             "/llvm/bin/clang-linker-wrapper", "/llvm/bin/ld.lld",
@@ -130,7 +130,7 @@ TEST_CASE("rust plan maps defines, device/host flags, link flags and libs", "[ru
   m.host_flags = {"-Ctarget-cpu=native"};
   m.link_flags = {"-Wl,--as-needed"};
   m.libs = {"m", "vendor/libfoo.a"};
-  const Plan plan = make_plan(m, fake_toolchain());
+  const plan::Plan plan = plan::make_plan(m, fake_toolchain());
   const Argv& dev = plan.jobs[0].argv;
   const Argv dev_expected{"--cfg", "gpu", "-Cpanic=abort", "-Ccodegen-units=1", "-Clto=fat", "--cfg", "fast",
                           "--cfg", "mode=\"wide\"", "--edition=2024", "-O", "-Copt-level=3"};
@@ -145,7 +145,7 @@ TEST_CASE("rust plan maps defines, device/host flags, link flags and libs", "[ru
 }
 
 TEST_CASE("rust plan, native flavour: rustc's own Device and Host=<abs>/host.out", "[rust][plan]") {
-  const Plan plan = make_plan(fake_manifest({kSm90}), fake_toolchain(rust::Flavour::Native));
+  const plan::Plan plan = plan::make_plan(fake_manifest({kSm90}), fake_toolchain(toolchain::rust::Flavour::Native));
   REQUIRE(plan.jobs.size() == 3);  // device, package, link: no stub, no embed
   const Argv& dev = plan.jobs[0].argv;
   CHECK(std::count(dev.begin(), dev.end(), "-Zoffload=Device") == 1);
@@ -157,29 +157,29 @@ TEST_CASE("rust plan, native flavour: rustc's own Device and Host=<abs>/host.out
 }
 
 TEST_CASE("crate names come from the manifest name", "[rust][plan]") {
-  CHECK(rustc::crate_name("rust-saxpy") == "rust_saxpy");
-  CHECK(rustc::crate_name("2d.grid") == "_2d_grid");
+  CHECK(toolchain::rustc::crate_name("rust-saxpy") == "rust_saxpy");
+  CHECK(toolchain::rustc::crate_name("2d.grid") == "_2d_grid");
 }
 
 TEST_CASE("rust frontend: registered for Rust only, and asked for each pass", "[rust][plan][frontend]") {
-  const frontend::RustFrontend* fe = frontend::rust_for_language(Language::Rust);
+  const toolchain::frontend::RustFrontend* fe = toolchain::frontend::rust_for_language(manifest::Language::Rust);
   REQUIRE(fe != nullptr);
-  CHECK(fe->compiles(Language::Rust));
-  CHECK_FALSE(fe->compiles(Language::C));
-  CHECK(frontend::rust_for_language(Language::C) == nullptr);
-  CHECK(frontend::rust_for_language(Language::Fortran) == nullptr);
+  CHECK(fe->compiles(manifest::Language::Rust));
+  CHECK_FALSE(fe->compiles(manifest::Language::C));
+  CHECK(toolchain::frontend::rust_for_language(manifest::Language::C) == nullptr);
+  CHECK(toolchain::frontend::rust_for_language(manifest::Language::Fortran) == nullptr);
   CHECK(fe->needs_image_link(kHost));
   CHECK_FALSE(fe->needs_image_link(kSm90));
-  CHECK(fe->host_reads_package(fake_toolchain(rust::Flavour::Native)));
-  CHECK_FALSE(fe->host_reads_package(fake_toolchain(rust::Flavour::Test)));
+  CHECK(fe->host_reads_package(fake_toolchain(toolchain::rust::Flavour::Native)));
+  CHECK_FALSE(fe->host_reads_package(fake_toolchain(toolchain::rust::Flavour::Test)));
 }
 
 namespace {
 
 // A cargo session for the package `app` in /ws, one kernel crate (itself),
 // targets as given; nothing is run or read.
-CargoSession fake_session(const Toolchain& tc, std::vector<Target> targets) {
-  cargo::Package pkg;
+plan::CargoSession fake_session(const toolchain::Toolchain& tc, std::vector<manifest::Target> targets) {
+  toolchain::cargo::Package pkg;
   pkg.name = "app";
   pkg.id = "path+file:///ws#app@0.1.0";
   pkg.manifest_path = "/ws/Cargo.toml";
@@ -187,15 +187,15 @@ CargoSession fake_session(const Toolchain& tc, std::vector<Target> targets) {
   pkg.lib_root = "/ws/src/lib.rs";
   pkg.target_directory = "/ws/target";
   pkg.workspace_root = "/ws";
-  CargoSession s{false, "/ws", tc, "/rust/bin/cargo", {}, pkg, {}, std::move(targets), {}, {}};
+  plan::CargoSession s{false, "/ws", tc, "/rust/bin/cargo", {}, pkg, {}, std::move(targets), {}, {}};
   s.crates.push_back({pkg, {}, {"saxpy"}, {"/ws"}, std::nullopt});
   for (const auto& t : s.targets) s.device_rustflags[t.triple] = {};
   return s;
 }
 
-std::vector<std::string> kinds_of(const Plan& plan) {
+std::vector<std::string> kinds_of(const plan::Plan& plan) {
   std::vector<std::string> out;
-  for (const auto& j : plan.jobs) out.emplace_back(job_kind_name(j.kind));
+  for (const auto& j : plan.jobs) out.emplace_back(plan::job_kind_name(j.kind));
   return out;
 }
 
@@ -203,13 +203,13 @@ std::vector<std::string> kinds_of(const Plan& plan) {
 
 TEST_CASE("cargo plan: the same chain as a manifest crate's (package, stub, embed), then the host pass",
           "[rust][plan][cargo]") {
-  Toolchain tc = fake_toolchain();
+  toolchain::Toolchain tc = fake_toolchain();
   tc.rust_device_stub = "/ob/lib/offload-build/rust-device-stub.ll";
-  const CargoSession s = fake_session(tc, {kHost});
-  const CargoPlan p = make_cargo_plan(s);
+  const plan::CargoSession s = fake_session(tc, {kHost});
+  const plan::CargoPlan p = plan::make_cargo_plan(s);
   // The image link runs inside the device job (cargo names the archive).
   CHECK(kinds_of(p.plan) == std::vector<std::string>{"device", "package", "stub", "host", "link"});
-  const Job& dev = p.plan.jobs[0];
+  const plan::Job& dev = p.plan.jobs[0];
   CHECK(dev.cacheable);
   CHECK_FALSE(dev.key_material);  // the cache's to add (cache::cargo_cache::add_keys)
   CHECK(dev.outputs == std::vector<fs::path>{"/ws/target/offload-device/host/app/offload/app.host.o"});
@@ -217,33 +217,33 @@ TEST_CASE("cargo plan: the same chain as a manifest crate's (package, stub, embe
   CHECK(p.devices.at(0).image_link("lib.a", "out.o") ==
         Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib", "-Wno-override-module",
              "-u", "saxpy", "-o", "out.o", "lib.a", "/ob/lib/offload-build/rust-device-stub.ll"});
-  const Job& pack = p.plan.jobs[1];
+  const plan::Job& pack = p.plan.jobs[1];
   CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "target/offload/dev/app.offload",
                           "--image=file=target/offload-device/host/app/offload/app.host.o,"
                           "triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
   CHECK(pack.inputs == dev.outputs);
-  CHECK(pack.deps == std::vector<JobId>{0});
+  CHECK(pack.deps == std::vector<plan::JobId>{0});
   CHECK(p.plan.jobs[2].argv == Argv{"touch", "target/offload/dev/offload-stub.ll"});
   CHECK(p.plan.jobs[2].describe(p.plan.cwd) == "stub offload-stub.ll");
-  const Job& embed = p.plan.jobs[3];
+  const plan::Job& embed = p.plan.jobs[3];
   CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
                            "target/offload/dev/offload-stub.ll", "-Xclang",
                            "-fembed-offload-object=target/offload/dev/app.offload", "-o",
                            "target/offload/dev/app.devimg.o"});
-  CHECK(embed.deps == std::vector<JobId>{2, 1});
+  CHECK(embed.deps == std::vector<plan::JobId>{2, 1});
   for (const auto& j : p.plan.jobs)
     if (j.id != 0) CHECK_FALSE(j.cacheable);
   CHECK(p.host == 4);
-  CHECK(p.plan.jobs[4].deps == std::vector<JobId>{3});
+  CHECK(p.plan.jobs[4].deps == std::vector<plan::JobId>{3});
   CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.devimg.o"));
   CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/devimg-H.o"));
 }
 
 TEST_CASE("cargo plan, native flavour: the host pass reads the package itself", "[rust][plan][cargo]") {
-  const CargoSession s = fake_session(fake_toolchain(rust::Flavour::Native), {kSm90});
-  const CargoPlan p = make_cargo_plan(s);
+  const plan::CargoSession s = fake_session(fake_toolchain(toolchain::rust::Flavour::Native), {kSm90});
+  const plan::CargoPlan p = plan::make_cargo_plan(s);
   CHECK(kinds_of(p.plan) == std::vector<std::string>{"device", "package", "link"});
   CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.offload"));
   CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/native-H/host.out"));
-  CHECK(p.plan.jobs[2].deps == std::vector<JobId>{1});
+  CHECK(p.plan.jobs[2].deps == std::vector<plan::JobId>{1});
 }

@@ -9,7 +9,7 @@
 #include "support/skip.hpp"
 
 using namespace ob;
-using namespace ob::rust;
+using namespace ob::toolchain::rust;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
@@ -99,10 +99,10 @@ TEST_CASE("no, stable or unfit rustc: an error that says what to install", "[rus
 }
 
 TEST_CASE("doctor names the three-pass flavour plainly", "[rust][probe][doctor]") {
-  doctor::DoctorFacts f;
+  toolchain::doctor::DoctorFacts f;
   f.rust = nightly_facts();
   f.rust.offload_settings = {"HostMetadata=<path>", "Device=<path>", "Host=<path>"};
-  CHECK_THAT(doctor::conclusions(f).back(),
+  CHECK_THAT(toolchain::doctor::conclusions(f).back(),
              Contains("three-pass flavour (HostMetadata=, Device=, Host=), which offload-build "
                       "does not drive yet"));
 }

@@ -16,7 +16,7 @@ using namespace ob;
 namespace {
 
 std::string name(const std::string& real, const std::vector<fs::path>& bases, const fs::path& anchor) {
-  return stable_name_path(real, NameRoots{bases, anchor});
+  return toolchain::stable_name_path(real, toolchain::NameRoots{bases, anchor});
 }
 
 }  // namespace
@@ -41,7 +41,7 @@ TEST_CASE("stable names: files under a base are named relative to the anchor, as
   CHECK(name("/x/k.c", {"/"}, "/") == "x/k.c");
   // A base whose path holds ':' cannot be passed to the library: left out of both.
   CHECK(name("/x:y/k.c", {"/x:y"}, "/x:y") == "/x:y/k.c");
-  CHECK(NameRoots{{"/a", "/b:c", "/d"}, "/a"}.bases_env() == "/a:/d");
+  CHECK(toolchain::NameRoots{{"/a", "/b:c", "/d"}, "/a"}.bases_env() == "/a:/d");
 }
 
 TEST_CASE("stable names: different files of one project never share a name", "[stable-names]") {
@@ -54,17 +54,17 @@ TEST_CASE("stable names: different files of one project never share a name", "[s
   for (const auto& f : files) names.insert(name(f, {"/p", "/q"}, "/p/build"));
   CHECK(names.size() == files.size());
   // Ids follow names and the salt: another namespace, another id.
-  CHECK(ob_stable_id(kernel_salt("p1").c_str(), "../src/k.c") !=
-        ob_stable_id(kernel_salt("p2").c_str(), "../src/k.c"));
+  CHECK(ob_stable_id(toolchain::kernel_salt("p1").c_str(), "../src/k.c") !=
+        ob_stable_id(toolchain::kernel_salt("p2").c_str(), "../src/k.c"));
 }
 
 TEST_CASE("place-free keys: the same job in a checkout elsewhere, and what --explain says",
           "[stable-names][cache]") {
   auto job_in = [](const std::string& root) {
-    Plan plan;
+    plan::Plan plan;
     plan.cwd = root + "/proj/build";
-    Job job;
-    job.kind = JobKind::HostIr;
+    plan::Job job;
+    job.kind = plan::JobKind::HostIr;
     cache::JobKey key;
     key.tools = {"/usr/bin/clang-22 size=1 mtime=2"};
     key.argv = {"<tool0>", "-I" + root + "/proj/include", "-isystem", "/usr/include/x", "-c",
@@ -118,16 +118,16 @@ TEST_CASE("place-free keys: the same job in a checkout elsewhere, and what --exp
 
 TEST_CASE("a program is known by what it is: its real path and driver mode, not its spelling",
           "[stable-names][cache]") {
-  CHECK(clang_cli::driver_mode("clang-22") == "gcc");
-  CHECK(clang_cli::driver_mode("/usr/bin/clang++-22") == "g++");
-  CHECK(clang_cli::driver_mode("x86_64-linux-gnu-clang++") == "g++");
-  CHECK(clang_cli::driver_mode("flang-22") == "flang");
-  CHECK(clang_cli::driver_mode("llvm-offload-binary") == "");
+  CHECK(toolchain::clang_cli::driver_mode("clang-22") == "gcc");
+  CHECK(toolchain::clang_cli::driver_mode("/usr/bin/clang++-22") == "g++");
+  CHECK(toolchain::clang_cli::driver_mode("x86_64-linux-gnu-clang++") == "g++");
+  CHECK(toolchain::clang_cli::driver_mode("flang-22") == "flang");
+  CHECK(toolchain::clang_cli::driver_mode("llvm-offload-binary") == "");
   // One binary however it is reached; clang and clang++ differ.
   if (!fs::exists("/usr/lib/llvm-22/bin/clang-22")) return;
-  CHECK(program_identity("/usr/bin/clang-22") == program_identity("/usr/lib/llvm-22/bin/clang-22"));
-  CHECK(program_identity("/usr/bin/clang++-22") == program_identity("/usr/lib/llvm-22/bin/clang++"));
-  CHECK(program_identity("/usr/bin/clang++-22") != program_identity("/usr/bin/clang-22"));
-  CHECK(program_path("clang-22").is_absolute());
-  CHECK(program_identity("clang-22") == program_identity("/usr/bin/clang-22"));
+  CHECK(toolchain::program_identity("/usr/bin/clang-22") == toolchain::program_identity("/usr/lib/llvm-22/bin/clang-22"));
+  CHECK(toolchain::program_identity("/usr/bin/clang++-22") == toolchain::program_identity("/usr/lib/llvm-22/bin/clang++"));
+  CHECK(toolchain::program_identity("/usr/bin/clang++-22") != toolchain::program_identity("/usr/bin/clang-22"));
+  CHECK(toolchain::program_path("clang-22").is_absolute());
+  CHECK(toolchain::program_identity("clang-22") == toolchain::program_identity("/usr/bin/clang-22"));
 }

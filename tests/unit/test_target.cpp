@@ -10,15 +10,15 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-Target resolved(std::string_view spelling) {
-  auto t = resolve_target(spelling);
+manifest::Target resolved(std::string_view spelling) {
+  auto t = manifest::resolve_target(spelling);
   INFO("spelling: " << spelling);
   REQUIRE(t.ok());
   return *t;
 }
 
 std::string rejected(std::string_view spelling) {
-  auto t = resolve_target(spelling);
+  auto t = manifest::resolve_target(spelling);
   INFO("spelling: " << spelling);
   REQUIRE_FALSE(t.ok());
   CHECK(t.error().code == exit_code::usage);
@@ -33,32 +33,32 @@ TEST_CASE("target shorthands resolve to triple and arch", "[target]") {
     std::string_view triple;
     const char* arch;
     const char* short_name;
-    TargetFamily family;
+    manifest::TargetFamily family;
   };
   const Row table[] = {
-      {"host", kHostTriple, "generic", "host", TargetFamily::HostDevice},
-      {"x86_64", kHostTriple, "generic", "host", TargetFamily::HostDevice},
-      {"x86_64-unknown-linux-gnu", kHostTriple, "generic", "host", TargetFamily::HostDevice},
-      {"x86_64-unknown-linux-gnu:generic", kHostTriple, "generic", "host", TargetFamily::HostDevice},
-      {"sm_90", kNvptxTriple, "sm_90", "sm_90", TargetFamily::Nvptx},
-      {"sm_90a", kNvptxTriple, "sm_90a", "sm_90a", TargetFamily::Nvptx},
-      {"sm_70", kNvptxTriple, "sm_70", "sm_70", TargetFamily::Nvptx},
-      {"sm_100", kNvptxTriple, "sm_100", "sm_100", TargetFamily::Nvptx},
-      {"nvptx64-nvidia-cuda:sm_80", kNvptxTriple, "sm_80", "sm_80", TargetFamily::Nvptx},
-      {"gfx90a", kAmdgcnTriple, "gfx90a", "gfx90a", TargetFamily::Amdgcn},
-      {"gfx942", kAmdgcnTriple, "gfx942", "gfx942", TargetFamily::Amdgcn},
-      {"gfx1030", kAmdgcnTriple, "gfx1030", "gfx1030", TargetFamily::Amdgcn},
-      {"gfx1100", kAmdgcnTriple, "gfx1100", "gfx1100", TargetFamily::Amdgcn},
-      {"amdgcn-amd-amdhsa:gfx90a", kAmdgcnTriple, "gfx90a", "gfx90a", TargetFamily::Amdgcn},
+      {"host", manifest::kHostTriple, "generic", "host", manifest::TargetFamily::HostDevice},
+      {"x86_64", manifest::kHostTriple, "generic", "host", manifest::TargetFamily::HostDevice},
+      {"x86_64-unknown-linux-gnu", manifest::kHostTriple, "generic", "host", manifest::TargetFamily::HostDevice},
+      {"x86_64-unknown-linux-gnu:generic", manifest::kHostTriple, "generic", "host", manifest::TargetFamily::HostDevice},
+      {"sm_90", manifest::kNvptxTriple, "sm_90", "sm_90", manifest::TargetFamily::Nvptx},
+      {"sm_90a", manifest::kNvptxTriple, "sm_90a", "sm_90a", manifest::TargetFamily::Nvptx},
+      {"sm_70", manifest::kNvptxTriple, "sm_70", "sm_70", manifest::TargetFamily::Nvptx},
+      {"sm_100", manifest::kNvptxTriple, "sm_100", "sm_100", manifest::TargetFamily::Nvptx},
+      {"nvptx64-nvidia-cuda:sm_80", manifest::kNvptxTriple, "sm_80", "sm_80", manifest::TargetFamily::Nvptx},
+      {"gfx90a", manifest::kAmdgcnTriple, "gfx90a", "gfx90a", manifest::TargetFamily::Amdgcn},
+      {"gfx942", manifest::kAmdgcnTriple, "gfx942", "gfx942", manifest::TargetFamily::Amdgcn},
+      {"gfx1030", manifest::kAmdgcnTriple, "gfx1030", "gfx1030", manifest::TargetFamily::Amdgcn},
+      {"gfx1100", manifest::kAmdgcnTriple, "gfx1100", "gfx1100", manifest::TargetFamily::Amdgcn},
+      {"amdgcn-amd-amdhsa:gfx90a", manifest::kAmdgcnTriple, "gfx90a", "gfx90a", manifest::TargetFamily::Amdgcn},
   };
   for (const auto& row : table) {
     INFO("spelling: " << row.spelling);
-    const Target t = resolved(row.spelling);
+    const manifest::Target t = resolved(row.spelling);
     CHECK(t.triple == row.triple);
     CHECK(t.arch == row.arch);
     CHECK(t.short_name() == row.short_name);
     CHECK(t.family() == row.family);
-    CHECK(t.is_gpu() == (row.family != TargetFamily::HostDevice));
+    CHECK(t.is_gpu() == (row.family != manifest::TargetFamily::HostDevice));
     // The short name is itself a spelling that resolves to the same target.
     CHECK(resolved(t.short_name()) == t);
   }
@@ -93,21 +93,21 @@ TEST_CASE("unknown targets get a did-you-mean hint", "[target]") {
 }
 
 TEST_CASE("override_targets replaces, splits on commas and deduplicates", "[target]") {
-  Manifest m;
+  manifest::Manifest m;
   m.targets = {resolved("host")};
 
-  REQUIRE(override_targets(m, {"sm_90,gfx90a", "sm_90", "nvptx64-nvidia-cuda:sm_90", "x86_64"}).ok());
+  REQUIRE(manifest::override_targets(m, {"sm_90,gfx90a", "sm_90", "nvptx64-nvidia-cuda:sm_90", "x86_64"}).ok());
   REQUIRE(m.targets.size() == 3);
   CHECK(m.targets[0].short_name() == "sm_90");
   CHECK(m.targets[1].short_name() == "gfx90a");
   CHECK(m.targets[2].short_name() == "host");
 
   SECTION("an empty list changes nothing") {
-    REQUIRE(override_targets(m, {}).ok());
+    REQUIRE(manifest::override_targets(m, {}).ok());
     CHECK(m.targets.size() == 3);
   }
   SECTION("errors name the option and keep the old targets") {
-    auto r = override_targets(m, {"host", "sm9"});
+    auto r = manifest::override_targets(m, {"host", "sm9"});
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == exit_code::usage);
     CHECK_THAT(r.error().message, StartsWith("--target sm9: unknown offload target \"sm9\"; "
@@ -115,7 +115,7 @@ TEST_CASE("override_targets replaces, splits on commas and deduplicates", "[targ
     CHECK(m.targets.size() == 3);
   }
   SECTION("an empty piece is an error") {
-    auto r = override_targets(m, {"sm_90,"});
+    auto r = manifest::override_targets(m, {"sm_90,"});
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, StartsWith("--target sm_90,: empty offload target"));
   }

@@ -45,8 +45,8 @@ struct FakeTree {
   }
 };
 
-ToolchainSearch fake_search(const FakeTree& t) {
-  ToolchainSearch s;
+toolchain::ToolchainSearch fake_search(const FakeTree& t) {
+  toolchain::ToolchainSearch s;
   s.system_prefix = t.dir / "usr-lib";
   s.path_env = "";
   return s;
@@ -57,7 +57,7 @@ ToolchainSearch fake_search(const FakeTree& t) {
 TEST_CASE("toolchain_at fills every path of a complete tree", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-22");
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE(tc.ok());
   CHECK(tc->root == root);
   CHECK(tc->clang == root / "bin/clang");
@@ -71,14 +71,14 @@ TEST_CASE("toolchain_at fills every path of a complete tree", "[toolchain]") {
 TEST_CASE("toolchain_at accepts the bin directory or clang itself", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-22");
-  CHECK(toolchain_at(root / "bin")->root == root);
-  CHECK(toolchain_at(root / "bin" / "clang")->root == root);
+  CHECK(toolchain::toolchain_at(root / "bin")->root == root);
+  CHECK(toolchain::toolchain_at(root / "bin" / "clang")->root == root);
 }
 
 TEST_CASE("toolchain_at names the missing tool and the package", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-22", {"clang-linker-wrapper"});
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE_FALSE(tc.ok());
   CHECK(tc.error().code == exit_code::usage);
   CHECK(tc.error().message ==
@@ -91,7 +91,7 @@ TEST_CASE("toolchain_at names the missing tool and the package", "[toolchain]") 
 TEST_CASE("toolchain_at lists several missing tools once per package", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-23", {"clang", "clang++", "llvm-offload-binary"});
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE_FALSE(tc.ok());
   CHECK_THAT(tc.error().message,
              Catch::Contains("clang, clang++, llvm-offload-binary not found in") &&
@@ -101,7 +101,7 @@ TEST_CASE("toolchain_at lists several missing tools once per package", "[toolcha
 TEST_CASE("toolchain_at on an old LLVM points at LLVM 22", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-14", {"llvm-offload-binary"});
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE_FALSE(tc.ok());
   CHECK(tc.error().message ==
         "LLVM toolchain at " + root.string() + " is incomplete: llvm-offload-binary not found in " +
@@ -116,11 +116,11 @@ TEST_CASE("toolchain_at rejects a non-executable tool and a missing directory", 
   FakeTree t;
   fs::path root = t.llvm("llvm-22", {"llvm-offload-binary"});
   t.file("llvm-22/bin/llvm-offload-binary", /*executable=*/false);
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE_FALSE(tc.ok());
   CHECK_THAT(tc.error().message, Catch::Contains("llvm-offload-binary not found"));
 
-  auto none = toolchain_at(t.dir / "nope");
+  auto none = toolchain::toolchain_at(t.dir / "nope");
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().code == exit_code::usage);
   CHECK_THAT(none.error().message, Catch::Contains("does not exist"));
@@ -134,16 +134,16 @@ TEST_CASE("find_toolchain_in: hint, then env, then newest /usr/lib/llvm-N", "[to
   t.llvm("usr-lib/llvm-24");
   auto s = fake_search(t);
 
-  CHECK(find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-24");
+  CHECK(toolchain::find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-24");
   s.env_root = env;
-  CHECK(find_toolchain_in(s)->root == env);
+  CHECK(toolchain::find_toolchain_in(s)->root == env);
   s.env_root = t.dir / "no-such-llvm";
-  auto bad_env = find_toolchain_in(s);
+  auto bad_env = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(bad_env.ok());
   CHECK_THAT(bad_env.error().message, Catch::StartsWith("$OFFLOAD_BUILD_LLVM: LLVM toolchain directory"));
   s.env_root = env;
   s.hint = hinted;
-  CHECK(find_toolchain_in(s)->root == hinted);
+  CHECK(toolchain::find_toolchain_in(s)->root == hinted);
 }
 
 TEST_CASE("find_toolchain_in: an explicit hint never falls back", "[toolchain]") {
@@ -152,7 +152,7 @@ TEST_CASE("find_toolchain_in: an explicit hint never falls back", "[toolchain]")
   fs::path broken = t.llvm("custom", {"clang++"});
   auto s = fake_search(t);
   s.hint = broken;
-  auto tc = find_toolchain_in(s);
+  auto tc = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(tc.ok());
   CHECK_THAT(tc.error().message, Catch::Contains("clang++ not found"));
 }
@@ -163,10 +163,10 @@ TEST_CASE("find_toolchain_in skips an incomplete newer llvm-N", "[toolchain]") {
   t.llvm("usr-lib/llvm-22");
   t.llvm("usr-lib/llvm-21");  // older than 22: never chosen
   auto s = fake_search(t);
-  CHECK(find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-22");
+  CHECK(toolchain::find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-22");
   fs::remove_all(t.dir / "usr-lib/llvm-22");
   // Only the incomplete one is left: its error says what to install.
-  auto tc = find_toolchain_in(s);
+  auto tc = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(tc.ok());
   CHECK_THAT(tc.error().message, Catch::Contains("llvm-25 is incomplete") &&
                                      Catch::Contains("install clang-tools-25"));
@@ -179,10 +179,10 @@ TEST_CASE("find_toolchain_in falls back to clang on PATH through symlinks", "[to
   fs::create_symlink(root / "bin/clang", t.dir / "path-bin/clang");
   auto s = fake_search(t);
   s.path_env = "/nonexistent:" + (t.dir / "path-bin").string();
-  auto tc = find_toolchain_in(s);
+  auto tc = toolchain::find_toolchain_in(s);
   REQUIRE(tc.ok());
   CHECK(tc->root == fs::canonical(root));
-  CHECK(toolchain_root_candidate(s) == fs::canonical(root));
+  CHECK(toolchain::toolchain_root_candidate(s) == fs::canonical(root));
 }
 
 TEST_CASE("find_toolchain_in: nothing found says where it looked and what to install",
@@ -190,7 +190,7 @@ TEST_CASE("find_toolchain_in: nothing found says where it looked and what to ins
   FakeTree t;
   fs::path old = t.llvm("llvm-14", {"llvm-offload-binary", "clang-linker-wrapper"});
   auto s = fake_search(t);
-  auto tc = find_toolchain_in(s);
+  auto tc = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(tc.ok());
   CHECK(tc.error().code == exit_code::usage);
   CHECK(tc.error().message ==
@@ -198,10 +198,10 @@ TEST_CASE("find_toolchain_in: nothing found says where it looked and what to ins
             "/llvm-{30..22}, clang on PATH: not found); run scripts/setup.sh or install clang-22 "
             "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22, or set $OFFLOAD_BUILD_LLVM (a manifest "
             "build also reads \"toolchain\" in offload.json; cargo mode reads no offload.json)");
-  CHECK_FALSE(toolchain_root_candidate(s).has_value());
+  CHECK_FALSE(toolchain::toolchain_root_candidate(s).has_value());
 
   s.path_env = (old / "bin").string();
-  auto tc2 = find_toolchain_in(s);
+  auto tc2 = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(tc2.ok());
   CHECK_THAT(tc2.error().message,
              Catch::Contains("clang on PATH: " + old.string() + " is not a complete LLVM 22+"));
@@ -212,33 +212,33 @@ TEST_CASE("find_in_path and find_cuda", "[toolchain]") {
   t.file("a/ptxas", false);  // not executable: skipped
   t.file("cuda-x/bin/ptxas", true);
   std::string path = (t.dir / "a").string() + "::" + (t.dir / "cuda-x/bin").string();
-  CHECK(find_in_path("ptxas", path) == t.dir / "cuda-x/bin/ptxas");
-  CHECK_FALSE(find_in_path("nvlink", path).has_value());
+  CHECK(toolchain::find_in_path("ptxas", path) == t.dir / "cuda-x/bin/ptxas");
+  CHECK_FALSE(toolchain::find_in_path("nvlink", path).has_value());
 
   // /usr/local/cuda-like default wins when it has bin/ptxas.
   t.file("default-cuda/bin/ptxas", true);
-  CHECK(find_cuda(t.dir / "default-cuda", path) == t.dir / "default-cuda");
-  CHECK(find_cuda(t.dir / "missing-cuda", path) == t.dir / "cuda-x");
-  CHECK_FALSE(find_cuda(t.dir / "missing-cuda", (t.dir / "a").string()).has_value());
+  CHECK(toolchain::find_cuda(t.dir / "default-cuda", path) == t.dir / "default-cuda");
+  CHECK(toolchain::find_cuda(t.dir / "missing-cuda", path) == t.dir / "cuda-x");
+  CHECK_FALSE(toolchain::find_cuda(t.dir / "missing-cuda", (t.dir / "a").string()).has_value());
 }
 
 TEST_CASE("find_libomptarget prefers the versioned file", "[toolchain]") {
   FakeTree t;
-  CHECK_FALSE(find_libomptarget(t.dir / "lib").has_value());
+  CHECK_FALSE(toolchain::find_libomptarget(t.dir / "lib").has_value());
   t.file("lib/libomptarget.so");
-  CHECK(find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so");
+  CHECK(toolchain::find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so");
   t.file("lib/libomptarget.so.22.1");
-  CHECK(find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so.22.1");
+  CHECK(toolchain::find_libomptarget(t.dir / "lib") == t.dir / "lib/libomptarget.so.22.1");
 }
 
 TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm");
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE(tc.ok());
-  const Target host{std::string(kHostTriple), "generic"};
-  const Target nv{std::string(kNvptxTriple), "sm_90"};
-  const Target amd{std::string(kAmdgcnTriple), "gfx90a"};
+  const manifest::Target host{std::string(manifest::kHostTriple), "generic"};
+  const manifest::Target nv{std::string(manifest::kNvptxTriple), "sm_90"};
+  const manifest::Target amd{std::string(manifest::kAmdgcnTriple), "gfx90a"};
 
   CHECK(tc->has_device_runtime(host));
   CHECK_FALSE(tc->device_runtime(host).has_value());
@@ -246,10 +246,10 @@ TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
   CHECK_FALSE(tc->has_device_runtime(amd));
 
   // A Toolchain remembers what it found: the installation as it is now.
-  auto now = [&] { return *toolchain_at(root); };
+  auto now = [&] { return *toolchain::toolchain_at(root); };
   SECTION("remembered by a Toolchain and its copies") {
     t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
-    const Toolchain copy = *tc;
+    const toolchain::Toolchain copy = *tc;
     CHECK_FALSE(copy.has_device_runtime(nv));
     CHECK(now().has_device_runtime(nv));
   }
@@ -283,13 +283,13 @@ TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
 
 TEST_CASE("the real LLVM 22 on this machine", "[toolchain]") {
   if (!fs::exists("/usr/lib/llvm-22/bin/clang")) OB_SKIP("no LLVM 22 at /usr/lib/llvm-22");
-  auto tc = toolchain_at("/usr/lib/llvm-22");
+  auto tc = toolchain::toolchain_at("/usr/lib/llvm-22");
   REQUIRE(tc.ok());
   CHECK(tc->linker_wrapper == "/usr/lib/llvm-22/bin/clang-linker-wrapper");
-  CHECK(find_libomptarget(tc->lib_dir).has_value());
+  CHECK(toolchain::find_libomptarget(tc->lib_dir).has_value());
   // Debian's LLVM 22 ships no OpenMP GPU device runtime.
-  CHECK_FALSE(tc->has_device_runtime(Target{std::string(kNvptxTriple), "sm_90"}));
-  CHECK_FALSE(tc->has_device_runtime(Target{std::string(kAmdgcnTriple), "gfx90a"}));
+  CHECK_FALSE(tc->has_device_runtime(manifest::Target{std::string(manifest::kNvptxTriple), "sm_90"}));
+  CHECK_FALSE(tc->has_device_runtime(manifest::Target{std::string(manifest::kAmdgcnTriple), "gfx90a"}));
   if (fs::exists("/usr/local/cuda/bin/ptxas")) CHECK(tc->cuda_path == fs::path("/usr/local/cuda"));
 }
 
@@ -299,22 +299,22 @@ TEST_CASE("the real LLVM 22 on this machine", "[toolchain]") {
 TEST_CASE("searched_dirs holds the directory of everything the searches find", "[toolchain][noop]") {
   FakeTree t;
   const fs::path root = t.llvm("llvm");
-  const Target nv{std::string(kNvptxTriple), "sm_90"};
-  const Target amd{std::string(kAmdgcnTriple), "gfx90a"};
+  const manifest::Target nv{std::string(manifest::kNvptxTriple), "sm_90"};
+  const manifest::Target amd{std::string(manifest::kAmdgcnTriple), "gfx90a"};
   t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
   t.file("llvm/lib/amdgcn-amd-amdhsa/libompdevice.a");
   t.file("llvm/lib/libomptarget.so.22.1");
-  auto tc = toolchain_at(root);
+  auto tc = toolchain::toolchain_at(root);
   REQUIRE(tc.ok());
-  const auto dirs = searched_dirs(*tc, {nv, amd}, "/opt/bin:relative");
+  const auto dirs = toolchain::searched_dirs(*tc, {nv, amd}, "/opt/bin:relative");
   auto searched = [&](const fs::path& d) { return std::find(dirs.begin(), dirs.end(), d) != dirs.end(); };
-  for (const auto& found : {*tc->device_runtime(nv), *tc->device_runtime(amd), *find_libomptarget(tc->lib_dir), tc->clang}) {
+  for (const auto& found : {*tc->device_runtime(nv), *tc->device_runtime(amd), *toolchain::find_libomptarget(tc->lib_dir), tc->clang}) {
     INFO(found);
     CHECK(searched(found.parent_path()));
   }
   CHECK(searched(root.parent_path()));  // another LLVM beside it
-  CHECK(searched(ToolchainSearch{}.system_prefix));
-  CHECK(searched(fs::path(kDefaultCudaRoot) / "bin"));
+  CHECK(searched(toolchain::ToolchainSearch{}.system_prefix));
+  CHECK(searched(fs::path(toolchain::kDefaultCudaRoot) / "bin"));
   CHECK(searched("/opt/bin"));
   CHECK_FALSE(searched("relative"));
   // Where nothing is found yet, but a runtime could appear.

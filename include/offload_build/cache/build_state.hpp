@@ -41,13 +41,13 @@ class BuildState {
   // which up_to_date() would compare next time. false when a job has no
   // record this build, or one up_to_date() refuses (it would run again), or
   // two records disagree about a file.
-  bool current_stamps(const Plan& plan, std::map<std::string, Stamp>& files) const;
+  bool current_stamps(const plan::Plan& plan, std::map<std::string, Stamp>& files) const;
 
   // Whether the last build recorded `job_id`.
   bool knows(const std::string& job_id) const { return previous_.count(job_id) > 0; }
 
   // Why `key` (+ current files) differs from the last record of `job_id`.
-  std::string explain_miss(const std::string& job_id, const Job& job, const JobKey& key,
+  std::string explain_miss(const std::string& job_id, const plan::Job& job, const JobKey& key,
                            FileFactsCache& files, const fs::path& cwd) const;
 
  private:
@@ -58,6 +58,6 @@ class BuildState {
 };
 
 // A stable name for a job across builds: "device sm_90 src/k.c".
-std::string job_id(const Job& job, const fs::path& cwd);
+std::string job_id(const plan::Job& job, const fs::path& cwd);
 
 }  // namespace ob::cache

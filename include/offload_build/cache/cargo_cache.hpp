@@ -46,6 +46,6 @@ std::string key(const KeyInputs& in);
 
 // Each device job of `p` (a plan of `s`) gets its key (Job::key_material):
 // reads each kernel crate's files once, whatever the number of targets.
-void add_keys(CargoPlan& p, const CargoSession& s);
+void add_keys(plan::CargoPlan& p, const plan::CargoSession& s);
 
 }  // namespace ob::cache::cargo_cache

@@ -14,7 +14,7 @@
 namespace ob::cache {
 
 namespace fs = std::filesystem;
-using ob::NameRoots;
+using ob::toolchain::NameRoots;
 
 // What stat(2) says, without reading: enough to tell that a file is unchanged
 // since it was last hashed (size, nanosecond mtime, device and inode).
@@ -66,7 +66,7 @@ class FileFactsCache {
   // directories). Every other file, wherever it lies, is hashed. `names`:
   // what FileFacts::name is relative to (the plan's base directories and anchor).
   explicit FileFactsCache(std::vector<fs::path> project, std::vector<fs::path> system = {},
-                          NameRoots names = {})
+                          toolchain::NameRoots names = {})
       : project_(std::move(project)), system_(std::move(system)), names_(std::move(names)) {}
 
   // Whether `full` (absolute, normal) is identified by stat instead of content.
@@ -90,7 +90,7 @@ class FileFactsCache {
   std::unordered_map<std::string, FileFacts> facts_;
   std::unordered_map<std::string, Stamp> stamps_, any_;
   std::vector<fs::path> project_, system_;
-  NameRoots names_;
+  toolchain::NameRoots names_;
 };
 
 // Identity of a program for the cache: what it is, not its spelling (program_identity).

@@ -30,7 +30,7 @@ struct JobCacheOptions {
   bool keep_build_state = true;
   // Given the diagnostics a job printed when it ran (warnings), stored with
   // its outputs, when a hit restores them: print them again, as ccache does.
-  std::function<void(const Job&, std::string_view)> replay;
+  std::function<void(const plan::Job&, std::string_view)> replay;
   // Remember every file each job read and the tools it ran (reads()).
   bool collect_reads = false;
   // --explain for a planner that keeps its own record of what a job read
@@ -38,7 +38,7 @@ struct JobCacheOptions {
   // last ran, asked when the build state knows nothing of the job, for a miss
   // and for a job that is never cached; nullopt: nothing to say. Called from
   // the lookup threads.
-  std::function<std::optional<std::string>(const Job&)> planner_explain;
+  std::function<std::optional<std::string>(const plan::Job&)> planner_explain;
   // Files under these are keyed by path, size and mtime (file_facts.hpp;
   // the system_dirs setting: the build context fills it).
   std::vector<fs::path> system_dirs;
@@ -46,7 +46,7 @@ struct JobCacheOptions {
 
 class JobCache {
  public:
-  JobCache(storage::LayeredStorage& storage, const Plan& plan, JobCacheOptions options);
+  JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options);
 
   // Fill the executor's serve, after_serve and after_run hooks with this cache.
   void attach(exec::ExecOptions& options);
@@ -54,19 +54,19 @@ class JobCache {
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
   // `temps` on a hit; No when it must run. Safe from several threads at once.
-  exec::Served serve(const Job& job, const std::vector<fs::path>& temps);
+  exec::Served serve(const plan::Job& job, const std::vector<fs::path>& temps);
   // On the executor's thread after serve(job): the --explain line and the
   // diagnostics a hit replays, in the order the jobs are reported.
-  void after_serve(const Job& job);
+  void after_serve(const plan::Job& job);
   // After it ran successfully: store outputs (still at `temps`) and its deps.
   // `diagnostics`: what the command printed, replayed on later hits.
-  void store(const Job& job, const std::vector<fs::path>& temps,
+  void store(const plan::Job& job, const std::vector<fs::path>& temps,
              const std::optional<fs::path>& depfile, std::string_view diagnostics = {});
 
   // A job that stands for `jobs` jobs whose files read are `deps` (reads() of
   // their build: a launcher compile's whole entry): store it like store()
   // would had it run and read those, `kept_depfile` the caller's depfile.
-  void store_whole(const Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
+  void store_whole(const plan::Job& job, const std::vector<fs::path>& outputs, std::vector<Dep> deps,
                    std::optional<std::string> kept_depfile, std::string_view diagnostics, size_t jobs);
   // With collect_reads: every file the plan's jobs read outside its build
   // directory and every tool they ran, once each; nullopt unless every job
@@ -85,7 +85,7 @@ class JobCache {
     std::string reason;
     std::string detail;
   };
-  const std::map<JobId, MissNote>& misses() const { return misses_; }
+  const std::map<plan::JobId, MissNote>& misses() const { return misses_; }
 
  private:
   struct Pending {
@@ -94,25 +94,25 @@ class JobCache {
   };
 
   using Lock = std::unique_lock<std::mutex>;
-  void miss(const Job& job, const std::string& reason, std::string detail);
-  void explain(const Job& job, const std::string& line);  // said in after_serve
+  void miss(const plan::Job& job, const std::string& reason, std::string detail);
+  void explain(const plan::Job& job, const std::string& line);  // said in after_serve
   // Storage is asked with `lock` released. `changed`: on a miss, what differs
   // from the newest entry (dep_change).
-  std::optional<std::string> find_result_key(const Job& job, const JobKey& key, std::string& reason,
+  std::optional<std::string> find_result_key(const plan::Job& job, const JobKey& key, std::string& reason,
                                              std::string& changed, std::vector<Dep>& deps, Lock& lock);
   enum class Restored { Ok, Corrupt, Unwritable };
-  Restored restore(const Job& job, const storage::Entry& entry, const std::vector<fs::path>& temps,
+  Restored restore(const plan::Job& job, const storage::Entry& entry, const std::vector<fs::path>& temps,
                    std::string& diagnostics, size_t& jobs);
-  void put_result(const Job& job, const Pending& pending, const std::vector<fs::path>& temps,
+  void put_result(const plan::Job& job, const Pending& pending, const std::vector<fs::path>& temps,
                   const std::vector<Dep>& deps, std::optional<std::string> kept_depfile,
                   std::string_view diagnostics, size_t jobs);
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
-                const std::vector<fs::path>& temps, const Job& job);
-  std::vector<Dep> deps_from_depfile(const Job& job, std::string_view depfile, bool& time_macros);
+                const std::vector<fs::path>& temps, const plan::Job& job);
+  std::vector<Dep> deps_from_depfile(const plan::Job& job, std::string_view depfile, bool& time_macros);
   void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
   // --explain of a miss: the same job stored from another directory, whose
   // paths alone kept it from a hit (cache/place.hpp).
-  std::optional<std::string> explain_elsewhere(const Job& job, const JobKey& key);
+  std::optional<std::string> explain_elsewhere(const plan::Job& job, const JobKey& key);
 
   // What serve() found to say about a job, until after_serve() says it.
   struct Said {
@@ -122,18 +122,18 @@ class JobCache {
 
   storage::LayeredStorage& storage_;
   std::mutex mu_;  // everything below (storage_ is safe on its own)
-  const Plan& plan_;
+  const plan::Plan& plan_;
   JobCacheOptions options_;
   FileFactsCache files_;
   storage::Counters counters_;
   BuildState state_;
-  std::map<JobId, Pending> pending_;
-  std::map<JobId, MissNote> misses_;
+  std::map<plan::JobId, Pending> pending_;
+  std::map<plan::JobId, MissNote> misses_;
   // Per translation unit (Job::unit), the first job of this build that
   // missed only for its paths (explain_elsewhere).
   std::map<size_t, std::pair<std::string, std::string>> place_misses_;  // unit -> job id, what alone differs
-  std::map<JobId, Said> said_;
-  std::map<JobId, std::vector<Dep>> reads_;  // collect_reads
+  std::map<plan::JobId, Said> said_;
+  std::map<plan::JobId, std::vector<Dep>> reads_;  // collect_reads
 };
 
 }  // namespace ob::cache

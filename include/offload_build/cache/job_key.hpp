@@ -21,7 +21,7 @@ namespace ob::cache {
 inline constexpr const char* kKeyFormat = "offload-build cache key v4";
 
 // Environment variables that change what a job of `kind` produces.
-const std::vector<std::string>& relevant_environment(JobKind kind);
+const std::vector<std::string>& relevant_environment(plan::JobKind kind);
 
 struct Dep {
   std::string path;  // as the depfile wrote it (relative to the project when inside it)
@@ -40,11 +40,11 @@ struct JobKey {
   bool inputs_missing = false;        // an input does not exist: not cacheable
 };
 
-JobKey compute_job_key(const Plan& plan, const Job& job, FileFactsCache& files);
+JobKey compute_job_key(const plan::Plan& plan, const plan::Job& job, FileFactsCache& files);
 // The same in two steps: what needs no file read (tools, argv, env), then the
 // inputs' contents and the direct key.
-JobKey describe_job(const Plan& plan, const Job& job);
-void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& files);
+JobKey describe_job(const plan::Plan& plan, const plan::Job& job);
+void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, FileFactsCache& files);
 
 // Facts of `path`, a file `job` read, as a Dep: its path (an absolute path
 // under one of the plan's base directories written relative to the plan's directory,
@@ -53,7 +53,7 @@ void hash_inputs(JobKey& key, const Plan& plan, const Job& job, FileFactsCache& 
 // or the device and inode. Files under the build directory (outputs of other
 // jobs, restored from the cache with new inodes) carry neither: only sources
 // and headers hold target regions.
-Dep make_dep(const Plan& plan, const Job& job, const std::string& path, const FileFacts& facts);
+Dep make_dep(const plan::Plan& plan, const plan::Job& job, const std::string& path, const FileFacts& facts);
 
 std::string result_key(const JobKey& key, const std::vector<Dep>& deps);
 

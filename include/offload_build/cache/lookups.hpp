@@ -56,7 +56,8 @@ std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::
 // appeared while the job ran), a system directory modified within the last
 // two seconds (a file added in the same timestamp tick would go unseen),
 // more than kMaxLookupDeps.
-std::optional<std::vector<Dep>> lookup_deps(const Plan& plan, const Job& job, const std::vector<std::filesystem::path>& system_dirs,
+std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::Job& job,
+                                            const std::vector<std::filesystem::path>& system_dirs,
                                             const std::vector<std::string>& paths, std::string& why);
 
 // Whether `dep` still describes the file system: a file's content

@@ -73,7 +73,7 @@ bool noop_record_holds(const NoopRecord& record);
 // granularity): a change made after its stat in the same timestamp tick
 // would go unseen, as git's "racily clean" files (the next build, a slow
 // no-op, writes the record).
-std::optional<NoopRecord> make_noop_record(const BuildState& state, const Plan& plan,
+std::optional<NoopRecord> make_noop_record(const BuildState& state, const plan::Plan& plan,
                                            const std::vector<fs::path>& more_files,
                                            std::string fingerprint, int64_t racy_from_ns);
 

@@ -31,11 +31,11 @@ struct PlaceRecord {
 };
 
 // The key of `key` (a direct key's fields) with its places and programs taken out.
-std::string place_free_key(const Plan& plan, const Job& job, const JobKey& key);
+std::string place_free_key(const plan::Plan& plan, const plan::Job& job, const JobKey& key);
 
 std::string encode_place_meta(const PlaceRecord& record);
 Result<PlaceRecord> decode_place_meta(const storage::Entry& entry);
-PlaceRecord place_record(const Plan& plan, const JobKey& key);
+PlaceRecord place_record(const plan::Plan& plan, const JobKey& key);
 
 // What --explain says for a job whose earlier build at `earlier` had the same
 // place-free key; nullopt when it ran in this very directory with the same

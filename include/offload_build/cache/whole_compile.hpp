@@ -29,7 +29,7 @@ class WholeCompile {
  public:
   // `system_dirs`: JobCacheOptions::system_dirs (the split's, or the reads
   // recorded by stamp would not match).
-  WholeCompile(storage::LayeredStorage& storage, Plan plan, std::vector<fs::path> system_dirs);
+  WholeCompile(storage::LayeredStorage& storage, plan::Plan plan, std::vector<fs::path> system_dirs);
   WholeCompile(const WholeCompile&) = delete;
   WholeCompile& operator=(const WholeCompile&) = delete;
 
@@ -42,7 +42,7 @@ class WholeCompile {
   void store(std::vector<Dep> reads, std::string_view diagnostics, size_t jobs);
 
  private:
-  Plan plan_;  // before cache_, which keeps a reference to it
+  plan::Plan plan_;  // before cache_, which keeps a reference to it
   JobCache cache_;
   std::string said_;
 };

@@ -73,8 +73,8 @@ class BuildContext {
   // The same before a context exists (a launcher decides first whether to split).
   static std::optional<fs::path> probe_memo_of(const config::Config& config);
 
-  // -j and the jobserver's slots into `exec`.
-  void limit_parallelism(exec::ExecOptions& exec);
+  // -j and the jobserver's slots into `options`.
+  void limit_parallelism(exec::ExecOptions& options);
 
   // With remote_execution set: the runner that sends `plan`'s compiles to the
   // engine (exec/remote_runner.hpp); nullptr when it is unset, or when the
@@ -83,11 +83,11 @@ class BuildContext {
   // A launcher compile (RemoteFor::LauncherCompile) opens the engine on its
   // first job that goes, and says a failure once per make/ninja run.
   enum class RemoteFor { Build, LauncherCompile };
-  Result<std::unique_ptr<exec::RemoteRunner>> remote_runner(const Plan& plan, RemoteFor use = RemoteFor::Build);
+  Result<std::unique_ptr<exec::RemoteRunner>> remote_runner(const plan::Plan& plan, RemoteFor use = RemoteFor::Build);
 
   struct RunOptions {
     report::Progress* observer = nullptr;
-    std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
+    std::function<Result<void>(const plan::Job&, const std::vector<fs::path>&)> check_outputs;
     cache::JobCacheOptions cache;
     // After the job cache saved its state (when the cache is open): what the
     // build recorded, for the no-op record (cli/noop_build.hpp).
@@ -95,13 +95,13 @@ class BuildContext {
   };
   struct Ran {
     Result<exec::ExecSummary> summary;
-    std::map<JobId, cache::JobCache::MissNote> misses;  // for --report
+    std::map<plan::JobId, cache::JobCache::MissNote> misses;  // for --report
     // With cache.collect_reads: JobCache::reads() (a launcher compile's whole entry).
     std::optional<std::vector<cache::Dep>> reads;
   };
   // Run `plan` on `runner`: -j and the jobserver, the job cache (when open)
   // serving and storing each job, its counters recorded at the end.
-  Ran run_plan(const Plan& plan, exec::CommandRunner& runner, RunOptions run);
+  Ran run_plan(const plan::Plan& plan, exec::CommandRunner& runner, RunOptions run);
 
  private:
   Request options_;

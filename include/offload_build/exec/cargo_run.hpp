@@ -46,7 +46,7 @@ struct CargoOutput {
 };
 
 // Run cargo (echoed under -v) in `cwd`.
-Result<CargoOutput> run_cargo(const cargo::Invocation& inv, const fs::path& cwd, Children& children);
+Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children);
 
 // Run a tool to completion: the CPU seconds it used; a non-zero exit is an
 // error naming `what`.

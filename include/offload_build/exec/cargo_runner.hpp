@@ -25,7 +25,7 @@ namespace ob::exec {
 
 class CargoRunner final : public CommandRunner {
  public:
-  explicit CargoRunner(const CargoPlan& plan);
+  explicit CargoRunner(const plan::CargoPlan& plan);
   ~CargoRunner() override;
   CargoRunner(const CargoRunner&) = delete;
   CargoRunner& operator=(const CargoRunner&) = delete;
@@ -40,15 +40,15 @@ class CargoRunner final : public CommandRunner {
   size_t running() const override;
 
  private:
-  Completion run(const Job& job, const process::Command& command, const std::vector<fs::path>& temps);
-  Completion device(const Job& job, const CargoDeviceStep& step, const fs::path& temp);
-  Completion host(const Job& job, const CargoHostStep& step);
+  Completion run(const plan::Job& job, const process::Command& command, const std::vector<fs::path>& temps);
+  Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const fs::path& temp);
+  Completion host(const plan::Job& job, const plan::CargoHostStep& step);
 
-  const CargoPlan& plan_;
+  const plan::CargoPlan& plan_;
   cargo_run::Children children_;
   mutable std::mutex mu_;  // everything below
   std::deque<Completion> done_;
-  std::map<JobId, std::thread> threads_;
+  std::map<plan::JobId, std::thread> threads_;
   size_t running_ = 0;
   std::vector<fs::path> programs_;
   int done_fd_ = -1;  // eventfd: a job's thread ended

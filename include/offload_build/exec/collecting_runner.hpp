@@ -30,7 +30,7 @@ class CollectingRunner final : public CommandRunner {
   size_t running() const override { return inner_->running(); }
   RemoteRunner* remote() override { return inner_->remote(); }
   // What each job printed (a cache hit's replayed output is put here too).
-  std::map<JobId, std::string> output;
+  std::map<plan::JobId, std::string> output;
 
  private:
   std::unique_ptr<CommandRunner> inner_;

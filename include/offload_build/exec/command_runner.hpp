@@ -22,7 +22,7 @@ class RemoteRunner;  // exec/remote_runner.hpp
 // What a runner is asked to run: the job as planned, and the command that
 // produces it here. Valid only during start(): a runner copies what it keeps.
 struct JobView {
-  const Job& job;  // id, kind, target, source, inputs, outputs (final paths), tools, env, depfile
+  const plan::Job& job;  // id, kind, target, source, inputs, outputs (final paths), tools, env, depfile
   // job.argv with every output (and the depfile) replaced by its temporary
   // name, run in `command.cwd` (Plan::cwd) with job.env applied.
   const process::Command& command;
@@ -34,7 +34,7 @@ struct JobView {
 class CommandRunner {
  public:
   struct Completion {
-    JobId job = 0;
+    plan::JobId job = 0;
     int exit_code = 0;  // 128 + signal when the child was killed
     std::string output;  // what it printed, when the runner buffers output
     double cpu_s = 0;    // user + system CPU seconds of the command and its children

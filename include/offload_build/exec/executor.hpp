@@ -36,7 +36,7 @@ struct ExecOptions {
   std::ostream* progress = nullptr;
   // Called when a job's command succeeded, with its outputs still at their
   // temporary paths (same order as Job::outputs). An error fails the job.
-  std::function<Result<void>(const Job&, const std::vector<fs::path>&)> check_outputs;
+  std::function<Result<void>(const plan::Job&, const std::vector<fs::path>&)> check_outputs;
   // Called when a job is ready, before anything runs: may write the job's
   // outputs to the temporary paths itself (a cache hit), or find them current.
   // Runs on a lookup thread, up to `lookups` at once (so a remote's latency
@@ -44,11 +44,11 @@ struct ExecOptions {
   // must not use the listener or std::cerr (a whole line in one write(2), as
   // remote storage's warnings, is fine); what it has to say goes out in
   // after_serve.
-  std::function<Served(const Job&, const std::vector<fs::path>&)> serve;
+  std::function<Served(const plan::Job&, const std::vector<fs::path>&)> serve;
   // On the executor's own thread, once `serve` returned for a job, before the
   // job's progress event: say what the lookup found (--explain, warnings a
   // cache hit replays).
-  std::function<void(const Job&, Served)> after_serve;
+  std::function<void(const plan::Job&, Served)> after_serve;
   // Lookups (`serve`) in flight at most; 0: max(parallelism, kDefaultLookups).
   // 1: one at a time, on the executor's own thread (no lookup threads: what a
   // build with only a local cache wants, where a lookup takes microseconds).
@@ -56,7 +56,7 @@ struct ExecOptions {
   // Called after check_outputs passed, before the outputs are committed;
   // `depfile` is the temporary depfile the command wrote, if the job has one;
   // `output` what it printed, when the runner buffers output (else empty).
-  std::function<void(const Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile,
+  std::function<void(const plan::Job&, const std::vector<fs::path>&, const std::optional<fs::path>& depfile,
                      std::string_view output)>
       after_run;
   // Optional slots shared with other processes (a make jobserver,
@@ -75,22 +75,22 @@ struct ExecSummary {
   size_t jobs_up_to_date = 0;  // outputs already current (recorded state unchanged, or the command said so)
 };
 
-Result<ExecSummary> execute(const Plan& plan, CommandRunner& runner, const ExecOptions& options);
+Result<ExecSummary> execute(const plan::Plan& plan, CommandRunner& runner, const ExecOptions& options);
 
 // The order execute() reports the jobs of `plan` when every one is up to
 // date and lookups are asked on its own thread (ExecOptions::lookups = 1):
 // what a no-op build's record replays (cache/noop_record.hpp).
-std::vector<JobId> up_to_date_order(const Plan& plan);
+std::vector<plan::JobId> up_to_date_order(const plan::Plan& plan);
 
 // The command a job runs, with its outputs (and depfile) replaced by `temps`
 // (outputs in order, then the depfile when the job has one).
-process::Command job_command(const Plan& plan, const Job& job, const std::vector<fs::path>& temps);
+process::Command job_command(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& temps);
 
 // Where a job writes an output before it is committed: a hidden name in the
 // same directory, so the final rename is atomic.
-fs::path temporary_path(const fs::path& final_path, JobId job);
+fs::path temporary_path(const fs::path& final_path, plan::JobId job);
 
 // The whole plan as a re-runnable shell script: cd, mkdir -p, then every job.
-std::string dry_run_script(const Plan& plan);
+std::string dry_run_script(const plan::Plan& plan);
 
 }  // namespace ob::exec

@@ -29,11 +29,11 @@ class LookupPool {
   LookupPool& operator=(const LookupPool&) = delete;
 
   size_t limit() const { return limit_; }
-  void submit(JobId job, Lookup lookup);
+  void submit(plan::JobId job, Lookup lookup);
   // Submitted and not yet taken back by take().
   size_t in_flight() const;
   // The results ready now, in the order they finished.
-  std::vector<std::pair<JobId, Served>> take();
+  std::vector<std::pair<plan::JobId, Served>> take();
   // Block until a result is ready, nothing is in flight, or `max_ms` passed.
   void wait(int max_ms);
   // Block until every submitted lookup has finished (its result waits for take()).
@@ -47,8 +47,8 @@ class LookupPool {
   mutable std::mutex mu_;
   std::condition_variable work_;  // lookups: a task or stopping
   std::condition_variable done_;  // the scheduler: a result
-  std::deque<std::pair<JobId, Lookup>> queue_;
-  std::vector<std::pair<JobId, Served>> results_;
+  std::deque<std::pair<plan::JobId, Lookup>> queue_;
+  std::vector<std::pair<plan::JobId, Served>> results_;
   size_t in_flight_ = 0;  // submitted, result not taken
   size_t running_ = 0;    // being looked up now
   size_t idle_ = 0;       // threads waiting for a task

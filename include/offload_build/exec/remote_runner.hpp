@@ -64,7 +64,7 @@ class RemoteRunner : public CommandRunner {
     size_t local = 0;         // never sent
     uint64_t uploaded_bytes = 0;
   };
-  virtual std::optional<RemoteJobNote> note(JobId job) const = 0;
+  virtual std::optional<RemoteJobNote> note(plan::JobId job) const = 0;
   // Remote jobs at once (the jobs attribute), beside -j local ones.
   virtual size_t remote_jobs() const = 0;
   RemoteRunner* remote() override { return this; }
@@ -73,21 +73,21 @@ class RemoteRunner : public CommandRunner {
 
 // Where each of the plan's jobs ran, as `runner` noted it (manifest builds
 // and launcher compiles alike).
-using RemoteNotes = std::map<JobId, RemoteJobNote>;
-RemoteNotes remote_notes(const RemoteRunner& runner, const Plan& plan);
+using RemoteNotes = std::map<plan::JobId, RemoteJobNote>;
+RemoteNotes remote_notes(const RemoteRunner& runner, const plan::Plan& plan);
 // --explain: one line per noted job ("offload-build: explain: device sm_90
 // src/k.c: executed remotely (queued 0.01 s, ran 0.52 s)").
-void explain_remote(const Plan& plan, const RemoteNotes& notes, std::ostream& out);
+void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostream& out);
 // --report and the trace: a job's note as {"where", "queued_s", "executed_s",
 // "why"}; the function for ReportData::execution (empty without notes).
 nlohmann::json remote_note_json(const RemoteJobNote& note);
-std::function<std::optional<nlohmann::json>(const Job&)> remote_execution_of(const RemoteNotes& notes);
+std::function<std::optional<nlohmann::json>(const plan::Job&)> remote_execution_of(const RemoteNotes& notes);
 // --timings (the trace and the HTML page): each noted job's TimelineJob::where.
 void mark_remote(report::Timeline& timeline, const RemoteNotes& notes);
 
 struct RemoteRunnerSetup {
   RemoteExecutionConfig config;
-  const Plan* plan = nullptr;
+  const plan::Plan* plan = nullptr;
   size_t local_jobs = 1;              // local commands (and scans) at once: -j
   std::vector<fs::path> system_dirs;  // files under these are the worker's own (its toolchain)
   // The prerequisites of a Make depfile's text (cache::parse_depfile).

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace ob {
+namespace ob::manifest {
 
 // A 1-based line and column; columns count characters (UTF-8 code points).
 struct TextPos {
@@ -62,4 +62,4 @@ JsonSyntaxError describe_json_error(std::string_view text, size_t byte, std::str
 std::string format_diagnostic(const std::filesystem::path& file, std::optional<TextPos> pos,
                               std::string_view message);
 
-}  // namespace ob
+}  // namespace ob::manifest

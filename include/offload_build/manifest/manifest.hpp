@@ -13,7 +13,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::manifest {
 
 namespace fs = std::filesystem;
 
@@ -119,4 +119,4 @@ Result<std::vector<fs::path>> expand_source_pattern(const fs::path& base, std::s
 // no-op build's record is looked for. nullopt when it cannot be read.
 std::optional<fs::path> manifest_build_dir(const fs::path& file);
 
-}  // namespace ob
+}  // namespace ob::manifest

@@ -7,7 +7,7 @@
 
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::manifest {
 
 inline constexpr std::string_view kHostTriple = "x86_64-unknown-linux-gnu";
 inline constexpr std::string_view kNvptxTriple = "nvptx64-nvidia-cuda";
@@ -30,4 +30,4 @@ struct Target {
 // with a "did you mean" hint for near misses; the caller adds the location.
 Result<Target> resolve_target(std::string_view spelling);
 
-}  // namespace ob
+}  // namespace ob::manifest

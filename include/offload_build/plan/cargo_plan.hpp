@@ -19,15 +19,15 @@
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 // A crate whose library defines kernels: each gets a device pass per target.
 struct KernelCrate {
-  cargo::Package pkg;
-  rust::CrateScan scan;
+  toolchain::cargo::Package pkg;
+  toolchain::rust::CrateScan scan;
   std::vector<std::string> kernels;  // their symbols, for the host device's image link
   std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
-  // The features cargo enabled on it in the host pass (cli/cargo_resolve.hpp);
+  // The features cargo enabled on it in the host pass (plan/cargo_resolve.cpp);
   // nullopt when the host pass does not build it.
   std::optional<std::vector<std::string>> features;
 };
@@ -36,24 +36,24 @@ struct KernelCrate {
 struct CargoSession {
   bool pictures = false;  // --timings or --trace: the host pass writes cargo's own page too
   fs::path dir;
-  Toolchain tc;
+  toolchain::Toolchain tc;
   fs::path cargo_bin;
-  cargo::UserArgs user;
-  cargo::Package pkg;               // the package cargo builds
+  toolchain::cargo::UserArgs user;
+  toolchain::cargo::Package pkg;               // the package cargo builds
   std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
-  std::vector<Target> targets;
+  std::vector<manifest::Target> targets;
   // The rustflags cargo gives every crate, as cargo resolves them
-  // (cli/cargo_resolve.hpp): the host pass's triple's, and each device triple's.
-  cargo::Rustflags host_rustflags;
-  std::map<std::string, cargo::Rustflags> device_rustflags;
+  // (plan/cargo_resolve.cpp): the host pass's triple's, and each device triple's.
+  toolchain::cargo::Rustflags host_rustflags;
+  std::map<std::string, toolchain::cargo::Rustflags> device_rustflags;
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when
 // it says fresh but its output is gone), then the image link on the archive
 // cargo names, into the job's temporary.
 struct CargoDeviceStep {
-  cargo::Package pkg;
-  Target target;
+  toolchain::cargo::Package pkg;
+  manifest::Target target;
   fs::path image;                  // the job's output (final path)
   std::optional<fs::path> output;  // a GPU's bitcode, which is the image; nullopt: the archive cargo names
   // The host device: the image link of `archive` into `out`.
@@ -66,12 +66,12 @@ struct CargoDeviceStep {
 // package) copied to a name made of the package's content, so that a new
 // image changes the host flags and cargo relinks; then cargo.
 struct CargoHostStep {
-  cargo::Package pkg;
+  toolchain::cargo::Package pkg;
   fs::path package;  // hashed
   fs::path image;    // copied to named(hash)
   std::function<fs::path(const std::string& hash)> named;
   bool remove_stale = false;  // other devimg-* next to it
-  std::function<cargo::Invocation(const fs::path& named)> pass;
+  std::function<toolchain::cargo::Invocation(const fs::path& named)> pass;
   std::string failed = "the host pass failed (cargo's messages above say why)";
 };
 
@@ -87,4 +87,9 @@ struct CargoPlan {
 // cache's to add (cache/cargo_cache.hpp: add_keys).
 CargoPlan make_cargo_plan(const CargoSession& s);
 
-}  // namespace ob
+// Runs cargo to derive the device passes from the host pass
+// (src/plan/cargo_resolve.cpp): fills s.host_rustflags, s.device_rustflags and
+// each crate's features, or fails naming both sides of a difference.
+Result<void> resolve_passes(CargoSession& s);
+
+}  // namespace ob::plan

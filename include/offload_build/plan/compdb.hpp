@@ -10,7 +10,7 @@
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 // Per C/C++ translation unit: its host pass first (the entry clangd uses for
 // the file), then its device passes. Each entry has "directory" (Plan::cwd),
@@ -20,4 +20,4 @@ nlohmann::json compilation_database(const Plan& plan);
 // Write it to <build dir>/compile_commands.json (atomically); returns the path.
 Result<fs::path> write_compilation_database(const Plan& plan);
 
-}  // namespace ob
+}  // namespace ob::plan

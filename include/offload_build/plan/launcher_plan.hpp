@@ -10,7 +10,7 @@
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob {
+namespace ob::plan {
 
 // Where the device objects and the package of output `output` (absolute) live
 // while the compile runs: `<output>.offload-build/`, next to it, so every path
@@ -20,7 +20,7 @@ fs::path launcher_work_dir(const fs::path& output);
 
 // The depfile the caller asked for (absolute): -MF, else the output with its
 // extension replaced by .d (as clang does). nullopt when none was requested.
-std::optional<fs::path> requested_depfile(const frontend::CompileRequest& req, const fs::path& cwd);
+std::optional<fs::path> requested_depfile(const toolchain::frontend::CompileRequest& req, const fs::path& cwd);
 
 // Every target in `req.targets` (natives already resolved) gets a device pass.
 // `cwd` is absolute: the passes run there and name paths relative to it.
@@ -31,8 +31,8 @@ std::optional<fs::path> requested_depfile(const frontend::CompileRequest& req, c
 // device cc1 and the host codegen) when the driver's listings have the
 // expected shape; else, or without one, the two-parse driver passes. At most
 // `parallel_probes` probes run at once.
-Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc,
-                        const fs::path& cwd, DriverProbe* probe = nullptr,
+Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const toolchain::Toolchain& tc,
+                        const fs::path& cwd, toolchain::DriverProbe* probe = nullptr,
                         size_t parallel_probes = 1);
 
 // The caller's compile as one job (a launcher compile's whole entry in the
@@ -44,7 +44,7 @@ Plan make_launcher_plan(const frontend::CompileRequest& req, const Toolchain& tc
 // stored. `facts`: the settings that shape the split (Job::key_facts);
 // `tools`: programs whose identity decides it besides the compiler
 // (offload-build itself).
-Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<std::string> argv,
+Plan make_whole_compile_plan(const toolchain::frontend::CompileRequest& req, std::vector<std::string> argv,
                              const fs::path& cwd, std::vector<std::string> facts,
                              std::vector<fs::path> tools);
 
@@ -53,19 +53,20 @@ Plan make_whole_compile_plan(const frontend::CompileRequest& req, std::vector<st
 // driver's order where one reads or overwrites what another writes (so the
 // device chains run in parallel). Not cached. An error when a command writes
 // a temporary file or the last one is not the caller's object.
-Result<Plan> make_listing_plan(const std::vector<driver_listing::Argv>& listing,
-                               const frontend::CompileRequest& req, const fs::path& cwd);
+Result<Plan> make_listing_plan(const std::vector<toolchain::driver_listing::Argv>& listing,
+                               const toolchain::frontend::CompileRequest& req, const fs::path& cwd);
 
 // An OpenMP offload link seen in launcher mode as one job: `link` (the -o
 // path as the executor writes it, a depfile of every file the linker read)
 // producing `program`, reading `inputs`, its work files under `work`, keyed
 // on every program clang-linker-wrapper may run.
-Job offload_link_job(const frontend::LinkRequest& link, std::vector<fs::path> inputs, const fs::path& program,
-                     const fs::path& work, const fs::path& cwd, const Toolchain& tc);
+Job offload_link_job(const toolchain::frontend::LinkRequest& link, std::vector<fs::path> inputs,
+                     const fs::path& program, const fs::path& work, const fs::path& cwd,
+                     const toolchain::Toolchain& tc);
 
 // A one-step build's plan: `from`'s jobs (one source's compile) appended to
 // `into` as translation unit `unit`; the ids of the jobs that write `from`'s
 // program (the object).
 std::vector<JobId> append_unit(Plan& into, const Plan& from, size_t unit);
 
-}  // namespace ob
+}  // namespace ob::plan

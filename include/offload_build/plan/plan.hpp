@@ -12,7 +12,12 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob {
+namespace ob::toolchain {
+class DriverProbe;
+struct StableNames;
+}  // namespace ob::toolchain
+
+namespace ob::plan {
 
 namespace fs = std::filesystem;
 
@@ -31,7 +36,7 @@ using JobId = size_t;
 struct Job {
   JobId id = 0;
   JobKind kind = JobKind::DeviceCompile;
-  std::optional<Target> target;     // device compiles
+  std::optional<manifest::Target> target;     // device compiles
   fs::path source;                  // the TU (absolute), empty for link
   std::vector<std::string> argv;    // runs in Plan::cwd
   std::vector<fs::path> inputs;     // absolute: files this job reads
@@ -111,14 +116,12 @@ struct Plan {
   }
 };
 
-class DriverProbe;
-
 // How make_plan lays out C/C++ translation units.
 struct PlanOptions {
   // Asked for the clang driver's own commands, to run each TU's host parse
   // once (single parse, src/plan/single_parse_planner.cpp). nullptr: every TU
   // keeps the two-parse driver form (each device pass parses the host side too).
-  DriverProbe* probe = nullptr;
+  toolchain::DriverProbe* probe = nullptr;
   bool two_parse = false;  // --two-parse: never split
   // Probes run at once at most (each is a compiler process): -j, or 1 under
   // a make jobserver (they run in the slot make started us with).
@@ -130,21 +133,19 @@ struct PlanOptions {
 // Derive the whole plan for a manifest: per TU x target device compile,
 // per TU package and host compile, one link (and in the single-parse form a
 // host-IR job per TU and a ptxas job per nvptx device compile).
-Plan make_plan(const Manifest& manifest, const Toolchain& toolchain,
+Plan make_plan(const manifest::Manifest& manifest, const toolchain::Toolchain& toolchain,
                const PlanOptions& options = {});
 
 // The plan for a Rust crate (manifest.is_rust(); toolchain.rust set by
 // rustc::prepare): per target a device pass, then package, embed, and the host
 // pass that links (src/plan/rust_planner.cpp). make_plan dispatches here.
-Plan make_rust_plan(const Manifest& manifest, const Toolchain& toolchain);
-
-struct StableNames;
+Plan make_rust_plan(const manifest::Manifest& manifest, const toolchain::Toolchain& toolchain);
 
 // Give every inode-sensitive job (the compiles that name kernels) the
 // stable-names library: its environment with `salt` (kernel_salt), and keys
 // without inodes. When the compiler does not honour the library, only
 // records why (Plan::kernel_names_fallback).
-void use_stable_names(Plan& plan, const StableNames& names, const std::string& salt);
+void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std::string& salt);
 
 // Make every C/C++ compile (an inode-sensitive job with a depfile: it reads
 // headers) record the lookups that found nothing (Job::records_lookups):
@@ -158,4 +159,4 @@ void record_lookups(Plan& plan, const std::optional<fs::path>& library);
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);
 
-}  // namespace ob
+}  // namespace ob::plan

@@ -38,20 +38,20 @@ class BuildRecorder final : public Progress {
  public:
   BuildRecorder();  // the build's clock starts here
 
-  void build_started(const Plan& plan) override;
-  void job_started(const Job& job) override;
-  void job_served(const Job& job, ServedFrom from, double seconds) override;
-  void job_finished(const Job& job, double seconds) override;
-  void job_found_current(const Job& job) override;
-  void job_cpu(const Job& job, double cpu_seconds) override;
-  void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
+  void build_started(const plan::Plan& plan) override;
+  void job_started(const plan::Job& job) override;
+  void job_served(const plan::Job& job, ServedFrom from, double seconds) override;
+  void job_finished(const plan::Job& job, double seconds) override;
+  void job_found_current(const plan::Job& job) override;
+  void job_cpu(const plan::Job& job, double cpu_seconds) override;
+  void job_failed(const plan::Job& job, int exit_code, double seconds, const std::string& error) override;
 
-  const JobEvents& job(JobId id) const;
+  const JobEvents& job(plan::JobId id) const;
   double elapsed() const;
   std::chrono::steady_clock::time_point origin() const { return start_; }  // the clock's zero
 
  private:
-  JobEvents& at(JobId id);
+  JobEvents& at(plan::JobId id);
   std::chrono::steady_clock::time_point start_;
   std::vector<JobEvents> jobs_;
 };
@@ -70,15 +70,15 @@ struct ReportData {
   double duration_s = 0;
   BuildResult result = BuildResult::Ok;
   std::string error;                      // a failed build's message
-  const Plan* plan = nullptr;             // null when the build failed before planning
+  const plan::Plan* plan = nullptr;             // null when the build failed before planning
   const BuildRecorder* recorder = nullptr;
   bool cache_enabled = false;
   std::optional<fs::path> cache_dir;
   // Why a job that ran was not served; nullopt when the cache gave no reason.
-  std::function<std::optional<MissReason>(const Job&)> miss_reason;
+  std::function<std::optional<MissReason>(const plan::Job&)> miss_reason;
   // Where a job ran under remote execution ({"where", "queued_s",
   // "executed_s", "why"}); nullopt: not asked (no remote execution).
-  std::function<std::optional<nlohmann::json>(const Job&)> execution;
+  std::function<std::optional<nlohmann::json>(const plan::Job&)> execution;
   nlohmann::json tools = nlohmann::json::object();
 };
 
@@ -89,7 +89,7 @@ nlohmann::json make_report(const ReportData& data);
 // by path, are not run); for the others a job relies on (ptxas, nvlink, ld)
 // only path, size and modification time. Plus offload-build itself. Without
 // `ask_versions`, no program is run at all.
-nlohmann::json describe_tools(const Plan& plan, const std::map<fs::path, std::string>& known = {},
+nlohmann::json describe_tools(const plan::Plan& plan, const std::map<fs::path, std::string>& known = {},
                               bool ask_versions = true);
 
 // Write `report` to `file` (a temporary name in the same directory, then a

@@ -16,6 +16,6 @@ namespace ob::report {
 // (`clang-22: warning: argument unused during compilation: '-L/x'`) that
 // every driver command of the split says again is kept once, as the
 // compiler alone says it.
-std::string in_clang_order(const Plan& plan, const std::map<JobId, std::string>& output);
+std::string in_clang_order(const plan::Plan& plan, const std::map<plan::JobId, std::string>& output);
 
 }  // namespace ob::report

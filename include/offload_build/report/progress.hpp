@@ -31,19 +31,19 @@ std::string_view build_result_name(BuildResult result);  // "ok", "failed", "int
 class Progress {
  public:
   virtual ~Progress() = default;
-  virtual void build_started(const Plan& /*plan*/) {}
-  virtual void job_started(const Job& /*job*/) {}
-  virtual void job_served(const Job& /*job*/, ServedFrom /*from*/, double /*seconds*/) {}
-  virtual void job_output(const Job& /*job*/, std::string_view /*text*/) {}
-  virtual void job_finished(const Job& /*job*/, double /*seconds*/) {}
+  virtual void build_started(const plan::Plan& /*plan*/) {}
+  virtual void job_started(const plan::Job& /*job*/) {}
+  virtual void job_served(const plan::Job& /*job*/, ServedFrom /*from*/, double /*seconds*/) {}
+  virtual void job_output(const plan::Job& /*job*/, std::string_view /*text*/) {}
+  virtual void job_finished(const plan::Job& /*job*/, double /*seconds*/) {}
   // Just before job_finished: the command found its outputs already current
   // (CommandRunner::Completion::up_to_date), so the job counts as up to date.
-  virtual void job_found_current(const Job& /*job*/) {}
+  virtual void job_found_current(const plan::Job& /*job*/) {}
   // The CPU time (user + system) a job's command used, just before job_finished.
-  virtual void job_cpu(const Job& /*job*/, double /*cpu_seconds*/) {}
+  virtual void job_cpu(const plan::Job& /*job*/, double /*cpu_seconds*/) {}
   // A command that failed (exit_code != 0), or one whose outputs failed their
   // checks or could not be committed (exit_code 0, or -1 when it never started).
-  virtual void job_failed(const Job& /*job*/, int /*exit_code*/, double /*seconds*/,
+  virtual void job_failed(const plan::Job& /*job*/, int /*exit_code*/, double /*seconds*/,
                           const std::string& /*error*/) {}
   virtual void build_finished(BuildResult /*result*/) {}
 };
@@ -52,14 +52,14 @@ class Progress {
 class ProgressTee final : public Progress {
  public:
   explicit ProgressTee(std::vector<Progress*> sinks) : sinks_(std::move(sinks)) {}
-  void build_started(const Plan& plan) override;
-  void job_started(const Job& job) override;
-  void job_served(const Job& job, ServedFrom from, double seconds) override;
-  void job_output(const Job& job, std::string_view text) override;
-  void job_finished(const Job& job, double seconds) override;
-  void job_found_current(const Job& job) override;
-  void job_cpu(const Job& job, double cpu_seconds) override;
-  void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
+  void build_started(const plan::Plan& plan) override;
+  void job_started(const plan::Job& job) override;
+  void job_served(const plan::Job& job, ServedFrom from, double seconds) override;
+  void job_output(const plan::Job& job, std::string_view text) override;
+  void job_finished(const plan::Job& job, double seconds) override;
+  void job_found_current(const plan::Job& job) override;
+  void job_cpu(const plan::Job& job, double cpu_seconds) override;
+  void job_failed(const plan::Job& job, int exit_code, double seconds, const std::string& error) override;
   void build_finished(BuildResult result) override;
 
  private:
@@ -110,11 +110,11 @@ class ConsoleProgress final : public Progress {
   // Whether commands must run with their output buffered (Status mode).
   bool captures_output() const { return options_.mode == ProgressMode::Status; }
 
-  void build_started(const Plan& plan) override;
-  void job_started(const Job& job) override;
-  void job_served(const Job& job, ServedFrom from, double seconds) override;
-  void job_output(const Job& job, std::string_view text) override;
-  void job_failed(const Job& job, int exit_code, double seconds, const std::string& error) override;
+  void build_started(const plan::Plan& plan) override;
+  void job_started(const plan::Job& job) override;
+  void job_served(const plan::Job& job, ServedFrom from, double seconds) override;
+  void job_output(const plan::Job& job, std::string_view text) override;
+  void job_failed(const plan::Job& job, int exit_code, double seconds, const std::string& error) override;
   void build_finished(BuildResult result) override;
 
   // The same lines without a plan (a build its no-op record shows up to date,

@@ -46,7 +46,7 @@ struct Timeline {
 bool served(const TimelineJob& job);
 
 // The plan's jobs as the recorder saw them (its clock is the origin).
-Timeline timeline_of(const Plan& plan, const BuildRecorder& recorder, std::string title, std::string flow,
+Timeline timeline_of(const plan::Plan& plan, const BuildRecorder& recorder, std::string title, std::string flow,
                      std::chrono::system_clock::time_point started, BuildResult result);
 
 // For each job, the lane (0, 1, ...) its bar goes in: the lowest lane free at

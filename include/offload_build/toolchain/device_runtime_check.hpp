@@ -9,12 +9,12 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 // Fail when `object` (an nvptx ELF or amdgcn bitcode file), the device
 // object of `source` (as the user names it) for `target`, references the
 // OpenMP device runtime. Called for jobs with `forbid_device_runtime_calls`.
-Result<void> check_device_object(const Target& target, const std::filesystem::path& source,
+Result<void> check_device_object(const manifest::Target& target, const std::filesystem::path& source,
                                  const std::filesystem::path& object);
 
-}  // namespace ob
+}  // namespace ob::toolchain

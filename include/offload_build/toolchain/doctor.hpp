@@ -5,7 +5,7 @@
 #include <optional>
 #include <ostream>
 
-namespace ob {
+namespace ob::toolchain {
 
 // Print every tool found (path and version), device runtimes per triple, visible
 // GPUs and a plain-language conclusion per target family. Returns the exit code:
@@ -14,4 +14,4 @@ namespace ob {
 int run_doctor(const std::optional<std::filesystem::path>& toolchain_hint,
                const std::optional<std::filesystem::path>& llvm, std::ostream& out);
 
-}  // namespace ob
+}  // namespace ob::toolchain

@@ -11,7 +11,7 @@
 
 #include "offload_build/toolchain/rustc_probe.hpp"
 
-namespace ob::doctor {
+namespace ob::toolchain::doctor {
 
 namespace fs = std::filesystem;
 

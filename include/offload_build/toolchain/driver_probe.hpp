@@ -13,7 +13,7 @@
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
@@ -46,4 +46,4 @@ std::optional<std::vector<std::string>> system_gpu_archs(const Toolchain& tc,
 // is remembered as a placeholder, so a checkout elsewhere is served too.
 std::unique_ptr<DriverProbe> make_driver_probe(const Toolchain& tc, std::optional<fs::path> memo_dir);
 
-}  // namespace ob
+}  // namespace ob::toolchain

@@ -11,7 +11,7 @@
 #include "offload_build/process/command.hpp"
 #include "offload_build/process/subprocess.hpp"
 
-namespace ob::probe {
+namespace ob::toolchain::probe {
 
 bool is_executable(const std::filesystem::path& p);
 

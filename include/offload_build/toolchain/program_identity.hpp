@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
@@ -19,4 +19,4 @@ fs::path program_path(const std::string& program);
 // compiler driver, the mode its name selects (clang_cli::driver_mode).
 std::string program_identity(const std::string& program);
 
-}  // namespace ob
+}  // namespace ob::toolchain

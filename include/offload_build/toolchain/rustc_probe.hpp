@@ -11,7 +11,7 @@
 
 #include "offload_build/util/result.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace fs = std::filesystem;
 

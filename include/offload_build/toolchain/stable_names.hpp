@@ -16,7 +16,7 @@
 
 #include "offload_build/process/command.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
@@ -81,4 +81,4 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
 // relative to the anchor when under a base, else absolute.
 std::string stable_name_path(const fs::path& real, const NameRoots& roots);
 
-}  // namespace ob
+}  // namespace ob::toolchain

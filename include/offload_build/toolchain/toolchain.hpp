@@ -14,7 +14,7 @@
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob {
+namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
@@ -37,8 +37,8 @@ struct Toolchain {
   // The host device needs none. Without one only ompx_bare kernels build.
   // Searched once per triple by a Toolchain and its copies: it describes the
   // installation as it was when first asked (a plan asks for every GPU job).
-  bool has_device_runtime(const Target& target) const;
-  std::optional<fs::path> device_runtime(const Target& target) const;
+  bool has_device_runtime(const manifest::Target& target) const;
+  std::optional<fs::path> device_runtime(const manifest::Target& target) const;
 
   struct DeviceRuntimes {
     std::mutex mutex;
@@ -98,7 +98,7 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
 // each GPU triple's runtime directories, CUDA's, and `path_env`'s. An entry
 // added to or removed from any of them may change what a search finds (the
 // no-op record stamps them).
-std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<Target>& targets,
+std::vector<fs::path> searched_dirs(const Toolchain& tc, const std::vector<manifest::Target>& targets,
                                     std::string_view path_env);
 
-}  // namespace ob
+}  // namespace ob::toolchain

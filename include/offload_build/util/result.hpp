@@ -2,11 +2,15 @@
 // Exceptions are not used for expected failures; cli::main has the one catch-all.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <variant>
 
 namespace ob {
+
+// The whole library's short name for std::filesystem.
+namespace fs = std::filesystem;
 
 // Process exit codes, shared by every command.
 namespace exit_code {

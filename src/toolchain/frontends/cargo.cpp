@@ -12,7 +12,7 @@
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cargo {
+namespace ob::toolchain::cargo {
 
 namespace {
 
@@ -191,11 +191,11 @@ std::string profile_lto_var(const std::string& profile) {
   return "CARGO_PROFILE_" + up + "_LTO";
 }
 
-fs::path device_target_dir(const Package& p, const Target& t) {
+fs::path device_target_dir(const Package& p, const manifest::Target& t) {
   return p.target_directory / "offload-device" / t.short_name() / p.name;
 }
 
-fs::path device_output(const Package& p, const Target& t) {
+fs::path device_output(const Package& p, const manifest::Target& t) {
   return device_target_dir(p, t) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_output_suffix(t));
 }
@@ -208,7 +208,7 @@ std::optional<fs::path> device_archive(const std::vector<std::string>& messages,
   return std::nullopt;
 }
 
-fs::path device_image(const Package& p, const Target& t) {
+fs::path device_image(const Package& p, const manifest::Target& t) {
   return device_target_dir(p, t) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
 }
@@ -238,7 +238,7 @@ void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& us
 }  // namespace
 
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                       const UserArgs& user, const Target& t, const DeviceInputs& in) {
+                       const UserArgs& user, const manifest::Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
               "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
@@ -261,8 +261,14 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   return inv;
 }
 
+std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
+                                      const manifest::Target& t) {
+  return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", user.profile,
+          "--target-dir", device_target_dir(p, t).string()};
+}
+
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                     const UserArgs& user, const std::vector<Target>& targets,
+                     const UserArgs& user, const std::vector<manifest::Target>& targets,
                      const std::optional<fs::path>& embedded_object,
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags) {
@@ -271,7 +277,7 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   // An explicit host target keeps these flags off build scripts and proc macros.
-  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(kHostTriple)});
+  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
   if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
   if (user.command == "test" && !user.after.empty()) {
@@ -429,7 +435,7 @@ Invocation checker(const fs::path& cargo, const fs::path& cargo_clippy, const To
 }  // namespace
 
 Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const Package& p,
-                        const UserArgs& user, const Target& t, const DeviceInputs& in) {
+                        const UserArgs& user, const manifest::Target& t, const DeviceInputs& in) {
   const std::vector<std::string>& clippy_args = user.after;
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
@@ -454,7 +460,7 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
-  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(kHostTriple)});
+  if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
   if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
   if (!clippy_args.empty()) {

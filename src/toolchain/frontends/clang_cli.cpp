@@ -8,7 +8,7 @@
 #include "offload_build/toolchain/frontends/clang_options.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 std::vector<std::string> relative_to_base(std::vector<std::string> argv, const fs::path& base,
                                           const fs::path& cwd) {

@@ -10,7 +10,7 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 // What the scan collected besides the classified arguments.
 struct Scan {

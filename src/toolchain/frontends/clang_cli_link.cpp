@@ -9,7 +9,7 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 
@@ -53,7 +53,7 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
   req.link_only.assign(argv.size(), false);
   bool openmp = false, targets = false;
   std::string refused;  // why an offload one-step build is not split
-  std::optional<Language> language;
+  std::optional<manifest::Language> language;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& t = argv[i];
     for (auto n : kNotLink)
@@ -64,8 +64,8 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
         starts_with(t, "--offload-targets="))
       targets = true;
     if (t.empty() || t.front() != '-') {
-      const auto lang = language_from_extension(t);
-      if (lang && (*lang == Language::C || *lang == Language::Cxx)) {
+      const auto lang = manifest::language_from_extension(t);
+      if (lang && (*lang == manifest::Language::C || *lang == manifest::Language::Cxx)) {
         if (language && *language != *lang) refused = "sources of two languages";
         language = lang;
         req.sources.push_back(i);
@@ -104,7 +104,7 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
 
 }  // namespace ob::clang_cli
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 using clang_cli::takes_separate_value;
 using util::starts_with;
@@ -138,7 +138,7 @@ std::vector<std::string> BuildRequest::link_argv(const std::vector<std::string>&
 
 }  // namespace ob::frontend
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 LinkParsed parse_link(const std::vector<std::string>& argv) {
   LinkParsed r;
@@ -186,7 +186,7 @@ LinkParsed parse_link(const std::vector<std::string>& argv) {
 
 }  // namespace ob::clang_cli
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 std::string output_arg(const std::vector<std::string>& argv) {
   for (size_t i = 1; i < argv.size(); ++i) {

@@ -4,7 +4,7 @@
 #include "clang_compiles.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 
@@ -40,7 +40,7 @@ std::vector<std::string> dep_flags(const CompileRequest& req, const std::string&
 // alone writes it from its last device compile; else plain -MD -MF `depfile`.
 // -Xarch_ARCH for another GPU arch is left out (clang would warn that it is
 // unused, which the compiler alone does not).
-std::vector<std::string> device_argv(const CompileRequest& req, const Target& target,
+std::vector<std::string> device_argv(const CompileRequest& req, const manifest::Target& target,
                                      const std::vector<std::string>& extra, const std::string& out,
                                      const std::string& depfile, bool requested_depfile) {
   std::vector<std::string> argv{req.compiler};
@@ -83,7 +83,7 @@ bool native_only_for_host(const CompileRequest& req, const Arg& arg) {
     if (a.kind != ArgKind::OffloadTargets) continue;
     triples = true;
     for (const auto& t : util::split(a.value, ','))
-      if (t != kHostTriple) return false;
+      if (t != manifest::kHostTriple) return false;
   }
   return triples;
 }
@@ -187,7 +187,7 @@ class LauncherCompile final : public frontend::Compile {
     offload_lto_ = clang_openmp::uses_offload_lto(options);
   }
 
-  frontend::Argv device(const Target& target, const std::string& out, const std::string& depfile,
+  frontend::Argv device(const manifest::Target& target, const std::string& out, const std::string& depfile,
                         bool callers_depfile) const override {
     return device_argv(req_, target, extra_, out, depfile, callers_depfile);
   }

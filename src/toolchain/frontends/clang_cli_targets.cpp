@@ -14,26 +14,26 @@
 #include "clang_cli_internal.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 
-std::optional<TargetFamily> triple_family(std::string_view triple) {
-  if (triple == kHostTriple) return TargetFamily::HostDevice;
-  if (triple == kNvptxTriple) return TargetFamily::Nvptx;
-  if (triple == kAmdgcnTriple) return TargetFamily::Amdgcn;
+std::optional<manifest::TargetFamily> triple_family(std::string_view triple) {
+  if (triple == manifest::kHostTriple) return manifest::TargetFamily::HostDevice;
+  if (triple == manifest::kNvptxTriple) return manifest::TargetFamily::Nvptx;
+  if (triple == manifest::kAmdgcnTriple) return manifest::TargetFamily::Amdgcn;
   return std::nullopt;
 }
 
 // A GPU arch spelling (sm_90, gfx90a) as a target; nullopt for anything else.
-std::optional<Target> gpu_arch(const std::string& arch) {
-  auto t = resolve_target(arch);
+std::optional<manifest::Target> gpu_arch(const std::string& arch) {
+  auto t = manifest::resolve_target(arch);
   if (!t || !t->is_gpu() || t->arch != arch) return std::nullopt;
   return *t;
 }
 
 struct Resolved {
-  std::vector<Target> targets;
+  std::vector<manifest::Target> targets;
   std::vector<std::string> native;
   std::string problem;  // non-empty: pass through
 };
@@ -50,13 +50,13 @@ Resolved resolve_targets(const Scan& s) {
   std::vector<std::string> triples;
   for (const auto& t : s.triples) {
     if (!triple_family(t)) {
-      r.problem = "offload triple " + t + " (offload-build splits " + std::string(kHostTriple) +
-                  ", " + std::string(kNvptxTriple) + " and " + std::string(kAmdgcnTriple) + ")";
+      r.problem = "offload triple " + t + " (offload-build splits " + std::string(manifest::kHostTriple) +
+                  ", " + std::string(manifest::kNvptxTriple) + " and " + std::string(manifest::kAmdgcnTriple) + ")";
       return r;
     }
     if (std::find(triples.begin(), triples.end(), t) == triples.end()) triples.push_back(t);
   }
-  std::vector<Target> arch_targets;
+  std::vector<manifest::Target> arch_targets;
   bool arch_native = false;
   for (const auto& a : s.archs) {
     if (a == "native") { arch_native = true; continue; }
@@ -72,7 +72,7 @@ Resolved resolve_targets(const Scan& s) {
       if (arch_native) r.native.push_back("");
     } else {
       for (const auto& triple : triples) {
-        if (triple == kHostTriple) {
+        if (triple == manifest::kHostTriple) {
           // The host device has no system GPU arch to find: `native` leaves
           // it "generic" (clang 22 gives it an explicit GPU arch, not modeled).
           if (!arch_targets.empty()) {
@@ -95,7 +95,7 @@ Resolved resolve_targets(const Scan& s) {
       return r;
     }
     for (const auto& triple : triples) {
-      if (triple == kHostTriple) {
+      if (triple == manifest::kHostTriple) {
         // -Xopenmp-target=TRIPLE -march=CPU: the host device's CPU, which
         // clang also writes as the image's arch.
         auto it = march.count(triple) ? march.find(triple) : march.find("");
@@ -117,7 +117,7 @@ Resolved resolve_targets(const Scan& s) {
     return r;
   }
   // Each target once, in first-seen order.
-  std::vector<Target> unique;
+  std::vector<manifest::Target> unique;
   for (const auto& t : r.targets)
     if (std::find(unique.begin(), unique.end(), t) == unique.end()) unique.push_back(t);
   r.targets = std::move(unique);
@@ -134,9 +134,9 @@ Parsed finish(Scan s) {
   if (s.inputs.size() > 1) return pass("several inputs", kNotCompile);
   const auto& in = s.inputs.front();
   if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang, kNotOffload);
-  const auto ext = language_from_extension(in.path);
-  if (in.lang) s.req.language = *in.lang == "c" ? Language::C : Language::Cxx;
-  else if (ext && (*ext == Language::C || *ext == Language::Cxx)) s.req.language = *ext;
+  const auto ext = manifest::language_from_extension(in.path);
+  if (in.lang) s.req.language = *in.lang == "c" ? manifest::Language::C : manifest::Language::Cxx;
+  else if (ext && (*ext == manifest::Language::C || *ext == manifest::Language::Cxx)) s.req.language = *ext;
   else return pass("input " + in.path + " is not a C or C++ source", kNotOffload);
   s.req.source = in.path;
   if (!s.openmp) return pass("no -fopenmp", kNotOffload);

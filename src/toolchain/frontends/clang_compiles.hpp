@@ -12,11 +12,11 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 
-namespace ob::clang_openmp {
+namespace ob::toolchain::clang_openmp {
 
 // The one option that makes a device pass compile for `target` alone:
 // --offload-arch=ARCH for a GPU, -fopenmp-targets=TRIPLE for the host device.
-std::string target_selector(const Target& target);
+std::string target_selector(const manifest::Target& target);
 
 // What makes a host pass embed a package: -Xclang -fembed-offload-object=PACKAGE.
 std::vector<std::string> embed_package(const std::string& package);
@@ -32,12 +32,12 @@ bool is_preprocessor_option(const std::string& arg, bool& takes_next);
 // [-nogpulib] --offload-device-only -I.. -D.. flags device_flags -MD -MF DEP
 // -c SRC -o OUT`, host passes naming every target triple, the host codegen
 // without preprocessor options.
-std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
-                                                    const SourceFile& src, const fs::path& src_arg);
+std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                                    const manifest::SourceFile& src, const fs::path& src_arg);
 
 }  // namespace ob::clang_openmp
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 // A launcher compile: each pass is the caller's command line with its output,
 // dependency and target options replaced (see docs/LAUNCHER.md). Where the

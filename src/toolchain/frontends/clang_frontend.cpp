@@ -3,7 +3,7 @@
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace {
 
@@ -11,7 +11,9 @@ class ClangOpenMp final : public Frontend {
  public:
   std::string_view name() const override { return "clang OpenMP offload"; }
 
-  bool compiles(Language lang) const override { return lang == Language::C || lang == Language::Cxx; }
+  bool compiles(manifest::Language lang) const override {
+    return lang == manifest::Language::C || lang == manifest::Language::Cxx;
+  }
 
   bool recognizes(const fs::path& program) const override { return clang_cli::is_clang(program); }
 
@@ -21,8 +23,8 @@ class ClangOpenMp final : public Frontend {
 
   LinkParsed parse_link(const Argv& argv) const override { return clang_cli::parse_link(argv); }
 
-  std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
-                                            const SourceFile& src,
+  std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                            const manifest::SourceFile& src,
                                             const fs::path& src_arg) const override {
     return clang_openmp::manifest_compile(tc, m, src, src_arg);
   }
@@ -38,7 +40,7 @@ class ClangOpenMp final : public Frontend {
     return clang_openmp::package(tc, images, out);
   }
 
-  Argv link(const Toolchain& tc, const Manifest& m, const std::vector<fs::path>& objects,
+  Argv link(const Toolchain& tc, const manifest::Manifest& m, const std::vector<fs::path>& objects,
             const fs::path& out, const fs::path& depfile) const override {
     return clang_openmp::link(tc, m, objects, out, depfile);
   }
@@ -53,7 +55,7 @@ class ClangOpenMp final : public Frontend {
 
 }  // namespace
 
-ManifestOptions manifest_options() { return {clang_flags::target_flag_problem}; }
+manifest::ManifestOptions manifest_options() { return {clang_flags::target_flag_problem}; }
 
 BuildParsed Frontend::parse_build(const Argv&) const { return {}; }
 
@@ -86,7 +88,7 @@ const std::vector<const Frontend*>& registered() {
 
 }  // namespace
 
-const Frontend& for_language(Language lang) {
+const Frontend& for_language(manifest::Language lang) {
   // A Rust crate has its own planner (rust_planner.cpp); C is clang's otherwise.
   for (const Frontend* fe : registered())
     if (fe->compiles(lang)) return *fe;

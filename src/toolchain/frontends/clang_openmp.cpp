@@ -8,16 +8,16 @@
 
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 
-namespace ob::clang_openmp {
+namespace ob::toolchain::clang_openmp {
 
 namespace {
 
-const fs::path& compiler_for(const Toolchain& tc, Language lang) {
-  return lang == Language::Cxx ? tc.clangxx : tc.clang;
+const fs::path& compiler_for(const Toolchain& tc, manifest::Language lang) {
+  return lang == manifest::Language::Cxx ? tc.clangxx : tc.clang;
 }
 
 // Unique triples in manifest order: the host pass and the link name all of them.
-std::string offload_triples(const Manifest& m) {
+std::string offload_triples(const manifest::Manifest& m) {
   std::string out;
   std::set<std::string> seen;
   for (const auto& t : m.targets) {
@@ -29,13 +29,13 @@ std::string offload_triples(const Manifest& m) {
 }
 
 // Flags every compile of a TU gets: include dirs, defines, then the user's flags.
-void append_common(std::vector<std::string>& argv, const Manifest& m) {
+void append_common(std::vector<std::string>& argv, const manifest::Manifest& m) {
   for (const auto& dir : m.include_dirs) argv.push_back("-I" + dir);
   for (const auto& def : m.defines) argv.push_back("-D" + def);
   argv.insert(argv.end(), m.flags.begin(), m.flags.end());
 }
 
-bool needs_nogpulib(const Toolchain& tc, const Manifest& m) {
+bool needs_nogpulib(const Toolchain& tc, const manifest::Manifest& m) {
   for (const auto& t : m.targets)
     if (t.is_gpu() && !tc.has_device_runtime(t)) return true;
   return false;
@@ -57,7 +57,7 @@ bool is_preprocessor_option(const std::string& a, bool& takes_next) {
   return false;
 }
 
-std::string target_selector(const Target& target) {
+std::string target_selector(const manifest::Target& target) {
   return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;
 }
 
@@ -101,10 +101,10 @@ namespace {
 // The passes of manifest source `src` (paths as the planner writes them).
 class ManifestCompile final : public frontend::Compile {
  public:
-  ManifestCompile(const Toolchain& tc, const Manifest& m, const SourceFile& src, fs::path src_arg)
+  ManifestCompile(const Toolchain& tc, const manifest::Manifest& m, const manifest::SourceFile& src, fs::path src_arg)
       : tc_(tc), m_(m), src_(src), src_arg_(std::move(src_arg)) {}
 
-  frontend::Argv device(const Target& target, const std::string& out, const std::string& depfile,
+  frontend::Argv device(const manifest::Target& target, const std::string& out, const std::string& depfile,
                         bool /*callers_depfile: none in a manifest build*/) const override {
     frontend::Argv argv{compiler_for(tc_, src_.language).string(), "-fopenmp",
                         target_selector(target)};
@@ -174,19 +174,19 @@ class ManifestCompile final : public frontend::Compile {
   }
 
   const Toolchain& tc_;
-  const Manifest& m_;
-  const SourceFile& src_;
+  const manifest::Manifest& m_;
+  const manifest::SourceFile& src_;
   fs::path src_arg_;
 };
 
 }  // namespace
 
-std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
-                                                    const SourceFile& src, const fs::path& src_arg) {
+std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                                    const manifest::SourceFile& src, const fs::path& src_arg) {
   return std::make_unique<ManifestCompile>(tc, m, src, src_arg);
 }
 
-OptionFiles option_files(const Manifest& m) {
+OptionFiles option_files(const manifest::Manifest& m) {
   OptionFiles out;
   // The options of one pass read as a launcher compile of a C file for the
   // host device (a compile the parser splits) with them would be.
@@ -210,16 +210,16 @@ OptionFiles option_files(const Manifest& m) {
   return out;
 }
 
-fs::path host_linker(const Toolchain& tc, const Manifest& m) {
-  const bool lld = m.linker == Manifest::Linker::Lld && tc.lld && !m.is_rust();
+fs::path host_linker(const Toolchain& tc, const manifest::Manifest& m) {
+  const bool lld = m.linker == manifest::Manifest::Linker::Lld && tc.lld && !m.is_rust();
   return lld ? *tc.lld : fs::path("/usr/bin/ld");
 }
 
-std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
+std::vector<std::string> link(const Toolchain& tc, const manifest::Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile) {
   bool any_cxx = false;
-  for (const auto& s : m.sources) any_cxx |= s.language == Language::Cxx;
+  for (const auto& s : m.sources) any_cxx |= s.language == manifest::Language::Cxx;
   std::vector<std::string> argv{(any_cxx ? tc.clangxx : tc.clang).string(), "-fopenmp",
                                 "-fopenmp-targets=" + offload_triples(m)};
   for (const auto& t : m.targets) {

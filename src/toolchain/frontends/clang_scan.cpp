@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::clang_flags {
+namespace ob::toolchain::clang_flags {
 
 namespace {
 
@@ -53,12 +53,12 @@ std::vector<std::string> targets_for_flags(const std::vector<std::string>& flags
   for (const auto& a : archs)
     if (a != "native") add(a);
   for (const auto& t : triples) {
-    if (t == kHostTriple) {
+    if (t == manifest::kHostTriple) {
       add("host");
     } else if (auto it = march.count(t) ? march.find(t) : march.find(""); it != march.end()) {
       add(it->second);
     } else if (archs.empty()) {
-      add(t == kNvptxTriple ? "sm_XX" : t == kAmdgcnTriple ? "gfxNNN" : t + ":ARCH");
+      add(t == manifest::kNvptxTriple ? "sm_XX" : t == manifest::kAmdgcnTriple ? "gfxNNN" : t + ":ARCH");
     }
   }
   return out;
@@ -89,7 +89,7 @@ std::optional<std::pair<size_t, std::string>> target_flag_problem(
 
 std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compiler,
                                             const std::filesystem::path& source) {
-  return {compiler.string(), "-fopenmp", "-fopenmp-targets=" + std::string(kHostTriple),
+  return {compiler.string(), "-fopenmp", "-fopenmp-targets=" + std::string(manifest::kHostTriple),
           "--offload-host-only", "-x", "c", "-S", "-emit-llvm", "-o", "-", source.string()};
 }
 

@@ -10,7 +10,7 @@
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 std::string CompileRequest::output_arg() const {
   if (output) return *output;
@@ -37,9 +37,9 @@ std::optional<Unchanged> CompileRequest::unusable_files(const fs::path& cwd) con
 
 bool CompileRequest::resolve_natives(const Toolchain& tc, const std::optional<fs::path>& memo) {
   if (native.empty()) return true;
-  std::vector<Target> found;
+  std::vector<manifest::Target> found;
   for (const auto& arch : system_gpu_archs(tc, memo).value_or(std::vector<std::string>{})) {
-    auto t = resolve_target(arch);
+    auto t = manifest::resolve_target(arch);
     if (t && t->is_gpu()) found.push_back(*t);
   }
   for (const auto& wanted : native) {

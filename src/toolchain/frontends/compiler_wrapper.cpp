@@ -11,7 +11,7 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-namespace ob::driver_listing {
+namespace ob::toolchain::driver_listing {
 
 namespace {
 
@@ -59,7 +59,7 @@ Result<std::vector<Argv>> parse(std::string_view listing) {
   return commands;
 }
 
-std::optional<Target> device_cc1_target(const Argv& argv) {
+std::optional<manifest::Target> device_cc1_target(const Argv& argv) {
   if (std::find(argv.begin(), argv.end(), "-fopenmp-is-target-device") == argv.end())
     return std::nullopt;
   auto value_after = [&](std::string_view flag) {
@@ -68,7 +68,7 @@ std::optional<Target> device_cc1_target(const Argv& argv) {
   };
   const std::string triple = value_after("-triple");
   const std::string cpu = value_after("-target-cpu");
-  return Target{triple, triple == kHostTriple || cpu.empty() ? "generic" : cpu};
+  return manifest::Target{triple, triple == manifest::kHostTriple || cpu.empty() ? "generic" : cpu};
 }
 
 std::vector<std::string> written_by(const Argv& argv) {

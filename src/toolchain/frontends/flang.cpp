@@ -18,7 +18,7 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace {
 
@@ -127,17 +127,17 @@ Parsed refuse(std::string reason, const char* code, std::string option = {}) {
 }
 
 // The offload targets one -fopenmp-targets= / --offload-arch= names, or why not modelled.
-Result<std::vector<Target>> targets_of(const std::string& t) {
-  std::vector<Target> out;
+Result<std::vector<manifest::Target>> targets_of(const std::string& t) {
+  std::vector<manifest::Target> out;
   const bool by_triple = util::starts_with(t, "-fopenmp-targets=");
   const std::string list = t.substr(t.find('=') + 1);
   for (const auto& name : util::split(list, ',')) {
     if (by_triple) {
-      if (name != kHostTriple)
+      if (name != manifest::kHostTriple)
         return Error::usage("target " + name + " without an arch (name GPUs with --offload-arch=)");
-      out.push_back({std::string(kHostTriple), "generic"});
+      out.push_back({std::string(manifest::kHostTriple), "generic"});
     } else {
-      auto target = resolve_target(name);
+      auto target = manifest::resolve_target(name);
       if (!target || !target->is_gpu()) return Error::usage("offload arch " + name);
       out.push_back(*target);
     }
@@ -149,7 +149,7 @@ Result<std::vector<Target>> targets_of(const std::string& t) {
 Parsed parse_flang(const Argv& argv) {
   CompileRequest req;
   req.compiler = argv.front();
-  req.language = Language::Fortran;
+  req.language = manifest::Language::Fortran;
   bool compile = false;
   bool openmp = false;
   bool targets_given = false;
@@ -190,8 +190,8 @@ Parsed parse_flang(const Argv& argv) {
         return refuse("option " + t + " is not one offload-build splits for flang", unchanged::kOption,
                       clang_cli::option_name(t));
     } else {
-      const auto lang = language_from_extension(t);
-      if (!lang || *lang != Language::Fortran)
+      const auto lang = manifest::language_from_extension(t);
+      if (!lang || *lang != manifest::Language::Fortran)
         return refuse("input " + t + " is not a Fortran source", unchanged::kNotCompile);
       if (!req.source.empty()) return refuse("more than one source", unchanged::kNotCompile);
       req.source = t;
@@ -220,7 +220,7 @@ class FlangCompile final : public Compile {
       : head_(std::move(head)), source_(std::move(source)), host_targets_(std::move(host_targets)),
         cacheable_(cacheable), device_only_(std::move(device_only)), host_only_(std::move(host_only)) {}
 
-  Argv device(const Target& target, const std::string& out, const std::string& /*depfile*/,
+  Argv device(const manifest::Target& target, const std::string& out, const std::string& /*depfile*/,
               bool /*callers_depfile*/) const override {
     Argv argv = head_;
     argv.insert(argv.end(), device_only_.begin(), device_only_.end());
@@ -287,7 +287,7 @@ class FlangCompile final : public Compile {
   Argv host_only_;    // a manifest's host_flags
 };
 
-std::string triples_of(const std::vector<Target>& targets) {
+std::string triples_of(const std::vector<manifest::Target>& targets) {
   std::string out;
   for (const auto& t : targets) {
     if (out.find(t.triple) != std::string::npos) continue;
@@ -300,7 +300,7 @@ class FlangOpenMp final : public Frontend {
  public:
   std::string_view name() const override { return "flang OpenMP offload"; }
 
-  bool compiles(Language lang) const override { return lang == Language::Fortran; }
+  bool compiles(manifest::Language lang) const override { return lang == manifest::Language::Fortran; }
 
   // [TRIPLE-]flang[-new][-VERSION], as the clang driver takes its flang mode.
   bool recognizes(const fs::path& program) const override { return clang_cli::driver_mode(program) == "flang"; }
@@ -309,8 +309,8 @@ class FlangOpenMp final : public Frontend {
 
   bool lists_reads() const override { return false; }
 
-  std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m, const SourceFile& src,
-                                            const fs::path& src_arg) const override {
+  std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                            const manifest::SourceFile& src, const fs::path& src_arg) const override {
     Argv head{(tc.root / "bin" / "flang").string(), "-fopenmp"};
     for (const auto& dir : m.include_dirs) head.push_back("-I" + dir);
     for (const auto& def : m.defines) head.push_back("-D" + def);
@@ -340,7 +340,7 @@ class FlangOpenMp final : public Frontend {
   }
 
   // flang's driver links the Fortran runtime; the offload part is clang's.
-  Argv link(const Toolchain& tc, const Manifest& m, const std::vector<fs::path>& objects, const fs::path& out,
+  Argv link(const Toolchain& tc, const manifest::Manifest& m, const std::vector<fs::path>& objects, const fs::path& out,
             const fs::path& depfile) const override {
     Argv argv = clang_openmp::link(tc, m, objects, out, depfile);
     argv.front() = (tc.root / "bin" / "flang").string();

@@ -13,7 +13,7 @@
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace {
 
@@ -226,8 +226,8 @@ Result<void> check_kernel_signatures(const CrateScan& scan, const std::vector<co
   return {};
 }
 
-Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<Target>& targets, const std::string& cfg,
-                              const fs::path& dir) {
+Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<manifest::Target>& targets,
+                              const std::string& cfg, const fs::path& dir) {
   // The host pass compiles for x86_64, where rustc rejects the GPU ABI (E0570).
   for (const FnItem& f : scan.foreign)
     if (f.abi == "gpu-kernel" && device_compiles(scan, f.scope, cfg, false) != Compiled::No)
@@ -237,7 +237,8 @@ Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<Target>& 
           "ABI): declare kernels on the host side as `unsafe extern \"C\" {{ fn {}(...); }}`; \"gpu-kernel\" "
           "belongs on the device kernel's definition, and only for GPU targets (see docs/RUST.md#kernel-signatures)",
           where(f.file, f.line, f.column, dir), f.name, f.name));
-  const bool host_device = std::any_of(targets.begin(), targets.end(), [](const Target& t) { return !t.is_gpu(); });
+  const bool host_device =
+      std::any_of(targets.begin(), targets.end(), [](const manifest::Target& t) { return !t.is_gpu(); });
   if (!host_device) return {};
   for (const FnItem& f : scan.functions)
     if (f.abi == "gpu-kernel" && device_compiles(scan, f.scope, cfg) != Compiled::No)

@@ -3,7 +3,7 @@
 
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 std::vector<const FnItem*> device_kernels(const CrateScan& scan) {
   std::vector<const FnItem*> out;

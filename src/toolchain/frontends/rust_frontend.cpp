@@ -4,27 +4,27 @@
 
 #include "offload_build/toolchain/frontends/rustc.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace {
 
 class Rustc final : public RustFrontend {
  public:
   std::string_view name() const override { return "rustc std::offload"; }
-  bool compiles(Language lang) const override { return lang == Language::Rust; }
+  bool compiles(manifest::Language lang) const override { return lang == manifest::Language::Rust; }
 
-  std::string device_output_suffix(const Target& t) const override { return rustc::device_output_suffix(t); }
-  std::string device_image_suffix(const Target& t) const override { return rustc::device_image_suffix(t); }
-  bool needs_image_link(const Target& t) const override { return rustc::needs_device_link(t); }
+  std::string device_output_suffix(const manifest::Target& t) const override { return rustc::device_output_suffix(t); }
+  std::string device_image_suffix(const manifest::Target& t) const override { return rustc::device_image_suffix(t); }
+  bool needs_image_link(const manifest::Target& t) const override { return rustc::needs_device_link(t); }
   bool host_reads_package(const Toolchain& tc) const override {
     return tc.rust && tc.rust->flavour == rust::Flavour::Native;
   }
 
-  Argv device(const Toolchain& tc, const Manifest& m, const fs::path& crate_root, const Target& t,
+  Argv device(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root, const manifest::Target& t,
               const fs::path& out, const fs::path& depfile) const override {
     return rustc::device_compile(tc, m, crate_root, t, out, depfile);
   }
-  Argv image_link(const Toolchain& tc, const Target& t, const std::vector<std::string>& kernels,
+  Argv image_link(const Toolchain& tc, const manifest::Target& t, const std::vector<std::string>& kernels,
                   const fs::path& archive, const fs::path& out) const override {
     return rustc::device_link(tc, t, kernels, archive, out);
   }
@@ -37,7 +37,7 @@ class Rustc final : public RustFrontend {
              const fs::path& out) const override {
     return rustc::embed(tc, stub, package, out);
   }
-  Argv host(const Toolchain& tc, const Manifest& m, const fs::path& crate_root,
+  Argv host(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
             const std::optional<fs::path>& embedded, const std::optional<fs::path>& package,
             const fs::path& out, const fs::path& depfile) const override {
     return rustc::host_link(tc, m, crate_root, embedded, package, out, depfile);
@@ -45,18 +45,18 @@ class Rustc final : public RustFrontend {
   fs::path link_driver(const Toolchain& tc) const override { return rustc::linker(tc); }
 
   cargo::Invocation cargo_device(const fs::path& cargo, const Toolchain& tc, const cargo::Package& p,
-                                 const cargo::UserArgs& user, const Target& t,
+                                 const cargo::UserArgs& user, const manifest::Target& t,
                                  const cargo::DeviceInputs& in) const override {
     return cargo::device_pass(cargo, tc, p, user, t, in);
   }
   cargo::Invocation cargo_host(const fs::path& cargo, const Toolchain& tc, const cargo::Package& p,
-                               const cargo::UserArgs& user, const std::vector<Target>& targets,
+                               const cargo::UserArgs& user, const std::vector<manifest::Target>& targets,
                                const std::optional<fs::path>& embedded, const std::optional<fs::path>& package,
                                const std::vector<std::string>& user_rustflags) const override {
     return cargo::host_pass(cargo, tc, p, user, targets, embedded, package, user_rustflags);
   }
   cargo::Invocation cargo_device_check(const fs::path& cargo, const fs::path& clippy, const Toolchain& tc,
-                                       const cargo::Package& p, const cargo::UserArgs& user, const Target& t,
+                                       const cargo::Package& p, const cargo::UserArgs& user, const manifest::Target& t,
                                        const cargo::DeviceInputs& in) const override {
     return cargo::device_check(cargo, clippy, tc, p, user, t, in);
   }
@@ -76,7 +76,7 @@ const std::vector<const RustFrontend*>& registered() {
 
 }  // namespace
 
-const RustFrontend* rust_for_language(Language lang) {
+const RustFrontend* rust_for_language(manifest::Language lang) {
   for (const RustFrontend* fe : registered())
     if (fe->compiles(lang)) return fe;
   return nullptr;

@@ -9,7 +9,7 @@
 
 #include "offload_build/util/files.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace {
 
@@ -150,7 +150,7 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
   return {};
 }
 
-Result<void> check_device_core(const CrateScan& scan, const std::vector<Target>& targets,
+Result<void> check_device_core(const CrateScan& scan, const std::vector<manifest::Target>& targets,
                                const fs::path& sysroot, const std::string& cfg) {
   if (scan.no_core) return {};
   for (const auto& t : targets) {

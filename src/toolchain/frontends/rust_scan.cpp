@@ -7,7 +7,7 @@
 
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace ob::rustc {
+namespace ob::toolchain::rustc {
 
 namespace {
 
@@ -24,13 +24,13 @@ std::string crate_name(std::string_view name) {
   return out;
 }
 
-std::string device_crate_type(const Target&) { return "staticlib"; }
-std::string device_emit_kind(const Target& t) { return t.is_gpu() ? "llvm-bc" : "link"; }
-std::string device_output_suffix(const Target& t) { return t.is_gpu() ? ".bc" : ".a"; }
-std::string device_image_suffix(const Target& t) { return t.is_gpu() ? ".bc" : ".o"; }
-bool needs_device_link(const Target& t) { return !t.is_gpu(); }
+std::string device_crate_type(const manifest::Target&) { return "staticlib"; }
+std::string device_emit_kind(const manifest::Target& t) { return t.is_gpu() ? "llvm-bc" : "link"; }
+std::string device_output_suffix(const manifest::Target& t) { return t.is_gpu() ? ".bc" : ".a"; }
+std::string device_image_suffix(const manifest::Target& t) { return t.is_gpu() ? ".bc" : ".o"; }
+bool needs_device_link(const manifest::Target& t) { return !t.is_gpu(); }
 
-std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
+std::vector<std::string> device_link(const Toolchain& tc, const manifest::Target& target,
                                      const std::vector<std::string>& kernels,
                                      const fs::path& archive, const fs::path& out) {
   std::vector<std::string> argv{tc.clang.string(), "--target=" + target.triple, "-r", "-nostdlib",
@@ -42,7 +42,7 @@ std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
 }
 
 std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
-                                              const std::string& device_cfg, const Target& t,
+                                              const std::string& device_cfg, const manifest::Target& t,
                                               bool fat_lto) {
   std::vector<std::string> argv;
   if (t.is_gpu()) argv.push_back("-Ctarget-cpu=" + t.arch);
@@ -57,7 +57,7 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
 
 fs::path linker(const Toolchain& tc) { return tc.clang; }
 
-std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
+std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<manifest::Target>& targets,
                                          const std::optional<fs::path>& embedded_object,
                                          const std::optional<fs::path>& native_host_out) {
   std::vector<std::string> argv{"-Zunstable-options"};
@@ -65,14 +65,14 @@ std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<
   argv.insert(argv.end(), {"-Clinker=" + linker(tc).string(), "-Clink-arg=--offload-link"});
   if (embedded_object) argv.push_back("-Clink-arg=" + embedded_object->string());
   bool nvptx = false;
-  for (const auto& t : targets) nvptx |= t.family() == TargetFamily::Nvptx;
+  for (const auto& t : targets) nvptx |= t.family() == manifest::TargetFamily::Nvptx;
   if (nvptx && tc.cuda_path) argv.push_back("-Clink-arg=--cuda-path=" + tc.cuda_path->string());
   argv.insert(argv.end(), {"-Clink-arg=-L" + tc.lib_dir.string(), "-Clink-arg=-lomptarget",
                            "-Clink-arg=-Wl,-rpath," + tc.lib_dir.string()});
   return argv;
 }
 
-std::vector<std::string> cfg_flags(const Manifest& m) {
+std::vector<std::string> cfg_flags(const manifest::Manifest& m) {
   std::vector<std::string> argv;
   for (const auto& def : m.defines) {
     const size_t eq = def.find('=');
@@ -83,15 +83,15 @@ std::vector<std::string> cfg_flags(const Manifest& m) {
   return argv;
 }
 
-std::vector<std::string> user_link_flags(const Manifest& m) {
+std::vector<std::string> user_link_flags(const manifest::Manifest& m) {
   std::vector<std::string> argv;
   for (const auto& f : m.link_flags) argv.push_back("-Clink-arg=" + f);
   for (const auto& lib : m.libs) argv.push_back(is_library_path(lib) ? "-Clink-arg=" + lib : "-l" + lib);
   return argv;
 }
 
-std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
-                                        const fs::path& crate_root, const Target& target,
+std::vector<std::string> device_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                        const fs::path& crate_root, const manifest::Target& target,
                                         const fs::path& out, const fs::path& depfile) {
   std::vector<std::string> argv{tc.rust->rustc.string(), "--crate-name", crate_name(m.name),
                                 "--crate-type", device_crate_type(target), "--target",
@@ -115,7 +115,7 @@ std::vector<std::string> embed(const Toolchain& tc, const fs::path& stub, const 
           "-Xclang", "-fembed-offload-object=" + package.string(), "-o", out.string()};
 }
 
-std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
+std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest& m,
                                    const fs::path& crate_root,
                                    const std::optional<fs::path>& embedded_object,
                                    const std::optional<fs::path>& native_host_out,

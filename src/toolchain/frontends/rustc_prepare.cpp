@@ -7,9 +7,9 @@
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 
-namespace ob::rustc {
+namespace ob::toolchain::rustc {
 
-Result<void> find_device_stub(const std::vector<Target>& targets, Toolchain& tc) {
+Result<void> find_device_stub(const std::vector<manifest::Target>& targets, Toolchain& tc) {
   if (std::none_of(targets.begin(), targets.end(), needs_device_link)) return {};
   tc.rust_device_stub = find_support_file("rust-device-stub.ll");
   if (tc.rust_device_stub) return {};
@@ -19,7 +19,7 @@ Result<void> find_device_stub(const std::vector<Target>& targets, Toolchain& tc)
       "offload-build (cmake --install) or run it from its build directory");
 }
 
-Result<void> prepare(Manifest& m, Toolchain& tc, bool verbose) {
+Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose) {
   const rust::CrateScan scan = rust::scan_crate(m.sources.front().path);
   OB_TRY(rust::check_crate(scan, m.device_cfg, m.project_dir));
   OB_TRY(rust::check_kernel_abi(scan, m.targets, m.device_cfg, m.project_dir));

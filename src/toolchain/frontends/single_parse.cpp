@@ -10,7 +10,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob::single_parse {
+namespace ob::toolchain::single_parse {
 
 namespace {
 

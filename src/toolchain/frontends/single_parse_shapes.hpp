@@ -7,7 +7,7 @@
 
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 
-namespace ob::single_parse {
+namespace ob::toolchain::single_parse {
 
 enum class Shape { Clang, Flang };
 

@@ -15,7 +15,7 @@
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::cargo {
+namespace ob::toolchain::cargo {
 
 namespace fs = std::filesystem;
 
@@ -81,13 +81,13 @@ std::string profile_lto_var(const std::string& profile);
 // Where the device pass of a crate for a target writes:
 // <target dir>/offload-device/<short>/<crate>. Each pass its own, so that the
 // passes of different crates and targets run at once (cargo locks a target dir).
-fs::path device_target_dir(const Package& p, const Target& t);
+fs::path device_target_dir(const Package& p, const manifest::Target& t);
 // A GPU's device pass emits its image (rustc --emit=llvm-bc=PATH) inside that
 // dir; the host device's pass leaves its archive where cargo puts it
 // (device_archive: from the pass's `compiler-artifact` message), and the image
 // link writes device_image() there.
-fs::path device_output(const Package& p, const Target& t);
-fs::path device_image(const Package& p, const Target& t);
+fs::path device_output(const Package& p, const manifest::Target& t);
+fs::path device_image(const Package& p, const manifest::Target& t);
 std::optional<fs::path> device_archive(const std::vector<std::string>& messages, const Package& p);
 // Packages and embedded objects: <target dir>/offload/<profile>.
 fs::path offload_dir(const Package& p, const std::string& profile);
@@ -101,7 +101,7 @@ struct Invocation {
 std::string display(const Invocation& inv);
 
 // What the device pass of one crate builds, taken from what cargo resolved for
-// the host pass (cli/cargo_resolve.cpp): the crate's features, and the
+// the host pass (src/plan/cargo_resolve.cpp): the crate's features, and the
 // rustflags cargo would give every crate for the device's triple.
 struct DeviceInputs {
   // The features cargo enabled on the crate in the host pass (through the
@@ -115,7 +115,12 @@ struct DeviceInputs {
 // `cargo rustc --lib` for one target with the device cfg, in its own target dir,
 // a fat-LTO staticlib (the profile's LTO setting) whatever the profile.
 Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                       const UserArgs& user, const Target& t, const DeviceInputs& in = {});
+                       const UserArgs& user, const manifest::Target& t, const DeviceInputs& in = {});
+
+// `cargo clean -p` of that pass's crate in its own target dir: run before the
+// pass again when cargo calls it fresh but its output is gone.
+std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
+                                      const manifest::Target& t);
 
 // One unit of `cargo build --unit-graph` (what cargo would compile, resolved).
 struct Unit {
@@ -154,7 +159,7 @@ Result<Rustflags> effective_rustflags(std::string_view config, const std::string
 // embedded object or host.out) and fat LTO for the profile. `user_rustflags` are
 // the user's own (RUSTFLAGS), kept first.
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
-                     const UserArgs& user, const std::vector<Target>& targets,
+                     const UserArgs& user, const std::vector<manifest::Target>& targets,
                      const std::optional<fs::path>& embedded_object,
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags);
@@ -164,7 +169,7 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
 // after `--`. `cargo_clippy` is the toolchain's cargo-clippy (run as
 // `cargo-clippy clippy`, with CARGO naming the toolchain's cargo).
 Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc,
-                        const Package& p, const UserArgs& user, const Target& t, const DeviceInputs& in);
+                        const Package& p, const UserArgs& user, const manifest::Target& t, const DeviceInputs& in);
 // `cargo check|clippy` of the package for the host (the device cfg known to check-cfg).
 Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const Toolchain& tc, const Package& p,
                       const UserArgs& user, const std::vector<std::string>& user_rustflags);

@@ -17,7 +17,7 @@
 #include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 namespace fs = std::filesystem;
 

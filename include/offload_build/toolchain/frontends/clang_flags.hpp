@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace ob::clang_flags {
+namespace ob::toolchain::clang_flags {
 
 // The "targets" entries the target options in `flags` ask for, in order:
 // --offload-arch=sm_80 -> "sm_80"; -fopenmp-targets=x86_64-unknown-linux-gnu

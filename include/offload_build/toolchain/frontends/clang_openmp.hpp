@@ -10,13 +10,13 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::clang_openmp {
+namespace ob::toolchain::clang_openmp {
 
 namespace fs = std::filesystem;
 
 struct Image {
   fs::path file;
-  Target target;
+  manifest::Target target;
   // Under offload LTO (-foffload-lto) the driver also records the device
   // compile's target features ("+ptx88") in the image: `feature=` entries.
   std::vector<std::string> features = {};
@@ -43,15 +43,15 @@ struct OptionFiles {
   std::vector<std::string> host, device, maybe;
   std::optional<std::string> uncacheable;
 };
-OptionFiles option_files(const Manifest& m);
+OptionFiles option_files(const manifest::Manifest& m);
 
 // The host linker a manifest's program is linked with: ld.lld when the
 // manifest asks for it ("linker": "lld", the default) and the toolchain has
 // it, else the system's ld. A Rust crate's host pass links with rustc's
 // default (through clang, rustc::host_link_flags): the system's ld.
-fs::path host_linker(const Toolchain& tc, const Manifest& m);
+fs::path host_linker(const Toolchain& tc, const manifest::Manifest& m);
 
-std::vector<std::string> link(const Toolchain& tc, const Manifest& m,
+std::vector<std::string> link(const Toolchain& tc, const manifest::Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile);
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 enum class OptionForm {
   Flag,              // the spelling alone: -fPIC

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ob::clang_cli {
+namespace ob::toolchain::clang_cli {
 
 // `argv` (a clang driver compile, `-c`, or a cc1 job, `-cc1 -emit-obj`...)
 // changed to preprocess only and write a Make depfile naming every file read,

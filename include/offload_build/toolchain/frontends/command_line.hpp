@@ -16,7 +16,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace fs = std::filesystem;
 
@@ -84,10 +84,10 @@ struct CompileRequest {
   std::string compiler;               // argv[0] as given
   std::vector<Arg> args;              // the rest, response files expanded
   std::string source;                 // as written
-  Language language = Language::C;
+  manifest::Language language = manifest::Language::C;
   std::optional<std::string> output;  // -o as written; nullopt: <source stem>.o
   std::optional<DepRequest> deps;     // nullopt: no depfile requested
-  std::vector<Target> targets;        // offload targets, in command-line order
+  std::vector<manifest::Target> targets;        // offload targets, in command-line order
   // Targets to detect on this machine, like clang's `native`: "" for any GPU
   // (--offload-arch=native), or the triple a -fopenmp-targets entry named
   // without an arch.

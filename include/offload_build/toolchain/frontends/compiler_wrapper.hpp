@@ -15,7 +15,7 @@
 
 #include "offload_build/util/result.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace fs = std::filesystem;
 

@@ -10,7 +10,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::driver_listing {
+namespace ob::toolchain::driver_listing {
 
 using Argv = std::vector<std::string>;
 
@@ -22,7 +22,7 @@ Result<std::vector<Argv>> parse(std::string_view listing);
 // For a listed device cc1 (-fopenmp-is-target-device), the target it
 // compiles for (its -triple and -target-cpu; "generic" for the host device
 // or without a cpu); nullopt for any other command.
-std::optional<Target> device_cc1_target(const Argv& argv);
+std::optional<manifest::Target> device_cc1_target(const Argv& argv);
 
 // What a listed command writes: its output and, for cc1, the files named
 // after it (the depfile, the optimization record).

@@ -28,7 +28,7 @@
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace fs = std::filesystem;
 using Argv = std::vector<std::string>;
@@ -44,7 +44,7 @@ class Compile {
   // for the host and for the target), writing `out` and listing what it read
   // in `depfile`. `callers_depfile`: `depfile` is the one the caller asked
   // for (launcher mode), written with the caller's dependency options.
-  virtual Argv device(const Target& target, const std::string& out, const std::string& depfile,
+  virtual Argv device(const manifest::Target& target, const std::string& out, const std::string& depfile,
                       bool callers_depfile) const = 0;
   // The host pass, embedding `package` into the object `out`.
   virtual Argv host(const std::string& package, const std::string& out,
@@ -70,7 +70,7 @@ class Frontend : public FrontendBase {
   virtual ~Frontend() = default;
   virtual std::string_view name() const = 0;
   // Whether this frontend compiles sources of `lang`.
-  virtual bool compiles(Language lang) const = 0;
+  virtual bool compiles(manifest::Language lang) const = 0;
   // Launcher mode: whether `program` (argv[0] as written, or its real path)
   // is this frontend's compiler driver.
   virtual bool recognizes(const fs::path& program) const = 0;
@@ -96,8 +96,8 @@ class Frontend : public FrontendBase {
   virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
   // A manifest's source: the manifest's options, targets and toolchain.
   // `src_arg`: the source as argv names it.
-  virtual std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const Manifest& m,
-                                                    const SourceFile& src,
+  virtual std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                                    const manifest::SourceFile& src,
                                                     const fs::path& src_arg) const = 0;
   // A compile seen in launcher mode, run in `cwd` (absolute). `record`: where
   // the host pass writes the caller's optimization record, as argv names it
@@ -109,7 +109,7 @@ class Frontend : public FrontendBase {
   virtual Argv package(const Toolchain& tc, const std::vector<Image>& images,
                        const fs::path& out) const = 0;
   // A manifest's program from its host objects.
-  virtual Argv link(const Toolchain& tc, const Manifest& m, const std::vector<fs::path>& objects,
+  virtual Argv link(const Toolchain& tc, const manifest::Manifest& m, const std::vector<fs::path>& objects,
                     const fs::path& out, const fs::path& depfile) const = 0;
   // The shapes of driver listing this frontend splits: a device pass's
   // `-###` listing (for the TU paths `probed`) as its single-parse commands,
@@ -121,11 +121,11 @@ class Frontend : public FrontendBase {
 
 // What a manifest is checked with (load_manifest's options): its option
 // lists must not select offload targets (clang_flags::target_flag_problem).
-ManifestOptions manifest_options();
+manifest::ManifestOptions manifest_options();
 
 // The frontend compiling `lang`: C and C++ are clang's OpenMP offload,
 // Fortran flang's (a Rust crate's frontend is rust_frontend.hpp's).
-const Frontend& for_language(Language lang);
+const Frontend& for_language(manifest::Language lang);
 
 // Launcher mode: the registered frontend whose driver `given` (argv[0] as
 // written) or `resolved` (where it was found, followed to its real path) is;

@@ -10,14 +10,14 @@
 
 #include "offload_build/manifest/manifest.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 class FrontendBase {
  public:
   virtual ~FrontendBase() = default;
   virtual std::string_view name() const = 0;
   // Whether this frontend compiles sources of `lang`.
-  virtual bool compiles(Language lang) const = 0;
+  virtual bool compiles(manifest::Language lang) const = 0;
 };
 
 }  // namespace ob::frontend

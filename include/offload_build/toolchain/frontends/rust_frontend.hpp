@@ -19,7 +19,7 @@
 #include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::frontend {
+namespace ob::toolchain::frontend {
 
 namespace fs = std::filesystem;
 
@@ -29,20 +29,20 @@ class RustFrontend : public FrontendBase {
 
   // What a device pass for `t` writes (".a": the host device's archive, or
   // ".bc": a GPU's bitcode), and the image packaged from it (".o" or ".bc").
-  virtual std::string device_output_suffix(const Target& t) const = 0;
-  virtual std::string device_image_suffix(const Target& t) const = 0;
+  virtual std::string device_output_suffix(const manifest::Target& t) const = 0;
+  virtual std::string device_image_suffix(const manifest::Target& t) const = 0;
   // Whether the device pass's output becomes the image through image_link.
-  virtual bool needs_image_link(const Target& t) const = 0;
+  virtual bool needs_image_link(const manifest::Target& t) const = 0;
   // Whether the host pass reads the package itself (<dir>/host.out, the
   // native flavour); when not, it links an object the package is embedded
   // into (stub, then embed).
   virtual bool host_reads_package(const Toolchain& tc) const = 0;
 
   // A manifest crate (paths as argv names them): the device pass for `t`.
-  virtual Argv device(const Toolchain& tc, const Manifest& m, const fs::path& crate_root,
-                      const Target& t, const fs::path& out, const fs::path& depfile) const = 0;
+  virtual Argv device(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
+                      const manifest::Target& t, const fs::path& out, const fs::path& depfile) const = 0;
   // The host device's image from a device pass's archive, pulling `kernels`.
-  virtual Argv image_link(const Toolchain& tc, const Target& t, const std::vector<std::string>& kernels,
+  virtual Argv image_link(const Toolchain& tc, const manifest::Target& t, const std::vector<std::string>& kernels,
                           const fs::path& archive, const fs::path& out) const = 0;
   // One crate's device images as one package.
   virtual Argv package(const Toolchain& tc, const std::vector<clang_openmp::Image>& images,
@@ -53,7 +53,7 @@ class RustFrontend : public FrontendBase {
                      const fs::path& out) const = 0;
   // A manifest crate's host pass, which links: with the object embedding
   // the package, or the package itself (host_reads_package).
-  virtual Argv host(const Toolchain& tc, const Manifest& m, const fs::path& crate_root,
+  virtual Argv host(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
                     const std::optional<fs::path>& embedded, const std::optional<fs::path>& package,
                     const fs::path& out, const fs::path& depfile) const = 0;
   // The driver the host pass links through (a program whose identity decides it).
@@ -61,17 +61,17 @@ class RustFrontend : public FrontendBase {
 
   // `offload-build cargo`: the same passes through cargo.
   virtual cargo::Invocation cargo_device(const fs::path& cargo, const Toolchain& tc, const cargo::Package& p,
-                                         const cargo::UserArgs& user, const Target& t,
+                                         const cargo::UserArgs& user, const manifest::Target& t,
                                          const cargo::DeviceInputs& in) const = 0;
   virtual cargo::Invocation cargo_host(const fs::path& cargo, const Toolchain& tc, const cargo::Package& p,
-                                       const cargo::UserArgs& user, const std::vector<Target>& targets,
+                                       const cargo::UserArgs& user, const std::vector<manifest::Target>& targets,
                                        const std::optional<fs::path>& embedded,
                                        const std::optional<fs::path>& package,
                                        const std::vector<std::string>& user_rustflags) const = 0;
   // cargo check|clippy: the device side per target, and the host side.
   virtual cargo::Invocation cargo_device_check(const fs::path& cargo, const fs::path& clippy, const Toolchain& tc,
                                                const cargo::Package& p, const cargo::UserArgs& user,
-                                               const Target& t, const cargo::DeviceInputs& in) const = 0;
+                                               const manifest::Target& t, const cargo::DeviceInputs& in) const = 0;
   virtual cargo::Invocation cargo_host_check(const fs::path& cargo, const fs::path& clippy, const Toolchain& tc,
                                              const cargo::Package& p, const cargo::UserArgs& user,
                                              const std::vector<std::string>& user_rustflags) const = 0;
@@ -79,6 +79,6 @@ class RustFrontend : public FrontendBase {
 
 // The registered frontend whose crates are built by the Rust chain and that
 // compiles `lang` (Rust: rustc's); nullptr when none does.
-const RustFrontend* rust_for_language(Language lang);
+const RustFrontend* rust_for_language(manifest::Language lang);
 
 }  // namespace ob::frontend

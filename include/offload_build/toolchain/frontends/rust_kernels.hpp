@@ -19,7 +19,7 @@
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::rust {
+namespace ob::toolchain::rust {
 
 namespace fs = std::filesystem;
 
@@ -145,12 +145,12 @@ std::string where(const fs::path& file, int line, int column, const fs::path& pr
 // compiled for x86_64 (the host pass; the device pass for the host device).
 Result<void> check_kernel_signatures(const CrateScan& scan, const std::vector<const FnItem*>& kernels,
                                      const std::string& device_cfg, const fs::path& project_dir);
-Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<Target>& targets,
+Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<manifest::Target>& targets,
                               const std::string& device_cfg, const fs::path& project_dir);
 
 // A GPU device pass needs a `core` for its target: from the rustc sysroot
 // (<sysroot>/lib/rustlib/<triple>) or, when none is installed, a #![no_core] crate.
-Result<void> check_device_core(const CrateScan& scan, const std::vector<Target>& targets,
+Result<void> check_device_core(const CrateScan& scan, const std::vector<manifest::Target>& targets,
                                const fs::path& sysroot, const std::string& device_cfg);
 
 }  // namespace ob::rust

@@ -18,7 +18,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::rustc {
+namespace ob::toolchain::rustc {
 
 namespace fs = std::filesystem;
 
@@ -31,17 +31,17 @@ std::string crate_name(std::string_view name);
 // methods). For a GPU the emitted bitcode is the image. For the host device
 // rustc writes the archive, and the device link (below) makes the image: one
 // relocatable object, which is what libomptarget's host plugin loads.
-std::string device_crate_type(const Target& target);   // "staticlib"
-std::string device_emit_kind(const Target& target);    // "link" or "llvm-bc"
-std::string device_output_suffix(const Target& target);  // ".a" or ".bc": what rustc writes
-std::string device_image_suffix(const Target& target);   // ".o" or ".bc": the packaged image
-bool needs_device_link(const Target& target);            // the host device: archive -> object
+std::string device_crate_type(const manifest::Target& target);   // "staticlib"
+std::string device_emit_kind(const manifest::Target& target);    // "link" or "llvm-bc"
+std::string device_output_suffix(const manifest::Target& target);  // ".a" or ".bc": what rustc writes
+std::string device_image_suffix(const manifest::Target& target);   // ".o" or ".bc": the packaged image
+bool needs_device_link(const manifest::Target& target);            // the host device: archive -> object
 
 // Flags every device pass gets besides --target: cpu, the device cfg, codegen
 // settings, fat LTO (unless `fat_lto` is false: cargo sets it by profile), and
 // -Zoffload=Device in the native flavour.
 std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
-                                              const std::string& device_cfg, const Target& target,
+                                              const std::string& device_cfg, const manifest::Target& target,
                                               bool fat_lto = true);
 
 // The host device's image from the device pass's archive: a relocatable link
@@ -50,14 +50,14 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
 // (tc.rust_device_stub: rust-device-stub.ll, shipped with offload-build; shown
 // by that name when unset) that defines the unwinding personality `core`
 // refers to. Nothing of `std`.
-std::vector<std::string> device_link(const Toolchain& tc, const Target& target,
+std::vector<std::string> device_link(const Toolchain& tc, const manifest::Target& target,
                                      const std::vector<std::string>& kernels,
                                      const fs::path& archive, const fs::path& out);
 
 // Flags the host pass needs to link the images: -Zoffload, clang as the linker
 // with --offload-link, the embedded image object (flavour test), CUDA for nvptx
 // images, and libomptarget with its rpath. -Clto=fat is not included.
-std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<Target>& targets,
+std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<manifest::Target>& targets,
                                          const std::optional<fs::path>& embedded_object,
                                          const std::optional<fs::path>& native_host_out);
 
@@ -65,12 +65,12 @@ std::vector<std::string> host_link_flags(const Toolchain& tc, const std::vector<
 fs::path linker(const Toolchain& tc);
 
 // The manifest's defines as --cfg, link_flags as -Clink-arg=, libs as -l or -Clink-arg=.
-std::vector<std::string> cfg_flags(const Manifest& m);
-std::vector<std::string> user_link_flags(const Manifest& m);
+std::vector<std::string> cfg_flags(const manifest::Manifest& m);
+std::vector<std::string> user_link_flags(const manifest::Manifest& m);
 
 // Paths are written into argv as given (relative to the project directory).
-std::vector<std::string> device_compile(const Toolchain& tc, const Manifest& m,
-                                        const fs::path& crate_root, const Target& target,
+std::vector<std::string> device_compile(const Toolchain& tc, const manifest::Manifest& m,
+                                        const fs::path& crate_root, const manifest::Target& target,
                                         const fs::path& out, const fs::path& depfile);
 
 // An empty LLVM IR module for the package to be embedded into (argv: touch).
@@ -81,7 +81,7 @@ std::vector<std::string> embed(const Toolchain& tc, const fs::path& stub, const 
                                const fs::path& out);
 
 // The host pass, which also links: rustc with the host_link_flags, fat LTO.
-std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
+std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest& m,
                                    const fs::path& crate_root,
                                    const std::optional<fs::path>& embedded_object,
                                    const std::optional<fs::path>& native_host_out,
@@ -90,11 +90,11 @@ std::vector<std::string> host_link(const Toolchain& tc, const Manifest& m,
 // Before planning a Rust build: check the crate's kernels (their symbols into
 // m.rust_kernels), find the nightly rustc and its flavour (into tc.rust), print
 // them under -v, and find the host device's stub. Errors say what to install or change.
-Result<void> prepare(Manifest& m, Toolchain& tc, bool verbose);
+Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose);
 
 // When one of `targets` needs the image link: the stub every host-device image
 // is linked with (rust-device-stub.ll, shipped with offload-build) into
 // tc.rust_device_stub, or an error saying where it was looked for.
-Result<void> find_device_stub(const std::vector<Target>& targets, Toolchain& tc);
+Result<void> find_device_stub(const std::vector<manifest::Target>& targets, Toolchain& tc);
 
 }  // namespace ob::rustc

@@ -13,7 +13,7 @@
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/util/result.hpp"
 
-namespace ob::single_parse {
+namespace ob::toolchain::single_parse {
 
 using driver_listing::Argv;
 

@@ -1,5 +1,10 @@
-// The device pass derived from the host pass (see cargo_resolve.hpp).
-#include "cargo_resolve.hpp"
+// The device pass derived from what cargo resolved for the host pass, so that
+// the two build the same code (docs/RUST.md, "Both passes build the same
+// code"): each kernel crate's features from the host pass's unit graph
+// (`cargo build --unit-graph`), the rustflags of every target in cargo's own
+// precedence (environment, `cargo config get`), and a check of the device
+// pass's unit graph against the host's that fails naming both sides.
+#include "offload_build/plan/cargo_plan.hpp"
 
 #include <algorithm>
 
@@ -8,7 +13,9 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cli {
+namespace ob::plan {
+
+namespace cargo = toolchain::cargo;
 
 namespace {
 
@@ -38,7 +45,7 @@ std::string host_triple(const cargo::UserArgs& u) {
     if (u.all[i] == "--target" && i + 1 < u.all.size()) return u.all[i + 1];
     if (util::starts_with(u.all[i], "--target=")) return u.all[i].substr(9);
   }
-  return std::string(kHostTriple);
+  return std::string(manifest::kHostTriple);
 }
 
 std::string feature_list(const std::vector<std::string>& f) {
@@ -57,7 +64,7 @@ std::string package_name(const std::string& id) {
 
 // The device pass's graph against the host pass's: every package both build,
 // with the same features; the kernel crate with the same profile settings.
-Result<void> compare(const CargoSession& s, const KernelCrate& c, const Target& t, const std::string& host,
+Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest::Target& t, const std::string& host,
                      const std::vector<cargo::Unit>& host_units, const std::vector<cargo::Unit>& device_units,
                      const std::string& device_command) {
   for (const auto& d : device_units) {
@@ -143,4 +150,4 @@ Result<void> resolve_passes(CargoSession& s) {
   return {};
 }
 
-}  // namespace ob::cli
+}  // namespace ob::plan
