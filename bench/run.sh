@@ -542,6 +542,8 @@ PY
   echo "## Notes"
   echo
   if [ -f "$ROOT/bench/NOTES.md" ]; then cat "$ROOT/bench/NOTES.md"; fi
+  # Sections measured once, by hand (before/after figures): kept as written.
+  if [ -f "$ROOT/bench/HISTORY.md" ]; then echo; cat "$ROOT/bench/HISTORY.md"; fi
 } >"$OUT"
 
 say "wrote $OUT (${ELAPSED} s); hyperfine's log: $LOG"
