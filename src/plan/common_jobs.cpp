@@ -111,4 +111,4 @@ Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path&
   return pack;
 }
 
-}  // namespace ob::common_jobs
+}  // namespace ob::plan::common_jobs

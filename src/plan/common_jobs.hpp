@@ -69,4 +69,4 @@ JobId add_split_device(Plan& plan, Job dev, const toolchain::single_parse::Devic
 Job package_job(const Plan& plan, std::vector<std::string> argv, const fs::path& pkg,
                 const fs::path& source, const std::vector<JobId>& device_jobs);
 
-}  // namespace ob::common_jobs
+}  // namespace ob::plan::common_jobs

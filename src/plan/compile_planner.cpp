@@ -132,4 +132,4 @@ void add_option_files(Plan& plan, const std::vector<std::string>& host, const st
   }
 }
 
-}  // namespace ob::compile_plan
+}  // namespace ob::plan::compile_plan

@@ -72,4 +72,4 @@ bool reads_options(const Job& job);
 void add_option_files(Plan& plan, const std::vector<std::string>& host, const std::vector<std::string>& device,
                       const fs::path& cwd);
 
-}  // namespace ob::compile_plan
+}  // namespace ob::plan::compile_plan

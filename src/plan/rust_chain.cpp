@@ -33,4 +33,4 @@ Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const t
   return links;
 }
 
-}  // namespace ob::rust_chain
+}  // namespace ob::plan::rust_chain

@@ -38,4 +38,4 @@ Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const t
           const std::vector<toolchain::clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
           const Paths& paths, const std::function<JobId(Job)>& add);
 
-}  // namespace ob::rust_chain
+}  // namespace ob::plan::rust_chain

@@ -97,4 +97,4 @@ std::vector<std::optional<Passes>> split(const manifest::Manifest& m, const Comp
   return out;
 }
 
-}  // namespace ob::single_parse_plan
+}  // namespace ob::plan::single_parse_plan

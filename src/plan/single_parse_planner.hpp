@@ -31,4 +31,4 @@ std::vector<std::optional<Passes>> split(const manifest::Manifest& m, const Comp
                                          const std::vector<std::vector<common_jobs::DeviceStep>>& steps,
                                          const fs::path& cwd, const PlanOptions& options);
 
-}  // namespace ob::single_parse_plan
+}  // namespace ob::plan::single_parse_plan

@@ -105,4 +105,4 @@ std::optional<std::string> read_at(int dirfd, const std::string& name, uint64_t 
   return out;
 }
 
-}  // namespace ob::cache::detail
+}  // namespace ob::storage::detail

@@ -65,4 +65,4 @@ int write_at(int dirfd, const std::string& name, std::string_view bytes,
 std::optional<std::string> read_at(int dirfd, const std::string& name, uint64_t max,
                                    struct stat& st);
 
-}  // namespace ob::cache::detail
+}  // namespace ob::storage::detail

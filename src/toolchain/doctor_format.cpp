@@ -338,4 +338,4 @@ std::string format_report(const DoctorFacts& f) {
   return out;
 }
 
-}  // namespace ob::doctor
+}  // namespace ob::toolchain::doctor

@@ -124,4 +124,4 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
   return f;
 }
 
-}  // namespace ob::doctor
+}  // namespace ob::toolchain::doctor

@@ -52,4 +52,4 @@ void remember(const std::optional<std::filesystem::path>& dir, const char* prefi
                                util::dump_lossless(nlohmann::json{{"key", key}, {"answer", answer}}));
 }
 
-}  // namespace ob::probe
+}  // namespace ob::toolchain::probe

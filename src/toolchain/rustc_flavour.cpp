@@ -112,4 +112,4 @@ std::string RustToolchain::describe() const {
                      flavour_name(flavour), why);
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -266,4 +266,4 @@ Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint, c
   return tc;
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -67,4 +67,4 @@ void write_probe_memo(const RustcFacts& f) {
                                util::dump_lossless(j));
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

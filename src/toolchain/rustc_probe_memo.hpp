@@ -12,4 +12,4 @@ namespace ob::toolchain::rust {
 bool read_probe_memo(RustcFacts& facts);
 void write_probe_memo(const RustcFacts& facts);
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -81,4 +81,4 @@ std::vector<std::string> parse_device_info(std::string_view output);
 // ("... `Host=<Absolute-Path>`, `Device`, `Test` was expected").
 std::vector<std::string> parse_offload_settings(std::string_view rustc_error);
 
-}  // namespace ob::doctor
+}  // namespace ob::toolchain::doctor

@@ -29,4 +29,4 @@ std::optional<nlohmann::json> recall(const std::optional<std::filesystem::path>&
 void remember(const std::optional<std::filesystem::path>& dir, const char* prefix,
               const std::string& key, const nlohmann::json& answer);
 
-}  // namespace ob::probe
+}  // namespace ob::toolchain::probe

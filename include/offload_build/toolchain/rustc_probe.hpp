@@ -98,4 +98,4 @@ void set_probe_memo_dir(std::optional<fs::path> dir);
 // probe_rustc + rust_toolchain_from, remembered per process and rustc.
 Result<RustToolchain> find_rust_toolchain(const std::optional<fs::path>& hint, const fs::path& project_dir = {});
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

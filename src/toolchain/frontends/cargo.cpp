@@ -492,4 +492,4 @@ std::string display(const Invocation& inv) {
   return out + util::shell_join(inv.argv);
 }
 
-}  // namespace ob::cargo
+}  // namespace ob::toolchain::cargo

@@ -219,4 +219,4 @@ Parsed parse(const std::vector<std::string>& argv) {
   return finish(std::move(s));
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -149,4 +149,4 @@ std::string driver_mode(const fs::path& program) {
   return "gcc";
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -189,4 +189,4 @@ std::optional<std::vector<std::string>> apply_override_options(std::vector<std::
   return argv;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -37,4 +37,4 @@ Parsed finish(Scan scan);
 // (-I DIR, -o FILE, -x LANG, -Xclang ARG, -Xarch_NAME ARG, ...).
 bool takes_separate_value(std::string_view t);
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

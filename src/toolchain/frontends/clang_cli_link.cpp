@@ -102,7 +102,7 @@ BuildParsed parse_build(const std::vector<std::string>& argv) {
   return r;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli
 
 namespace ob::toolchain::frontend {
 
@@ -136,7 +136,7 @@ std::vector<std::string> BuildRequest::link_argv(const std::vector<std::string>&
   return out;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend
 
 namespace ob::toolchain::clang_cli {
 
@@ -184,7 +184,7 @@ LinkParsed parse_link(const std::vector<std::string>& argv) {
   return r;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli
 
 namespace ob::toolchain::frontend {
 
@@ -206,4 +206,4 @@ std::vector<std::string> LinkRequest::writing(const std::string& out, const std:
   return argv;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -61,4 +61,4 @@ bool offload_free(const std::vector<std::string>& argv) {
   return true;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

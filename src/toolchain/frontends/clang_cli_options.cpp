@@ -556,4 +556,4 @@ std::string_view effect_name(OptionEffect e) {
   return "?";
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

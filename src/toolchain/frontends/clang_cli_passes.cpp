@@ -218,4 +218,4 @@ std::unique_ptr<frontend::Compile> launcher_compile(const CompileRequest& req, c
   return std::make_unique<LauncherCompile>(req, cwd, record);
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

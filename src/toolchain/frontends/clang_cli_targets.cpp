@@ -164,4 +164,4 @@ Parsed finish(Scan s) {
   return Parsed{std::move(s.req), {}, {}, {}};
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -35,7 +35,7 @@ bool is_preprocessor_option(const std::string& arg, bool& takes_next);
 std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
                                                     const manifest::SourceFile& src, const fs::path& src_arg);
 
-}  // namespace ob::clang_openmp
+}  // namespace ob::toolchain::clang_openmp
 
 namespace ob::toolchain::clang_cli {
 
@@ -46,4 +46,4 @@ namespace ob::toolchain::clang_cli {
 std::unique_ptr<frontend::Compile> launcher_compile(const CompileRequest& req, const fs::path& cwd,
                                                     const std::string& record);
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -103,4 +103,4 @@ const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& 
   return nullptr;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -243,4 +243,4 @@ std::vector<std::string> link(const Toolchain& tc, const manifest::Manifest& m,
   return argv;
 }
 
-}  // namespace ob::clang_openmp
+}  // namespace ob::toolchain::clang_openmp

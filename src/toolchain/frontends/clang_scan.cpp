@@ -65,4 +65,4 @@ std::optional<std::vector<std::string>> dependency_scan_argv(const std::vector<s
   return out;
 }
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

@@ -93,4 +93,4 @@ std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compile
           "--offload-host-only", "-x", "c", "-S", "-emit-llvm", "-o", "-", source.string()};
 }
 
-}  // namespace ob::clang_flags
+}  // namespace ob::toolchain::clang_flags

@@ -74,4 +74,4 @@ bool compiles_no_device_code(const std::vector<std::string>& command, const fs::
   return driven && driven->doubt.empty() && clang_cli::offload_free(driven->argv);
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

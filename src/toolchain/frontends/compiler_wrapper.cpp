@@ -90,4 +90,4 @@ Result<Unwrapped> unwrap_compiler(const std::vector<std::string>& argv, const fs
   return u;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -99,4 +99,4 @@ std::string output_of(const Argv& argv) {
   return {};
 }
 
-}  // namespace ob::driver_listing
+}  // namespace ob::toolchain::driver_listing

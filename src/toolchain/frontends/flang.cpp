@@ -362,4 +362,4 @@ const Frontend& flang_openmp_frontend() {
   return flang;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -273,4 +273,4 @@ void warn_panic_handler(const CrateScan& scan, const std::string& cfg, const fs:
   }
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -24,4 +24,4 @@ std::vector<std::string> device_kernel_symbols(const CrateScan& scan) {
   return out;
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

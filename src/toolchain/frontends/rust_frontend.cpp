@@ -82,4 +82,4 @@ const RustFrontend* rust_for_language(manifest::Language lang) {
   return nullptr;
 }
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

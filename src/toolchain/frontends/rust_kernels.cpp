@@ -167,4 +167,4 @@ Result<void> check_device_core(const CrateScan& scan, const std::vector<manifest
   return {};
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -390,4 +390,4 @@ Compiled device_compiles(const CrateScan& scan, int scope, const std::string& de
   return result;
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -105,4 +105,4 @@ std::vector<Token> tokenize(std::string_view s) {
   return out;
 }
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -134,4 +134,4 @@ std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest
   return argv;
 }
 
-}  // namespace ob::rustc
+}  // namespace ob::toolchain::rustc

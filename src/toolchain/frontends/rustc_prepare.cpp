@@ -32,4 +32,4 @@ Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose) {
   return rust::check_device_core(scan, m.targets, rust->sysroot(), m.device_cfg);
 }
 
-}  // namespace ob::rustc
+}  // namespace ob::toolchain::rustc

@@ -150,4 +150,4 @@ Argv instantiate(const Argv& argv, const UnitPaths& unit) {
   return out;
 }
 
-}  // namespace ob::single_parse
+}  // namespace ob::toolchain::single_parse

@@ -14,4 +14,4 @@ enum class Shape { Clang, Flang };
 Result<DevicePass> templatize(const std::vector<Argv>& listing, const UnitPaths& probed, bool shared,
                               Shape shape);
 
-}  // namespace ob::single_parse
+}  // namespace ob::toolchain::single_parse

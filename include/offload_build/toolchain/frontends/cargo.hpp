@@ -178,4 +178,4 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
 // so a new kernel changes the host pass's flags and cargo relinks.
 std::string content_hash(std::string_view bytes);
 
-}  // namespace ob::cargo
+}  // namespace ob::toolchain::cargo

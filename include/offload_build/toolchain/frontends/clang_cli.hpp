@@ -112,4 +112,4 @@ bool offload_free(const std::vector<std::string>& argv);
 // The argv of each pass of a CompileRequest: frontend::Compile, made by the
 // clang frontend's launcher_compile (frontend.hpp).
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

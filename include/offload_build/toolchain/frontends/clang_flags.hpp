@@ -29,4 +29,4 @@ std::optional<std::pair<size_t, std::string>> target_flag_problem(const std::str
 std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compiler,
                                             const std::filesystem::path& source);
 
-}  // namespace ob::clang_flags
+}  // namespace ob::toolchain::clang_flags

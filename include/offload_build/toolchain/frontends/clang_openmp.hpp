@@ -55,4 +55,4 @@ std::vector<std::string> link(const Toolchain& tc, const manifest::Manifest& m,
                               const std::vector<fs::path>& objects, const fs::path& out,
                               const fs::path& depfile);
 
-}  // namespace ob::clang_openmp
+}  // namespace ob::toolchain::clang_openmp

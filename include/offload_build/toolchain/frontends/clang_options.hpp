@@ -58,4 +58,4 @@ std::optional<OptionInfo> find_option(std::string_view token);
 // "option", "text", "path (not read)", ...: for messages and tests.
 std::string_view effect_name(OptionEffect e);
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

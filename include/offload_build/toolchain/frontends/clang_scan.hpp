@@ -16,4 +16,4 @@ namespace ob::toolchain::clang_cli {
 std::optional<std::vector<std::string>> dependency_scan_argv(const std::vector<std::string>& argv,
                                                              const std::string& depfile);
 
-}  // namespace ob::clang_cli
+}  // namespace ob::toolchain::clang_cli

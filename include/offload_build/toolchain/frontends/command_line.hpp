@@ -204,4 +204,4 @@ std::string output_arg(const std::vector<std::string>& argv);
 bool compiles_no_device_code(const std::vector<std::string>& command, const fs::path& compiler,
                              const fs::path& cwd);
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -37,4 +37,4 @@ struct Unwrapped {
 Result<Unwrapped> unwrap_compiler(const std::vector<std::string>& argv, const fs::path& program,
                                   const fs::path& cwd);
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

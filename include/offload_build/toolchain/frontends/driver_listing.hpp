@@ -37,4 +37,4 @@ bool assembles(const Argv& argv);
 // A listed command's output (-o, ptxas's --output-file); empty when none.
 std::string output_of(const Argv& argv);
 
-}  // namespace ob::driver_listing
+}  // namespace ob::toolchain::driver_listing

@@ -136,4 +136,4 @@ const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& 
 const Frontend& clang_openmp_frontend();
 const Frontend& flang_openmp_frontend();
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

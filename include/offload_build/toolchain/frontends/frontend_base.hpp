@@ -20,4 +20,4 @@ class FrontendBase {
   virtual bool compiles(manifest::Language lang) const = 0;
 };
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

@@ -81,4 +81,4 @@ class RustFrontend : public FrontendBase {
 // compiles `lang` (Rust: rustc's); nullptr when none does.
 const RustFrontend* rust_for_language(manifest::Language lang);
 
-}  // namespace ob::frontend
+}  // namespace ob::toolchain::frontend

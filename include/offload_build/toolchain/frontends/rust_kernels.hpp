@@ -153,4 +153,4 @@ Result<void> check_kernel_abi(const CrateScan& scan, const std::vector<manifest:
 Result<void> check_device_core(const CrateScan& scan, const std::vector<manifest::Target>& targets,
                                const fs::path& sysroot, const std::string& device_cfg);
 
-}  // namespace ob::rust
+}  // namespace ob::toolchain::rust

@@ -97,4 +97,4 @@ Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose);
 // tc.rust_device_stub, or an error saying where it was looked for.
 Result<void> find_device_stub(const std::vector<manifest::Target>& targets, Toolchain& tc);
 
-}  // namespace ob::rustc
+}  // namespace ob::toolchain::rustc

@@ -56,4 +56,4 @@ std::vector<std::string> target_features(const DevicePass& pass);
 // `argv` of a templatized pass with `unit`'s paths.
 Argv instantiate(const Argv& argv, const UnitPaths& unit);
 
-}  // namespace ob::single_parse
+}  // namespace ob::toolchain::single_parse
