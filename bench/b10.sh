@@ -53,8 +53,6 @@ stop_worker() {
   if [ -n "$WPID" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; WPID=""; fi
 }
 bench_stop_extra() { stop_worker; }
-declare -A M
-LOG=$WORK/hyperfine.log
 
 # skip WHY: the section says B10 was not measured, and why.
 skip() {

@@ -93,9 +93,6 @@ REFUSED=$(free_port)
 
 REDIS=redis://127.0.0.1:$RPORT
 HTTP=http://127.0.0.1:$HPORT/ob
-declare -A M
-
-LOG=$WORK/hyperfine.log
 
 # sccache against the same two servers where this sccache build has the
 # backend (tried: a backend it lacks fails to start, "cache type is not

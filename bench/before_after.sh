@@ -13,24 +13,11 @@ BEFORE=$(realpath "$1") AFTER=$(realpath "$2"); shift 2
 REPS=3
 [ "${1:-}" = --reps ] && REPS=$2
 FAST=$((REPS * 10))
-WORK=$(mktemp -d /tmp/ob-before-after.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-LOG=$WORK/log
-say() { echo "before_after: $*" >&2; }
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
 CLANG=$LLVM_BIN/clang
-source "$ROOT/bench/gen.sh"
-declare -A M
-med() {  # key runs hyperfine-args...: medians into M[key/name]
-  local key=$1 runs=$2; shift 2
-  hyperfine --style basic --runs "$runs" --export-csv "$WORK/$key.csv" "$@" >>"$LOG" 2>&1 ||
-    { tail -20 "$LOG" >&2; exit 1; }
-  local name median
-  while IFS=, read -r name _ _ median _; do
-    [ "$name" = command ] && continue
-    M[$key/$name]=$median
-  done <"$WORK/$key.csv"
-}
+# shellcheck source=bench/common.sh
+source "$ROOT/bench/common.sh"
+bench_setup before_after hyperfine "$BEFORE" "$AFTER"
 gen_c "$WORK/p10x3" 10 host,sm_90,gfx90a >/dev/null
 gen_c "$WORK/p50x1" 50 host >/dev/null
 for v in before after; do
@@ -41,17 +28,17 @@ for v in before after; do
 done
 b() { echo "$WORK/$1-p$2"; }
 say "B1 cold build 10x3"
-med B1 "$REPS" \
+hf B1 "$REPS" \
   -n before --prepare "rm -rf $(b before 10x3)/build $WORK/before-cold" "$BEFORE -C $(b before 10x3) --cache-dir $WORK/before-cold -q build" \
   -n after --prepare "rm -rf $(b after 10x3)/build $WORK/after-cold" "$AFTER -C $(b after 10x3) --cache-dir $WORK/after-cold -q build"
 say "B2 clean rebuild, warm cache, 10x3"
-med B2 "$REPS" \
+hf B2 "$REPS" \
   -n before --prepare "rm -rf $(b before 10x3)/build" "$BEFORE -C $(b before 10x3) --cache-dir $WORK/before-c10 -q build" \
   -n after --prepare "rm -rf $(b after 10x3)/build" "$AFTER -C $(b after 10x3) --cache-dir $WORK/after-c10 -q build"
 say "B5 no-op 50x1"
 "$BEFORE" -C "$(b before 50x1)" --cache-dir "$WORK/before-c50" -q build
 "$AFTER" -C "$(b after 50x1)" --cache-dir "$WORK/after-c50" -q build
-med B5 "$FAST" --warmup 3 -N \
+hf B5 "$FAST" --warmup 3 -N \
   -n before "$BEFORE -C $(b before 50x1) --cache-dir $WORK/before-c50 -q build" \
   -n after "$AFTER -C $(b after 50x1) --cache-dir $WORK/after-c50 -q build"
 say "B6 launcher hit"
@@ -60,21 +47,16 @@ for v in before after; do
   ob=$BEFORE; [ $v = after ] && ob=$AFTER
   OFFLOAD_BUILD_CACHE_DIR=$WORK/$v-c6 $ob $one; OFFLOAD_BUILD_CACHE_DIR=$WORK/$v-c6 $ob $one
 done
-med B6 "$FAST" --warmup 3 -N \
+hf B6 "$FAST" --warmup 3 -N \
   -n before "env OFFLOAD_BUILD_CACHE_DIR=$WORK/before-c6 $BEFORE $one" \
   -n after "env OFFLOAD_BUILD_CACHE_DIR=$WORK/after-c6 $AFTER $one"
 say "B7 fresh clone at another path, warm cache, 10x3"
 fresh() { echo "rm -rf $WORK/clone && mkdir -p $WORK/clone && cp -r $WORK/$1-p10x3 $WORK/clone/p && rm -rf $WORK/clone/p/build"; }
-med B7 "$REPS" \
+hf B7 "$REPS" \
   -n before --prepare "$(fresh before)" "$BEFORE -C $WORK/clone/p --cache-dir $WORK/before-c10 -q build" \
   -n after --prepare "$(fresh after)" "$AFTER -C $WORK/clone/p --cache-dir $WORK/after-c10 -q build"
 echo "| | before | after | after / before |"
 echo "|---|---|---|---|"
 for k in B1 B2 B5 B6 B7; do
-  python3 - "$k" "${M[$k/before]}" "${M[$k/after]}" <<'PY'
-import sys
-k, b, a = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-f = lambda s: f"{s*1000:.1f} ms" if s < 1 else f"{s:.2f} s"
-print(f"| {k} | {f(b)} | {f(a)} | {a/b:.2f}x |")
-PY
+  echo "| $k | $(ms "${M[$k/before]}") | $(ms "${M[$k/after]}") | $(ratio "${M[$k/after]}" "${M[$k/before]}") |"
 done

@@ -1,11 +1,12 @@
 # shellcheck shell=bash disable=SC2034  # M: read by the callers
-# Helpers shared by bench/run.sh, bench/b9.sh and bench/b10.sh (sourced; hf
-# needs WORK, LOG and `declare -A M`, which bench_setup and the callers set).
+# Helpers shared by bench/run.sh, b9.sh, b10.sh and before_after.sh (sourced;
+# bench_setup sets up what hf needs: WORK, LOG and M).
 
 # bench_setup NAME TOOL...: fail unless every TOOL is on PATH (or an executable
-# path); then WORK (a fresh temporary directory), PIDS (servers to stop), a
-# trap that runs bench_stop_extra (when the script defines it), stops PIDS and
-# removes WORK (unless KEEP=1), bench/gen.sh, a clean environment and `say`.
+# path); then WORK (a fresh temporary directory), LOG (hyperfine's log in it),
+# M (hf's medians in seconds, by key), PIDS (servers to stop), a trap that runs
+# bench_stop_extra (when the script defines it), stops PIDS and removes WORK
+# (unless KEEP=1), bench/gen.sh, a clean environment and `say`.
 bench_setup() {
   local name=$1 tool; shift
   for tool in "$@"; do
@@ -14,6 +15,8 @@ bench_setup() {
   done
   BENCH_NAME=$name
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/ob-$name.XXXXXX")
+  LOG=$WORK/hyperfine.log
+  declare -gA M
   PIDS=()
   trap bench_cleanup EXIT
   trap 'exit 130' INT TERM

@@ -74,8 +74,6 @@ fi
 source "$ROOT/bench/common.sh"
 bench_setup bench "$OB"
 bench_stop_extra() { sc_stop; }
-LOG=$WORK/hyperfine.log
-declare -A M  # medians in seconds, by key
 declare -A NOTE
 
 # shellcheck source=bench/sccache.sh
