@@ -175,15 +175,21 @@ RemoteNotes remote_notes(const RemoteRunner& runner, const plan::Plan& plan) {
   return notes;
 }
 
+namespace {
+
+// A remote job's queue and run times as the engine reported them, in parentheses.
+std::string engine_times(const RemoteJobNote& n) {
+  if (n.queued_s == 0 && n.executed_s == 0) return "(the engine gave no times)";
+  return fmt::format("(queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
+}
+
+}  // namespace
+
 void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostream& out) {
   for (const auto& [id, n] : notes) {
     std::string line = fmt::format("offload-build: explain: {}: ", plan.jobs[id].describe(plan.cwd));
     switch (n.where) {
-      case RanWhere::Remote:
-        line += n.queued_s == 0 && n.executed_s == 0
-                    ? std::string("executed remotely (the engine gave no times)")
-                    : fmt::format("executed remotely (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
-        break;
+      case RanWhere::Remote: line += "executed remotely " + engine_times(n); break;
       case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
       case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
       case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
@@ -216,11 +222,7 @@ void mark_remote(report::Timeline& timeline, const RemoteNotes& notes) {
     if (id >= timeline.jobs.size()) continue;
     std::string& where = timeline.jobs[id].where;
     switch (n.where) {
-      case RanWhere::Remote:
-        where = n.queued_s == 0 && n.executed_s == 0
-                    ? std::string("remote (the engine gave no times)")
-                    : fmt::format("remote (queued {:.2f} s, ran {:.2f} s)", n.queued_s, n.executed_s);
-        break;
+      case RanWhere::Remote: where = "remote " + engine_times(n); break;
       case RanWhere::EngineCache: where = "engine cache"; break;
       case RanWhere::Fallback: where = "local after all: " + n.why; break;
       case RanWhere::Local: where = "local"; break;
