@@ -241,7 +241,12 @@ static void record_miss(int dirfd, const char* path) {
   char line[PATH_MAX * 2 + 2];
   size_t len = 0, plen;
   int saved = errno, fresh;
-  if (busy || !path || !*path || (saved != ENOENT && saved != ENOTDIR)) return;
+  /* Every error clang's header search takes for "not there" and goes on
+     past: absent, a file where a directory was expected, a symlink loop, a
+     name too long, no permission. */
+  if (busy || !path || !*path ||
+      (saved != ENOENT && saved != ENOTDIR && saved != ELOOP && saved != ENAMETOOLONG && saved != EACCES))
+    return;
   pthread_once(&lookups_once, lookups_init);
   if (lookups_fd < 0) return;
   busy = 1;

@@ -187,3 +187,55 @@ TEST_CASE(
     CHECK(prints() == "v=27\n");
   }
 }
+
+// An include directory that is a symlink loop: the lookup fails with ELOOP,
+// which clang takes for "not there" as it does ENOENT. Made a real directory
+// holding the header later, it must be seen, as plain clang sees it.
+TEST_CASE("an include directory that was a symlink loop and became a directory with the header is seen",
+          "[launcher][integration][lookups]") {
+  const bool whole = GENERATE(true, false);
+  DYNAMIC_SECTION((whole ? "the whole entry" : "the jobs' entries")) {
+    Launcher l;
+    write_tree(l.tmp.path());
+    fs::remove_all(l.tmp / "a");
+    fs::create_directory_symlink("a", l.tmp / "a");  // a -> a: ELOOP
+    REQUIRE(plain_clang_prints(l.tmp.path()) == "v=10\n");
+    CHECK(launcher_prints(l, !whole) == "v=10\n");
+    CHECK(launcher_prints(l, !whole) == "v=10\n");  // served
+
+    fs::remove(l.tmp / "a");
+    write_file(l.tmp / "a/h.h", "#define V 20\n");
+    REQUIRE(plain_clang_prints(l.tmp.path()) == "v=20\n");
+    CHECK(launcher_prints(l, !whole) == "v=20\n");
+  }
+}
+
+TEST_CASE("a manifest build whose include directory was a symlink loop sees the header that appeared there",
+          "[integration][noop][lookups]") {
+  TempDir tmp("ob-lookups-eloop");
+  const fs::path dir = tmp / "p";
+  write_tree(dir);
+  fs::remove_all(dir / "a");
+  fs::create_directory_symlink("a", dir / "a");
+  write_old(dir / "offload.json",
+            R"({"name": "hm", "sources": ["k.c"], "targets": ["host"], "include_dirs": ["a", "b"]})");
+  auto build = [&] {
+    auto r = run_ob({"-C", dir.string(), "build"}, {}, {{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto ran = run_tool({(dir / "build/hm").string()}, dir, kMandatory);
+    REQUIRE(ran.exit_code == 0);
+    return ran.out;
+  };
+  CHECK(build() == "v=10\n");
+  CHECK(build() == "v=10\n");
+  fs::remove(dir / "a");
+  write_old(dir / "a/h.h", "#define V 20\n");
+  REQUIRE(plain_clang_prints(dir) == "v=20\n");
+  CHECK(build() == "v=20\n");  // the no-op record
+  fs::remove(dir / "build/.offload-build/noop");
+  write_old(dir / "a/h.h", "#define V 30\n");
+  CHECK(build() == "v=30\n");  // the up-to-date check
+  fs::remove_all(dir / "build");
+  CHECK(build() == "v=30\n");  // a clean build from the cache
+}
