@@ -295,8 +295,8 @@ std::vector<Dep> JobCache::deps_from_depfile(const plan::Job& job, std::string_v
 }
 
 void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
-                               const std::string& result) {
-  storage::Lookup lookup = storage_.get("manifest", key.direct);
+                               const std::string& result, bool local) {
+  storage::Lookup lookup = local ? storage_.get_local("manifest", key.direct) : storage_.get("manifest", key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, lookup, corrupt);
   std::vector<Candidate> updated{{deps, result}};
@@ -304,7 +304,9 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
     if (updated.size() >= kMaxCandidates) break;
     if (c.result != result) updated.push_back(std::move(c));
   }
-  storage_.put("manifest", key.direct, storage::Entry{encode_manifest_meta(updated), {}});
+  const storage::Entry entry{encode_manifest_meta(updated), {}};
+  if (local) storage_.put_local("manifest", key.direct, entry);
+  else storage_.put("manifest", key.direct, entry);
 }
 
 void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
@@ -408,12 +410,13 @@ void JobCache::put_result(const plan::Job& job, const Pending& pending, const st
   if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
   entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
-  if (!storage_.put("result", rkey, entry)) {
+  const bool local = options_.local_only && options_.local_only(job);
+  if (!(local ? storage_.put_local("result", rkey, entry) : storage_.put("result", rkey, entry))) {
     ++counters_.store_failures;
     return;
   }
   ++counters_.stores;
-  if (job.depfile) update_manifest(pending.key, deps, rkey);
+  if (job.depfile) update_manifest(pending.key, deps, rkey, local);
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const plan::Job& job, const JobKey& key) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "offload_build/storage/hash.hpp"
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
@@ -98,6 +99,9 @@ JobKey describe_job(const plan::Plan& plan, const plan::Job& job) {
         name != OB_LOOKUPS_ENV)
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
+  // -march=native and friends: what they mean here, not their spelling.
+  if (toolchain::clang_cli::machine_dependent_option(job.argv))
+    key.env.push_back("native: " + toolchain::clang_cli::native_cpu());
   for (const auto& fact : job.key_facts) key.env.push_back("fact: " + fact);
   return key;
 }
@@ -123,6 +127,27 @@ JobKey compute_job_key(const plan::Plan& plan, const plan::Job& job, FileFactsCa
   JobKey key = describe_job(plan, job);
   hash_inputs(key, plan, job, files);
   return key;
+}
+
+exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& reads,
+                           FileFactsCache& files, bool allow_time_macros) {
+  exec::ActionKey out;
+  const JobKey key = describe_job(plan, job);
+  storage::Hasher h;
+  h.field("format", kKeyFormat).field("kind", plan::job_kind_name(job.kind));
+  for (const auto& t : key.tools) h.field("tool", t);
+  for (const auto& e : key.env) h.field("env", e);
+  // A system file is the worker's own: keyed by its identity here. Every
+  // other file travels by digest, at a path relative to the input root.
+  for (const auto& f : reads) {
+    const FileFacts& facts = files.get(f, plan.cwd);
+    if (files.is_system(f)) h.field("system file", f.string()).field("sha", facts.sha256);
+    out.do_not_cache |= facts.time_macros && !allow_time_macros;
+  }
+  out.stamp = h.hex();
+  for (const auto& name : relevant_environment(job.kind))
+    if (const char* v = config::env_or_null(name.c_str())) out.env.emplace_back(name, v);
+  return out;
 }
 
 std::string result_key(const JobKey& key, const std::vector<Dep>& deps) {

@@ -2,6 +2,7 @@
 #include "offload_build/config/config.hpp"
 #include "config_command.hpp"
 
+#include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 
 #include <algorithm>
@@ -207,6 +208,7 @@ int dispatch(int argc, char** argv) {
   if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
   if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
   storage::hide_remote_credentials(global.config);  // before any command starts
+  exec::hide_remote_execution_secrets(global.config);
 
   util::set_color(util::decide_color(
       util::parse_color_choice(global.config.text("color")).value_or(util::ColorChoice::Auto),

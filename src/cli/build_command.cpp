@@ -254,7 +254,7 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   report::ProgressTee listeners({&console, &session.recorder});
   // Output is always buffered (as ninja does): printed whole when a job ends,
   // and stored with its outputs so that a cache hit prints its warnings again.
-  auto remote = context.remote_runner(plan);
+  auto remote = context.remote_runner(plan, BuildContext::RemoteFor::Build, manifest->cache_time_macros);
   if (!remote) return remote.error();
   exec::RemoteRunner* remote_runner = remote->get();
   std::unique_ptr<exec::CommandRunner> runner =

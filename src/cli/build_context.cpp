@@ -1,10 +1,12 @@
 #include "offload_build/cli/build_context.hpp"
 
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/cache/file_facts.hpp"
+#include "offload_build/cache/job_key.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -59,6 +61,10 @@ std::optional<fs::path> BuildContext::probe_memo_of(const config::Config& c) {
   return storage.dir() / "probes";
 }
 
+exec::EngineCache BuildContext::engine_cache() const {
+  return exec::parse_engine_cache(config().text("engine_cache")).value_or(exec::EngineCache::Use);
+}
+
 void BuildContext::limit_parallelism(exec::ExecOptions& options) {
   options.parallelism = effective_jobs(config());
   // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
@@ -69,18 +75,34 @@ void BuildContext::limit_parallelism(exec::ExecOptions& options) {
   }
 }
 
-Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const plan::Plan& plan, RemoteFor use) {
+Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const plan::Plan& plan, RemoteFor use,
+                                                                        bool allow_time_macros) {
   const std::string url = options_.config.text("remote_execution");
   if (url.empty()) return std::unique_ptr<exec::RemoteRunner>();
   auto engine = exec::parse_remote_execution(url);
   if (!engine) return engine.error();
   exec::RemoteRunnerSetup setup;
   setup.config = std::move(*engine);
+  setup.config.engine_cache = engine_cache();
   if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   setup.plan = &plan;
   setup.local_jobs = jobserver_.serial ? 1 : effective_jobs(config());
   setup.system_dirs = cache::system_dirs(options_.config.text("system_dirs"));
   setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
+  // The action holds what the job's local key holds (cache::action_key).
+  struct KeyFiles {
+    std::mutex mu;
+    cache::FileFactsCache files;
+  };
+  auto key_files = std::make_shared<KeyFiles>();
+  std::vector<fs::path> project{plan.cwd, plan.build_dir};  // never identified by stat alone, as in the job cache
+  project.insert(project.end(), plan.base_dirs.begin(), plan.base_dirs.end());
+  key_files->files = cache::FileFactsCache(std::move(project), setup.system_dirs,
+                                           toolchain::NameRoots{plan.base_dirs, plan.name_anchor});
+  setup.action_key = [&plan, key_files, allow_time_macros](const plan::Job& job, const std::vector<fs::path>& reads) {
+    std::lock_guard lock(key_files->mu);
+    return cache::action_key(plan, job, reads, key_files->files, allow_time_macros);
+  };
   // A launcher compile: the engine opened on its first job that goes (a
   // compile served by the cache never loads the client), warnings and
   // compiler checks once per make/ninja run (remembered next to the cache).
@@ -95,11 +117,17 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
     const std::string text = "offload-build: warning: " + line + "\n";
     std::cerr << text << std::flush;
   };
-  if (notes)
+  if (notes) {
     setup.checked = [dir = *notes](const std::string& key, bool mark) {
       const std::string code = "remote-execution compiler " + key;
       return mark ? first_in_build(dir, code) : said_in_build(dir, code);
     };
+    // The first compile that finds the engine down spares the rest of the make run.
+    setup.engine_down = [dir = *notes, display = setup.config.display](bool mark) {
+      const std::string code = "remote-execution down " + display;
+      return mark ? first_in_build(dir, code) : said_in_build(dir, code);
+    };
+  }
   return exec::make_remote_runner(std::move(setup));
 }
 
@@ -114,6 +142,11 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
   options.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;
   const bool collect_reads = run.cache.collect_reads;
+  if (remote && engine_cache() != exec::EngineCache::Trusted)
+    run.cache.local_only = [remote](const plan::Job& job) {
+      auto note = remote->note(job.id);
+      return note && note->where == exec::RanWhere::EngineCache;
+    };
   if (layers_) {
     storage_->warn_if_unwritable();
     run.cache.system_dirs = cache::system_dirs(config().text("system_dirs"));

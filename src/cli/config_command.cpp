@@ -163,6 +163,24 @@ int run_config(const Request& o, const ConfigCli& c, std::ostream& out) {
       for (const auto& u : storage::split_remote_list(*value))
         if (auto parsed = storage::parse_remote_url(u); !parsed)
           return fail(Error::usage(fmt::format("config: remote_storage: {}", parsed.error().message)));
+    // The engine's URL likewise; and a header's value (a token) is never
+    // written to the file: it goes in a variable the URL names as ${VAR}.
+    if (setting.key == "remote_execution") {
+      std::vector<std::string> checked;  // the headers apart: their variables may be set later
+      for (const auto& attr : util::split(*value, '|'))
+        if (!attr.starts_with("header=")) checked.push_back(attr);
+      if (auto parsed = exec::parse_remote_execution(util::join(checked, "|")); !parsed)
+        return fail(Error::usage(fmt::format("config: {}", parsed.error().message)));
+      for (const auto& attr : util::split(*value, '|'))
+        if (attr.starts_with("header=")) {
+          const std::string header_value = attr.substr(attr.find(':') + 1);
+          if (header_value.find("${") == std::string::npos)  // "Bearer ${TOKEN}"
+            return fail(Error::usage(fmt::format(
+                "config: remote_execution: a header's value is kept out of the config file (it is a "
+                "credential): write it with ${{VAR}} (header={}Bearer ${{VAR}}) and set VAR in the environment",
+                attr.substr(7, attr.find(':') - 6))));
+        }
+    }
   }
   if (auto w = config::write_config_file(file, setting.key, value); !w) return fail(w.error());
   out << fmt::format("{} {} in {}\n", verb == "set" ? "set" : "unset", setting.key, file.string());

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/cli/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/layered.hpp"
@@ -157,6 +158,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   }
   const Prefix prefix = take_prefix(command, o);  // `distcc clang ...`: the compiler is clang
   storage::hide_remote_credentials(c);  // before the compiler, run unchanged or not
+  exec::hide_remote_execution_secrets(c);
   process::set_echo_policy({c.flag("verbose"), nullptr});
   if (c.flag("disable"))
     return pass_through(command, {"OFFLOAD_BUILD_DISABLE is set", toolchain::frontend::unchanged::kDisabled, {}}, o,

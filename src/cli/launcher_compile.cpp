@@ -97,8 +97,13 @@ std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Recor
   auto ran = context.run_plan(plan, runner, std::move(run));
   auto& summary = ran.summary;
   if (record) record->misses = std::move(ran.misses);
+  // A result of the engine's action cache (any client of the engine may have
+  // written it) is kept out of the whole entry unless the engine is trusted.
+  bool untrusted = false;
   if (const exec::RemoteRunner* remote_runner = runner.remote()) {
     auto notes = exec::remote_notes(*remote_runner, plan);
+    for (const auto& [id, note] : notes)
+      untrusted |= note.where == exec::RanWhere::EngineCache && context.engine_cache() != exec::EngineCache::Trusted;
     if (o.config.flag("explain")) exec::explain_remote(plan, notes, std::cerr);
     if (record) record->remote = std::move(notes);
   }
@@ -115,7 +120,7 @@ std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Recor
   // Every compile named its kernels from stable names: keyed without inodes.
   const bool stable = std::all_of(plan.jobs.begin(), plan.jobs.end(),
                                   [](const plan::Job& j) { return !j.inode_sensitive || j.stable_names; });
-  if (whole && ran.reads && stable) whole->store(std::move(*ran.reads), said, plan.jobs.size());
+  if (whole && ran.reads && stable && !untrusted) whole->store(std::move(*ran.reads), said, plan.jobs.size());
   return exit_code::ok;
 }
 

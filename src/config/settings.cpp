@@ -77,6 +77,14 @@ constexpr std::array kSettings{
                    "|connect-timeout=, |call-timeout=, |execution-timeout=, |max-output-size=, "
                    "|header=NAME:VALUE (docs/DISTRIBUTED.md)",
             .metavar = "URL", .group = "Execution"},
+    Setting{.key = "engine_cache", .type = T::Choice, .default_text = "use", .cli = "--engine-cache",
+            .env = "OFFLOAD_BUILD_ENGINE_CACHE",
+            .doc = "Whom remote execution's action cache is trusted as: use (its results serve this "
+                   "build and the local cache, never remote storage), trusted (stored everywhere, signed: "
+                   "only an engine whose action cache no other client can write), execute (never asked; "
+                   "every compile executes), off (executed with do_not_cache: neither read nor written) "
+                   "(docs/CACHE.md)",
+            .choices = "use|trusted|execute|off", .metavar = "HOW", .group = "Execution"},
     Setting{.key = "disable", .type = T::Flag, .default_text = "false", .env = "OFFLOAD_BUILD_DISABLE",
             .doc = "Launcher mode: run every command unchanged"},
     Setting{.key = "stable_names", .type = T::Flag, .default_text = "true", .env = "OFFLOAD_BUILD_STABLE_NAMES",

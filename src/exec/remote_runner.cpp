@@ -29,6 +29,7 @@
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/secrets.hpp"
 #include "offload_build/util/size_text.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -40,6 +41,8 @@ constexpr std::string_view kRedacted = "***";
 // Where files from outside the input root's directory (the stable-names
 // library) are put in it.
 constexpr std::string_view kSupportDir = ".offload-build-remote";
+// The action's environment variable holding ActionKey::stamp.
+constexpr std::string_view kKeyVariable = "OFFLOAD_BUILD_ACTION_KEY";
 
 std::optional<int> parse_duration_ms(std::string_view v) {
   int mult = 1;
@@ -52,14 +55,16 @@ std::optional<int> parse_duration_ms(std::string_view v) {
   return int(n * mult);
 }
 
-// ${VAR} in a header value from the environment.
+// ${VAR} in a header value from the environment (a credential: no child sees VAR).
 std::optional<std::string> expand(std::string_view v) {
   std::string out;
   for (size_t i = 0; i < v.size();) {
     if (v.substr(i, 2) == "${") {
       const size_t end = v.find('}', i);
       if (end == std::string_view::npos) return std::nullopt;
-      auto value = config::env(std::string(v.substr(i + 2, end - i - 2)).c_str());
+      const std::string name(v.substr(i + 2, end - i - 2));
+      util::hide_from_children(name);
+      auto value = config::env(name.c_str());
       if (!value) return std::nullopt;
       out += *value;
       i = end + 1;
@@ -68,6 +73,21 @@ std::optional<std::string> expand(std::string_view v) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+constexpr std::string_view kAttributes[] = {"instance", "jobs", "connect-timeout", "call-timeout",
+                                            "execution-timeout", "max-output-size", "header"};
+
+// Whether `attr` ("name=value") names an attribute we know. Any other text
+// after a '|' may be the rest of a header value that held a '|'.
+bool known_attribute(std::string_view attr) {
+  const std::string_view name = attr.substr(0, attr.find('='));
+  return attr.find('=') != std::string_view::npos &&
+         std::find(std::begin(kAttributes), std::end(kAttributes), name) != std::end(kAttributes);
 }
 
 }  // namespace
@@ -84,12 +104,25 @@ std::string redact_remote_execution(std::string_view text) {
       const size_t colon = attr.find(':');
       out += std::string(attr.substr(0, colon == std::string_view::npos ? attr.size() : colon + 1));
       out += kRedacted;
+    } else if (!known_attribute(attr)) {
+      out += kRedacted;
     } else {
       out += attr;
     }
     bar = next;
   }
   return out;
+}
+
+void hide_remote_execution_secrets(const config::Config& config) {
+  for (const auto& value : config.all("remote_execution")) {
+    if (value.origin == config::Origin::Environment) util::hide_from_children("OFFLOAD_BUILD_REMOTE_EXECUTION");
+    for (size_t at = value.text.find("${"); at != std::string::npos; at = value.text.find("${", at + 2)) {
+      const size_t end = value.text.find('}', at);
+      if (end == std::string::npos) break;
+      util::hide_from_children(value.text.substr(at + 2, end - at - 2));
+    }
+  }
 }
 
 Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text) {
@@ -149,13 +182,26 @@ Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text) {
       if (!v) return fail(fmt::format("header {}: an unset variable or an unclosed ${{ in its value", key));
       c.endpoint.headers.emplace_back(key, *v);
     } else {
-      return fail(fmt::format("unknown attribute \"{}\"; known: instance, jobs, connect-timeout, "
-                              "call-timeout, execution-timeout, max-output-size, header",
-                              name));
+      // Its name only when it looks like one (lower-case words): the text may
+      // be the rest of a header value holding a '|'.
+      const bool quotable = eq != std::string_view::npos && !name.empty() && name.size() <= 40 &&
+                            name.find_first_not_of("abcdefghijklmnopqrstuvwxyz-") == std::string_view::npos;
+      return fail(fmt::format("{}; known: instance, jobs, connect-timeout, call-timeout, execution-timeout, "
+                              "max-output-size, header (a header value holding '|' goes in a ${{VAR}})",
+                              quotable ? fmt::format("unknown attribute \"{}\"", name)
+                                       : std::string("an attribute that is not NAME=VALUE")));
     }
   }
   c.display = redact_remote_execution(text);
   return c;
+}
+
+std::optional<EngineCache> parse_engine_cache(std::string_view text) {
+  if (text == "use") return EngineCache::Use;
+  if (text == "trusted") return EngineCache::Trusted;
+  if (text == "execute") return EngineCache::Execute;
+  if (text == "off") return EngineCache::Off;
+  return std::nullopt;
 }
 
 std::string_view ran_where_name(RanWhere where) {
@@ -305,6 +351,15 @@ Result<Module> load_module() {
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// An engine's text (a status, a worker's answer) in one of our lines: one
+// line, no control sequences, at most 300 bytes.
+std::string printable(const std::string& text) {
+  std::string one = util::foreign_text(text, "engine");
+  for (char& c : one)
+    if (c == '\n' || c == '\t') c = ' ';
+  return util::shorten(one, 300);
+}
 
 bool runs_remotely(const plan::Job& job) {
   if (job.key_material || job.argv.empty() || !fs::path(job.argv[0]).is_absolute()) return false;
@@ -477,6 +532,8 @@ class Runner final : public RemoteRunner {
       }
       if (done) return *done;
       record(w.job.id, {RanWhere::Fallback, 0, 0, why});
+    } else if (runs_remotely(w.job) && !down_earlier_.empty()) {
+      record(w.job.id, {RanWhere::Fallback, 0, 0, down_earlier_});
     } else {
       record(w.job.id, {RanWhere::Local, 0, 0, {}});
     }
@@ -566,6 +623,18 @@ class Runner final : public RemoteRunner {
     return out;
   }
 
+  // The first symlink on `p`'s way below `root` (a symlinked /tmp or home
+  // above the input root changes nothing), or nullopt.
+  static std::optional<fs::path> symlink_on_way(const fs::path& p, const fs::path& root) {
+    fs::path at = root;
+    for (const auto& part : p.lexically_relative(root)) {
+      at /= part;
+      std::error_code ec;
+      if (fs::is_symlink(at, ec)) return at;
+    }
+    return std::nullopt;
+  }
+
   bool is_system(const fs::path& p) const {
     for (const auto& d : setup_.system_dirs)
       if (under(p, d)) return true;
@@ -596,6 +665,11 @@ class Runner final : public RemoteRunner {
     const plan::Job& job = w.job;
     const process::Command& cmd = w.command;
     const fs::path cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
+    // What -march=native means is this machine's CPU: a worker would build for its own.
+    if (auto native = toolchain::clang_cli::machine_dependent_option(cmd.argv)) {
+      why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
+      return std::nullopt;
+    }
     std::vector<fs::path> files;
     for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
     if (job.depfile) {
@@ -635,14 +709,25 @@ class Runner final : public RemoteRunner {
     }
     // The input root: the plan's root, widened to hold every file that is not the worker's own.
     fs::path root = root_;
-    std::vector<fs::path> shipped;
+    std::vector<fs::path> shipped, reads;
     std::set<fs::path> seen;
     for (auto& f : files) {
       f = f.lexically_normal();
-      if (!seen.insert(f).second || is_system(f)) continue;
+      if (!seen.insert(f).second) continue;
+      reads.push_back(f);
+      if (is_system(f)) continue;
       root = common_dir(root, f);
       shipped.push_back(f);
     }
+    // A file reached through a symlink is a regular file on the worker: a
+    // header reached by two paths is two files there (#pragma once fails).
+    for (const auto& f : shipped)
+      if (auto link = symlink_on_way(f, root)) {
+        why = fmt::format("{} is reached through the symlink {}, which the worker would see as another file",
+                          f.string(), link->string());
+        return std::nullopt;
+      }
+    const ActionKey key = setup_.action_key ? setup_.action_key(job, reads) : ActionKey{};
     for (const auto& t : w.temps) root = common_dir(root, t.lexically_normal().parent_path());
     // Kernel names come from each file's place relative to the base
     // directories; a file outside them is named by its absolute path, which
@@ -706,12 +791,25 @@ class Runner final : public RemoteRunner {
     const bool lookups_only = std::any_of(cmd.env.begin(), cmd.env.end(), [](const auto& e) {
       return e.first == OB_LOOKUPS_ENV_ONLY;
     });
-    for (const auto& [k, v] : cmd.env) {
+    // The driver's environment (CPATH, SOURCE_DATE_EPOCH...) first: the job's own may override it.
+    std::vector<std::pair<std::string, std::optional<std::string>>> sent(key.env.begin(), key.env.end());
+    sent.insert(sent.end(), cmd.env.begin(), cmd.env.end());
+    for (const auto& [k, v] : sent) {
       if (k == OB_LOOKUPS_ENV || k == OB_LOOKUPS_ENV_ONLY || (lookups_only && k == "LD_PRELOAD")) continue;
       if (!v) {
         env.erase(k);
         continue;
       }
+      // A preload library of the user's (a profiler's collector a module
+      // preloads, perhaps licensed) never leaves this machine.
+      if (k == "LD_PRELOAD")
+        for (const auto& part : util::split(*v, ':'))
+          if (!part.empty() && fs::path(part) != toolchain::preload_library()) {
+            why = fmt::format("its LD_PRELOAD names {}, not offload-build's library: a preloaded library of "
+                              "yours is never sent to a worker",
+                              part);
+            return std::nullopt;
+          }
       std::vector<std::string> parts;
       for (const auto& part : util::split(*v, ':')) {
         fs::path p(part);
@@ -736,7 +834,11 @@ class Runner final : public RemoteRunner {
       }
       env[k] = util::join(parts, ":");
     }
+    // The rest of the local key, so the engine's cache never answers what the local one would not.
+    if (!key.stamp.empty()) env[std::string(kKeyVariable)] = key.stamp;
     action.env.assign(env.begin(), env.end());
+    action.do_not_cache = key.do_not_cache || setup_.config.engine_cache == EngineCache::Off;
+    action.skip_cache_lookup = setup_.config.engine_cache == EngineCache::Execute;
     for (const auto& r : renamed) action.output_files.push_back(r.second);
     std::vector<std::string> sorted_outputs = action.output_files;
     std::sort(sorted_outputs.begin(), sorted_outputs.end());
@@ -753,7 +855,7 @@ class Runner final : public RemoteRunner {
         return std::nullopt;
       }
       engine_failed(error);
-      why = "the engine failed: " + error;
+      why = "the engine failed: " + printable(error);
       return std::nullopt;
     }
     if (result.exit_code != 0) {
@@ -779,7 +881,14 @@ class Runner final : public RemoteRunner {
     }
     record(job.id, {result.cached ? RanWhere::EngineCache : RanWhere::Remote, result.queued_s, result.executed_s, {}},
            result.uploaded_bytes);
-    Completion c{job.id, 0, result.stdout_text + result.stderr_text};
+    // What the compiler printed there: stored and replayed on every later
+    // hit, so never a terminal escape, a line posing as ours, or gigabytes.
+    std::string printed = util::foreign_text(result.stdout_text + result.stderr_text, "remote");
+    if (result.text_dropped)
+      printed += fmt::format("offload-build: note: {} more bytes of this remote compile's output were dropped "
+                             "(the most kept is {} bytes of stdout and of stderr)\n",
+                             result.text_dropped, setup_.config.endpoint.max_text_bytes);
+    Completion c{job.id, 0, std::move(printed)};
     return c;
   }
 
@@ -791,12 +900,20 @@ class Runner final : public RemoteRunner {
     std::lock_guard once(open_once_m_);
     if (opened_) return refused_;
     opened_ = true;
+    // An engine that failed an earlier compile of this make run is not asked
+    // again: its deadlines are paid once per build, not once per compile.
+    if (setup_.engine_down && setup_.engine_down(false)) {
+      down_earlier_ = "the engine failed earlier in this build (warned then)";
+      engine_down_ = true;
+      return refused_;
+    }
     auto client = open_engine(setup_);
     if (!client) {
       refused_ = client.error().message;
       engine_down_ = true;
     } else if (!*client) {
       engine_down_ = true;
+      if (setup_.engine_down) setup_.engine_down(true);
     } else {
       std::lock_guard lock(open_m_);
       client_ = std::move(*client);
@@ -807,9 +924,10 @@ class Runner final : public RemoteRunner {
   // The first engine failure: one warning, and no job is sent again this build.
   void engine_failed(const std::string& error) {
     if (engine_down_.exchange(true)) return;
+    if (setup_.engine_down) setup_.engine_down(true);
     if (setup_.warn)
       setup_.warn(fmt::format("remote_execution {}: {}; this build's remaining jobs run locally",
-                              setup_.config.display, error));
+                              setup_.config.display, printable(error)));
   }
 
   RemoteRunnerSetup setup_;
@@ -825,6 +943,7 @@ class Runner final : public RemoteRunner {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> engine_down_{false};
   std::atomic<bool> outside_base_said_{false};
+  std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;
@@ -856,7 +975,7 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
   const std::string& shown = setup.config.display;
   reapi::Capabilities caps;
   if (!client->capabilities(caps, error)) {
-    if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
+    if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, printable(error)));
     return std::unique_ptr<reapi::Client>();
   }
   // Toolchain files (resource headers, device runtimes) are the worker's: its
@@ -878,16 +997,22 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
     check.target_id = compiler;
     reapi::ActionResult r;
     if (!client->run(check, r, error)) {
-      if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, error));
+      if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, printable(error)));
       return std::unique_ptr<reapi::Client>();
     }
-    if (r.exit_code != 0 || r.stdout_text != local->out)
-      return Error::usage(fmt::format(
-          "remote_execution {}: the worker's {} is not ours (ours: \"{}\"; the worker's: \"{}\"); remote "
-          "execution needs the same compiler at the same path on every worker (docs/DISTRIBUTED.md)",
-          shown, compiler, first_line(local->out),
-          r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
-                           : first_line(r.stdout_text)));
+    // A worker whose compiler is another (one of a pool, upgraded in place)
+    // costs a warning and a local build, as every other engine fault does.
+    if (r.exit_code != 0 || r.stdout_text != local->out) {
+      if (setup.warn)
+        setup.warn(fmt::format(
+            "remote_execution {}: the worker's {} is not ours (ours: \"{}\"; the worker's: \"{}\"); remote "
+            "execution needs the same compiler at the same path on every worker (docs/DISTRIBUTED.md); "
+            "the build runs locally",
+            shown, compiler, printable(first_line(local->out)),
+            printable(r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
+                                       : first_line(r.stdout_text))));
+      return std::unique_ptr<reapi::Client>();
+    }
     if (setup.checked) setup.checked(memo, true);
   }
   return client;

@@ -117,7 +117,7 @@ class GrpcClient final : public Client {
     Prepared p = prepare(action);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
-    if (!action.do_not_cache) {
+    if (!action.do_not_cache && !action.skip_cache_lookup) {
       Call call(*this, endpoint_.call_timeout_ms, id, &action);
       re::GetActionResultRequest req;
       req.set_instance_name(endpoint_.instance);
@@ -142,7 +142,7 @@ class GrpcClient final : public Client {
     re::ExecuteRequest req;
     req.set_instance_name(endpoint_.instance);
     *req.mutable_action_digest() = p.action_digest;
-    req.set_skip_cache_lookup(action.do_not_cache);
+    req.set_skip_cache_lookup(action.do_not_cache || action.skip_cache_lookup);
     const auto deadline = Clock::now() + std::chrono::milliseconds(endpoint_.execution_timeout_ms);
     google::longrunning::Operation op;
     std::string name;
@@ -428,9 +428,11 @@ class GrpcClient final : public Client {
   }
 
   // ByteStream Read of one blob, at most max_blob_bytes, checked against its digest.
-  bool read_blob(const re::Digest& d, std::string& out, std::string& error, const std::string& id) {
+  // With `limit`: only its first `limit` bytes, unverified (a command's text, never an output).
+  bool read_blob(const re::Digest& d, std::string& out, std::string& error, const std::string& id,
+                 uint64_t limit = 0) {
     out.clear();
-    if (uint64_t(d.size_bytes()) > endpoint_.max_blob_bytes) {
+    if (!limit && uint64_t(d.size_bytes()) > endpoint_.max_blob_bytes) {
       error = "an output of " + std::to_string(d.size_bytes()) + " bytes is over the cap (max-output-size)";
       return false;
     }
@@ -438,10 +440,17 @@ class GrpcClient final : public Client {
     Call call(*this, endpoint_.call_timeout_ms, id);
     bs::ReadRequest req;
     req.set_resource_name(resource("blobs/", d));
+    if (limit) req.set_read_limit(int64_t(limit));
     auto reader = bytestream_->Read(&call.ctx, req);
     bs::ReadResponse chunk;
     while (reader->Read(&chunk)) {
       out += chunk.data();
+      if (limit && out.size() >= limit) {
+        out.resize(limit);
+        call.ctx.TryCancel();
+        reader->Finish();
+        return true;
+      }
       if (int64_t(out.size()) > d.size_bytes()) {
         call.ctx.TryCancel();
         error = "ByteStream Read sent more bytes than the digest's size";
@@ -454,6 +463,7 @@ class GrpcClient final : public Client {
       error = "ByteStream Read: " + status_text(s);
       return false;
     }
+    if (limit) return true;
     return verify(d, out, error);
   }
 
@@ -473,12 +483,18 @@ class GrpcClient final : public Client {
     result.worker = md.worker();
     result.queued_s = seconds_between(md.queued_timestamp(), md.worker_start_timestamp());
     result.executed_s = seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp());
+    // The command's text: at most max_text_bytes kept (an engine may send
+    // hundreds of megabytes); a blob over it is read only that far.
+    const uint64_t cap = endpoint_.max_text_bytes;
     auto text = [&](const std::string& raw, const re::Digest& d, bool has, std::string& out) {
       if (!raw.empty() || !has) {
-        out = raw;
+        out = raw.substr(0, cap);
+        result.text_dropped += raw.size() - out.size();
         return true;
       }
-      return read_blob(d, out, error, id);
+      if (uint64_t(d.size_bytes()) <= cap) return read_blob(d, out, error, id);
+      result.text_dropped += uint64_t(d.size_bytes()) - cap;
+      return read_blob(d, out, error, id, cap);
     };
     if (!text(ar.stdout_raw(), ar.stdout_digest(), ar.has_stdout_digest(), result.stdout_text)) return false;
     if (!text(ar.stderr_raw(), ar.stderr_digest(), ar.has_stderr_digest(), result.stderr_text)) return false;

@@ -105,4 +105,43 @@ std::string shorten(std::string_view s, size_t max) {
   return std::string(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
+std::string foreign_text(std::string_view s, std::string_view who) {
+  std::string out;
+  out.reserve(s.size());
+  bool line_start = true;
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b) {  // ESC: CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), or a two-byte sequence
+      ++i;
+      if (i < s.size() && s[i] == '[') {
+        for (++i; i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e); ++i) {
+        }
+        ++i;
+      } else if (i < s.size() && (s[i] == ']' || s[i] == 'P' || s[i] == '_' || s[i] == '^')) {
+        for (++i; i < s.size() && s[i] != '\a' && !(s[i] == 0x1b && i + 1 < s.size() && s[i + 1] == '\\'); ++i) {
+        }
+        i += i < s.size() && s[i] == 0x1b ? 2 : 1;
+      } else {
+        ++i;
+      }
+      continue;
+    }
+    // C1 controls as UTF-8 (U+0080..U+009F: 0xC2 0x80..0x9F) act as escapes on some terminals.
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+      i += 2;
+      continue;
+    }
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      ++i;
+      continue;
+    }
+    if (line_start && s.substr(i).starts_with("offload-build")) out += "[" + std::string(who) + "] ";
+    out += s[i];
+    line_start = c == '\n';
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace ob::util

@@ -330,6 +330,135 @@ TEST_CASE("remote execution: a file the dependency scan cannot see fails remotel
   CHECK(run.out == "offload-build incbin payload\n1\n");
 }
 
+namespace {
+
+// A one-source C project in `dir` (host target): k.c as given, the manifest
+// with `flags`.
+void write_k(const fs::path& dir, const std::string& source, const std::vector<std::string>& flags = {}) {
+  fs::create_directories(dir);
+  write_file(dir / "k.c", source);
+  nlohmann::json m{{"name", "k"}, {"sources", {"k.c"}}, {"targets", {"host"}}, {"flags", flags}};
+  write_file(dir / "offload.json", m.dump());
+}
+
+process::Captured build_k(const fs::path& project, const fs::path& cache, const Worker& worker, Env env = {}) {
+  env.insert(env.end(), {{"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt}});
+  fs::remove_all(project / "build");
+  return run_ob({"-C", project.string(), "--cache-dir", cache.string(), "--remote-execution", worker.url(),
+                 "--explain", "build"},
+                {}, env);
+}
+
+std::string run_k(const fs::path& project) {
+  auto r = run_tool({(project / "build/k").string()}, project, kMandatory);
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+const char* kValueSource = R"(#include <stdio.h>
+#include HEADER
+int main(void) {
+  int d = 0;
+#pragma omp target map(from: d)
+  d = VALUE;
+  printf("device %d host %d\n", d, VALUE);
+  return 0;
+}
+)";
+
+}  // namespace
+
+// Each build below uses a fresh local cache, so only the engine's action
+// cache could serve an old object: it must not, where the local cache would
+// not (cache::action_key).
+TEST_CASE("remote execution: the engine's cache never answers what the local cache would not",
+          "[integration][remote-execution][action-key]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi-key");
+  const fs::path project = tmp / "p";
+  fs::create_directories(project);
+  Worker worker(tmp / "worker", project);
+
+  SECTION("a header under a system directory, edited") {
+    const fs::path sys = tmp / "sys";
+    write_file(sys / "sysv.h", "#define VALUE 1\n");
+    write_k(project, std::string("#define HEADER <sysv.h>\n") + kValueSource, {"-isystem", sys.string()});
+    const Env env{{"OFFLOAD_BUILD_SYSTEM_DIRS", "/usr:/lib:/lib64:" + sys.string()}};
+    auto r = build_k(project, tmp / "cache-1", worker, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("executed remotely"));
+    CHECK(run_k(project) == "device 1 host 1\n");
+    write_file(sys / "sysv.h", "#define VALUE 2\n");
+    auto again = build_k(project, tmp / "cache-2", worker, env);
+    INFO(again.err);
+    REQUIRE(again.exit_code == 0);
+    CHECK(run_k(project) == "device 2 host 2\n");
+    CHECK(again.err.find("served by the engine's action cache") == std::string::npos);
+  }
+
+  SECTION("CPATH reaches the worker and the action") {
+    write_file(project / "cp/cpv.h", "#define VALUE 7\n");
+    write_k(project, std::string("#if __has_include(\"cpv.h\")\n#define HEADER \"cpv.h\"\n#else\n"
+                                 "#define HEADER <stddef.h>\n#define VALUE 1\n#endif\n") + kValueSource);
+    auto r = build_k(project, tmp / "cache-1", worker, {{"CPATH", (project / "cp").string()}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("executed remotely"));
+    CHECK(run_k(project) == "device 7 host 7\n");
+    // Without CPATH: another action, not the engine's answer for the first.
+    auto plain = build_k(project, tmp / "cache-2", worker, {{"CPATH", std::nullopt}});
+    INFO(plain.err);
+    REQUIRE(plain.exit_code == 0);
+    CHECK(run_k(project) == "device 1 host 1\n");
+  }
+
+  SECTION("a compile reading __DATE__ gets SOURCE_DATE_EPOCH and is never served by the engine's cache") {
+    write_k(project, "#include <stdio.h>\nint main(void) {\n  int d = 0;\n#pragma omp target map(from: d)\n"
+                     "  d = 1;\n  printf(\"%d %s\\n\", d, __DATE__ + 7);\n  return 0;\n}\n");
+    const Env epoch{{"SOURCE_DATE_EPOCH", "0"}};
+    auto r = build_k(project, tmp / "cache-1", worker, epoch);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("executed remotely"));
+    CHECK(run_k(project) == "1 1970\n");
+    auto again = build_k(project, tmp / "cache-2", worker, epoch);
+    INFO(again.err);
+    REQUIRE(again.exit_code == 0);
+    CHECK(run_k(project) == "1 1970\n");
+    // The passes that read the source execute again; the host codegen (its
+    // input the IR, as the local cache keys it) may be served.
+    CHECK_THAT(again.err, Catch::Contains("host-ir k.c: executed remotely"));
+    CHECK_THAT(again.err, Catch::Contains("device host k.c: executed remotely"));
+  }
+
+  SECTION("-march=native stays here") {
+    write_k(project, std::string("#define HEADER <stddef.h>\n#define VALUE 3\n") + kValueSource,
+            {"-O2", "-march=native"});
+    auto r = build_k(project, tmp / "cache-1", worker);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    // The host passes say -march=native; the x86_64 device pass does not.
+    CHECK_THAT(r.err, Catch::Contains("host-ir k.c: ran locally after all: -march=native means this machine's CPU"));
+    CHECK_THAT(r.err, Catch::Contains("host k.c: ran locally after all: -march=native means this machine's CPU"));
+    CHECK(worker.compiles() == 1);
+    CHECK(run_k(project) == "device 3 host 3\n");
+  }
+
+  SECTION("a #pragma once header reached by two paths through a symlink stays here") {
+    write_file(project / "inc/once.h",
+               "#pragma once\n#ifdef SEEN\n#undef SEEN\n#define SEEN 2\n#else\n#define SEEN 1\n#endif\n");
+    fs::create_directory_symlink("inc", project / "alias");
+    write_k(project, std::string("#include \"inc/once.h\"\n#include \"alias/once.h\"\n#define HEADER <stddef.h>\n"
+                                 "#define VALUE SEEN\n") + kValueSource);
+    auto r = build_k(project, tmp / "cache-1", worker);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(run_k(project) == "device 1 host 1\n");
+    CHECK_THAT(r.err, Catch::Contains("is reached through the symlink"));
+  }
+}
+
 TEST_CASE("remote execution: a worker killed mid-build costs one warning, the build passes locally",
           "[integration][remote-execution]") {
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");

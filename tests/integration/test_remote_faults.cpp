@@ -70,4 +70,56 @@ TEST_CASE("remote execution: a lying engine's result is refused, the job runs he
     CHECK(run.out == kExpected);
   }
 }
+TEST_CASE("remote execution: a worker whose compiler answers another --version costs one warning, not the build",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-other");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  const auto expected = local_reference(project, tmp / "cache-local");
+  LyingEngine engine(tmp / "engine", "other-compiler");
+  auto r = build(project, tmp / "cache", {"--remote-execution", engine.url()});
+  INFO(r.err);
+  INFO(engine.calls());
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(engine.calls(), Catch::Contains("Execute compiler check"));
+  CHECK_THAT(engine.calls(), !Catch::Contains("Execute lied"));
+  CHECK(count_occurrences(r.err, "warning: remote_execution") == 1);
+  CHECK_THAT(r.err, Catch::Contains("is not ours") && Catch::Contains("the build runs locally"));
+  CHECK(objects(project / "build") == expected);
+}
+TEST_CASE("remote execution: in one make run, the compile that finds the engine failing spares the rest",
+          "[integration][remote-execution][launcher]") {
+  TempDir tmp("ob-reapi-down");
+  for (const char* name : {"a", "b"})
+    write_file(tmp / (std::string(name) + ".c"), std::string("int ") + name +
+                                                     "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n"
+                                                     "  v = 1;\n  return v;\n}\n");
+  LyingEngine engine(tmp / "engine", "bad-digest");
+  // Both compiles are children of this test process: one build, as under make.
+  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()},
+                {"OFFLOAD_BUILD_REMOTE_EXECUTION", engine.url()},
+                {"OFFLOAD_BUILD_EXPLAIN", "1"},
+                {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
+                {"OFFLOAD_BUILD_CONFIG", std::nullopt},
+                {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+                {"MAKEFLAGS", std::nullopt}};
+  auto compile = [&](const std::string& name) {
+    auto r = run_ob({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", name + ".c",
+                     "-o", name + ".o"},
+                    tmp.path(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(fs::exists(tmp / (name + ".o")));
+    return r.err;
+  };
+  const std::string first = compile("a");
+  INFO(first);
+  CHECK(count_occurrences(first, "warning: remote_execution") == 1);
+  REQUIRE(count_occurrences(engine.calls(), "GetCapabilities") == 1);
+  const std::string second = compile("b");
+  INFO(second);
+  INFO(engine.calls());
+  CHECK(second.find("warning") == std::string::npos);  // said once per build
+  CHECK_THAT(second, Catch::Contains("the engine failed earlier in this build"));
+  CHECK(count_occurrences(engine.calls(), "GetCapabilities") == 1);  // never asked again
+}
 #endif

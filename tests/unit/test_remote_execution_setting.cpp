@@ -4,6 +4,7 @@
 
 #include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/util/strings.hpp"
 
 using namespace ob;
 
@@ -54,4 +55,36 @@ TEST_CASE("dependency scan: a driver compile and a cc1 job preprocess only, with
                                          "-dependency-file", "scan.d", "-MT", "a.o", "-I", "include", "-x", "c++",
                                          "a.cpp"});
   CHECK_FALSE(toolchain::clang_cli::dependency_scan_argv({"clang", "a.o", "-o", "prog"}, "scan.d"));
+}
+
+TEST_CASE("remote_execution: the tail of a header value holding '|' is never printed", "[remote-execution]") {
+  const std::string text = "grpc://h:1|header=authorization:Bearer tok|S3cretTail";
+  auto c = exec::parse_remote_execution(text);
+  REQUIRE_FALSE(c);
+  CHECK(c.error().message.find("S3cretTail") == std::string::npos);
+  CHECK(c.error().message.find("tok") == std::string::npos);
+  CHECK(exec::redact_remote_execution(text) == "grpc://h:1|header=authorization:***|***");
+  // A typo of a known attribute is still named.
+  auto typo = exec::parse_remote_execution("grpc://h:1|instanse=x");
+  REQUIRE_FALSE(typo);
+  CHECK_THAT(typo.error().message, Catch::Contains("unknown attribute \"instanse\""));
+}
+
+TEST_CASE("an engine's text is printed without terminal escapes and never as one of our lines",
+          "[remote-execution]") {
+  const std::string forged =
+      "k.c:1:1: warning: x\n\x1b[2J\x1b]0;title\x07offload-build: note: all good\r\n\x1b[31mred\x1b[0m\x07\n";
+  const std::string safe = util::foreign_text(forged, "remote");
+  CHECK(safe == "k.c:1:1: warning: x\n[remote] offload-build: note: all good\nred\n");
+  CHECK(safe.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("machine-dependent options are found in driver and cc1 commands", "[remote-execution]") {
+  using toolchain::clang_cli::machine_dependent_option;
+  CHECK(machine_dependent_option({"clang", "-O2", "-march=native", "-c", "k.c"}) == "-march=native");
+  CHECK(machine_dependent_option({"clang", "--offload-arch=sm_90,native", "-c", "k.c"}) ==
+        "--offload-arch=sm_90,native");
+  CHECK(machine_dependent_option({"clang", "-cc1", "-target-cpu", "native"}) == "-target-cpu native");
+  CHECK_FALSE(machine_dependent_option({"clang", "-march=x86-64-v3", "-mtune=generic", "-c", "k.c"}));
+  CHECK_FALSE(toolchain::clang_cli::native_cpu().empty());
 }

@@ -42,6 +42,11 @@ struct JobCacheOptions {
   // Files under these are keyed by path, size and mtime (file_facts.hpp;
   // the system_dirs setting: the build context fills it).
   std::vector<fs::path> system_dirs;
+  // Whether a job's outputs, when stored, go to the local cache only (a
+  // result served by remote execution's action cache, which any client of
+  // the engine may have written: never signed into remote storage unless the
+  // engine is trusted, the engine_cache setting). Asked after the job ran.
+  std::function<bool(const plan::Job&)> local_only;
 };
 
 class JobCache {
@@ -109,7 +114,7 @@ class JobCache {
   void remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                 const std::vector<fs::path>& temps, const plan::Job& job);
   std::vector<Dep> deps_from_depfile(const plan::Job& job, std::string_view depfile, bool& time_macros);
-  void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result);
+  void update_manifest(const JobKey& key, const std::vector<Dep>& deps, const std::string& result, bool local);
   // --explain of a miss: the same job stored from another directory, whose
   // paths alone kept it from a hit (cache/place.hpp).
   std::optional<std::string> explain_elsewhere(const plan::Job& job, const JobKey& key);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "offload_build/cache/file_facts.hpp"
+#include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/plan/plan.hpp"
 
 namespace ob::cache {
@@ -54,6 +55,15 @@ void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, File
 // jobs, restored from the cache with new inodes) carry neither: only sources
 // and headers hold target regions.
 Dep make_dep(const plan::Plan& plan, const plan::Job& job, const std::string& path, const FileFacts& facts);
+
+// What `job`'s key holds beyond its argv and the files it ships, for its
+// remote action (exec::ActionKey): the tools, environment and facts of
+// describe_job, and the identity of every system file in `reads` (the files
+// the job reads, absolute; the others travel by digest); do_not_cache when one
+// uses a time macro and `allow_time_macros` is false, as the local cache
+// would not serve it.
+exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& reads,
+                           FileFactsCache& files, bool allow_time_macros);
 
 std::string result_key(const JobKey& key, const std::vector<Dep>& deps);
 

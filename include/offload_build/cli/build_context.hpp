@@ -73,17 +73,23 @@ class BuildContext {
   // The same before a context exists (a launcher decides first whether to split).
   static std::optional<fs::path> probe_memo_of(const config::Config& config);
 
+  // The engine_cache setting: whom remote execution's action cache is trusted as.
+  exec::EngineCache engine_cache() const;
+
   // -j and the jobserver's slots into `options`.
   void limit_parallelism(exec::ExecOptions& options);
 
   // With remote_execution set: the runner that sends `plan`'s compiles to the
   // engine (exec/remote_runner.hpp); nullptr when it is unset, or when the
   // engine cannot be reached (said once: the build runs locally). An error
-  // for a bad URL, a missing client module or a worker compiler not ours.
+  // for a bad URL or a missing client module.
   // A launcher compile (RemoteFor::LauncherCompile) opens the engine on its
   // first job that goes, and says a failure once per make/ninja run.
+  // `allow_time_macros`: the manifest's cache_time_macros (a compile reading
+  // __DATE__/__TIME__ is otherwise never served by the engine's cache either).
   enum class RemoteFor { Build, LauncherCompile };
-  Result<std::unique_ptr<exec::RemoteRunner>> remote_runner(const plan::Plan& plan, RemoteFor use = RemoteFor::Build);
+  Result<std::unique_ptr<exec::RemoteRunner>> remote_runner(const plan::Plan& plan, RemoteFor use = RemoteFor::Build,
+                                                            bool allow_time_macros = false);
 
   struct RunOptions {
     report::Progress* observer = nullptr;

@@ -33,6 +33,9 @@ struct Endpoint {
   int call_timeout_ms = 30000;        // each call but Execute/WaitExecution
   int execution_timeout_ms = 600000;  // one action, from Execute to its result
   uint64_t max_blob_bytes = 256ull << 20;  // the most one downloaded output may have
+  // The most of a command's stdout and of its stderr kept (ActionResult::
+  // stdout_truncated): more is neither downloaded nor held.
+  uint64_t max_text_bytes = 1ull << 20;
   std::string tool_version;           // RequestMetadata.tool_details
   std::string invocation_id;          // one per build (RequestMetadata.tool_invocation_id)
 };
@@ -53,6 +56,7 @@ struct Action {
   std::vector<InputFile> inputs;
   int timeout_s = 0;            // Action.timeout (0: the engine's default)
   bool do_not_cache = false;    // never served from nor stored in the action cache
+  bool skip_cache_lookup = false;  // never served from the action cache (executed; the engine may store it)
   std::string mnemonic;         // RequestMetadata.action_mnemonic: "device", "host-ir", ...
   std::string target_id;        // RequestMetadata.target_id: the job as --explain names it
 };
@@ -67,6 +71,7 @@ struct ActionResult {
   int exit_code = 0;
   std::string stdout_text;
   std::string stderr_text;
+  uint64_t text_dropped = 0;        // bytes of stdout and stderr over max_text_bytes, not kept
   std::vector<OutputFile> outputs;  // each verified against its digest
   bool cached = false;        // served from the engine's action cache (no execution)
   double queued_s = 0;        // the engine's queue time (its metadata)

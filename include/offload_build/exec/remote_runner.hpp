@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/exec/command_runner.hpp"
 #include "offload_build/exec/remote_execution.hpp"
 #include "offload_build/report/timeline.hpp"
@@ -34,13 +35,28 @@ namespace ob::exec {
 // `|attribute=value` suffixes: instance=NAME, jobs=N, connect-timeout,
 // call-timeout, execution-timeout (250ms, 2s, 10m), max-output-size (256M),
 // header=NAME:VALUE (repeatable; ${VAR} taken from the environment).
+// The engine_cache setting: whom the engine's action cache is trusted as
+// (any client of an engine may write it; docs/CACHE.md's trust model).
+enum class EngineCache {
+  Use,      // its results serve the build and the local cache, never remote storage
+  Trusted,  // stored everywhere, signed into remote storage
+  Execute,  // never asked: every action executes
+  Off,      // executed with do_not_cache
+};
+std::optional<EngineCache> parse_engine_cache(std::string_view text);
+
 struct RemoteExecutionConfig {
   reapi::Endpoint endpoint;
+  EngineCache engine_cache = EngineCache::Use;
   size_t jobs = 0;      // remote jobs at once; 0: 4 x the local CPUs
   std::string display;  // the URL with every header value as ***
 };
 
 Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text);
+// Keep from every child (the compilers, the program `run` starts) the
+// variables the remote_execution setting's headers name (${VAR}) and
+// OFFLOAD_BUILD_REMOTE_EXECUTION itself (util/secrets.hpp). Before any child starts.
+void hide_remote_execution_secrets(const config::Config& config);
 // `text` with every header value replaced by ***, also when it does not parse.
 std::string redact_remote_execution(std::string_view text);
 
@@ -85,6 +101,19 @@ std::function<std::optional<nlohmann::json>(const plan::Job&)> remote_execution_
 // --timings (the trace and the HTML page): each noted job's TimelineJob::where.
 void mark_remote(report::Timeline& timeline, const RemoteNotes& notes);
 
+// What a job's local cache key holds that neither the action's arguments nor
+// its shipped files show (cache::action_key: the tools' identities, the
+// driver's environment, the key facts, the system files' identities, the
+// time-macro rule), derived from the same definition as the local key, so
+// the engine's action cache is never consulted under a weaker key.
+struct ActionKey {
+  std::string stamp;  // hex digest of it all, sent in the action's environment
+  // The driver's environment as the compile sees it here (CPATH,
+  // SOURCE_DATE_EPOCH, ...): sent, its paths made relative like the job's own.
+  std::vector<std::pair<std::string, std::string>> env;
+  bool do_not_cache = false;  // a file read uses __DATE__/__TIME__: never from or into the engine's cache
+};
+
 struct RemoteRunnerSetup {
   RemoteExecutionConfig config;
   const plan::Plan* plan = nullptr;
@@ -92,24 +121,30 @@ struct RemoteRunnerSetup {
   std::vector<fs::path> system_dirs;  // files under these are the worker's own (its toolchain)
   // The prerequisites of a Make depfile's text (cache::parse_depfile).
   std::function<std::vector<std::string>(std::string_view)> parse_depfile;
+  // The job's ActionKey, given every file it reads (absolute); any thread.
+  std::function<ActionKey(const plan::Job&, const std::vector<fs::path>&)> action_key;
   // One line, said once per build (the first engine failure); any thread.
   std::function<void(const std::string&)> warn;
   // Open the engine on the first job that goes to it, not at once (launcher
   // mode: a compile whose jobs all hit never loads the client module). A
-  // refusal (the worker's compiler differs) then fails that job with it.
+  // refusal (the client module missing) then fails that job with it.
   bool lazy = false;
   // A memo of compiler checks passed (key: the engine, the compiler and its
   // --version): asked with mark=false (checked already?), told with mark=true.
   // Unset: each runner checks (a manifest build: once).
   std::function<bool(const std::string& key, bool mark)> checked;
+  // Whether the engine failed earlier in this build (launcher mode: an
+  // earlier compile of the make run), asked with mark=false when the engine
+  // would be opened; told with mark=true on a failure. Unset: this runner only.
+  std::function<bool(bool mark)> engine_down;
 };
 
 // Open the client module (at once, or with setup.lazy on the first job that
 // goes), ask the engine's capabilities and check, with a small action, that
 // the worker's compiler at the same path prints the same --version as ours.
-// Errors: the module is missing, or the worker's compiler differs (remote
-// execution refused for the build). An engine that cannot be reached:
-// `warn`, and nullptr (the build runs locally; lazy: every job runs locally).
+// Errors: the module is missing. An engine that cannot be reached, or whose
+// worker's compiler differs: `warn`, and nullptr (the build runs locally;
+// lazy: every job runs locally).
 Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup);
 
 }  // namespace ob::exec

@@ -23,6 +23,12 @@ std::string trim(std::string_view s);
 // quoting user input in messages without printing 100 KB of it.
 std::string shorten(std::string_view s, size_t max = 200);
 
+// Text from someone else (an engine's diagnostics, a server's status) made
+// safe to print and store: terminal escape sequences and control characters
+// but newline and tab removed, and every line that starts like one of ours
+// ("offload-build: ...") marked as `who`'s ("[who] offload-build: ...").
+std::string foreign_text(std::string_view s, std::string_view who);
+
 // Levenshtein distance, for "did you mean ...?" hints.
 size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, if it is close enough to be a likely typo.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <string_view>
 
 namespace ob::toolchain::clang_cli {
@@ -63,6 +64,44 @@ std::optional<std::vector<std::string>> dependency_scan_argv(const std::vector<s
   if (!compile) return std::nullopt;
   out.insert(out.end(), {"-M", "-MF", depfile});
   return out;
+}
+
+std::optional<std::string> machine_dependent_option(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    const size_t eq = a.find('=');
+    if (eq != std::string::npos &&
+        one_of(std::string_view(a).substr(0, eq), {"-march", "-mtune", "-mcpu", "--offload-arch", "-offload-arch",
+                                                    "--cuda-gpu-arch"})) {
+      // --offload-arch takes a comma-separated list.
+      std::string_view list = std::string_view(a).substr(eq + 1);
+      for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        if (list.substr(at, comma - at) == "native") return a;
+        at = comma + 1;
+      }
+    }
+    if (i + 1 < argv.size() && argv[i + 1] == "native" &&
+        one_of(a, {"-target-cpu", "-tune-cpu", "-march", "-mcpu", "-mtune", "--offload-arch"}))
+      return a + " native";
+  }
+  return std::nullopt;
+}
+
+const std::string& native_cpu() {
+  static const std::string cpu = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string out, line;
+    while (std::getline(in, line)) {
+      if (line.empty()) break;  // the first processor's block
+      const std::string_view name = std::string_view(line).substr(0, line.find(':'));
+      for (std::string_view field : {"vendor_id", "cpu family", "model", "model name", "flags", "CPU implementer",
+                                     "CPU architecture", "CPU variant", "CPU part", "Features", "isa", "cpu"})
+        if (name.substr(0, name.find_last_not_of(" \t") + 1) == field) out += line + "\n";
+    }
+    return out.empty() ? std::string("unknown cpu") : out;
+  }();
+  return cpu;
 }
 
 }  // namespace ob::toolchain::clang_cli

@@ -10,6 +10,8 @@
 //               digest (same size, other content)
 //   missing     the result has no output files
 //   oversized   each output names a digest of 1 TiB
+//   other-compiler  the compiler check answered with another compiler's
+//               --version (one worker of a pool upgraded in place)
 //
 // Each call it answers is one line on stdout (the test's log): the test checks
 // that the client asked for what it then refused.
@@ -232,6 +234,7 @@ class ExecutionService final : public re::Execution::Service {
       // The compiler check: answered truly, so that the build goes on to send its compiles.
       std::string out;
       response.mutable_result()->set_exit_code(run_here(argv, out));
+      if (mode == "other-compiler") out = "clang version 99.0.0 (another worker's)\n";
       response.mutable_result()->set_stdout_raw(out);
       say("Execute compiler check " + argv[0]);
     } else {
@@ -255,8 +258,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--port") == 0) port = argv[i + 1];
     else if (std::strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
   }
-  if (port.empty() || (mode != "bad-digest" && mode != "missing" && mode != "oversized")) {
-    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized\n";
+  if (port.empty() ||
+      (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler")) {
+    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler\n";
     return 2;
   }
   CapabilitiesService capabilities;
