@@ -122,4 +122,81 @@ TEST_CASE("remote execution: in one make run, the compile that finds the engine 
   CHECK_THAT(second, Catch::Contains("the engine failed earlier in this build"));
   CHECK(count_occurrences(engine.calls(), "GetCapabilities") == 1);  // never asked again
 }
+namespace {
+
+// A one-source C project printing what it sees of two variables.
+fs::path env_project(const fs::path& dir) {
+  write_file(dir / "k.c",
+             "#include <stdio.h>\n#include <stdlib.h>\n"
+             "static const char* or_none(const char* v) { return v ? v : \"(unset)\"; }\n"
+             "int main(void) {\n  int d = 0;\n#pragma omp target map(from: d)\n  d = 1;\n"
+             "  printf(\"%d %s %s\\n\", d, or_none(getenv(\"OFFLOAD_BUILD_REMOTE_EXECUTION\")),"
+             " or_none(getenv(\"OB_TEST_ENGINE_TOKEN\")));\n  return 0;\n}\n");
+  write_file(dir / "offload.json", R"({"name": "k", "sources": ["k.c"], "targets": ["host"]})");
+  return dir;
+}
+
+Env engine_env(const fs::path& cache, const std::string& url, Env more = {}) {
+  Env e{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()}, {"OFFLOAD_BUILD_REMOTE_EXECUTION", url},
+        {"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt}};
+  e.insert(e.end(), more.begin(), more.end());
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("remote execution: the engine's URL and its header variables reach no child",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-secret");
+  const fs::path project = env_project(tmp / "p");
+  LyingEngine engine(tmp / "engine", "bad-digest");
+  const std::string url = engine.url() + "|header=authorization:Bearer ${OB_TEST_ENGINE_TOKEN}";
+  auto r = run_ob({"-C", project.string(), "run"}, {},
+                  engine_env(tmp / "cache", url, {{"OB_TEST_ENGINE_TOKEN", "s3cret-tok"}, {"OMP_TARGET_OFFLOAD", "MANDATORY"}}));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(engine.calls(), Catch::Contains("Execute compiler check"));  // the header was used
+  CHECK(r.out == "1 (unset) (unset)\n");
+  CHECK(r.err.find("s3cret-tok") == std::string::npos);
+}
+
+TEST_CASE("remote execution: config set keeps a header's value out of the config file",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-config");
+  const Env home{{"HOME", tmp.path().string()}, {"XDG_CONFIG_HOME", std::nullopt}, {"OFFLOAD_BUILD_CONFIG", std::nullopt}};
+  auto refused = run_ob({"config", "set", "remote_execution", "grpc://h:1|header=authorization:Bearer tok|S3cretTail"},
+                        {}, home);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("S3cretTail") == std::string::npos);
+  auto literal = run_ob({"config", "set", "remote_execution", "grpc://h:1|header=authorization:Bearer t0ken"}, {}, home);
+  CHECK(literal.exit_code == 2);
+  CHECK_THAT(literal.err, Catch::Contains("${VAR}"));
+  CHECK(literal.err.find("t0ken") == std::string::npos);
+  CHECK_FALSE(fs::exists(tmp / ".config/offload-build/config"));
+  auto named = run_ob({"config", "set", "remote_execution", "grpc://h:1|header=authorization:Bearer ${TOK}"}, {}, home);
+  INFO(named.err);
+  CHECK(named.exit_code == 0);
+}
+
+TEST_CASE("remote execution: a compile under a preload library of the user's is never sent",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-preload");
+  const fs::path project = env_project(tmp / "p");
+  // A profiler's collector a module preloads: a library outside the project.
+  write_file(tmp / "collector.c", "void ob_test_collector(void) {}\n");
+  auto lib = run_tool({"/usr/bin/clang-22", "-shared", "-fPIC", "-o", (tmp / "libcollector.so").string(),
+                       (tmp / "collector.c").string()});
+  REQUIRE(lib.exit_code == 0);
+  LyingEngine engine(tmp / "engine", "bad-digest");
+  auto r = run_ob({"-C", project.string(), "--explain", "build"}, {},
+                  engine_env(tmp / "cache", engine.url(), {{"LD_PRELOAD", (tmp / "libcollector.so").string()}}));
+  INFO(r.err);
+  INFO(engine.calls());
+  REQUIRE(r.exit_code == 0);
+  // The compiles that preload it (the passes that read the source) stay
+  // here; the host codegen from the IR preloads nothing and may go.
+  CHECK(count_occurrences(r.err, "its LD_PRELOAD names " + (tmp / "libcollector.so").string()) == 2);
+  CHECK_THAT(r.err, Catch::Contains("host-ir k.c: ran locally after all: its LD_PRELOAD"));
+  CHECK_THAT(r.err, Catch::Contains("device host k.c: ran locally after all: its"));
+}
 #endif
