@@ -498,6 +498,27 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   CHECK(trusted > used);     // and the compiles the engine's cache served
 }
 
+// What a remote compile printed is capped and cleaned before it is printed
+// or stored: here a compile that prints over 2 MB of colored warnings.
+TEST_CASE("remote execution: a remote compile's output is capped and printed without terminal escapes",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi-noisy");
+  const fs::path project = tmp / "p";
+  std::string noisy = "#define HEADER <stddef.h>\n#define VALUE 1\n";
+  for (int i = 0; i < 30000; ++i) noisy += "#warning offload-build: note: this warning is the compiler's\n";
+  write_k(project, noisy + kValueSource, {"-fdiagnostics-color=always"});
+  Worker worker(tmp / "worker", project);
+  auto r = build_k(project, tmp / "cache", worker);
+  REQUIRE(r.exit_code == 0);
+  INFO(r.err.substr(0, 2000));
+  CHECK_THAT(r.err, Catch::Contains("executed remotely"));
+  CHECK_THAT(r.err, Catch::Contains("more bytes of this remote compile's output were dropped"));
+  CHECK(r.err.size() < 2 * (1u << 20) + 100000);  // two remote passes, 1 MiB each at most, and our lines
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(run_k(project) == "device 1 host 1\n");
+}
+
 TEST_CASE("remote execution: a worker killed mid-build costs one warning, the build passes locally",
           "[integration][remote-execution]") {
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
