@@ -542,6 +542,17 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   INFO("entries in Redis: use " << used << ", trusted " << trusted);
   CHECK(used > 0);           // the package and the link, built here
   CHECK(trusted > used);     // and the compiles the engine's cache served
+
+  // execute: the engine's cache is never asked; off: nor written.
+  for (const char* how : {"execute", "off"}) {
+    INFO(how);
+    Env env = key;
+    env.emplace_back("OFFLOAD_BUILD_ENGINE_CACHE", how);
+    auto r = build_k(project, tmp / (std::string("cache-") + how), worker, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("remote execution: 3 executed, 0 from the engine's cache"));
+  }
 }
 
 // What a remote compile printed is capped and cleaned before it is printed
