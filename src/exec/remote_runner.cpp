@@ -28,6 +28,7 @@
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/secrets.hpp"
 #include "offload_build/util/size_text.hpp"
@@ -238,7 +239,9 @@ void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostre
       case RanWhere::Remote: line += "executed remotely " + engine_times(n); break;
       case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
       case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
-      case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
+      case RanWhere::Local:
+        line += n.why.empty() ? "ran locally (not a job remote execution sends)" : "ran locally: " + n.why;
+        break;
     }
     out << line << '\n';
   }
@@ -361,10 +364,28 @@ std::string printable(const std::string& text) {
   return util::shorten(one, 300);
 }
 
-bool runs_remotely(const plan::Job& job) {
-  if (job.key_material || job.argv.empty() || !fs::path(job.argv[0]).is_absolute()) return false;
-  return job.kind == plan::JobKind::DeviceCompile || job.kind == plan::JobKind::HostIr ||
-         job.kind == plan::JobKind::HostCompile;
+// The compiler a job runs, by absolute path (the worker runs the same
+// compiler at the same path): a bare name (`make CC="offload-build
+// clang++-22"`, an MPI wrapper's OMPI_CXX) is looked up in PATH as exec does,
+// a relative path from the plan's directory; nullopt when not found.
+std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd) {
+  if (job.argv.empty()) return std::nullopt;
+  const fs::path p(job.argv[0]);
+  if (p.is_absolute()) return p;
+  if (job.argv[0].find('/') != std::string::npos) return (cwd / p).lexically_normal();
+  const char* path = std::getenv("PATH");
+  return toolchain::find_in_path(job.argv[0], path ? path : "");
+}
+
+// Why a job is not one remote execution sends, or "" when it is.
+std::string kept_local(const plan::Job& job, const fs::path& cwd) {
+  if (job.kind != plan::JobKind::DeviceCompile && job.kind != plan::JobKind::HostIr &&
+      job.kind != plan::JobKind::HostCompile)
+    return fmt::format("a {} job: remote execution sends compiles", plan::job_kind_name(job.kind));
+  if (job.key_material) return "its planner keys it by what the worker cannot see (cargo's device pass)";
+  if (!compiler_path(job, cwd))
+    return fmt::format("its compiler {} is not found in PATH", job.argv.empty() ? "(none)" : job.argv[0]);
+  return {};
 }
 
 std::string invocation_id();
@@ -513,13 +534,15 @@ class Runner final : public RemoteRunner {
   // A job: remotely when it can go, else (or after an engine failure, or a
   // remote compile that failed) on this machine.
   Completion run(Work& w) {
-    if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
+    const std::string local_why = kept_local(w.job, setup_.plan->cwd);
+    const bool sends = local_why.empty();
+    if (sends && !engine_down_ && !stopping_) {
       if (auto refused = open()) {
-        record(w.job.id, {RanWhere::Local, 0, 0, {}});
+        record(w.job.id, {RanWhere::Local, 0, 0, "remote execution is refused: " + *refused});
         return Completion{w.job.id, 2, {}, 0, false, *refused};
       }
     }
-    if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
+    if (sends && !engine_down_ && !stopping_) {
       std::string why;
       auto done = run_remote(w, why);
       if (w.scan_lookups) {
@@ -532,10 +555,13 @@ class Runner final : public RemoteRunner {
       }
       if (done) return *done;
       record(w.job.id, {RanWhere::Fallback, 0, 0, why});
-    } else if (runs_remotely(w.job) && !down_earlier_.empty()) {
+    } else if (sends && !down_earlier_.empty()) {
       record(w.job.id, {RanWhere::Fallback, 0, 0, down_earlier_});
+    } else if (sends) {
+      record(w.job.id, {RanWhere::Fallback, 0, 0,
+                        stopping_ ? "interrupted" : "the engine failed earlier in this build (warned then)"});
     } else {
-      record(w.job.id, {RanWhere::Local, 0, 0, {}});
+      record(w.job.id, {RanWhere::Local, 0, 0, local_why});
     }
     return run_local(w.job.id, w.command);
   }
@@ -729,6 +755,24 @@ class Runner final : public RemoteRunner {
       }
     const ActionKey key = setup_.action_key ? setup_.action_key(job, reads) : ActionKey{};
     for (const auto& t : w.temps) root = common_dir(root, t.lexically_normal().parent_path());
+    // The action names each output by its final path, not by the executor's
+    // temporary (which holds our PID): the same job is the same action in
+    // every build, so the engine's action cache serves it. A worker takes
+    // outputs from below the action's working directory only: with one
+    // elsewhere (-o ../build/x.o), the action runs in the directory above
+    // both and enters the compile's own with `env -C`.
+    std::vector<fs::path> finals = job.outputs;
+    if (job.depfile) finals.push_back(*job.depfile);
+    if (finals.size() != w.temps.size()) {
+      why = "its outputs and temporaries do not pair";
+      return std::nullopt;
+    }
+    fs::path run_dir = cwd.lexically_normal();
+    for (auto& f : finals) {
+      f = (f.is_absolute() ? f : cwd / f).lexically_normal();
+      run_dir = common_dir(run_dir, f.parent_path());
+    }
+    root = common_dir(root, run_dir);
     // Kernel names come from each file's place relative to the base
     // directories; a file outside them is named by its absolute path, which
     // on the worker is another: the job stays here (with its host side).
@@ -750,7 +794,7 @@ class Runner final : public RemoteRunner {
       return std::nullopt;
     }
     reapi::Action action;
-    action.working_directory = from_cwd(cwd, root);
+    action.working_directory = from_cwd(run_dir, root);
     if (action.working_directory == ".") action.working_directory.clear();
     for (const auto& f : shipped) {
       auto d = digest_of(f);
@@ -762,19 +806,10 @@ class Runner final : public RemoteRunner {
       ::stat(f.c_str(), &st);
       action.inputs.push_back({from_cwd(f, root), *d, f, (st.st_mode & S_IXUSR) != 0});
     }
-    // The action names each output by its final path, not by the executor's
-    // temporary (which holds our PID): the same job is the same action in
-    // every build, so the engine's action cache serves it.
-    std::vector<fs::path> finals = job.outputs;
-    if (job.depfile) finals.push_back(*job.depfile);
-    if (finals.size() != w.temps.size()) {
-      why = "its outputs and temporaries do not pair";
-      return std::nullopt;
-    }
     std::vector<std::pair<std::string, std::string>> renamed;
-    for (size_t i = 0; i < finals.size(); ++i)
-      renamed.emplace_back(from_cwd(w.temps[i], cwd), from_cwd(finals[i].is_absolute() ? finals[i] : cwd / finals[i], cwd));
-    action.argv.push_back(cmd.argv[0]);
+    for (size_t i = 0; i < finals.size(); ++i) renamed.emplace_back(from_cwd(w.temps[i], cwd), from_cwd(finals[i], cwd));
+    if (run_dir != cwd.lexically_normal()) action.argv = {"/usr/bin/env", "-C", from_cwd(cwd, run_dir)};
+    action.argv.push_back(compiler_path(job, setup_.plan->cwd)->string());
     for (size_t i = 1; i < cmd.argv.size(); ++i) {
       std::string arg = rewrite(cmd.argv[i], root, cwd);
       for (const auto& [temp, final_path] : renamed)
@@ -836,10 +871,16 @@ class Runner final : public RemoteRunner {
     }
     // The rest of the local key, so the engine's cache never answers what the local one would not.
     if (!key.stamp.empty()) env[std::string(kKeyVariable)] = key.stamp;
+    // `env -C` itself runs in the directory above: the preload (a path from
+    // the compile's directory) is the compiler's alone, set by env.
+    if (auto pre = env.find("LD_PRELOAD"); pre != env.end() && run_dir != cwd.lexically_normal()) {
+      action.argv.insert(action.argv.begin() + 3, "LD_PRELOAD=" + pre->second);
+      env.erase(pre);
+    }
     action.env.assign(env.begin(), env.end());
     action.do_not_cache = key.do_not_cache || setup_.config.engine_cache == EngineCache::Off;
     action.skip_cache_lookup = setup_.config.engine_cache == EngineCache::Execute;
-    for (const auto& r : renamed) action.output_files.push_back(r.second);
+    for (const auto& f : finals) action.output_files.push_back(from_cwd(f, run_dir));
     std::vector<std::string> sorted_outputs = action.output_files;
     std::sort(sorted_outputs.begin(), sorted_outputs.end());
     action.mnemonic = std::string(plan::job_kind_name(job.kind));
@@ -983,7 +1024,7 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
   // with setup.checked, once per build: a launcher's compiles share it).
   std::set<std::string> compilers;
   for (const auto& job : setup.plan->jobs)
-    if (runs_remotely(job)) compilers.insert(job.argv[0]);
+    if (kept_local(job, setup.plan->cwd).empty()) compilers.insert(compiler_path(job, setup.plan->cwd)->string());
   for (const auto& compiler : compilers) {
     auto local = process::capture(process::Command{{compiler, "--version"}, {}, {}}, 30000);
     if (!local || local->exit_code != 0) continue;  // a local problem: the build says it

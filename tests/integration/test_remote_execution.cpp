@@ -208,7 +208,7 @@ TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compi
   // --explain and the trace say where each job ran: each compile's device
   // pass, host parse and host codegen on the engine, its package here.
   CHECK(count_occurrences(r.err, ": executed remotely (") == 9);
-  CHECK(count_occurrences(r.err, ": ran locally (not a job remote execution sends)") == 3);
+  CHECK(count_occurrences(r.err, ": ran locally: a package job: remote execution sends compiles") == 3);
   size_t remote_events = 0, local_events = 0;
   const auto events = nlohmann::json::parse(read_file(trace))["traceEvents"];
   for (const auto& e : events) {
@@ -225,6 +225,97 @@ TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compi
   CHECK(stat_of(tmp / "cache-1", "remote_fallbacks") == 0);
   CHECK(cmake_objects(project / "build") == expected);
   auto run = run_tool({(project / "build/vector").string()}, project, kMandatory);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == kExpected);
+}
+
+// examples/vector-cxx built by make through the launcher as users write it
+// (docs/DISTRIBUTED.md): the compiler by its bare name, through an MPI
+// wrapper whose OMPI_CXX is that bare name, or with each compile run in src/
+// and its object and depfile written to ../obj/ (a directory beside the
+// compile's, as recursive makes and CMake layouts have it). Every compile's
+// device pass, host parse and host codegen goes to the engine all the same.
+namespace {
+
+struct MakeLayout {
+  std::string name;
+  std::string compiler;  // the make variable CXX after the launcher
+  Env env;               // the build's (the MPI wrapper's compiler)
+  std::string dir;       // where each compile runs, from the project
+};
+
+void write_makefile(const fs::path& project) {
+  write_file(project / "Makefile",
+             "OBJS = obj/axpy.o obj/main.o obj/reduce.o\n"
+             "FLAGS = -O2 -std=c++17 -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -DVEC_N=100000\n"
+             "DIR = .\n"
+             "UP = $(if $(filter .,$(DIR)),,../)\n"
+             "vector: $(OBJS)\n"
+             "\t/usr/bin/clang++-22 $(FLAGS) $(OBJS) -o vector\n"
+             "obj/%.o: src/%.cpp\n"
+             "\t@mkdir -p obj\n"
+             "\tcd $(DIR) && $(CXX) $(FLAGS) -I$(UP)include -MMD -c $(UP)src/$*.cpp -o $(UP)obj/$*.o\n");
+}
+
+process::Captured make_build(const fs::path& project, const fs::path& cache, const std::string& remote,
+                             const MakeLayout& layout, const Env& more = {}) {
+  Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()},
+          {"OFFLOAD_BUILD_REMOTE_EXECUTION", remote.empty() ? std::nullopt : std::optional(remote)},
+          {"OFFLOAD_BUILD_CONFIG", std::nullopt}, {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+          {"OFFLOAD_BUILD_VERBOSE", std::nullopt}, {"OFFLOAD_BUILD_EXPLAIN", std::nullopt},
+          {"OFFLOAD_BUILD_BASE_DIR", project.string()}, {"MAKEFLAGS", std::nullopt}};
+  env.insert(env.end(), layout.env.begin(), layout.env.end());
+  env.insert(env.end(), more.begin(), more.end());
+  return run_tool({"make", "-j2", "CXX=" + std::string(OB_BINARY) + " " + layout.compiler, "DIR=" + layout.dir},
+                  project, env);
+}
+
+// The objects and depfiles of a make build, by path.
+std::map<std::string, std::string> make_outputs(const fs::path& project) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(project / "obj")) out[e.path().filename().string()] = read_file(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("remote execution: a make build through the launcher sends every compile, whatever the compiler is "
+          "called and wherever -o writes",
+          "[integration][remote-execution][launcher]") {
+  const MakeLayout layout = GENERATE(MakeLayout{"bare name", "clang++-22", {}, "."},
+                                     MakeLayout{"MPI wrapper", "mpicxx.openmpi", {{"OMPI_CXX", "clang++-22"}}, "."},
+                                     MakeLayout{"-o in another directory", "/usr/bin/clang++-22", {}, "src"});
+  INFO(layout.name);
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  if (layout.compiler == "mpicxx.openmpi" && !fs::exists("/usr/bin/mpicxx.openmpi"))
+    OB_SKIP("no Open MPI (/usr/bin/mpicxx.openmpi): scripts/setup.sh installs it");
+  TempDir tmp("ob-reapi-make");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  write_makefile(project);
+  // The reference: the same make build, every compile here.
+  auto local = make_build(project, tmp / "cache-local", "", layout);
+  INFO(local.out << local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = make_outputs(project);
+  REQUIRE(expected.size() == 6);  // 3 objects, 3 depfiles
+  fs::remove_all(project / "obj");
+  fs::remove(project / "vector");
+
+  Worker worker(tmp / "worker", project);
+  auto r = make_build(project, tmp / "cache-1", worker.url(), layout, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("warning") == std::string::npos);
+  // Each compile's device pass, host parse and host codegen on the engine;
+  // only its package here, and --explain says why.
+  CHECK(count_occurrences(r.err, ": executed remotely (") == 9);
+  CHECK(count_occurrences(r.err, ": ran locally") == 3);
+  CHECK(count_occurrences(r.err, ": ran locally: a package job: remote execution sends compiles") == 3);
+  CHECK(worker.compiles() == 9);
+  CHECK(stat_of(tmp / "cache-1", "remote_executions") == 9);
+  CHECK(stat_of(tmp / "cache-1", "remote_fallbacks") == 0);
+  CHECK(make_outputs(project) == expected);
+  auto run = run_tool({(project / "vector").string()}, project, kMandatory);
   CHECK(run.exit_code == 0);
   CHECK(run.out == kExpected);
 }
