@@ -377,6 +377,9 @@ std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd)
   return toolchain::find_in_path(job.argv[0], path ? path : "");
 }
 
+// An empty input in the compile's own directory (run_remote).
+constexpr const char* kCwdMarker = ".offload-build-cwd";
+
 // Why a job is not one remote execution sends, or "" when it is.
 std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   if (job.kind != plan::JobKind::DeviceCompile && job.kind != plan::JobKind::HostIr &&
@@ -881,16 +884,33 @@ class Runner final : public RemoteRunner {
     action.do_not_cache = key.do_not_cache || setup_.config.engine_cache == EngineCache::Off;
     action.skip_cache_lookup = setup_.config.engine_cache == EngineCache::Execute;
     for (const auto& f : finals) action.output_files.push_back(from_cwd(f, run_dir));
-    std::vector<std::string> sorted_outputs = action.output_files;
-    std::sort(sorted_outputs.begin(), sorted_outputs.end());
     action.mnemonic = std::string(plan::job_kind_name(job.kind));
     action.target_id = job.describe(setup_.plan->cwd);
     const std::vector<std::string> in_order = action.output_files;
-    action.output_files = sorted_outputs;
+    // A worker makes the directories of the inputs and above the outputs
+    // only: the compile's own may hold no input (a host codegen reads its IR
+    // from the output's side), so an empty file there makes it.
+    std::optional<fs::path> marker;
+    if (run_dir != cwd.lexically_normal()) {
+      marker = fs::path(w.temps.back()).concat(".empty");
+      auto made = util::write_file_atomic(*marker, "");
+      auto d = made ? digest_of(*marker) : std::nullopt;
+      if (!d) {
+        why = fmt::format("{} cannot be written", marker->string());
+        return std::nullopt;
+      }
+      action.inputs.push_back({from_cwd(cwd / kCwdMarker, root), *d, *marker, false});
+    }
+    std::sort(action.output_files.begin(), action.output_files.end());
 
     reapi::ActionResult result;
     std::string error;
-    if (!client_->run(action, result, error)) {
+    const bool ran = client_->run(action, result, error);
+    if (marker) {
+      std::error_code ec;
+      fs::remove(*marker, ec);
+    }
+    if (!ran) {
       if (stopping_) {
         why = "interrupted";
         return std::nullopt;
