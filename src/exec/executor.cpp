@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <deque>
@@ -181,7 +182,11 @@ class Execution {
   // thread; without `serve` it must run.
   void look_up(const plan::Job& job) {
     auto& temps = temps_[job.id];
-    for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
+    for (const auto& out : written_files(job)) {
+      const bool in_place = std::find(job.written_in_place.begin(), job.written_in_place.end(), out) !=
+                            job.written_in_place.end();
+      temps.push_back(in_place ? out : temporary_path(out, job.id));
+    }
     began_[job.id] = Clock::now();
     if (!lookups_) {
       if (opts_.serve) served_by_lookup(job, opts_.serve(job, temps));
@@ -260,11 +265,12 @@ class Execution {
     if (exit_code != 0) {
       remove_temps(job.id);
       fail_job(job, exit_code,
-               Error::failure(!done.error.empty()
-                                  ? done.error
-                                  : fmt::format("{} failed with exit code {}\n  command: {}",
-                                                job.describe(plan_.cwd), exit_code,
-                                                util::shell_join(job.argv))));
+               Error::failure((!done.error.empty()
+                                   ? done.error
+                                   : fmt::format("{} failed with exit code {}\n  command: {}",
+                                                 job.describe(plan_.cwd), exit_code,
+                                                 util::shell_join(job.argv))) +
+                              (job.failure_hint.empty() ? "" : "\n  note: " + job.failure_hint)));
       return;
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {

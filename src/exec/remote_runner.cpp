@@ -238,7 +238,7 @@ void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostre
       case RanWhere::Remote: line += "executed remotely " + engine_times(n); break;
       case RanWhere::EngineCache: line += "served by the engine's action cache"; break;
       case RanWhere::Fallback: line += "ran locally after all: " + n.why; break;
-      case RanWhere::Local: line += "ran locally (not a job remote execution sends)"; break;
+      case RanWhere::Local: line += "ran locally (" + (n.why.empty() ? "not a job remote execution sends" : n.why) + ")"; break;
     }
     out << line << '\n';
   }
@@ -359,6 +359,13 @@ std::string printable(const std::string& text) {
   for (char& c : one)
     if (c == '\n' || c == '\t') c = ' ';
   return util::shorten(one, 300);
+}
+
+// Why a job the engine could run stays here (empty: it may go): a Fortran
+// compile's module files are the next compile's inputs (docs/DISTRIBUTED.md).
+std::string stays_local(const plan::Job& job) {
+  if (manifest::language_from_extension(job.source) != manifest::Language::Fortran) return {};
+  return "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
 }
 
 bool runs_remotely(const plan::Job& job) {
@@ -513,6 +520,12 @@ class Runner final : public RemoteRunner {
   // A job: remotely when it can go, else (or after an engine failure, or a
   // remote compile that failed) on this machine.
   Completion run(Work& w) {
+    if (const std::string why = stays_local(w.job); !why.empty() && runs_remotely(w.job)) {
+      if (!fortran_said_.exchange(true) && setup_.warn)
+        setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, why));
+      record(w.job.id, {RanWhere::Local, 0, 0, why});
+      return run_local(w.job.id, w.command);
+    }
     if (runs_remotely(w.job) && !engine_down_ && !stopping_) {
       if (auto refused = open()) {
         record(w.job.id, {RanWhere::Local, 0, 0, {}});
@@ -944,6 +957,7 @@ class Runner final : public RemoteRunner {
   std::atomic<bool> engine_down_{false};
   std::atomic<bool> outside_base_said_{false};
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
+  std::atomic<bool> fortran_said_{false};
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;
