@@ -292,6 +292,11 @@ std::vector<Dep> JobCache::deps_from_depfile(const plan::Job& job, std::string_v
     fs::path p(path);
     deps.push_back(make_dep(plan_, job, p.is_absolute() ? plan::arg_path(p, plan_.cwd).string() : path, f));
   }
+  if (job.env_deps)
+    for (const auto& name : parse_env_deps(depfile)) {
+      const std::string path = std::string(kEnvDepPrefix) + name;
+      deps.push_back(Dep{path, files_.get(path, plan_.cwd).sha256, 0, 0, {}});
+    }
   return deps;
 }
 

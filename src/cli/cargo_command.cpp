@@ -117,6 +117,9 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
   auto pkg = toolchain::cargo::parse_metadata(out->out, s.dir, s.user.package);
   if (!pkg) return pkg.error();
   s.pkg = *pkg;
+  // --target-dir is cargo's for every pass (cargo metadata has no such option):
+  // the device passes, packages and embedded objects go under it too.
+  if (s.user.target_dir) s.pkg.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
   OB_TRY(find_kernel_crates(s, out->out));
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();

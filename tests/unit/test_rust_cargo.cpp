@@ -1,5 +1,9 @@
 // `offload-build cargo`: cargo metadata and JSON messages, the user's arguments,
 // and the exact device and host pass invocations.
+#include <unistd.h>
+
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "offload_build/toolchain/frontends/cargo.hpp"
@@ -110,7 +114,7 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
   // Fat LTO in every profile: the archive's object holds the core the kernels call.
   CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "fat");
-  CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+  CHECK(device_image(*p, kHost, "") == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
 
   // No features resolved (the host pass does not build the crate): the user's as they are.
   CHECK(env_of(host, "CARGO_ENCODED_RUSTFLAGS").empty());  // set, to the resolved flags: none here
@@ -242,4 +246,52 @@ TEST_CASE("content_hash names embedded objects by content", "[rust][cargo]") {
   CHECK(content_hash("") == "cbf29ce484222325");
   CHECK(content_hash("a") == "af63dc4c8601ec8c");
   CHECK(content_hash("image-1") != content_hash("image-2"));
+}
+
+TEST_CASE("device pass configuration: one per feature set, profile, rustflags and workspace", "[rust][cargo]") {
+  auto graph = [](const std::string& root, const std::string& features, const std::string& overflow) {
+    return R"({"version":1,"units":[{"pkg_id":"path+file://)" + root + R"(/kern#0.1.0","target":{"kind":["lib"],)"
+           R"("src_path":")" + root + R"(/kern/src/lib.rs"},"profile":{"name":"dev","opt_level":"0","overflow_checks":)" +
+           overflow + R"(},"platform":"x86_64-unknown-linux-gnu","mode":"build","features":[)" + features + "]}]}";
+  };
+  auto pkg = [](const std::string& root) {
+    Package p;
+    p.name = "kern";
+    p.workspace_root = root;
+    p.manifest_path = root + "/kern/Cargo.toml";
+    p.target_directory = "/shared/target";
+    return p;
+  };
+  const DeviceConfig plain = device_config(graph("/a", "", "true"), pkg("/a"), {});
+  CHECK(plain.place.size() == 16);
+  CHECK(device_config(graph("/a", "\"squares\"", "true"), pkg("/a"), {}).place != plain.place);  // features
+  CHECK(device_config(graph("/a", "", "false"), pkg("/a"), {}).place != plain.place);  // a profile override
+  CHECK(device_config(graph("/a", "", "true"), pkg("/a"), {"--cfg", "x"}).place != plain.place);  // rustflags
+  // Another workspace sharing the target dir: its own place, the same cache key.
+  const DeviceConfig other = device_config(graph("/b", "", "true"), pkg("/b"), {});
+  CHECK(other.place != plain.place);
+  CHECK(other.portable == plain.portable);
+  CHECK(device_target_dir(pkg("/a"), kHost, plain.place) ==
+        fs::path("/shared/target/offload-device/host/kern-" + plain.place));
+}
+
+TEST_CASE("device pass depfile: cargo's dep-info, rustc's env-deps and build scripts' rerun-if-env-changed",
+          "[rust][cargo]") {
+  const fs::path dir = fs::temp_directory_path() / ("ob-depfile-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "deps");
+  fs::create_directories(dir / "build/kern-1");
+  auto write = [](const fs::path& f, const std::string& text) { std::ofstream(f) << text; };
+  write(dir / "libkern.d", dir.string() + "/libkern.a: /w/kern/src/lib.rs /w/extra.txt\n");
+  write(dir / "deps/kern-1.d", "x.rmeta: src/lib.rs\n\nsrc/lib.rs:\n\n# env-dep:SCALE=3\n# env-dep:CARGO_PKG_NAME=kern\n"
+                               "# env-dep:FROM_SCRIPT=1\n# env-dep:FROM_CONFIG=2\n# env-dep:UNSET_ONE\n");
+  write(dir / "build/kern-1/output", "cargo:rerun-if-env-changed=KFOO\ncargo::rustc-env=FROM_SCRIPT=1\n");
+  const auto text = device_depfile(dir / "libkern.a", {"FROM_CONFIG"});
+  REQUIRE(text);
+  CHECK_THAT(*text, Contains("libkern.a: /w/kern/src/lib.rs /w/extra.txt\n"));
+  CHECK_THAT(*text, Contains("# env-dep:SCALE\n") && Contains("# env-dep:UNSET_ONE\n") && Contains("# env-dep:KFOO\n"));
+  // What cargo sets itself, a build script's rustc-env and cargo's [env] are not the environment's.
+  CHECK_THAT(*text, !Contains("CARGO_PKG_NAME") && !Contains("FROM_SCRIPT") && !Contains("FROM_CONFIG"));
+  CHECK_FALSE(device_depfile(dir / "missing/libkern.a", {}));
+  fs::remove_all(dir);
 }

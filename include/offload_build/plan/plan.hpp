@@ -66,6 +66,10 @@ struct Job {
   // The depfile is also a product the caller asked for (launcher mode's -MD):
   // the cache stores it with the outputs and restores it on a hit.
   bool keep_depfile = false;
+  // The depfile's `# env-dep:NAME` lines (rustc's dep-info) are inputs too:
+  // the variable's value is keyed like a file's content (the cargo flow's
+  // device pass, which keeps no build state).
+  bool env_deps = false;
   // Programs besides argv[0] whose identity decides the output (ptxas, nvlink, ld...).
   std::vector<fs::path> tools;
   // Jobs that share kernel names (one translation unit's device, package and

@@ -10,6 +10,7 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::cargo {
@@ -150,8 +151,17 @@ std::optional<bool> parse_build_finished(std::string_view line) {
   return m.value("success", false);
 }
 
-UserArgs split_user_args(const std::vector<std::string>& args) {
+UserArgs split_user_args(const std::vector<std::string>& given) {
   UserArgs u;
+  std::vector<std::string> args;  // without --message-format, which each pass gets merged with its own
+  for (size_t i = 0; i < given.size(); ++i) {
+    std::optional<std::string> value;
+    if (util::starts_with(given[i], "--message-format=")) value = given[i].substr(17);
+    else if (given[i] == "--message-format" && i + 1 < given.size()) value = given[++i];
+    if (!value) args.push_back(given[i]);
+    for (auto& v : util::split(value.value_or(""), ','))
+      if (!v.empty()) u.message_format.push_back(v);
+  }
   u.all = args;
   static const std::vector<std::string> shared_flags = {"--release", "-r", "--locked", "--frozen", "--offline",
                                                         "-q", "--quiet", "-v", "-vv", "--verbose"};
@@ -170,6 +180,7 @@ UserArgs split_user_args(const std::vector<std::string>& args) {
     if (name == "--profile") u.profile = value;
     if (name == "--target") u.has_target = true;
     if (name == "-p" || name == "--package") u.package = value;
+    if (name == "--target-dir") u.target_dir = value;
     if (among(shared_flags, a)) {
       u.shared.push_back(a);
     } else if (among(feature_flags, a)) {
@@ -185,18 +196,31 @@ UserArgs split_user_args(const std::vector<std::string>& args) {
   return u;
 }
 
+bool wants_json(const UserArgs& user) {
+  return std::any_of(user.message_format.begin(), user.message_format.end(),
+                     [](const std::string& v) { return util::starts_with(v, "json"); });
+}
+
+std::string message_format(const UserArgs& user) {
+  if (wants_json(user)) return "--message-format=" + util::join(user.message_format, ",");
+  const bool short_ = std::find(user.message_format.begin(), user.message_format.end(), "short") !=
+                      user.message_format.end();
+  return short_ ? "--message-format=json-render-diagnostics,json-diagnostic-short"
+                : "--message-format=json-render-diagnostics";
+}
+
 std::string profile_lto_var(const std::string& profile) {
   std::string up;
   for (char c : profile) up += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return "CARGO_PROFILE_" + up + "_LTO";
 }
 
-fs::path device_target_dir(const Package& p, const manifest::Target& t) {
-  return p.target_directory / "offload-device" / t.short_name() / p.name;
+fs::path device_target_dir(const Package& p, const manifest::Target& t, const std::string& config) {
+  return p.target_directory / "offload-device" / t.short_name() / (config.empty() ? p.name : p.name + "-" + config);
 }
 
-fs::path device_output(const Package& p, const manifest::Target& t) {
-  return device_target_dir(p, t) / "offload" /
+fs::path device_output(const Package& p, const manifest::Target& t, const std::string& config) {
+  return device_target_dir(p, t, config) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_output_suffix(t));
 }
 
@@ -208,9 +232,77 @@ std::optional<fs::path> device_archive(const std::vector<std::string>& messages,
   return std::nullopt;
 }
 
-fs::path device_image(const Package& p, const manifest::Target& t) {
-  return device_target_dir(p, t) / "offload" /
+fs::path device_image(const Package& p, const manifest::Target& t, const std::string& config) {
+  return device_target_dir(p, t, config) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
+}
+
+namespace {
+
+// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string cargo_home() {
+  if (const char* h = config::env_or_null("CARGO_HOME")) return h;
+  if (const char* h = config::env_or_null("HOME")) return std::string(h) + "/.cargo";
+  return "";
+}
+
+}  // namespace
+
+DeviceConfig device_config(std::string_view unit_graph, const Package& p, const std::vector<std::string>& rustflags) {
+  const json root = json::parse(unit_graph, nullptr, false);
+  std::string units = root.is_object() && root.contains("units") ? root["units"].dump() : std::string(unit_graph);
+  units = replace_all(replace_all(units, p.workspace_root.string() + "/", "<workspace>/"), cargo_home() + "/",
+                      "<cargo-home>/");
+  std::string portable = "units " + units;
+  for (const auto& f : rustflags) portable += "\nrustflag " + f;
+  DeviceConfig c;
+  c.portable = content_hash(portable);
+  c.place = content_hash(portable + "\nworkspace " + p.workspace_root.string() + "\nmanifest " +
+                         p.manifest_path.string() + "\ntarget-dir " + p.target_directory.string());
+  return c;
+}
+
+namespace {
+
+bool set_by_cargo(const std::string& name) { return util::starts_with(name, "CARGO_") || name == "OUT_DIR"; }
+
+}  // namespace
+
+std::optional<std::string> device_depfile(const fs::path& archive, const std::vector<std::string>& config_env) {
+  fs::path depinfo = archive;
+  depinfo.replace_extension(".d");
+  auto text = util::read_file(depinfo, util::kMaxBuildOutput);
+  if (!text) return std::nullopt;
+  std::string out = *text;  // one rule: the archive and what it was made of
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  // Environment: rustc's env-deps of every crate compiled for the target
+  // (deps/*.d), build scripts' rerun-if-env-changed (build/*/output).
+  std::set<std::string> names, by_scripts;
+  const fs::path profile_dir = archive.parent_path();
+  std::error_code ec;
+  for (fs::directory_iterator it(profile_dir / "deps", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".d")
+      if (auto d = util::read_file(it->path(), util::kMaxBuildOutput))
+        for (const auto& line : util::split(*d, '\n'))
+          if (util::starts_with(line, "# env-dep:")) names.insert(line.substr(10, line.find('=') - 10));
+  for (fs::directory_iterator it(profile_dir / "build", ec), end; !ec && it != end; it.increment(ec))
+    if (auto o = util::read_file(it->path() / "output", util::kMaxBuildOutput))
+      for (std::string line : util::split(*o, '\n')) {
+        if (util::starts_with(line, "cargo::")) line.erase(5, 1);  // the 2024 spelling
+        if (util::starts_with(line, "cargo:rerun-if-env-changed=")) names.insert(util::trim(line.substr(27)));
+        if (util::starts_with(line, "cargo:rustc-env=")) by_scripts.insert(line.substr(16, line.find('=', 16) - 16));
+      }
+  for (const auto& n : names)
+    if (!n.empty() && !set_by_cargo(n) && !by_scripts.count(n) &&
+        std::find(config_env.begin(), config_env.end(), n) == config_env.end())
+      out += "# env-dep:" + n + "\n";
+  return out;
 }
 
 fs::path offload_dir(const Package& p, const std::string& profile) {
@@ -241,8 +333,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
                        const UserArgs& user, const manifest::Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
-              "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
-              "--message-format=json-render-diagnostics"};
+              "--target", t.triple, "--target-dir", device_target_dir(p, t, in.config).string(),
+              message_format(user)};
+  inv.echo_json = wants_json(user);
   push_shared_and_features(inv.argv, user, in);
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
@@ -252,7 +345,7 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   // The host device's archive is cargo's own output (an --emit=link=PATH would
   // leave cargo's fingerprint looking for it forever); a GPU's bitcode is extra.
   if (!rustc::needs_device_link(t))
-    inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
+    inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t, in.config).string());
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
              {profile_lto_var(user.profile), "fat"}};
   // The flags as resolved (cargo's precedence, cargo_resolve): set even when
@@ -262,9 +355,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
 }
 
 std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
-                                      const manifest::Target& t) {
+                                      const manifest::Target& t, const std::string& config) {
   return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", user.profile,
-          "--target-dir", device_target_dir(p, t).string()};
+          "--target-dir", device_target_dir(p, t, config).string()};
 }
 
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
@@ -273,7 +366,8 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags) {
   Invocation inv;
-  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", "--message-format=json-render-diagnostics"};
+  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", message_format(user)};
+  inv.echo_json = wants_json(user);
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   // An explicit host target keeps these flags off build scripts and proc macros.
@@ -439,8 +533,9 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   const std::vector<std::string>& clippy_args = user.after;
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
-                                   (device_target_dir(p, t) / "check").string()});
+                                   (device_target_dir(p, t, in.config) / "check").string()});
   push_shared_and_features(inv.argv, user, in);
+  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
@@ -463,6 +558,7 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
   if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
+  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());

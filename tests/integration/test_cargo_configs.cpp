@@ -1,0 +1,113 @@
+// No switch of features, profile, environment, input or workspace reuses
+// another configuration's device image (issue 39 items 1-4): each device pass
+// has its own place per configuration (what cargo resolved for it), and its
+// cache key covers what cargo and rustc say it read. Each case runs the
+// program under OMP_TARGET_OFFLOAD=MANDATORY, and the program checks the
+// kernel's value against the host's view of the same configuration.
+#include <catch2/catch.hpp>
+
+#include "cargo_workspace.hpp"
+#include "rust_support.hpp"
+#include "support/ob_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+// A file of the kernel crate that no pass compiles: editing it misses the
+// cache (the key holds every file of the crate) while cargo finds the device
+// pass fresh, the case where the image of another configuration was reused.
+void host_only_edit(const fs::path& ws, const std::string& text) { write_file(ws / "kern/NOTES.md", text); }
+
+// factor() times 5 in a build with debug assertions (dev), as both passes see it.
+void factor_by_profile(const fs::path& ws) {
+  edit_file(ws / "kern/src/lib.rs", "    if cfg!(tripled) {", "    if cfg!(debug_assertions) {\n        f *= 5.0;\n    }\n"
+                                                           "    if cfg!(tripled) {");
+}
+
+}  // namespace
+
+TEST_CASE("cargo flow: a switch of features never reuses the other feature set's image",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-configs"};
+  const fs::path ws = factor_workspace(tmp / "ws", "kern = { path = \"../kern\" }",
+                                       "\n[features]\nsq = [\"kern/squares\"]\n");
+  SECTION("with the cache, after a host-only edit") {
+    check_ok(cargo_run(ws, tmp / "cache", {"--features", "sq"}), "x[7]=14 expect=14 OK");
+    check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
+    host_only_edit(ws, "one\n");
+    check_ok(cargo_run(ws, tmp / "cache", {"--features", "sq"}), "x[7]=14 expect=14 OK");
+  }
+  SECTION("with --no-cache, no edit at all") {
+    const std::vector<std::string> no_cache{"--no-cache"};
+    check_ok(cargo_run(ws, tmp / "cache", {"--features", "sq"}, {}, no_cache), "x[7]=14 expect=14 OK");
+    check_ok(cargo_run(ws, tmp / "cache", {}, {}, no_cache), "x[7]=7 expect=7 OK");
+    check_ok(cargo_run(ws, tmp / "cache", {"--features", "sq"}, {}, no_cache), "x[7]=14 expect=14 OK");
+  }
+}
+
+TEST_CASE("cargo flow: dev and release images apart; profile overrides and CARGO_PROFILE_* reach the key",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-configs"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  factor_by_profile(ws);
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=35 expect=35 OK");
+  check_ok(cargo_run(ws, tmp / "cache", {"--release"}), "x[7]=7 expect=7 OK");
+  host_only_edit(ws, "one\n");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=35 expect=35 OK");  // not the release image
+  // The workspace root's profile override of the kernel crate: no file of kern changed.
+  const std::string root = read_file(ws / "Cargo.toml");
+  write_file(ws / "Cargo.toml", root + "\n[profile.dev.package.kern]\ndebug-assertions = false\n");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
+  write_file(ws / "Cargo.toml", root);
+  check_ok(cargo_run(ws, tmp / "cache", {}, {{"CARGO_PROFILE_DEV_DEBUG_ASSERTIONS", "false"}}), "x[7]=7 expect=7 OK");
+}
+
+TEST_CASE("cargo flow: what the kernels read outside the crate's files keys the image: env!, include!, "
+          "rerun-if-env-changed, cargo's [env]",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-configs"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  // factor() reads KSCALE (option_env!) and ../factor.in (include!, outside the crate);
+  // kern's build script sets cfg(tripled) when KTRIPLE is set.
+  edit_file(ws / "kern/src/lib.rs", "pub const fn factor() -> f64 {\n    let mut f = 1.0;",
+            "pub fn factor() -> f64 {\n    let mut f: f64 = include!(\"../../factor.in\");\n"
+            "    if let Some(s) = option_env!(\"KSCALE\") {\n        f *= (s.as_bytes()[0] - b'0') as f64;\n    }");
+  write_file(ws / "factor.in", "1.0\n");
+  write_file(ws / "kern/build.rs", "fn main() {\n    println!(\"cargo::rerun-if-env-changed=KTRIPLE\");\n"
+                                   "    if std::env::var_os(\"KTRIPLE\").is_some() {\n"
+                                   "        println!(\"cargo::rustc-cfg=tripled\");\n    }\n}\n");
+  const Env none{{"KSCALE", std::nullopt}, {"KTRIPLE", std::nullopt}};
+  check_ok(cargo_run(ws, tmp / "cache", {}, none), "x[7]=7 expect=7 OK");
+  check_ok(cargo_run(ws, tmp / "cache", {}, {{"KSCALE", "2"}, {"KTRIPLE", std::nullopt}}), "x[7]=14 expect=14 OK");
+  write_file(ws / "factor.in", "5.0\n");
+  check_ok(cargo_run(ws, tmp / "cache", {}, none), "x[7]=35 expect=35 OK");
+  check_ok(cargo_run(ws, tmp / "cache", {}, {{"KSCALE", std::nullopt}, {"KTRIPLE", "1"}}), "x[7]=105 expect=105 OK");
+  fs::create_directories(ws / ".cargo");
+  write_file(ws / ".cargo/config.toml", "[env]\nKSCALE = \"3\"\n");
+  check_ok(cargo_run(ws, tmp / "cache", {}, none), "x[7]=105 expect=105 OK");
+  // Back to the first configuration: the first image, from the cache.
+  fs::remove(ws / ".cargo/config.toml");
+  write_file(ws / "factor.in", "1.0\n");
+  auto r = cargo_run(ws, tmp / "cache", {}, none, {"--explain"});
+  check_ok(r, "x[7]=7 expect=7 OK");
+  CHECK(device_line(r.err, "host").find("(cached)") != std::string::npos);
+}
+
+TEST_CASE("cargo flow: two workspaces sharing CARGO_TARGET_DIR, each with a kernel crate kern, keep their images",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-configs"};
+  const fs::path one = factor_workspace(tmp / "one", "kern = { path = \"../kern\", features = [\"squares\"] }");
+  const fs::path two = factor_workspace(tmp / "two");
+  const Env shared{{"CARGO_TARGET_DIR", (tmp / "target").string()}};
+  check_ok(cargo_run(one, tmp / "cache", {}, shared), "x[7]=14 expect=14 OK");
+  check_ok(cargo_run(two, tmp / "cache", {}, shared), "x[7]=7 expect=7 OK");
+  host_only_edit(one, "one\n");
+  check_ok(cargo_run(one, tmp / "cache", {}, shared), "x[7]=14 expect=14 OK");
+}
