@@ -113,7 +113,16 @@ class GrpcClient final : public Client {
   }
 
   bool run(const Action& action, ActionResult& result, std::string& error) override {
+    if (!run_within_budget(action, result, error)) {
+      too_slow(error);  // a call cut short by the budget says so
+      return false;
+    }
+    return true;
+  }
+
+  bool run_within_budget(const Action& action, ActionResult& result, std::string& error) {
     result = {};
+    if (too_slow(error)) return false;
     Prepared p = prepare(action);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
@@ -137,7 +146,7 @@ class GrpcClient final : public Client {
         return false;
       }
     }
-    if (!upload(p, action, result.uploaded_bytes, error, id)) return false;
+    if (!upload(p, action, result.uploaded_bytes, error, id) || too_slow(error)) return false;
 
     re::ExecuteRequest req;
     req.set_instance_name(endpoint_.instance);
@@ -195,9 +204,34 @@ class GrpcClient final : public Client {
 
  private:
   // One call's context: its deadline, the metadata header, registered for cancel().
+  // Every call but Execute's draws on the build's time budget (as remote
+  // storage's does, storage/remote/layered.cpp): what a call takes past
+  // connect-timeout (a healthy engine answers well within it) adds up, each
+  // call may take only what is left, and once it is spent run() fails. So an
+  // engine that answers every call just inside call-timeout costs a build
+  // about connect-timeout + call-timeout + 1 s, not a timeout per call.
+  int64_t budget_ms() const {
+    return std::max<int64_t>(endpoint_.call_timeout_ms + 1000 - endpoint_.connect_timeout_ms,
+                             endpoint_.call_timeout_ms);
+  }
+  bool too_slow(std::string& error) const {
+    const int64_t slow = slow_ms_.load();
+    if (slow < budget_ms()) return false;
+    error = "too slow: its calls took " + std::to_string(slow) + " ms past connect-timeout (" +
+            std::to_string(endpoint_.connect_timeout_ms) +
+            " ms) in all, the most one build waits for the engine (connect-timeout + call-timeout + 1 s)";
+    return true;
+  }
+
   struct Call {
     Call(GrpcClient& c, int timeout_ms, const std::string& action_id, const Action* action = nullptr)
-        : Call(c, Clock::now() + std::chrono::milliseconds(timeout_ms), action_id, action) {}
+        : Call(c,
+               Clock::now() + std::chrono::milliseconds(std::min<int64_t>(
+                                  timeout_ms, c.endpoint_.connect_timeout_ms +
+                                                  std::max<int64_t>(0, c.budget_ms() - c.slow_ms_.load()))),
+               action_id, action) {
+      timed = true;
+    }
     Call(GrpcClient& c, Clock::time_point deadline, const std::string& action_id, const Action* action)
         : client(c) {
       ctx.set_deadline(deadline);
@@ -218,11 +252,17 @@ class GrpcClient final : public Client {
       c.active_.insert(&ctx);
     }
     ~Call() {
+      if (timed) {
+        const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        client.slow_ms_ += std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms);
+      }
       std::lock_guard lock(client.mutex_);
       client.active_.erase(&ctx);
     }
     GrpcClient& client;
     grpc::ClientContext ctx;
+    Clock::time_point start = Clock::now();
+    bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
   };
 
   re::Digest digest_of(const std::string& data) const {
@@ -555,6 +595,7 @@ class GrpcClient final : public Client {
 
   Endpoint endpoint_;
   Sha256Hex sha256_;
+  std::atomic<int64_t> slow_ms_{0};  // spent past connect-timeout by this build's calls (budget_ms)
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<re::Capabilities::Stub> capabilities_;
   std::unique_ptr<re::ContentAddressableStorage::Stub> cas_;

@@ -459,6 +459,52 @@ TEST_CASE("remote execution: the engine's cache never answers what the local cac
   }
 }
 
+// The compiler replaced in place (a module upgraded; the same --version):
+// a launcher compile through a compiler at a path of ours.
+TEST_CASE("remote execution: a compiler replaced at the same path is a new action",
+          "[integration][remote-execution][action-key]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi-compiler");
+  const fs::path project = tmp / "p";
+  write_k(project, std::string("#define HEADER <stddef.h>\n") + kValueSource);
+  const fs::path compiler = tmp / "bin/clang-22";
+  auto install = [&](int value) {  // the same size and --version, another behaviour
+    write_file(compiler, "#!/bin/sh\nexec /usr/lib/llvm-22/bin/clang \"$@\" -DVALUE=" + std::to_string(value) + "\n");
+    fs::permissions(compiler, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  };
+  // The rest of the LLVM installation beside it, as a module's bin/ has it.
+  fs::create_directories(tmp / "bin");
+  for (const auto& e : fs::directory_iterator("/usr/lib/llvm-22/bin"))
+    if (e.path().filename() != "clang-22") fs::create_symlink(e.path(), tmp / "bin" / e.path().filename());
+  Worker worker(tmp / "worker", project);
+  auto compile_and_run = [&](const std::string& cache) {
+    const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / cache).string()},
+                  {"OFFLOAD_BUILD_REMOTE_EXECUTION", worker.url()},
+                  {"OFFLOAD_BUILD_BASE_DIR", project.string()},
+                  {"OFFLOAD_BUILD_EXPLAIN", "1"},
+                  {"OFFLOAD_BUILD_CONFIG", std::nullopt},
+                  {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+                  {"MAKEFLAGS", std::nullopt}};
+    auto c = run_ob({compiler.string(), "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", "k.c", "-o",
+                     "k.o"},
+                    project, env);
+    INFO(c.err);
+    REQUIRE(c.exit_code == 0);
+    CHECK_THAT(c.err, Catch::Contains("executed remotely"));
+    auto l = run_tool({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "k.o", "-o", "k"},
+                      project);
+    REQUIRE(l.exit_code == 0);
+    auto r = run_tool({(project / "k").string()}, project, kMandatory);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+  };
+  install(1);
+  CHECK(compile_and_run("cache-1") == "device 1 host 1\n");
+  install(2);
+  CHECK(compile_and_run("cache-2") == "device 2 host 2\n");
+}
+
 // Any client of an engine may write its action cache (Bazel's worker takes
 // UpdateActionResult from anyone): by default its results never reach remote
 // storage, signed or not; only an engine declared trusted's do.
@@ -496,6 +542,38 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   INFO("entries in Redis: use " << used << ", trusted " << trusted);
   CHECK(used > 0);           // the package and the link, built here
   CHECK(trusted > used);     // and the compiles the engine's cache served
+
+  // execute: the engine's cache is never asked; off: nor written.
+  for (const char* how : {"execute", "off"}) {
+    INFO(how);
+    Env env = key;
+    env.emplace_back("OFFLOAD_BUILD_ENGINE_CACHE", how);
+    auto r = build_k(project, tmp / (std::string("cache-") + how), worker, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("remote execution: 3 executed, 0 from the engine's cache"));
+  }
+}
+
+// What a remote compile printed is capped and cleaned before it is printed
+// or stored: here a compile that prints over 2 MB of colored warnings.
+TEST_CASE("remote execution: a remote compile's output is capped and printed without terminal escapes",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi-noisy");
+  const fs::path project = tmp / "p";
+  std::string noisy = "#define HEADER <stddef.h>\n#define VALUE 1\n";
+  for (int i = 0; i < 30000; ++i) noisy += "#warning offload-build: note: this warning is the compiler's\n";
+  write_k(project, noisy + kValueSource, {"-fdiagnostics-color=always"});
+  Worker worker(tmp / "worker", project);
+  auto r = build_k(project, tmp / "cache", worker);
+  REQUIRE(r.exit_code == 0);
+  INFO(r.err.substr(0, 2000));
+  CHECK_THAT(r.err, Catch::Contains("executed remotely"));
+  CHECK_THAT(r.err, Catch::Contains("more bytes of this remote compile's output were dropped"));
+  CHECK(r.err.size() < 2 * (1u << 20) + 100000);  // two remote passes, 1 MiB each at most, and our lines
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(run_k(project) == "device 1 host 1\n");
 }
 
 TEST_CASE("remote execution: a worker killed mid-build costs one warning, the build passes locally",

@@ -199,4 +199,22 @@ TEST_CASE("remote execution: a compile under a preload library of the user's is 
   CHECK_THAT(r.err, Catch::Contains("host-ir k.c: ran locally after all: its LD_PRELOAD"));
   CHECK_THAT(r.err, Catch::Contains("device host k.c: ran locally after all: its"));
 }
+// Sleeps only bound the engine's answers from below: the test asserts what
+// the build did (which calls it made, what it said), never how long it took.
+TEST_CASE("remote execution: an engine answering every call just inside call-timeout costs one budget per build",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-slow");
+  const fs::path project = env_project(tmp / "p");
+  LyingEngine engine(tmp / "engine", "slow");
+  // Budget: call-timeout + 1 s - connect-timeout = 5.9 s past connect-timeout;
+  // each slow answer takes at least 3.1 s, 3 s of it past connect-timeout.
+  auto r = run_ob({"-C", project.string(), "--explain", "build"}, {},
+                  engine_env(tmp / "cache", engine.url() + "|connect-timeout=100ms|call-timeout=5s"));
+  INFO(r.err);
+  INFO(engine.calls());
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_occurrences(r.err, "warning: remote_execution") == 1);
+  CHECK_THAT(r.err, Catch::Contains("too slow: its calls took"));
+  CHECK_THAT(engine.calls(), !Catch::Contains("Execute lied"));  // the budget ran out before any compile executed
+}
 #endif

@@ -3,7 +3,13 @@
 // environment, which name one machine's paths.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
 #include "offload_build/cache/job_key.hpp"
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
 
 using namespace ob;
 
@@ -34,4 +40,53 @@ TEST_CASE("a job's key material keys it instead of its tools, argv and environme
     return cache::compute_job_key(plan, job, files).direct;
   };
   CHECK(without("/home/a") != without("/home/b"));  // without it, argv and the tool's place count
+}
+
+// What a remote action holds besides its files (cache::action_key): the
+// identities of the system files the job reads, the time-macro rule; and the
+// local key says what -march=native means here.
+TEST_CASE("a remote action's key holds the system files read and the time-macro rule", "[cache][remote-execution]") {
+  const fs::path dir = fs::temp_directory_path() / ("ob-action-key-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "p");
+  fs::create_directories(dir / "sys");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir / "p/k.c", "#include <h.h>\nint k(void) { return V; }\n");
+  write(dir / "p/t.c", "const char* t = __TIME__;\n");
+  write(dir / "sys/h.h", "#define V 1\n");
+  plan::Plan plan;
+  plan.cwd = dir / "p";
+  plan.build_dir = dir / "p/build";
+  plan::Job job;
+  job.kind = plan::JobKind::HostIr;
+  job.argv = {"/bin/true", "-c", "k.c"};
+  auto key = [&](const std::vector<fs::path>& reads, bool allow_time_macros = false) {
+    cache::FileFactsCache files({plan.cwd, plan.build_dir}, {dir / "sys"});
+    return cache::action_key(plan, job, reads, files, allow_time_macros);
+  };
+  const auto before = key({dir / "p/k.c", dir / "sys/h.h"});
+  CHECK_FALSE(before.do_not_cache);
+  CHECK(key({dir / "p/k.c", dir / "sys/h.h"}).stamp == before.stamp);
+  // A project file travels by digest: not in the stamp. A system file does not: it is.
+  write(dir / "p/k.c", "#include <h.h>\nint k(void) { return V + 0; }\n");
+  CHECK(key({dir / "p/k.c", dir / "sys/h.h"}).stamp == before.stamp);
+  write(dir / "sys/h.h", "#define V 22\n");
+  CHECK(key({dir / "p/k.c", dir / "sys/h.h"}).stamp != before.stamp);
+  // __TIME__: never from nor into the engine's cache, unless allowed.
+  CHECK(key({dir / "p/t.c"}).do_not_cache);
+  CHECK_FALSE(key({dir / "p/t.c"}, true).do_not_cache);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("-march=native is keyed by what it means on this machine", "[cache]") {
+  plan::Plan plan;
+  plan.cwd = "/p";
+  plan::Job job;
+  job.kind = plan::JobKind::HostCompile;
+  job.argv = {"/bin/true", "-O2", "-march=native", "-c", "k.c"};
+  const auto key = cache::describe_job(plan, job);
+  CHECK(std::find(key.env.begin(), key.env.end(), "native: " + toolchain::clang_cli::native_cpu()) != key.env.end());
+  job.argv = {"/bin/true", "-O2", "-march=x86-64-v3", "-c", "k.c"};
+  const auto plain = cache::describe_job(plan, job);
+  CHECK(std::none_of(plain.env.begin(), plain.env.end(), [](const std::string& e) { return e.starts_with("native: "); }));
 }

@@ -12,6 +12,9 @@
 //   oversized   each output names a digest of 1 TiB
 //   other-compiler  the compiler check answered with another compiler's
 //               --version (one worker of a pool upgraded in place)
+//   slow        as bad-digest, and each GetActionResult and FindMissingBlobs
+//               answered after --delay-ms (default 3100): within a generous
+//               call-timeout, never failing a call
 //
 // Each call it answers is one line on stdout (the test's log): the test checks
 // that the client asked for what it then refused.
@@ -21,7 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -29,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -70,7 +76,13 @@ struct Store {
 };
 
 std::string mode;
+int delay_ms = 3100;
 Store store;
+
+// The slow mode's wait before answering.
+void dawdle() {
+  if (mode == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+}
 
 // Every call must carry the RequestMetadata header, as Bazel's worker asks.
 grpc::Status check_metadata(grpc::ServerContext* ctx) {
@@ -156,6 +168,8 @@ class CasService final : public re::ContentAddressableStorage::Service {
   grpc::Status FindMissingBlobs(grpc::ServerContext* ctx, const re::FindMissingBlobsRequest* req,
                                 re::FindMissingBlobsResponse* resp) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
+    say("FindMissingBlobs");
+    dawdle();
     std::string ignored;
     for (const auto& d : req->blob_digests())
       if (!store.get(d.hash(), ignored)) *resp->add_missing_blob_digests() = d;
@@ -210,6 +224,8 @@ class ActionCacheService final : public re::ActionCache::Service {
   grpc::Status GetActionResult(grpc::ServerContext* ctx, const re::GetActionResultRequest* req,
                                re::ActionResult* result) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
+    say("GetActionResult");
+    dawdle();
     re::Action action;
     re::Command command;
     if (!load(req->action_digest(), action) || !load(action.command_digest(), command))
@@ -257,10 +273,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--port") == 0) port = argv[i + 1];
     else if (std::strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
+    else if (std::strcmp(argv[i], "--delay-ms") == 0) delay_ms = std::atoi(argv[i + 1]);
   }
   if (port.empty() ||
-      (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler")) {
-    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler\n";
+      (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
+       mode != "slow")) {
+    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow "
+                 "[--delay-ms N]\n";
     return 2;
   }
   CapabilitiesService capabilities;
