@@ -160,6 +160,7 @@ JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::Modul
     job.inputs.insert(job.inputs.end(), files.scan.reads.begin(), files.scan.reads.end());
     job.inputs.insert(job.inputs.end(), uses.inputs.begin(), uses.inputs.end());
     job.deps.insert(job.deps.end(), uses.deps.begin(), uses.deps.end());
+    job.key_facts.push_back("source name: " + files.source_name);
     std::sort(job.deps.begin(), job.deps.end());
     job.deps.erase(std::unique(job.deps.begin(), job.deps.end()), job.deps.end());
     if (problem) {

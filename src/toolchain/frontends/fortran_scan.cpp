@@ -225,6 +225,7 @@ class Scanner {
     const size_t q = s.find('"');
     if (q == std::string_view::npos) return;
     if (auto name = quoted(s.substr(q))) {
+      if (number == 1 && depth_ == 0) result_.line_file = *name;
       fs::path f = fs::path(*name).is_absolute() ? fs::path(*name) : path.parent_path() / *name;
       std::error_code ec;
       if (fs::is_regular_file(f, ec)) reads_.insert(f.lexically_normal());

@@ -22,6 +22,9 @@ struct Scan {
   std::vector<std::string> defines;  // module files it writes: "m.mod", "m-sub.mod" (a submodule)
   std::vector<std::string> uses;     // module files it reads, not its own ("m.mod"), sorted
   std::vector<fs::path> reads;       // absolute: every included file, each candidate found; #line files
+  // The file a #line directive on the source's first line names, as written
+  // (a preprocessed source's original, e.g. CMake's x.f90-pp.f90).
+  std::optional<std::string> line_file;
   // Why its passes cannot be keyed (an INCLUDE file found nowhere, a source
   // that cannot be read); nullopt when they can.
   std::optional<std::string> problem;
