@@ -11,6 +11,7 @@
 #include "launcher_support.hpp"
 #include "offload_build/util/strings.hpp"
 #include "support/ob_process.hpp"
+#include "support/servers.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
@@ -235,3 +236,24 @@ TEST_CASE("launcher: a CMake Fortran project (Ninja, Makefiles) is split and cac
     CHECK(l.stats().value("misses", 0) == 8 + 7);
   }
 }
+
+#ifdef OB_FAKE_REAPI
+TEST_CASE("remote execution: Fortran compiles stay here, --explain says why, the build warns once", "[build][flang][fortran-modules][remote-execution][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Project p;
+  // An engine that answers every compile wrongly ("missing": no output): a
+  // Fortran compile sent there would fail over to here with a warning.
+  const fs::path log = p.tmp / "fake-reapi.log";
+  const int port = free_port();
+  ServerProcess engine({OB_FAKE_REAPI, "--port", std::to_string(port), "--mode", "missing"}, log);
+  REQUIRE(wait_until([&] { return can_connect_tcp(port); }, engine));
+  auto r = run_ob({"build", "--explain", "--remote-execution", "grpc://127.0.0.1:" + std::to_string(port)}, p.dir, p.env);
+  INFO(r.err);
+  INFO(read_file(log));
+  CHECK_THAT(r.err, Catch::Contains("note: if the undefined references are __kmpc_target_init"));  // compiled, then the link
+  CHECK_THAT(read_file(log), !Catch::Contains("Execute lied"));  // no compile was sent
+  const std::string why = "a Fortran compile: the module files one writes are the next one's inputs";
+  CHECK(count_occurrences(r.err, "warning: remote_execution") == 1);
+  CHECK(count_occurrences(r.err, "ran locally (" + why) == 6);  // per source: host parse, device pass, host codegen
+}
+#endif
