@@ -71,6 +71,12 @@ TEST_CASE("the Fortran scan reads fixed form, #line files, and says when an INCL
   CHECK(s.uses == Names{"other.mod"});
   CHECK(s.reads == std::vector<fs::path>{tmp / "orig.f"});
 
+  put(tmp / "opts.f90", "program p\n  use, intrinsic :: iso_fortran_env, only: compiler_options\n  print *, "
+                       "my_compiler_options\n  print *, Compiler_Options()\nend program\n");
+  const auto opts = fortran::scan(tmp / "opts.f90", {}, false);
+  REQUIRE(opts.problem);
+  CHECK_THAT(*opts.problem, Catch::Contains("opts.f90:4: COMPILER_OPTIONS() writes the command line"));
+
   put(tmp / "c.f90", "program p\n  include 'omp_lib.h'\n  include 'absent.inc'\nend program\n");
   const auto c = fortran::scan(tmp / "c.f90", {}, false);
   REQUIRE(c.problem);

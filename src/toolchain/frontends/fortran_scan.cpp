@@ -194,7 +194,16 @@ class Scanner {
       defines_.insert(parent + "-" + name + ".mod");
       return;
     }
-    if (!take_word(s, "use")) return;
+    if (!take_word(s, "use")) {
+      // COMPILER_OPTIONS() is the command line: each pass's, with its temporary names.
+      for (size_t at = low.find("compiler_options"); at != std::string::npos && !result_.problem;
+           at = low.find("compiler_options", at + 1))
+        if ((at == 0 || !name_char(low[at - 1])) && (at + 16 == low.size() || !name_char(low[at + 16])))
+          result_.problem = path.string() + ":" + std::to_string(number) +
+                            ": COMPILER_OPTIONS() writes the command line into the object, and a split pass's "
+                            "holds temporary names";
+      return;
+    }
     bool intrinsic = false, nature = false;
     if (!s.empty() && s.front() == ',') {  // use, intrinsic :: m  /  use, non_intrinsic :: m
       s.remove_prefix(1);
