@@ -180,7 +180,7 @@ TEST_CASE("launcher: Fortran compiles with a module and an INCLUDE file are cach
   CHECK(l.stats().value("misses", 0) == 8 + 3);  // the host parse, the device pass and the host codegen
 }
 
-TEST_CASE("launcher: a CMake Fortran project (Ninja, Makefiles) is split and cached; a fresh build directory misses nothing", "[launcher][flang][fortran-modules][cmake][integration]") {
+TEST_CASE("launcher: a CMake Fortran project (Ninja, Makefiles) is split and cached, a fresh build directory misses nothing", "[launcher][flang][fortran-modules][cmake][integration]") {
   SKIP_WITHOUT_FLANG();
   for (const std::string generator : {"Ninja", "Unix Makefiles"}) {
     INFO(generator);
