@@ -131,12 +131,18 @@ TEST_CASE("a Fortran source whose INCLUDE file is found nowhere is built uncache
   SKIP_WITHOUT_FLANG();
   Project p;
   replace_in(p.dir / "zmod.f90", "contains\n", "contains\n#ifdef NEVER\n#include \"absent.h\"\n#endif\n");
+  // A module in a branch not compiled: the scan declares its .mod, flang writes none.
+  replace_in(p.dir / "zmod.f90", "module m\n", "#ifdef NEVER\nmodule never_compiled\nend module\n#endif\nmodule m\n");
   write_file(p.dir / "offload.json",
              R"({"name": "fmods", "output": "fmods", "sources": ["main.f90", "zmod.f90"], "targets": ["host"], "flags": ["-O2"]})");
   auto r = p.build();
   CHECK_THAT(r.err, Catch::Contains("not cached: flang lists no files read, and "));
   CHECK_THAT(r.err, Catch::Contains("the included file 'absent.h' is found in none of the include directories"));
   CHECK(p.stats().value("misses_by_reason", nlohmann::json::object()).value("uncacheable", 0) == 2);  // host parse, device
+  CHECK_THAT(r.err, !Catch::Contains("did not write"));
+  CHECK(fs::exists(p.dir / "build/obj/zmod.f90.host.o"));
+  CHECK(fs::exists(p.dir / "build/mod/m.mod"));
+  CHECK_FALSE(fs::exists(p.dir / "build/mod/never_compiled.mod"));
 }
 
 TEST_CASE("launcher: Fortran compiles with a module and an INCLUDE file are cached, the .mod restored, byte-identical to flang's", "[launcher][flang][fortran-modules][integration]") {
