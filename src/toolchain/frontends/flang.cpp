@@ -29,6 +29,7 @@ ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::
   ModuleFiles files;
   files.module_dir = default_module_dir;
   std::vector<fs::path> includes;
+  fortran::Macros macros;
   bool fixed = fortran::fixed_form_by_extension(source);
   for (size_t i = 1; i < options.size(); ++i) {
     const std::string& t = options[i];
@@ -42,10 +43,18 @@ ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::
     else if (auto dir = value("-I")) includes.push_back((cwd / *dir).lexically_normal());
     else if (auto mod = value("-J")) files.module_dir = (cwd / *mod).lexically_normal();
     else if (auto mod2 = value("-module-dir")) files.module_dir = (cwd / *mod2).lexically_normal();
+    else if (auto def = value("-D")) {
+      const std::string name = def->substr(0, def->find('='));
+      macros.undefined.erase(name);
+      macros.defined.insert(name);
+    } else if (auto undef = value("-U")) {
+      macros.defined.erase(*undef);
+      macros.undefined.insert(*undef);
+    }
   }
   files.search = includes;
   files.search.push_back(cwd);
-  files.scan = fortran::scan(source, includes, fixed);
+  files.scan = fortran::scan(source, includes, fixed, std::move(macros));
   files.source_name = files.scan.line_file ? *files.scan.line_file
                       : source_arg.is_absolute() ? source_arg.string()
                                                  : cwd.string() + "/" + source_arg.string();
