@@ -275,6 +275,9 @@ class Execution {
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
       const fs::path t = temps_[job.id][i];  // a copy: remove_temps clears temps_[job.id]
+      // Written in place, found by a scan (a MODULE in an #if branch not
+      // compiled writes none): the cache stores no entry without it.
+      if (t == job.outputs[i]) continue;
       if (!fs::exists(t)) {
         remove_temps(job.id);
         fail_job(job, 0, Error::failure(fmt::format("{} succeeded but did not write {}",
@@ -310,6 +313,7 @@ class Execution {
       std::error_code ec;
       const bool is_depfile = job.depfile && i == files.size() - 1;
       if (is_depfile && !fs::exists(temps_[job.id][i])) continue;  // served jobs have none
+      if (temps_[job.id][i] == files[i]) continue;                   // written in place
       // Only ever replace regular files: an output named /dev/null must not
       // turn the device into a file.
       auto st = fs::symlink_status(files[i], ec);

@@ -126,20 +126,14 @@ ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const Mod
       out.deps.push_back(it->second.second);
       continue;
     }
-    // Not one of the plan's: every copy flang may find is keyed, whichever it takes.
-    bool found = false;
-    std::string searched;
+    // Not one of the plan's: every copy flang may find is keyed, whichever it
+    // takes. One in none of the directories flang searches was not read by a
+    // compile that succeeds (a USE in an #if branch not compiled, which the
+    // keyed source, files and options decide): nothing to key.
     for (const auto& dir : files.search) {
       std::error_code ec;
-      if (fs::is_regular_file(dir / name, ec)) {
-        out.inputs.push_back((dir / name).lexically_normal());
-        found = true;
-      }
-      searched += (searched.empty() ? "" : ", ") + dir.string();
+      if (fs::is_regular_file(dir / name, ec)) out.inputs.push_back((dir / name).lexically_normal());
     }
-    if (!found && !out.problem)
-      out.problem = "it uses module " + name.substr(0, name.size() - 4) + ", whose " + name +
-                    " is in none of the directories flang searches (" + searched + ")";
   }
   return out;
 }
@@ -149,7 +143,7 @@ JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::Modul
   const auto in_unit = [&](const Job& j) { return j.unit == unit && j.kind != JobKind::Link; };
   const bool single = std::any_of(plan.jobs.begin(), plan.jobs.end(),
                                   [&](const Job& j) { return in_unit(j) && j.kind == JobKind::HostIr; });
-  std::optional<std::string> problem = files.scan.problem ? files.scan.problem : uses.problem;
+  const std::optional<std::string>& problem = files.scan.problem;
   JobId writer = 0;
   for (auto& job : plan.jobs) {
     if (!in_unit(job)) continue;
@@ -160,6 +154,7 @@ JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::Modul
     job.inputs.insert(job.inputs.end(), files.scan.reads.begin(), files.scan.reads.end());
     job.inputs.insert(job.inputs.end(), uses.inputs.begin(), uses.inputs.end());
     job.deps.insert(job.deps.end(), uses.deps.begin(), uses.deps.end());
+    job.key_facts.push_back("source name: " + files.source_name);
     std::sort(job.deps.begin(), job.deps.end());
     job.deps.erase(std::unique(job.deps.begin(), job.deps.end()), job.deps.end());
     if (problem) {

@@ -67,12 +67,11 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
 using ModuleWriters = std::map<std::string, std::pair<fs::path, JobId>>;
 
 // The module files a compile uses: those `writers` write (after them), else
-// every copy in the directories flang searches, by content; `problem` when
-// one is in none of them (its passes are not cached).
+// every copy in the directories flang searches, by content (one in none of
+// them cannot have been read by a compile that succeeds).
 struct ModuleUses {
   std::vector<fs::path> inputs;
   std::vector<JobId> deps;
-  std::optional<std::string> problem;
 };
 ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const ModuleWriters& writers);
 
@@ -80,8 +79,8 @@ ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const Mod
 // that parse the source (the host parse or two-parse host pass, the device
 // passes) read its included files and `uses`, and wait for their writers;
 // the host parse (or host pass) writes the modules it defines into
-// files.module_dir, in place. Returns that job. A scan's or the uses'
-// problem leaves the parsing jobs uncached, saying why.
+// files.module_dir, in place. Returns that job. A scan's problem leaves the
+// parsing jobs uncached, saying why.
 JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::ModuleFiles& files,
                        const ModuleUses& uses);
 

@@ -11,6 +11,7 @@
 #include "launcher_support.hpp"
 #include "offload_build/util/strings.hpp"
 #include "support/ob_process.hpp"
+#include "support/servers.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
@@ -129,13 +130,21 @@ TEST_CASE("a manifest's Fortran modules and INCLUDE files are keyed: cached, and
 TEST_CASE("a Fortran source whose INCLUDE file is found nowhere is built uncached, and --explain and cache stats say why", "[build][flang][fortran-modules][integration]") {
   SKIP_WITHOUT_FLANG();
   Project p;
-  replace_in(p.dir / "zmod.f90", "contains\n", "contains\n#ifdef NEVER\n#include \"absent.h\"\n#endif\n");
+  // Branches for another compiler (__PGI: a name flang could predefine, so
+  // the scan reads them): an #include found nowhere, and a module that is
+  // declared, which flang does not write.
+  replace_in(p.dir / "zmod.f90", "contains\n", "contains\n#ifdef __PGI\n#include \"absent.h\"\n#endif\n");
+  replace_in(p.dir / "zmod.f90", "module m\n", "#ifdef __PGI\nmodule never_compiled\nend module\n#endif\nmodule m\n");
   write_file(p.dir / "offload.json",
              R"({"name": "fmods", "output": "fmods", "sources": ["main.f90", "zmod.f90"], "targets": ["host"], "flags": ["-O2"]})");
   auto r = p.build();
   CHECK_THAT(r.err, Catch::Contains("not cached: flang lists no files read, and "));
   CHECK_THAT(r.err, Catch::Contains("the included file 'absent.h' is found in none of the include directories"));
   CHECK(p.stats().value("misses_by_reason", nlohmann::json::object()).value("uncacheable", 0) == 2);  // host parse, device
+  CHECK_THAT(r.err, !Catch::Contains("did not write"));
+  CHECK(fs::exists(p.dir / "build/obj/zmod.f90.host.o"));
+  CHECK(fs::exists(p.dir / "build/mod/m.mod"));
+  CHECK_FALSE(fs::exists(p.dir / "build/mod/never_compiled.mod"));
 }
 
 TEST_CASE("launcher: Fortran compiles with a module and an INCLUDE file are cached, the .mod restored, byte-identical to flang's", "[launcher][flang][fortran-modules][integration]") {
@@ -179,43 +188,80 @@ TEST_CASE("launcher: Fortran compiles with a module and an INCLUDE file are cach
   CHECK(l.stats().value("misses", 0) == 8 + 3);  // the host parse, the device pass and the host codegen
 }
 
-TEST_CASE("launcher: a CMake + Ninja Fortran project is split and cached; a fresh build directory misses nothing", "[launcher][flang][fortran-modules][cmake][integration]") {
+TEST_CASE("launcher: a CMake Fortran project (Ninja, Makefiles) is split and cached, a fresh build directory misses nothing", "[launcher][flang][fortran-modules][cmake][integration]") {
   SKIP_WITHOUT_FLANG();
-  Launcher l;
-  const fs::path src = l.tmp / "src";
-  fs::create_directories(src);
-  for (const char* f : {"zmod.f90", "main.f90", "params.inc"}) fs::copy_file(kFixture / f, src / f);
-  // An object library: the program would not link on this toolchain.
-  write_file(src / "CMakeLists.txt", "cmake_minimum_required(VERSION 3.20)\nproject(fmods Fortran)\n"
-                                     "add_library(fobj OBJECT main.f90 zmod.f90)\n");
-  // The base directory holds the sources and the build trees (as the
-  // offload-build CMake package sets it): the preprocessed sources' kernel
-  // names and keys are relative to the build directory, the same in each.
-  auto configure = [&](const std::string& build, Env more) {
-    more.emplace_back("OFFLOAD_BUILD_BASE_DIR", l.tmp.path().string());
-    Argv args{"cmake", "-S", src.string(), "-B", (l.tmp / build).string(), "-G", "Ninja",
-              "-DCMAKE_Fortran_COMPILER=" + kFlang,
-              "-DCMAKE_Fortran_FLAGS=-fopenmp " + kHostTargets + " -O2",
-              "-DCMAKE_Fortran_COMPILER_LAUNCHER=" + std::string(OB_BINARY)};
-    auto r = l.cc(args, more);
-    INFO(r.out << r.err);
-    REQUIRE(r.exit_code == 0);
-    auto b = l.cc({"cmake", "--build", (l.tmp / build).string()}, more);
-    INFO(b.out << b.err);
-    REQUIRE(b.exit_code == 0);
-  };
-  configure("b1", {});
-  const auto first = l.stats();
-  CHECK(first.value("misses", 0) == 8);  // split: 2 sources x (host parse, device, package, host codegen)
-  CHECK(first.value("hits", 0) == 0);
-  configure("b2", {});
-  const auto second = l.stats();
-  CHECK(second.value("misses", 0) == 8);  // a fresh build directory: every job a hit
-  CHECK(second.value("hits", 0) == 8);
-  // The objects are those of a build without the cache.
-  configure("b3", {{"OFFLOAD_BUILD_NO_CACHE", "1"}});
-  for (const char* o : {"main.f90.o", "zmod.f90.o"}) {
-    const fs::path rel = fs::path("CMakeFiles/fobj.dir") / o;
-    CHECK(read_file(l.tmp / "b2" / rel) == read_file(l.tmp / "b3" / rel));
+  for (const std::string generator : {"Ninja", "Unix Makefiles"}) {
+    INFO(generator);
+    Launcher l;
+    const fs::path src = l.tmp / "src";
+    fs::create_directories(src);
+    for (const char* f : {"zmod.f90", "main.f90", "params.inc"}) fs::copy_file(kFixture / f, src / f);
+    // An object library: the program would not link on this toolchain.
+    write_file(src / "CMakeLists.txt", "cmake_minimum_required(VERSION 3.20)\nproject(fmods Fortran)\n"
+                                       "add_library(fobj OBJECT main.f90 zmod.f90)\n");
+    // The base directory holds the sources and the build trees (as the
+    // offload-build CMake package sets it): kernel names and keys of the
+    // preprocessed sources are relative to the build directory, alike in each.
+    const Env no_cache{{"OFFLOAD_BUILD_NO_CACHE", "1"}};
+    auto build = [&](const std::string& dir, Env more, bool configure) {
+      more.emplace_back("OFFLOAD_BUILD_BASE_DIR", l.tmp.path().string());
+      if (configure) {
+        auto r = l.cc({"cmake", "-S", src.string(), "-B", (l.tmp / dir).string(), "-G", generator,
+                       "-DCMAKE_Fortran_COMPILER=" + kFlang, "-DCMAKE_Fortran_FLAGS=-fopenmp " + kHostTargets + " -O2",
+                       "-DCMAKE_Fortran_COMPILER_LAUNCHER=" + std::string(OB_BINARY)},
+                      more);
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+      }
+      auto b = l.cc({"cmake", "--build", (l.tmp / dir).string()}, more);
+      INFO(b.out << b.err);
+      REQUIRE(b.exit_code == 0);
+    };
+    auto same_objects = [&](const std::string& a, const std::string& b) {
+      for (const char* o : {"main.f90.o", "zmod.f90.o"}) {
+        const fs::path rel = fs::path("CMakeFiles/fobj.dir") / o;
+        CHECK(read_file(l.tmp / a / rel) == read_file(l.tmp / b / rel));
+      }
+    };
+    build("b1", {}, true);
+    const auto first = l.stats();
+    CHECK(first.value("misses", 0) == 8);  // split: 2 sources x (host parse, device, package, host codegen)
+    CHECK(first.value("hits", 0) == 0);
+    CHECK(first["unchanged_by_reason"].empty());
+    build("b2", {}, true);
+    const auto second = l.stats();
+    CHECK(second.value("misses", 0) == 8);  // a fresh build directory: every job a hit
+    CHECK(second.value("hits", 0) == 8);
+    // The objects are those of a build without the cache; after a module edit too.
+    build("b3", no_cache, true);
+    same_objects("b2", "b3");
+    replace_in(src / "zmod.f90", "n = 8", "n = 9");
+    build("b2", {}, false);
+    build("b3", no_cache, false);
+    same_objects("b2", "b3");
+    // The module's 4 jobs and its user's host parse, device pass and host codegen
+    // (its device image, with no target region of its own, is the same: the package hits).
+    CHECK(l.stats().value("misses", 0) == 8 + 7);
   }
 }
+
+#ifdef OB_FAKE_REAPI
+TEST_CASE("remote execution: Fortran compiles stay here, --explain says why, the build warns once", "[build][flang][fortran-modules][remote-execution][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Project p;
+  // An engine that answers every compile wrongly ("missing": no output): a
+  // Fortran compile sent there would fail over to here with a warning.
+  const fs::path log = p.tmp / "fake-reapi.log";
+  const int port = free_port();
+  ServerProcess engine({OB_FAKE_REAPI, "--port", std::to_string(port), "--mode", "missing"}, log);
+  REQUIRE(wait_until([&] { return can_connect_tcp(port); }, engine));
+  auto r = run_ob({"build", "--explain", "--remote-execution", "grpc://127.0.0.1:" + std::to_string(port)}, p.dir, p.env);
+  INFO(r.err);
+  INFO(read_file(log));
+  CHECK_THAT(r.err, Catch::Contains("note: if the undefined references are __kmpc_target_init"));  // compiled, then the link
+  CHECK_THAT(read_file(log), !Catch::Contains("Execute lied"));  // no compile was sent
+  const std::string why = "a Fortran compile: the module files one writes are the next one's inputs";
+  CHECK(count_occurrences(r.err, "warning: remote_execution") == 1);
+  CHECK(count_occurrences(r.err, "ran locally (" + why) == 6);  // per source: host parse, device pass, host codegen
+}
+#endif

@@ -71,10 +71,36 @@ TEST_CASE("the Fortran scan reads fixed form, #line files, and says when an INCL
   CHECK(s.uses == Names{"other.mod"});
   CHECK(s.reads == std::vector<fs::path>{tmp / "orig.f"});
 
+  put(tmp / "opts.f90", "program p\n  use, intrinsic :: iso_fortran_env, only: compiler_options\n  print *, "
+                       "my_compiler_options\n  print *, Compiler_Options()\nend program\n");
+  const auto opts = fortran::scan(tmp / "opts.f90", {}, false);
+  REQUIRE(opts.problem);
+  CHECK_THAT(*opts.problem, Catch::Contains("opts.f90:4: COMPILER_OPTIONS() writes the command line"));
+
   put(tmp / "c.f90", "program p\n  include 'omp_lib.h'\n  include 'absent.inc'\nend program\n");
   const auto c = fortran::scan(tmp / "c.f90", {}, false);
   REQUIRE(c.problem);
   CHECK_THAT(*c.problem, Catch::Contains("c.f90:3: the included file 'absent.inc' is found in none"));
+}
+
+TEST_CASE("the Fortran scan skips the #if branches the options' macros certainly leave out", "[fortran-scan]") {
+  test::TempDir tmp("ob-fscan");
+  put(tmp / "d.F90",
+      "program p\n"
+      "#if defined(USE_A)\n  use a\n#elif defined(USE_B)\n  use b\n#elif defined(USE_C)\n  use c\n#else\n  use d\n#endif\n"
+      "#ifdef _OPENMP\n  use e\n#endif\n"          // predefined: not known, read
+      "#ifndef USE_A\n  use f\n#else\n  use g\n#endif\n"
+      "#if 0\n  use h\n#endif\n"
+      "#if !defined(USE_Z)\n  use i\n#endif\n"
+      "#if defined(USE_A) && defined(USE_B)\n  use j\n#endif\n"  // an expression: read
+      "#ifdef USE_Z\n  use k\n#endif\n"
+      "#undef USE_A\n#ifdef USE_A\n  use l\n#endif\n"  // #undef: no longer known
+      "end program\n");
+  const auto s = fortran::scan(tmp / "d.F90", {}, false, {{"USE_B"}, {"USE_Z"}});
+  // USE_A: no option defines it, flang predefines no such name.
+  CHECK(s.uses == Names{"b.mod", "e.mod", "f.mod", "i.mod", "j.mod", "l.mod"});
+  // Without the options' macros: the #else branches and what is not known.
+  CHECK(fortran::scan(tmp / "d.F90", {}, false).uses == Names{"d.mod", "e.mod", "f.mod", "i.mod", "j.mod", "l.mod"});
 }
 
 TEST_CASE("a manifest's Fortran sources are planned definers first, .mod files declared and keyed", "[fortran-scan][plan]") {

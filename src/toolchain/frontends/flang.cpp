@@ -23,11 +23,13 @@ namespace {
 // What the passes read and write besides the source (fortran_scan.hpp): the
 // options' -I directories, module directory (-J, -module-dir; else
 // `default_module_dir`) and form, paths relative to `cwd`.
-ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::path& source,
+ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::path& source_arg,
                             const fs::path& default_module_dir) {
+  const fs::path source = (cwd / source_arg).lexically_normal();
   ModuleFiles files;
   files.module_dir = default_module_dir;
   std::vector<fs::path> includes;
+  fortran::Macros macros;
   bool fixed = fortran::fixed_form_by_extension(source);
   for (size_t i = 1; i < options.size(); ++i) {
     const std::string& t = options[i];
@@ -41,10 +43,21 @@ ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::
     else if (auto dir = value("-I")) includes.push_back((cwd / *dir).lexically_normal());
     else if (auto mod = value("-J")) files.module_dir = (cwd / *mod).lexically_normal();
     else if (auto mod2 = value("-module-dir")) files.module_dir = (cwd / *mod2).lexically_normal();
+    else if (auto def = value("-D")) {
+      const std::string name = def->substr(0, def->find('='));
+      macros.undefined.erase(name);
+      macros.defined.insert(name);
+    } else if (auto undef = value("-U")) {
+      macros.defined.erase(*undef);
+      macros.undefined.insert(*undef);
+    }
   }
   files.search = includes;
   files.search.push_back(cwd);
-  files.scan = fortran::scan(source, includes, fixed);
+  files.scan = fortran::scan(source, includes, fixed, std::move(macros));
+  files.source_name = files.scan.line_file ? *files.scan.line_file
+                      : source_arg.is_absolute() ? source_arg.string()
+                                                 : cwd.string() + "/" + source_arg.string();
   return files;
 }
 
@@ -267,6 +280,11 @@ class FlangOpenMp final : public Frontend {
 
   Parsed parse(const Argv& argv) const override { return parse_flang(argv); }
 
+  // Paths stay as written: flang writes the source's path, joined to the
+  // working directory, into the object, so a path made relative to base_dir
+  // would name another file in every build directory.
+  Argv relative_to_base(Argv argv, const fs::path& /*base*/, const fs::path& /*cwd*/) const override { return argv; }
+
   bool lists_reads() const override { return false; }
 
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
@@ -278,7 +296,7 @@ class FlangOpenMp final : public Frontend {
     // Module files go under the build directory (one directory, as CMake's),
     // unless the flags name one.
     const fs::path module_dir = m.build_dir / "mod";
-    ModuleFiles files = module_files_of(head, m.project_dir, src.path, module_dir);
+    ModuleFiles files = module_files_of(head, m.project_dir, src_arg, module_dir);
     if (files.module_dir == module_dir) {
       const fs::path rel = module_dir.lexically_relative(m.project_dir);
       head.insert(head.end(), {"-module-dir", rel.empty() || *rel.begin() == ".." ? module_dir.string() : rel.string()});
@@ -300,7 +318,7 @@ class FlangOpenMp final : public Frontend {
         host_targets.insert(host_targets.end(), a.tokens.begin(), a.tokens.end());
     }
     // Without -J, flang writes and finds module files in the working directory.
-    ModuleFiles files = module_files_of(head, cwd, (cwd / req.source).lexically_normal(), cwd);
+    ModuleFiles files = module_files_of(head, cwd, req.source, cwd);
     files.search.insert(files.search.begin(), files.module_dir);
     return std::make_unique<FlangCompile>(std::move(head), req.source, std::move(host_targets), std::move(files));
   }

@@ -89,7 +89,8 @@ std::vector<std::string_view> statements(std::string_view code) {
 
 class Scanner {
  public:
-  Scanner(const std::vector<fs::path>& dirs, bool fixed) : dirs_(dirs), fixed_(fixed) {}
+  Scanner(const std::vector<fs::path>& dirs, bool fixed, Macros macros)
+      : dirs_(dirs), fixed_(fixed), macros_(std::move(macros)) {}
 
   void file(const fs::path& path, size_t depth) {
     depth_ = depth;
@@ -114,9 +115,10 @@ class Scanner {
       std::string_view lead = line;
       skip_blanks(lead);
       if (!lead.empty() && lead.front() == '#') {
-        directive(lead.substr(1), path, number);
+        if (!conditional(lead.substr(1)) && live()) directive(lead.substr(1), path, number);
         continue;
       }
+      if (!live()) continue;
       if (fixed_) {
         if (line.empty()) continue;
         const char c1 = static_cast<char>(std::tolower(static_cast<unsigned char>(line.front())));
@@ -194,7 +196,16 @@ class Scanner {
       defines_.insert(parent + "-" + name + ".mod");
       return;
     }
-    if (!take_word(s, "use")) return;
+    if (!take_word(s, "use")) {
+      // COMPILER_OPTIONS() is the command line: each pass's, with its temporary names.
+      for (size_t at = low.find("compiler_options"); at != std::string::npos && !result_.problem;
+           at = low.find("compiler_options", at + 1))
+        if ((at == 0 || !name_char(low[at - 1])) && (at + 16 == low.size() || !name_char(low[at + 16])))
+          result_.problem = path.string() + ":" + std::to_string(number) +
+                            ": COMPILER_OPTIONS() writes the command line into the object, and a split pass's "
+                            "holds temporary names";
+      return;
+    }
     bool intrinsic = false, nature = false;
     if (!s.empty() && s.front() == ',') {  // use, intrinsic :: m  /  use, non_intrinsic :: m
       s.remove_prefix(1);
@@ -212,6 +223,92 @@ class Scanner {
     uses_.insert(name + ".mod");
   }
 
+  // Certainly true, certainly false, or not known (Macros).
+  enum class Truth { True, False, Unknown };
+
+  // flang predefines only names that start with '_' (`flang -E -dM`: _OPENMP,
+  // __flang__, __x86_64__...); any other the options do not define and no
+  // #define seen names is not defined.
+  Truth defined(std::string_view name) const {
+    const std::string n(name);
+    if (n.empty() || unknown_.count(n)) return Truth::Unknown;
+    if (macros_.defined.count(n)) return Truth::True;
+    if (macros_.undefined.count(n)) return Truth::False;
+    return n.front() == '_' ? Truth::Unknown : Truth::False;
+  }
+
+  // An #if/#elif expression: [!]defined(NAME), [!]defined NAME, 0, 1.
+  Truth condition(std::string_view e) const {
+    skip_blanks(e);
+    while (!e.empty() && (e.back() == ' ' || e.back() == '\t')) e.remove_suffix(1);
+    if (e == "0") return Truth::False;
+    if (e == "1") return Truth::True;
+    bool negate = false;
+    if (!e.empty() && e.front() == '!') {
+      negate = true;
+      e.remove_prefix(1);
+      skip_blanks(e);
+    }
+    if (!take_word(e, "defined")) return Truth::Unknown;
+    const bool paren = !e.empty() && e.front() == '(';
+    if (paren) {
+      e.remove_prefix(1);
+      skip_blanks(e);
+    }
+    const std::string name = take_name(e);
+    if (paren) {
+      if (e.empty() || e.front() != ')') return Truth::Unknown;
+      e.remove_prefix(1);
+      skip_blanks(e);
+    }
+    if (name.empty() || !e.empty()) return Truth::Unknown;
+    const Truth t = defined(name);
+    if (!negate || t == Truth::Unknown) return t;
+    return t == Truth::True ? Truth::False : Truth::True;
+  }
+
+  // One #if...#endif: whether the enclosing lines are compiled (as far as
+  // known), whether a branch was certainly taken, and whether this one may be.
+  struct Frame {
+    bool outer, taken, live;
+  };
+
+  bool live() const { return frames_.empty() || frames_.back().live; }
+
+  // #if, #ifdef, #ifndef, #elif, #else, #endif (tracked), #define and #undef
+  // (their macro is no longer known). Whether `d` was one of them.
+  bool conditional(std::string_view d) {
+    skip_blanks(d);
+    std::string_view s = d;
+    auto open = [&](Truth t) {
+      const bool outer = live();
+      frames_.push_back({outer, t == Truth::True, outer && t != Truth::False});
+    };
+    auto next = [&](Truth t) {
+      if (frames_.empty()) return;
+      Frame& f = frames_.back();
+      f.live = f.outer && !f.taken && t != Truth::False;
+      f.taken = f.taken || t == Truth::True;
+    };
+    if (take_word(s, "ifdef")) open(defined(take_name(s)));
+    else if (take_word(s, "ifndef")) {
+      const Truth t = defined(take_name(s));
+      open(t == Truth::Unknown ? t : t == Truth::True ? Truth::False : Truth::True);
+    } else if (take_word(s, "if")) open(condition(s));
+    else if (take_word(s, "elif")) next(condition(s));
+    else if (take_word(s, "else")) next(Truth::True);
+    else if (take_word(s, "endif")) {
+      if (!frames_.empty()) frames_.pop_back();
+    } else if (take_word(s, "define") || take_word(s, "undef")) {
+      if (live()) {
+        unknown_.insert(take_name(s));
+      }
+    } else {
+      return false;
+    }
+    return true;
+  }
+
   // A line starting with '#': #include "f" / <f>, and #line / # N "file".
   void directive(std::string_view d, const fs::path& path, size_t number) {
     skip_blanks(d);
@@ -225,6 +322,7 @@ class Scanner {
     const size_t q = s.find('"');
     if (q == std::string_view::npos) return;
     if (auto name = quoted(s.substr(q))) {
+      if (number == 1 && depth_ == 0) result_.line_file = *name;
       fs::path f = fs::path(*name).is_absolute() ? fs::path(*name) : path.parent_path() / *name;
       std::error_code ec;
       if (fs::is_regular_file(f, ec)) reads_.insert(f.lexically_normal());
@@ -268,6 +366,9 @@ class Scanner {
 
   const std::vector<fs::path>& dirs_;
   bool fixed_;
+  Macros macros_;
+  std::set<std::string> unknown_;  // #define'd or #undef'd on the way
+  std::vector<Frame> frames_;
   size_t depth_ = 0;
   std::set<fs::path> visited_;
   std::set<std::string> defines_, uses_;
@@ -293,8 +394,8 @@ bool fixed_form_by_extension(const fs::path& source) {
   return ext == ".f" || ext == ".ff" || ext == ".for" || ext == ".ftn" || ext == ".f77" || ext == ".fpp";
 }
 
-Scan scan(const fs::path& source, const std::vector<fs::path>& include_dirs, bool fixed) {
-  Scanner s(include_dirs, fixed);
+Scan scan(const fs::path& source, const std::vector<fs::path>& include_dirs, bool fixed, Macros macros) {
+  Scanner s(include_dirs, fixed, std::move(macros));
   s.file(source, 0);
   return s.take();
 }

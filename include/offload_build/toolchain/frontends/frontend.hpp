@@ -41,6 +41,10 @@ struct ModuleFiles {
   fs::path module_dir;          // absolute: where the passes write .mod files (-module-dir)
   std::vector<fs::path> search;  // absolute: where else flang finds a .mod file (-I, its directory)
   fortran::Scan scan;
+  // The source's name flang writes into the objects (for its runtime's
+  // messages): a #line's file, else the working directory joined to the
+  // source as argv names it. Keyed: it is in no argv and no input.
+  std::string source_name;
 };
 
 // The passes of one compile (one translation unit, its options fixed), each
