@@ -56,15 +56,15 @@ TEST_CASE("cargo flow: dev and release images apart; profile overrides and CARGO
   const fs::path ws = factor_workspace(tmp / "ws");
   factor_by_profile(ws);
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=35 expect=35 OK");
-  check_ok(cargo_run(ws, tmp / "cache", {"--release"}), "x[7]=7 expect=7 OK");
-  host_only_edit(ws, "one\n");
-  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=35 expect=35 OK");  // not the release image
   // The workspace root's profile override of the kernel crate: no file of kern changed.
   const std::string root = read_file(ws / "Cargo.toml");
   write_file(ws / "Cargo.toml", root + "\n[profile.dev.package.kern]\ndebug-assertions = false\n");
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
   write_file(ws / "Cargo.toml", root);
   check_ok(cargo_run(ws, tmp / "cache", {}, {{"CARGO_PROFILE_DEV_DEBUG_ASSERTIONS", "false"}}), "x[7]=7 expect=7 OK");
+  check_ok(cargo_run(ws, tmp / "cache", {"--release"}), "x[7]=7 expect=7 OK");
+  host_only_edit(ws, "one\n");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=35 expect=35 OK");  // not the release image
 }
 
 TEST_CASE("cargo flow: what the kernels read outside the crate's files keys the image: env!, include!, "

@@ -295,3 +295,27 @@ TEST_CASE("device pass depfile: cargo's dep-info, rustc's env-deps and build scr
   CHECK_FALSE(device_depfile(dir / "missing/libkern.a", {}));
   fs::remove_all(dir);
 }
+
+TEST_CASE("--message-format: merged with the JSON offload-build reads, on every pass", "[rust][cargo]") {
+  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  REQUIRE(p.ok());
+  auto formats = [&](const std::vector<std::string>& args) {
+    const UserArgs u = split_user_args(args);
+    const Invocation host = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, std::nullopt,
+                                      std::nullopt, {});
+    const Invocation device = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
+    Argv out;
+    for (const auto* inv : {&host, &device})
+      for (const auto& a : inv->argv)
+        if (a.rfind("--message-format", 0) == 0) out.push_back(a + (inv->echo_json ? " (echoed)" : ""));
+    return out;
+  };
+  CHECK(formats({}) == Argv(2, "--message-format=json-render-diagnostics"));
+  CHECK(formats({"--message-format=human"}) == Argv(2, "--message-format=json-render-diagnostics"));
+  CHECK(formats({"--message-format", "short", "--release"}) ==
+        Argv(2, "--message-format=json-render-diagnostics,json-diagnostic-short"));
+  CHECK(formats({"--message-format=json"}) == Argv(2, "--message-format=json (echoed)"));
+  CHECK(formats({"--message-format=json-diagnostic-short,json-render-diagnostics"}) ==
+        Argv(2, "--message-format=json-diagnostic-short,json-render-diagnostics (echoed)"));
+  CHECK(split_user_args({"--target-dir", "out", "--release"}).target_dir == std::optional<std::string>("out"));
+}
