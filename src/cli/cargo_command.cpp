@@ -57,10 +57,21 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
     for (const auto& d : deps) dirs.push_back(d.manifest_path.parent_path());
     return dirs;
   };
-  const std::vector<toolchain::cargo::Package> deps = toolchain::cargo::local_dependencies(metadata, s.pkg);
+  // Each package's own library, then the local crates they depend on; each once.
   std::vector<plan::KernelCrate> candidates;
-  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps), std::nullopt});
-  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}, std::nullopt});
+  std::vector<std::string> seen;
+  auto add = [&](const toolchain::cargo::Package& p, std::vector<fs::path> dirs) {
+    if (std::count(seen.begin(), seen.end(), p.id)) return;
+    seen.push_back(p.id);
+    candidates.push_back({p, {}, {}, std::move(dirs), std::nullopt, {}});
+  };
+  std::vector<std::vector<toolchain::cargo::Package>> deps;
+  for (const auto& pkg : s.packages) {
+    deps.push_back(toolchain::cargo::local_dependencies(metadata, pkg));
+    if (pkg.lib) add(pkg, dirs_of(pkg, deps.back()));
+  }
+  for (const auto& ds : deps)
+    for (const auto& d : ds) add(d, {});
   for (auto& c : candidates) {
     c.scan = toolchain::rust::scan_crate(c.pkg.lib_root);
     OB_TRY(toolchain::rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
@@ -103,6 +114,7 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
                        {},
                        {},
                        {},
+                       {},
                        {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
@@ -114,12 +126,16 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
-  auto pkg = toolchain::cargo::parse_metadata(out->out, s.dir, s.user.package);
-  if (!pkg) return pkg.error();
-  s.pkg = *pkg;
+  auto pkgs = toolchain::cargo::select_packages(out->out, s.dir, s.user.selection);
+  if (!pkgs) return pkgs.error();
+  s.packages = *pkgs;
+  const toolchain::cargo::Selection& sel = s.user.selection;
+  if (sel.packages.empty() && !sel.workspace && s.packages.size() == 1) s.user.implied_package = s.packages[0].name;
   // --target-dir is cargo's for every pass (cargo metadata has no such option):
   // the device passes, packages and embedded objects go under it too.
-  if (s.user.target_dir) s.pkg.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
+  if (s.user.target_dir)
+    for (auto& p : s.packages) p.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
+  s.pkg = s.packages.front();
   OB_TRY(find_kernel_crates(s, out->out));
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();

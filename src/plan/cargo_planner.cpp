@@ -121,6 +121,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
 
   CargoHostStep& host = p.host_step;
   host.pkg = s.pkg;
+  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
   host.package = paths.package;
   host.image = links.embedded.value_or(paths.package);
   if (links.embedded) {

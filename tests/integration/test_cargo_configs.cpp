@@ -111,3 +111,64 @@ TEST_CASE("cargo flow: two workspaces sharing CARGO_TARGET_DIR, each with a kern
   host_only_edit(one, "one\n");
   check_ok(cargo_run(one, tmp / "cache", {}, shared), "x[7]=14 expect=14 OK");
 }
+
+namespace {
+
+// `ws` with a second program app2 whose kernel crate kern2 (kernel scale2)
+// has the feature on: app prints 7, app2 14.
+void second_program(const fs::path& ws) {
+  fs::create_directories(ws / "kern2/src");
+  fs::create_directories(ws / "app2/src");
+  std::string lib = read_file(ws / "kern/src/lib.rs");
+  for (size_t at; (at = lib.find("scale(")) != std::string::npos || (at = lib.find("scale,")) != std::string::npos;)
+    lib.replace(at, 5, "scale2");
+  write_file(ws / "kern2/src/lib.rs", lib);
+  std::string toml = read_file(ws / "kern/Cargo.toml");
+  toml.replace(toml.find("name = \"kern\""), 13, "name = \"kern2\"");
+  write_file(ws / "kern2/Cargo.toml", toml);
+  write_file(ws / "app2/Cargo.toml", "[package]\nname = \"app2\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n"
+                                     "[dependencies]\nkern2 = { path = \"../kern2\", features = [\"squares\"] }\n");
+  write_file(ws / "app2/src/main.rs", "fn main() {\n    println!(\"{}\", kern2::report());\n}\n");
+  edit_file(ws / "Cargo.toml", "members = [\"app\", \"kern\"]", "members = [\"app\", \"kern\", \"app2\", \"kern2\"]");
+}
+
+// The program `name` cargo built under `target_dir` prints its line.
+void runs_ok(const fs::path& target_dir, const std::string& name, const std::string& line) {
+  check_ok(run_tool({(target_dir / "x86_64-unknown-linux-gnu/debug" / name).string()}, {}, kMandatory), line);
+}
+
+}  // namespace
+
+TEST_CASE("cargo flow: the workspace's programs as cargo selects them: no -p, --bin, -p twice; --target-dir and "
+          "--message-format reach every pass",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-select"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  second_program(ws);
+  auto ob = [&](std::vector<std::string> cargo_args) {
+    std::vector<std::string> args{"-C", ws.string(), "--cache-dir", (tmp / "cache").string(), "cargo"};
+    args.insert(args.end(), cargo_args.begin(), cargo_args.end());
+    return run_ob(args, {}, kMandatory);
+  };
+  // The workspace root without -p: every member, as cargo builds them.
+  auto all = ob({"build"});
+  INFO(all.err);
+  REQUIRE(all.exit_code == 0);
+  runs_ok(ws / "target", "app", "x[7]=7 expect=7 OK");
+  runs_ok(ws / "target", "app2", "x[7]=14 expect=14 OK");
+  check_ok(ob({"run", "--bin", "app2"}), "x[7]=14 expect=14 OK");
+  // -p twice, into another target dir, with cargo's short diagnostics.
+  auto two = ob({"build", "-p", "app", "-p", "app2", "--target-dir", "out", "--message-format=short"});
+  INFO(two.err);
+  REQUIRE(two.exit_code == 0);
+  runs_ok(ws / "out", "app", "x[7]=7 expect=7 OK");
+  runs_ok(ws / "out", "app2", "x[7]=14 expect=14 OK");
+  device_dir(ws / "out", "host", "kern2");  // the device passes wrote there too
+  // rust-analyzer's --message-format=json: cargo's JSON on stdout, the build as ever.
+  auto json = ob({"build", "-p", "app", "--message-format=json"});
+  INFO(json.err);
+  CHECK(json.exit_code == 0);
+  CHECK_THAT(json.out, Catch::Contains("{\"reason\":\"compiler-artifact\"") &&
+                           Catch::Contains("{\"reason\":\"build-finished\",\"success\":true}"));
+}
