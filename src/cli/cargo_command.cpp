@@ -122,6 +122,9 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
       meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
+  // The user's features: cargo resolves an optional dependency (`gpu = ["dep:kern"]`)
+  // only when they enable it, and the kernel crates are found in that resolution.
+  meta.insert(meta.end(), s.user.features.begin(), s.user.features.end());
   auto out = process::capture(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
   if (!out) return out.error();
   if (out->exit_code != 0)
@@ -204,7 +207,11 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   const CargoExplain explain(s, cp);
   // The host pass, named for what it is (check|clippy plans have none).
   const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
-  CargoLines lines(o.config.flag("quiet"), cp.host, host_name, explain);
+  // -q after the command word is cargo's and ours: no progress lines, no summary.
+  const bool quiet = o.config.flag("quiet") || std::any_of(s.user.shared.begin(), s.user.shared.end(), [](const std::string& a) {
+                       return a == "-q" || a == "--quiet";
+                     });
+  CargoLines lines(quiet, cp.host, host_name, explain);
   report::ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
@@ -255,9 +262,9 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   }
   if (!ran.summary) return ran.summary.error();
   const std::vector<fs::path> programs = runner.programs();
-  if (s.user.command == "build")
+  if (s.user.command == "build" && !quiet)
     for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  print_summary(*ran.summary, seconds, o.config.flag("quiet"));
+  print_summary(*ran.summary, seconds, quiet);
   return programs;
 }
 

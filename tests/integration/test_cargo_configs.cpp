@@ -172,3 +172,45 @@ TEST_CASE("cargo flow: the workspace's programs as cargo selects them: no -p, --
   CHECK_THAT(json.out, Catch::Contains("{\"reason\":\"compiler-artifact\"") &&
                            Catch::Contains("{\"reason\":\"build-finished\",\"success\":true}"));
 }
+
+TEST_CASE("cargo flow: an optional kernel dependency (gpu = [\"dep:kern\"]) is followed when --features enables it",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-optional"};
+  const fs::path ws = factor_workspace(tmp / "ws", "kern = { path = \"../kern\", optional = true }",
+                                       "\n[features]\ngpu = [\"dep:kern\"]\n");
+  write_file(ws / "app/src/main.rs", "fn main() {\n    #[cfg(feature = \"gpu\")]\n    println!(\"{}\", kern::report());\n}\n");
+  check_ok(cargo_run(ws, tmp / "cache", {"--features", "gpu"}), "x[7]=7 expect=7 OK");
+}
+
+TEST_CASE("cargo flow: a -fuse-ld= in cargo's rustflags gets a hint when the host pass fails",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-fuse-ld"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  fs::create_directories(ws / ".cargo");
+  write_file(ws / ".cargo/config.toml", "[build]\nrustflags = [\"-Clink-arg=-fuse-ld=no-such-linker\"]\n");
+  auto r = cargo_run(ws, tmp / "cache");
+  INFO(r.err);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("note: the rustflags (from build.rustflags) give `-Clink-arg=-fuse-ld=no-such-linker`"));
+}
+
+TEST_CASE("cargo flow: cargo's aliases b, r, t, c; a typo gets did-you-mean; -q after the command is ours too",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-words"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  auto typo = run_ob({"-C", (ws / "app").string(), "cargo", "biuld"});
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("no such command `biuld`: did you mean `build`?"));
+  auto alias = run_ob({"-C", (ws / "app").string(), "--dry-run", "cargo", "b", "-q"});
+  INFO(alias.err);
+  CHECK(alias.exit_code == 0);
+  CHECK_THAT(alias.out, Catch::Contains(" build --message-format=json-render-diagnostics") && Catch::Contains(" -q"));
+  auto quiet = run_ob({"-C", (ws / "app").string(), "--cache-dir", (tmp / "cache").string(), "cargo", "r", "-q"},
+                      {}, kMandatory);
+  INFO(quiet.err);
+  CHECK(quiet.out == "x[7]=7 expect=7 OK\n");
+  CHECK_THAT(quiet.err, !Catch::Contains("[1/") && !Catch::Contains("jobs:"));
+}
