@@ -214,3 +214,13 @@ TEST_CASE("cargo flow: cargo's aliases b, r, t, c; a typo gets did-you-mean; -q 
   CHECK(quiet.out == "x[7]=7 expect=7 OK\n");
   CHECK_THAT(quiet.err, !Catch::Contains("[1/") && !Catch::Contains("jobs:"));
 }
+
+TEST_CASE("cargo flow: --profile test and --profile bench build the device pass as a library, in their settings",
+          "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-profiles"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  factor_by_profile(ws);
+  check_ok(cargo_run(ws, tmp / "cache", {"--profile", "test"}), "x[7]=35 expect=35 OK");  // test inherits dev
+  check_ok(cargo_run(ws, tmp / "cache", {"--profile=bench"}), "x[7]=7 expect=7 OK");      // bench, release
+}

@@ -232,6 +232,10 @@ std::string message_format(const UserArgs& user) {
                 : "--message-format=json-render-diagnostics";
 }
 
+std::string device_profile(const UserArgs& user) {
+  return user.profile == "test" || user.profile == "bench" ? "offload-" + user.profile : user.profile;
+}
+
 std::string profile_lto_var(const std::string& profile) {
   std::string up;
   for (char c : profile) up += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -338,10 +342,25 @@ namespace {
 // given, the user's shared flags, and the features: exactly the host pass's
 // set (defaults included by name when they were on) once resolved, else the
 // user's own.
+// `cargo rustc|check --profile test|bench` builds the library as a test
+// harness: a device pass gets a profile of its own that inherits the user's
+// (offload-test: [profile.test]'s settings, no harness), given in --config.
 void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& user, const DeviceInputs& in) {
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     argv.push_back("--offline");
-  argv.insert(argv.end(), user.shared.begin(), user.shared.end());
+  const std::string profile = device_profile(user);
+  for (size_t i = 0; i < user.shared.size(); ++i) {
+    if (profile != user.profile && user.shared[i] == "--profile" && i + 1 < user.shared.size()) {
+      argv.insert(argv.end(), {"--profile", profile});
+      ++i;
+    } else if (profile != user.profile && util::starts_with(user.shared[i], "--profile=")) {
+      argv.push_back("--profile=" + profile);
+    } else {
+      argv.push_back(user.shared[i]);
+    }
+  }
+  if (profile != user.profile)
+    argv.insert(argv.end(), {"--config", "profile." + profile + ".inherits=\"" + user.profile + "\""});
   if (!in.features) {
     argv.insert(argv.end(), user.features.begin(), user.features.end());
   } else {
@@ -370,7 +389,7 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   if (!rustc::needs_device_link(t))
     inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t, in.config).string());
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
-             {profile_lto_var(user.profile), "fat"}};
+             {profile_lto_var(device_profile(user)), "fat"}};
   // The flags as resolved (cargo's precedence, cargo_resolve): set even when
   // empty, so that this pass reads no other source than the host pass did.
   encoded_rustflags(inv, in.rustflags);
@@ -379,7 +398,7 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
 
 std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
                                       const manifest::Target& t, const std::string& config) {
-  return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", user.profile,
+  return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", device_profile(user),
           "--target-dir", device_target_dir(p, t, config).string()};
 }
 

@@ -92,6 +92,11 @@ struct UserArgs {
 };
 UserArgs split_user_args(const std::vector<std::string>& args);
 
+// The profile a device pass builds with: the user's, but for test and bench,
+// which `cargo rustc` would build as a test harness: offload-test and
+// offload-bench, which inherit them (given with --config).
+std::string device_profile(const UserArgs& user);
+
 // CARGO_PROFILE_<NAME>_LTO for a profile ("release" -> CARGO_PROFILE_RELEASE_LTO).
 std::string profile_lto_var(const std::string& profile);
 
