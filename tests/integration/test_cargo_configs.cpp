@@ -224,3 +224,16 @@ TEST_CASE("cargo flow: --profile test and --profile bench build the device pass 
   check_ok(cargo_run(ws, tmp / "cache", {"--profile", "test"}), "x[7]=35 expect=35 OK");  // test inherits dev
   check_ok(cargo_run(ws, tmp / "cache", {"--profile=bench"}), "x[7]=7 expect=7 OK");      // bench, release
 }
+
+TEST_CASE("cargo flow: a doc test that launches a kernel links and runs", "[integration][rust][cargo-configs]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-doctest"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  edit_file(ws / "kern/src/lib.rs", "#[cfg(not(offload_device))]\npub fn report()",
+            "/// ```\n/// assert!(kern::report().ends_with(\"OK\"));\n/// ```\n#[cfg(not(offload_device))]\npub fn report()");
+  auto r = run_ob({"-C", (ws / "kern").string(), "--cache-dir", (tmp / "cache").string(), "cargo", "test", "--doc"},
+                  {}, kMandatory);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("test result: ok. 1 passed"));
+}

@@ -402,6 +402,10 @@ std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, c
           "--target-dir", device_target_dir(p, t, config).string()};
 }
 
+namespace {
+std::vector<std::string> split_spaces(const std::string& s);  // below
+}  // namespace
+
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
                      const UserArgs& user, const std::vector<manifest::Target>& targets,
                      const std::optional<fs::path>& embedded_object,
@@ -438,6 +442,15 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
   std::error_code ec;
   if (const fs::path rustdoc = tc.rust->rustc.parent_path() / "rustdoc"; fs::exists(rustdoc, ec))
     inv.env.emplace_back("RUSTDOC", rustdoc.string());
+  // A doc test is linked by rustdoc, which reads RUSTDOCFLAGS, not RUSTFLAGS:
+  // the same link (the images, the runtime), after the user's own.
+  if (user.command == "test") {
+    std::vector<std::string> doc;
+    if (const char* e = config::env_or_null("CARGO_ENCODED_RUSTDOCFLAGS"); e && *e) doc = util::split(e, '\x1f');
+    else if (const char* d = config::env_or_null("RUSTDOCFLAGS")) doc = split_spaces(d);
+    doc.insert(doc.end(), flags.begin() + static_cast<long>(user_rustflags.size()), flags.end());
+    inv.env.emplace_back("CARGO_ENCODED_RUSTDOCFLAGS", util::join(doc, "\x1f"));
+  }
   return inv;
 }
 
