@@ -52,6 +52,7 @@ std::string usage(const std::string& head, const std::string& mid) {
       "       {1} run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
       "       {1} test [CARGO ARGS] [-- TEST ARGS]\n"
       "       {1} check|clippy [CARGO ARGS] [-- LINT ARGS]\n"
+      "       {1} clean|doc [CARGO ARGS]            (cargo's own, with the same toolchain)\n"
       "test runs the tests with OMP_TARGET_OFFLOAD=MANDATORY; check and clippy check both sides,\n"
       "the device side with --cfg offload_device per kernel crate and target, then the host.\n"
       "\n"
@@ -108,7 +109,7 @@ std::string near_command(const std::string& word) {
 
 bool is_command(const std::string& word) {
   const std::string w = unalias(word);
-  return w == "build" || w == "run" || w == "test" || w == "check" || w == "clippy";
+  return w == "build" || w == "run" || w == "test" || w == "check" || w == "clippy" || w == "clean" || w == "doc";
 }
 
 std::optional<std::string> misplaced_cargo_option(const std::vector<std::string>& head,

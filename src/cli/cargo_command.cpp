@@ -279,6 +279,19 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
     std::cout << cargo_args::usage("offload-build", " cargo");
     return exit_code::ok;
   }
+  if (args[0] == "clean" || args[0] == "doc") {
+    // Nothing of offload-build's: cargo's own, with the toolchain both passes use
+    // (`clean` removes the device dirs too: they are under the target dir).
+    auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
+    if (!rust) return rust.error();
+    std::vector<std::string> argv{rust->cargo.value_or("cargo").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rust->rustc.string()}}};
+    process::echo_command(cmd);
+    auto pid = process::spawn(cmd);
+    if (!pid) return pid.error();
+    return process::wait_exit_code(*pid, true);
+  }
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
   if (!parsed) return parsed.error();
   const auto started = std::chrono::steady_clock::now();

@@ -49,7 +49,7 @@ TEST_CASE("cargo flow: a switch of features never reuses the other feature set's
   }
 }
 
-TEST_CASE("cargo flow: dev and release images apart; profile overrides and CARGO_PROFILE_* reach the key",
+TEST_CASE("cargo flow: dev and release images apart, profile overrides and CARGO_PROFILE_* reach the key",
           "[integration][rust][cargo-configs]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-configs"};
@@ -139,7 +139,7 @@ void runs_ok(const fs::path& target_dir, const std::string& name, const std::str
 
 }  // namespace
 
-TEST_CASE("cargo flow: the workspace's programs as cargo selects them: no -p, --bin, -p twice; --target-dir and "
+TEST_CASE("cargo flow: the workspace's programs as cargo selects them (no -p, --bin, -p twice), --target-dir and "
           "--message-format reach every pass",
           "[integration][rust][cargo-configs]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
@@ -196,7 +196,7 @@ TEST_CASE("cargo flow: a -fuse-ld= in cargo's rustflags gets a hint when the hos
   CHECK_THAT(r.err, Catch::Contains("note: the rustflags (from build.rustflags) give `-Clink-arg=-fuse-ld=no-such-linker`"));
 }
 
-TEST_CASE("cargo flow: cargo's aliases b, r, t, c; a typo gets did-you-mean; -q after the command is ours too",
+TEST_CASE("cargo flow: cargo's aliases b, r, t, c, a typo gets did-you-mean, -q after the command is ours too",
           "[integration][rust][cargo-configs]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-words"};

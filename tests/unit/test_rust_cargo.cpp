@@ -322,7 +322,7 @@ TEST_CASE("device pass depfile: cargo's dep-info, rustc's env-deps and build scr
   fs::remove_all(dir);
 }
 
-TEST_CASE("--message-format: merged with the JSON offload-build reads, on every pass", "[rust][cargo]") {
+TEST_CASE("cargo --message-format: merged with the JSON offload-build reads, on every pass", "[rust][cargo]") {
   auto p = first_of(kMetadata, "/w/rc", std::nullopt);
   REQUIRE(p.ok());
   auto formats = [&](const std::vector<std::string>& args) {
