@@ -128,7 +128,12 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
   auto out = process::capture(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
   if (!out) return out.error();
   if (out->exit_code != 0)
-    return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
+    return Error::usage(fmt::format(
+        "`cargo metadata` failed in {}:\n{}{}", s.dir.string(), util::trim(out->err),
+        out->err.find("offline") != std::string::npos
+            ? "\noffload-build runs cargo with --offline (it never fetches): run `cargo fetch` once in the "
+              "project, then the build again"
+            : ""));
   auto pkgs = toolchain::cargo::select_packages(out->out, s.dir, s.user.selection);
   if (!pkgs) return pkgs.error();
   s.packages = *pkgs;
