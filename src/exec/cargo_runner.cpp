@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "offload_build/process/interrupt.hpp"
@@ -224,7 +226,8 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
   bool fresh = true;  // cargo compiled none of the package's targets
   std::vector<fs::path> programs;
   for (const auto& m : out->messages)
-    if (auto a = toolchain::cargo::parse_artifact(m); a && a->package_id == h.pkg.id) {
+    if (auto a = toolchain::cargo::parse_artifact(m);
+        a && std::find(h.ids.begin(), h.ids.end(), a->package_id) != h.ids.end()) {
       fresh = fresh && a->fresh;
       if (a->executable) programs.push_back(*a->executable);
     }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/core.h>
+
 #include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
@@ -121,6 +123,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
 
   CargoHostStep& host = p.host_step;
   host.pkg = s.pkg;
+  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
   host.package = paths.package;
   host.image = links.embedded.value_or(paths.package);
   if (links.embedded) {
@@ -145,6 +148,15 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   };
   host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
                                          : "the host pass failed (cargo's messages above say why)";
+  // A linker of the user's choice: clang's --offload-link (clang-linker-wrapper) runs the link.
+  for (const auto& f : s.host_rustflags.flags)
+    if (f.find("-fuse-ld=") != std::string::npos)
+      host.failed += fmt::format(
+          "\n  note: the rustflags (from {}) give `{}`: the host pass links through clang's --offload-link "
+          "(clang-linker-wrapper), which runs the host linker itself; if the link failed there, leave that flag "
+          "out for `cargo offload` (RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS without it win over cargo's config) "
+          "or try -fuse-ld=lld, LLVM's own",
+          s.host_rustflags.origin, f);
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));

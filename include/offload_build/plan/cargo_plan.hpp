@@ -48,7 +48,8 @@ struct CargoSession {
   toolchain::Toolchain tc;
   fs::path cargo_bin;
   toolchain::cargo::UserArgs user;
-  toolchain::cargo::Package pkg;               // the package cargo builds
+  toolchain::cargo::Package pkg;               // the package cargo builds (the first of `packages`)
+  std::vector<toolchain::cargo::Package> packages;  // all it builds (-p, --workspace, default-members)
   std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
   std::vector<manifest::Target> targets;
   // The rustflags cargo gives every crate, as cargo resolves them
@@ -81,6 +82,7 @@ struct CargoDeviceStep {
 // image changes the host flags and cargo relinks; then cargo.
 struct CargoHostStep {
   toolchain::cargo::Package pkg;
+  std::vector<std::string> ids;  // the packages whose programs it builds
   fs::path package;  // hashed
   fs::path image;    // copied to named(hash)
   std::function<fs::path(const std::string& hash)> named;

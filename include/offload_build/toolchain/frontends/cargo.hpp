@@ -36,10 +36,19 @@ struct Package {
   std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
 };
 
-// Pick the package among the workspace members: `-p NAME` when given, else the
-// one whose Cargo.toml is in `project_dir`, else the only one. Errors name what to pass.
-Result<Package> parse_metadata(std::string_view json, const fs::path& project_dir,
-                               const std::optional<std::string>& package);
+// Which packages a cargo command builds (-p, --workspace, --exclude).
+struct Selection {
+  std::vector<std::string> packages;  // -p / --package, each
+  bool workspace = false;             // --workspace / --all
+  std::vector<std::string> exclude;   // --exclude
+};
+
+// The workspace members cargo builds, as cargo picks them: each `-p NAME`;
+// every member but --exclude with --workspace; else the one whose Cargo.toml
+// is in `project_dir`; else (a workspace root) the default-members, all
+// members when it names none. Programs first. Errors name what to pass.
+Result<std::vector<Package>> select_packages(std::string_view json, const fs::path& project_dir,
+                                            const Selection& selection);
 
 // The local packages (path dependencies and workspace members, not registry or
 // git ones) with a library target that `chosen` depends on, directly or not,
@@ -69,7 +78,10 @@ struct UserArgs {
   std::vector<std::string> shared;    // profile, manifest path, lock, verbosity, --config: both passes
   std::vector<std::string> features;  // --features, -F, --all-features, --no-default-features: the host
                                       // pass's; the device pass gets what cargo resolved from them
-  std::optional<std::string> package;  // -p / --package
+  Selection selection;
+  // The package the host pass names with `-p` when the user selected none
+  // (the one in the directory offload-build runs in); nullopt: cargo picks.
+  std::optional<std::string> implied_package;
   // --message-format values (comma-separated ones split), not in `all`: each
   // pass gets one --message-format that keeps the JSON offload-build reads
   // and shows the rest as the user asked (message_format()).
@@ -79,6 +91,11 @@ struct UserArgs {
   bool has_target = false;            // --target given: the host pass keeps it
 };
 UserArgs split_user_args(const std::vector<std::string>& args);
+
+// The profile a device pass builds with: the user's, but for test and bench,
+// which `cargo rustc` would build as a test harness: offload-test and
+// offload-bench, which inherit them (given with --config).
+std::string device_profile(const UserArgs& user);
 
 // CARGO_PROFILE_<NAME>_LTO for a profile ("release" -> CARGO_PROFILE_RELEASE_LTO).
 std::string profile_lto_var(const std::string& profile);
