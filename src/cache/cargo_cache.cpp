@@ -65,12 +65,14 @@ std::string files_digest(const fs::path& workspace_root, const std::vector<fs::p
 
 std::string key(const KeyInputs& in) {
   storage::Hasher h;
-  h.field("cargo-device", "1");
+  h.field("cargo-device", "2");
   h.field("rustc", in.rustc_version);
   h.field("llvm", in.llvm);
   for (const auto& a : in.argv) h.field("arg", a);
   for (const auto& k : in.kernels) h.field("kernel", k);
   for (const auto& f : in.rustflags) h.field("rustflag", f);
+  h.field("config", in.config);
+  for (const auto& e : in.env) h.field("config-env", e);
   h.field("files", in.files);
   return h.hex();
 }
@@ -79,19 +81,25 @@ namespace {
 
 // The device image's key: the pass with paths relative to the workspace, and
 // `files`, the digest of the kernel crate's files and its local dependencies'.
-std::string image_key(const plan::CargoSession& s, const plan::KernelCrate& c, const std::vector<std::string>& pass,
-                      const std::string& files, const std::vector<std::string>& rustflags) {
+std::string image_key(const plan::CargoSession& s, const plan::KernelCrate& c, const manifest::Target& t,
+                      const std::vector<std::string>& pass, const std::string& files) {
   KeyInputs in;
   in.rustc_version = s.tc.rust->version_line;
   in.llvm = s.tc.root.filename().string();
   const std::string root = c.pkg.workspace_root.string() + "/";
+  const toolchain::cargo::DeviceConfig& config = c.config(t.triple);
+  // The pass's own dir is named by where it is (DeviceConfig::place): keyed as what it stands for.
+  const std::string dir = toolchain::cargo::device_target_dir(c.pkg, t, config.place).string();
   for (size_t i = 1; i < pass.size(); ++i) {  // not cargo's own path
     std::string a = pass[i];
+    for (size_t at; (at = a.find(dir)) != std::string::npos;) a.replace(at, dir.size(), "<device-dir>");
     for (size_t at; (at = a.find(root)) != std::string::npos;) a.replace(at, root.size(), "<workspace>/");
     in.argv.push_back(a);
   }
   in.kernels = c.kernels;
-  in.rustflags = rustflags;
+  in.rustflags = s.device_rustflags.at(t.triple).flags;
+  in.config = config.portable;
+  for (const auto& [name, setting] : s.config_env) in.env.push_back(name + "=" + setting);
   in.files = files;
   return key(in);
 }
@@ -105,7 +113,7 @@ void add_keys(plan::CargoPlan& p, const plan::CargoSession& s) {
       if (step.pkg.id != c.pkg.id) continue;
       if (!files) files = files_digest(c.pkg.workspace_root, c.dirs);
       plan::Job& job = p.plan.jobs[id];
-      job.key_material = image_key(s, c, job.argv, *files, s.device_rustflags.at(step.target.triple).flags);
+      job.key_material = image_key(s, c, step.target, job.argv, *files);
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "offload_build/cache/depfile.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace ob::cache {
@@ -43,6 +44,25 @@ std::vector<std::string> parse_depfile(std::string_view text) {
   }
   finish_word();
   return deps;
+}
+
+std::vector<std::string> parse_env_deps(std::string_view text) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  constexpr std::string_view kLine = "# env-dep:";
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    if (line.substr(0, kLine.size()) == kLine) {
+      std::string name(line.substr(kLine.size(), line.find('=') == std::string_view::npos
+                                                     ? std::string_view::npos
+                                                     : line.find('=') - kLine.size()));
+      if (!name.empty() && name.back() == '\r') name.pop_back();
+      if (!name.empty() && seen.insert(name).second) names.push_back(std::move(name));
+    }
+    at = end + 1;
+  }
+  return names;
 }
 
 }  // namespace ob::cache

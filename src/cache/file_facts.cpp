@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/cache/depfile.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
@@ -105,6 +107,15 @@ const Stamp& FileFactsCache::any(const fs::path& path, const fs::path& cwd) {
 }
 
 const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) {
+  if (util::starts_with(path.native(), kEnvDepPrefix)) {  // an environment variable (depfile.hpp)
+    auto [it, inserted] = facts_.try_emplace(path.native());
+    if (inserted) {
+      const char* value = config::env_or_null(path.native().c_str() + kEnvDepPrefix.size());
+      it->second.exists = true;
+      it->second.sha256 = storage::sha256_hex(value ? "set " + std::string(value) : std::string("unset"));
+    }
+    return it->second;
+  }
   const fs::path full = full_path(path, cwd);
   auto [it, inserted] = facts_.try_emplace(full.string());
   if (!inserted) return it->second;

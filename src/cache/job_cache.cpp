@@ -206,7 +206,8 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   const std::string id = job_id(job, plan_.cwd);
   if (!job.cacheable) {
-    if (!job.uncacheable_reason.empty()) explain(job, "not cached: " + job.uncacheable_reason);
+    // One the planner says cannot be keyed is a miss `cache stats` counts, by that reason.
+    if (!job.uncacheable_reason.empty()) miss(job, "uncacheable", "not cached: " + job.uncacheable_reason);
     else if (options_.explain && options_.planner_explain && !state_.knows(id))
       if (auto said = options_.planner_explain(job)) explain(job, "not cached, runs: " + *said);
     return exec::Served::No;
@@ -291,6 +292,11 @@ std::vector<Dep> JobCache::deps_from_depfile(const plan::Job& job, std::string_v
     fs::path p(path);
     deps.push_back(make_dep(plan_, job, p.is_absolute() ? plan::arg_path(p, plan_.cwd).string() : path, f));
   }
+  if (job.env_deps)
+    for (const auto& name : parse_env_deps(depfile)) {
+      const std::string path = std::string(kEnvDepPrefix) + name;
+      deps.push_back(Dep{path, files_.get(path, plan_.cwd).sha256, 0, 0, {}});
+    }
   return deps;
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/cache/depfile.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
@@ -170,6 +171,8 @@ std::string dep_change(const Dep& dep, FileFactsCache& files, const fs::path& cw
                ? ""
                : "directory changed: " + dep.path + " (a lookup found nothing in it when it last ran)";
   const FileFacts& now = files.get(dep.path, cwd);
+  if (util::starts_with(dep.path, kEnvDepPrefix))
+    return now.sha256 == dep.sha256 ? "" : "environment variable changed: " + dep.path.substr(kEnvDepPrefix.size());
   if (!now.exists) return "file removed: " + dep.path;
   if (now.sha256 != dep.sha256) return "file changed: " + dep.path;
   if (!dep.name.empty() && now.name != dep.name) return "file moved: " + dep.path;

@@ -52,6 +52,7 @@ std::string usage(const std::string& head, const std::string& mid) {
       "       {1} run [--verify] [CARGO ARGS] [-- PROGRAM ARGS]\n"
       "       {1} test [CARGO ARGS] [-- TEST ARGS]\n"
       "       {1} check|clippy [CARGO ARGS] [-- LINT ARGS]\n"
+      "       {1} clean|doc [CARGO ARGS]            (cargo's own, with the same toolchain)\n"
       "test runs the tests with OMP_TARGET_OFFLOAD=MANDATORY; check and clippy check both sides,\n"
       "the device side with --cfg offload_device per kernel crate and target, then the host.\n"
       "\n"
@@ -75,8 +76,40 @@ std::string usage(const std::string& head, const std::string& mid) {
       head, u, mid);
 }
 
+namespace {
+
+// cargo's own aliases of the commands offload-build drives.
+std::string unalias(const std::string& word) {
+  if (word == "b") return "build";
+  if (word == "r") return "run";
+  if (word == "t") return "test";
+  if (word == "c") return "check";
+  return word;
+}
+
+// The command `word` is one letter away from (a typo), or "".
+std::string near_command(const std::string& word) {
+  for (const char* c : {"build", "run", "test", "check", "clippy"}) {
+    const std::string cmd = c;
+    const size_t n = word.size(), m = cmd.size();
+    std::vector<size_t> prev(m + 1), cur(m + 1);
+    for (size_t j = 0; j <= m; ++j) prev[j] = j;
+    for (size_t i = 1; i <= n; ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= m; ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == cmd[j - 1] ? 0 : 1)});
+      prev.swap(cur);
+    }
+    if (prev[m] <= 2 && n > 1) return cmd;
+  }
+  return "";
+}
+
+}  // namespace
+
 bool is_command(const std::string& word) {
-  return word == "build" || word == "run" || word == "test" || word == "check" || word == "clippy";
+  const std::string w = unalias(word);
+  return w == "build" || w == "run" || w == "test" || w == "check" || w == "clippy" || w == "clean" || w == "doc";
 }
 
 std::optional<std::string> misplaced_cargo_option(const std::vector<std::string>& head,
@@ -113,13 +146,17 @@ std::optional<std::string> misplaced_cargo_option(const std::vector<std::string>
 }
 
 Result<CargoArgs> parse(const CommandLine& line, const std::vector<std::string>& args) {
+  if (!args.empty() && !is_command(args[0]) && !near_command(args[0]).empty())
+    return Error::usage(fmt::format("no such command `{}`: did you mean `{}`? (offload-build cargo runs build, "
+                                    "run, test, check and clippy; b, r, t and c as cargo spells them)",
+                                    args[0], near_command(args[0])));
   if (args.empty() || !is_command(args[0]))
     return Error::usage("offload-build cargo runs cargo build, run, test, check or clippy: write `offload-build "
                         "cargo build [--release] [CARGO ARGS]` or `offload-build cargo run [--verify] [CARGO ARGS] "
                         "[-- ARGS]` (`offload-build cargo --help`)");
   CargoArgs out;
-  out.command = args[0];
-  out.run = args[0] == "run";
+  out.command = unalias(args[0]);
+  out.run = out.command == "run";
   std::vector<std::string> moved, named;
   bool target = false;
   size_t i = 1;

@@ -57,10 +57,21 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
     for (const auto& d : deps) dirs.push_back(d.manifest_path.parent_path());
     return dirs;
   };
-  const std::vector<toolchain::cargo::Package> deps = toolchain::cargo::local_dependencies(metadata, s.pkg);
+  // Each package's own library, then the local crates they depend on; each once.
   std::vector<plan::KernelCrate> candidates;
-  if (s.pkg.lib) candidates.push_back({s.pkg, {}, {}, dirs_of(s.pkg, deps), std::nullopt});
-  for (const auto& d : deps) candidates.push_back({d, {}, {}, {}, std::nullopt});
+  std::vector<std::string> seen;
+  auto add = [&](const toolchain::cargo::Package& p, std::vector<fs::path> dirs) {
+    if (std::count(seen.begin(), seen.end(), p.id)) return;
+    seen.push_back(p.id);
+    candidates.push_back({p, {}, {}, std::move(dirs), std::nullopt, {}});
+  };
+  std::vector<std::vector<toolchain::cargo::Package>> deps;
+  for (const auto& pkg : s.packages) {
+    deps.push_back(toolchain::cargo::local_dependencies(metadata, pkg));
+    if (pkg.lib) add(pkg, dirs_of(pkg, deps.back()));
+  }
+  for (const auto& ds : deps)
+    for (const auto& d : ds) add(d, {});
   for (auto& c : candidates) {
     c.scan = toolchain::rust::scan_crate(c.pkg.lib_root);
     OB_TRY(toolchain::rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
@@ -103,6 +114,7 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
                        {},
                        {},
                        {},
+                       {},
                        {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
@@ -110,13 +122,28 @@ Result<plan::CargoSession> open_session(const Request& o, const cargo_args::Carg
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
       meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
+  // The user's features: cargo resolves an optional dependency (`gpu = ["dep:kern"]`)
+  // only when they enable it, and the kernel crates are found in that resolution.
+  meta.insert(meta.end(), s.user.features.begin(), s.user.features.end());
   auto out = process::capture(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
   if (!out) return out.error();
   if (out->exit_code != 0)
-    return Error::usage(fmt::format("`cargo metadata` failed in {}:\n{}", s.dir.string(), util::trim(out->err)));
-  auto pkg = toolchain::cargo::parse_metadata(out->out, s.dir, s.user.package);
-  if (!pkg) return pkg.error();
-  s.pkg = *pkg;
+    return Error::usage(fmt::format(
+        "`cargo metadata` failed in {}:\n{}{}", s.dir.string(), util::trim(out->err),
+        out->err.find("offline") != std::string::npos
+            ? "\noffload-build runs cargo with --offline (it never fetches): run `cargo fetch` once in the "
+              "project, then the build again"
+            : ""));
+  auto pkgs = toolchain::cargo::select_packages(out->out, s.dir, s.user.selection);
+  if (!pkgs) return pkgs.error();
+  s.packages = *pkgs;
+  const toolchain::cargo::Selection& sel = s.user.selection;
+  if (sel.packages.empty() && !sel.workspace && s.packages.size() == 1) s.user.implied_package = s.packages[0].name;
+  // --target-dir is cargo's for every pass (cargo metadata has no such option):
+  // the device passes, packages and embedded objects go under it too.
+  if (s.user.target_dir)
+    for (auto& p : s.packages) p.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
+  s.pkg = s.packages.front();
   OB_TRY(find_kernel_crates(s, out->out));
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
@@ -185,7 +212,11 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   const CargoExplain explain(s, cp);
   // The host pass, named for what it is (check|clippy plans have none).
   const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
-  CargoLines lines(o.config.flag("quiet"), cp.host, host_name, explain);
+  // -q after the command word is cargo's and ours: no progress lines, no summary.
+  const bool quiet = o.config.flag("quiet") || std::any_of(s.user.shared.begin(), s.user.shared.end(), [](const std::string& a) {
+                       return a == "-q" || a == "--quiet";
+                     });
+  CargoLines lines(quiet, cp.host, host_name, explain);
   report::ProgressTee listeners({&lines, &recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
@@ -236,9 +267,9 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   }
   if (!ran.summary) return ran.summary.error();
   const std::vector<fs::path> programs = runner.programs();
-  if (s.user.command == "build")
+  if (s.user.command == "build" && !quiet)
     for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  print_summary(*ran.summary, seconds, o.config.flag("quiet"));
+  print_summary(*ran.summary, seconds, quiet);
   return programs;
 }
 
@@ -252,6 +283,19 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << cargo_args::usage("offload-build", " cargo");
     return exit_code::ok;
+  }
+  if (args[0] == "clean" || args[0] == "doc") {
+    // Nothing of offload-build's: cargo's own, with the toolchain both passes use
+    // (`clean` removes the device dirs too: they are under the target dir).
+    auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
+    if (!rust) return rust.error();
+    std::vector<std::string> argv{rust->cargo.value_or("cargo").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rust->rustc.string()}}};
+    process::echo_command(cmd);
+    auto pid = process::spawn(cmd);
+    if (!pid) return pid.error();
+    return process::wait_exit_code(*pid, true);
   }
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
   if (!parsed) return parsed.error();

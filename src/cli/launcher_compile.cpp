@@ -323,10 +323,8 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   } else {
     plan = plan::make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (process::interrupted()) return exit_code::interrupted;
-    // Stable kernel names and lookup records ride on a compile that lists
-    // what it read (the library's probe and records are clang's): flang's
-    // passes keep inode-keyed names.
-    if (setup->frontend->lists_reads()) use_stable_kernel_names(plan, *setup, memo, o);
+    // Stable kernel names (flang's too); lookup records only where a depfile lists what was read.
+    use_stable_kernel_names(plan, *setup, memo, o);
     const bool single = plan.jobs.front().kind == plan::JobKind::HostIr;
     if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",

@@ -67,11 +67,13 @@ Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs:
   // Several cargos may run at once: each line of theirs goes out whole.
   static std::mutex stdout_mu;
   auto line_done = [&](std::string line) {
-    if (!line.empty() && line.front() == '{') {
+    const bool json = !line.empty() && line.front() == '{';
+    if (json && !inv.echo_json) {
       result.messages.push_back(std::move(line));
       return;
     }
     std::lock_guard lock(stdout_mu);
+    if (json) result.messages.push_back(line);
     std::cout << line << '\n' << std::flush;
   };
   while (true) {

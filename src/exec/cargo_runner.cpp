@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "offload_build/process/interrupt.hpp"
@@ -137,7 +139,7 @@ size_t CargoRunner::running() const {
 
 CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::Command& command,
                                            const std::vector<fs::path>& temps) {
-  if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps.front());
+  if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps);
   if (job.id == plan_.host) return host(job, plan_.host_step);
   Completion c;
   c.job = job.id;
@@ -150,10 +152,11 @@ CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::
 }
 
 CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::CargoDeviceStep& d,
-                                              const fs::path& temp) {
+                                              const std::vector<fs::path>& temps) {
+  const fs::path& temp = temps.front();
   Completion c;
   c.job = job.id;
-  const toolchain::cargo::Invocation inv{job.argv, job.env};
+  const toolchain::cargo::Invocation inv{job.argv, job.env, d.echo_json};
   const fs::path& cwd = plan_.plan.cwd;
   for (int attempt = 0;; ++attempt) {
     auto out = cargo_run::run_cargo(inv, cwd, children_);
@@ -166,9 +169,15 @@ CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::
     bool fresh = false;
     for (const auto& m : out->messages)
       if (auto a = toolchain::cargo::parse_artifact(m); a && a->package_id == d.pkg.id) fresh = a->fresh;
-    const std::optional<fs::path> output = d.image_link ? toolchain::cargo::device_archive(out->messages, d.pkg) : d.output;
+    const std::optional<fs::path> archive = toolchain::cargo::device_archive(out->messages, d.pkg);
+    const std::optional<fs::path> output = d.image_link ? archive : d.output;
     std::error_code ec;
     if (output && fs::exists(*output, ec)) {
+      // What it read, for the cache's second level (Job::depfile, Job::env_deps).
+      const std::optional<std::string> depfile =
+          archive ? toolchain::cargo::device_depfile(*archive, d.config_env) : std::nullopt;
+      if (job.depfile && depfile && !util::write_file_atomic(temps.back(), *depfile))
+        return failed(c, "cannot write " + temps.back().string());
       // A fresh archive's image is still current when it is newer.
       const bool linked = d.image_link && fresh && fs::exists(d.image, ec) &&
                           fs::last_write_time(d.image, ec) >= fs::last_write_time(*output, ec);
@@ -217,7 +226,8 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
   bool fresh = true;  // cargo compiled none of the package's targets
   std::vector<fs::path> programs;
   for (const auto& m : out->messages)
-    if (auto a = toolchain::cargo::parse_artifact(m); a && a->package_id == h.pkg.id) {
+    if (auto a = toolchain::cargo::parse_artifact(m);
+        a && std::find(h.ids.begin(), h.ids.end(), a->package_id) != h.ids.end()) {
       fresh = fresh && a->fresh;
       if (a->executable) programs.push_back(*a->executable);
     }

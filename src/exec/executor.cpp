@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <deque>
@@ -181,7 +182,11 @@ class Execution {
   // thread; without `serve` it must run.
   void look_up(const plan::Job& job) {
     auto& temps = temps_[job.id];
-    for (const auto& out : written_files(job)) temps.push_back(temporary_path(out, job.id));
+    for (const auto& out : written_files(job)) {
+      const bool in_place = std::find(job.written_in_place.begin(), job.written_in_place.end(), out) !=
+                            job.written_in_place.end();
+      temps.push_back(in_place ? out : temporary_path(out, job.id));
+    }
     began_[job.id] = Clock::now();
     if (!lookups_) {
       if (opts_.serve) served_by_lookup(job, opts_.serve(job, temps));
@@ -260,15 +265,19 @@ class Execution {
     if (exit_code != 0) {
       remove_temps(job.id);
       fail_job(job, exit_code,
-               Error::failure(!done.error.empty()
-                                  ? done.error
-                                  : fmt::format("{} failed with exit code {}\n  command: {}",
-                                                job.describe(plan_.cwd), exit_code,
-                                                util::shell_join(job.argv))));
+               Error::failure((!done.error.empty()
+                                   ? done.error
+                                   : fmt::format("{} failed with exit code {}\n  command: {}",
+                                                 job.describe(plan_.cwd), exit_code,
+                                                 util::shell_join(job.argv))) +
+                              (job.failure_hint.empty() ? "" : "\n  note: " + job.failure_hint)));
       return;
     }
     for (size_t i = 0; i < job.outputs.size(); ++i) {
       const fs::path t = temps_[job.id][i];  // a copy: remove_temps clears temps_[job.id]
+      // Written in place, found by a scan (a MODULE in an #if branch not
+      // compiled writes none): the cache stores no entry without it.
+      if (t == job.outputs[i]) continue;
       if (!fs::exists(t)) {
         remove_temps(job.id);
         fail_job(job, 0, Error::failure(fmt::format("{} succeeded but did not write {}",
@@ -304,6 +313,7 @@ class Execution {
       std::error_code ec;
       const bool is_depfile = job.depfile && i == files.size() - 1;
       if (is_depfile && !fs::exists(temps_[job.id][i])) continue;  // served jobs have none
+      if (temps_[job.id][i] == files[i]) continue;                   // written in place
       // Only ever replace regular files: an output named /dev/null must not
       // turn the device into a file.
       auto st = fs::symlink_status(files[i], ec);

@@ -391,6 +391,13 @@ std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   return {};
 }
 
+// Why a job the engine could run stays here (empty: it may go): a Fortran
+// compile's module files are the next compile's inputs (docs/DISTRIBUTED.md).
+std::string stays_local(const plan::Job& job) {
+  if (manifest::language_from_extension(job.source) != manifest::Language::Fortran) return {};
+  return "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
+}
+
 std::string invocation_id();
 Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup);
 
@@ -539,6 +546,12 @@ class Runner final : public RemoteRunner {
   Completion run(Work& w) {
     const std::string local_why = kept_local(w.job, setup_.plan->cwd);
     const bool sends = local_why.empty();
+    if (const std::string why = stays_local(w.job); sends && !why.empty()) {
+      if (!fortran_said_.exchange(true) && setup_.warn)
+        setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, why));
+      record(w.job.id, {RanWhere::Local, 0, 0, why});
+      return run_local(w.job.id, w.command);
+    }
     if (sends && !engine_down_ && !stopping_) {
       if (auto refused = open()) {
         record(w.job.id, {RanWhere::Local, 0, 0, "remote execution is refused: " + *refused});
@@ -1005,6 +1018,7 @@ class Runner final : public RemoteRunner {
   std::atomic<bool> engine_down_{false};
   std::atomic<bool> outside_base_said_{false};
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
+  std::atomic<bool> fortran_said_{false};
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;

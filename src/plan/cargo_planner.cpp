@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/core.h>
+
 #include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
@@ -37,7 +39,8 @@ CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::Rust
   for (const auto& c : s.crates)
     for (const auto& t : s.targets) {
       const auto inv = fe.cargo_device_check(s.cargo_bin, clippy, s.tc, c.pkg, s.user, t,
-                                             {c.features, s.device_rustflags.at(t.triple).flags});
+                                             {c.features, s.device_rustflags.at(t.triple).flags,
+                                              c.config(t.triple).place});
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
@@ -61,6 +64,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   Plan& plan = p.plan;
   plan.cwd = s.dir;
   plan.build_dir = s.pkg.target_directory;
+  plan.base_dirs = {s.pkg.workspace_root};  // a depfile's files keyed relative to it
   auto rel = [&](const fs::path& f) { return arg_path(f, plan.cwd); };
   auto line = [&](const std::string& text) { p.script += text + "\n"; };
   line("cd " + util::shell_quote(s.dir.string()));
@@ -70,20 +74,26 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   for (const auto& c : s.crates) {
     for (const auto& t : s.targets) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
-      const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags});
-      const fs::path target_dir = toolchain::cargo::device_target_dir(c.pkg, t);
-      CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t), std::nullopt, nullptr, target_dir,
-                           toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t)};
+      const std::string& config = c.config(t.triple).place;
+      const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags, config});
+      const fs::path target_dir = toolchain::cargo::device_target_dir(c.pkg, t, config);
+      CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t, config), std::nullopt, nullptr,
+                           target_dir, toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t, config), {}};
+      for (const auto& [name, setting] : s.config_env) step.config_env.push_back(name);
+      step.echo_json = inv.echo_json;
       if (fe.needs_image_link(t))
         step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
           return fe.image_link(*tc, t, kernels, archive, out);
         };
       else
-        step.output = toolchain::cargo::device_output(c.pkg, t);
+        step.output = toolchain::cargo::device_output(c.pkg, t, config);
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
       job.outputs = {step.image};
+      // What cargo and rustc say the pass read (toolchain::cargo::device_depfile).
+      job.depfile = fs::path(step.image).replace_extension(".deps");
+      job.env_deps = true;
       job.cacheable = true;
       plan.directories.push_back(step.image.parent_path());
       line(toolchain::cargo::display(inv));
@@ -113,6 +123,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
 
   CargoHostStep& host = p.host_step;
   host.pkg = s.pkg;
+  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
   host.package = paths.package;
   host.image = links.embedded.value_or(paths.package);
   if (links.embedded) {
@@ -137,6 +148,15 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
   };
   host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
                                          : "the host pass failed (cargo's messages above say why)";
+  // A linker of the user's choice: clang's --offload-link (clang-linker-wrapper) runs the link.
+  for (const auto& f : s.host_rustflags.flags)
+    if (f.find("-fuse-ld=") != std::string::npos)
+      host.failed += fmt::format(
+          "\n  note: the rustflags (from {}) give `{}`: the host pass links through clang's --offload-link "
+          "(clang-linker-wrapper), which runs the host linker itself; if the link failed there, leave that flag "
+          "out for `cargo offload` (RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS without it win over cargo's config) "
+          "or try -fuse-ld=lld, LLVM's own",
+          s.host_rustflags.origin, f);
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/util/strings.hpp"
@@ -98,6 +99,16 @@ Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest
   return {};
 }
 
+// cargo's [env] table: each NAME with its setting (a string, or a table with
+// value, force, relative) as the config reports it.
+std::vector<std::pair<std::string, std::string>> config_env(const std::string& config_json) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const nlohmann::json root = nlohmann::json::parse(config_json, nullptr, false);
+  if (!root.is_object() || !root.contains("env") || !root["env"].is_object()) return out;
+  for (const auto& [name, setting] : root["env"].items()) out.emplace_back(name, setting.dump());
+  return out;
+}
+
 cargo::Invocation with_unit_graph(cargo::Invocation inv) {
   auto at = std::find(inv.argv.begin(), inv.argv.end(), "--");
   inv.argv.insert(at, {"--unit-graph", "-Zunstable-options"});
@@ -116,6 +127,7 @@ Result<void> resolve_passes(CargoSession& s) {
   if (!config) return config.error();
   // An empty config is "config value `` is not set" on some versions: nothing set.
   const std::string config_json = config->exit_code == 0 ? config->out : "{}";
+  s.config_env = config_env(config_json);
   const std::string host = host_triple(s.user);
   auto host_flags = cargo::effective_rustflags(config_json, host, cargo::RustflagsEnv::from_environment(host));
   if (!host_flags) return host_flags.error();
@@ -136,8 +148,8 @@ Result<void> resolve_passes(CargoSession& s) {
   for (auto& c : s.crates)
     if (const cargo::Unit* u = cargo::library_unit(*host_units, c.pkg.id, host)) c.features = u->features;
 
-  // The device passes' graphs, checked against it.
-  for (const auto& c : s.crates)
+  // The device passes' graphs, checked against it; each names its pass's configuration.
+  for (auto& c : s.crates)
     for (const auto& t : s.targets) {
       const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t,
                                           {c.features, s.device_rustflags[t.triple].flags});
@@ -146,6 +158,7 @@ Result<void> resolve_passes(CargoSession& s) {
       auto units = cargo::parse_unit_graph(*graph);
       if (!units) return units.error();
       OB_TRY(compare(s, c, t, host, *host_units, *units, util::shell_join(inv.argv)));
+      c.configs[t.triple] = cargo::device_config(*graph, c.pkg, s.device_rustflags[t.triple].flags);
     }
   return {};
 }

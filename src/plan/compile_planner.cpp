@@ -110,14 +110,67 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
   }
   if (layout.record) host.outputs.push_back(*layout.record);
   const JobId host_id = plan.add(std::move(host));
-  // A frontend whose passes list no files read (flang): no depfiles to wait
-  // for, and no cache entries where its compile says the key misses a file.
+  // A frontend whose passes list no files read (flang): no depfiles to wait for.
   for (auto& job : plan.jobs) {
     if (job.unit != layout.unit || job.kind == JobKind::Link) continue;
     if (!fe.lists_reads() && job.kind != JobKind::Package) job.depfile.reset();
-    if (!compile.cacheable()) job.cacheable = false;
   }
   return {host_id, layout.object};
+}
+
+ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const ModuleWriters& writers) {
+  ModuleUses out;
+  for (const auto& name : files.scan.uses) {
+    if (auto it = writers.find(name); it != writers.end()) {
+      out.inputs.push_back(it->second.first);
+      out.deps.push_back(it->second.second);
+      continue;
+    }
+    // Not one of the plan's: every copy flang may find is keyed, whichever it
+    // takes. One in none of the directories flang searches was not read by a
+    // compile that succeeds (a USE in an #if branch not compiled, which the
+    // keyed source, files and options decide): nothing to key.
+    for (const auto& dir : files.search) {
+      std::error_code ec;
+      if (fs::is_regular_file(dir / name, ec)) out.inputs.push_back((dir / name).lexically_normal());
+    }
+  }
+  return out;
+}
+
+JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::ModuleFiles& files,
+                       const ModuleUses& uses) {
+  const auto in_unit = [&](const Job& j) { return j.unit == unit && j.kind != JobKind::Link; };
+  const bool single = std::any_of(plan.jobs.begin(), plan.jobs.end(),
+                                  [&](const Job& j) { return in_unit(j) && j.kind == JobKind::HostIr; });
+  const std::optional<std::string>& problem = files.scan.problem;
+  JobId writer = 0;
+  for (auto& job : plan.jobs) {
+    if (!in_unit(job)) continue;
+    // The jobs that parse the source: the host parse (else the host pass) and the device passes.
+    const bool parses = job.kind == JobKind::HostIr || job.kind == JobKind::DeviceCompile ||
+                        (job.kind == JobKind::HostCompile && !single);
+    if (!parses) continue;
+    job.inputs.insert(job.inputs.end(), files.scan.reads.begin(), files.scan.reads.end());
+    job.inputs.insert(job.inputs.end(), uses.inputs.begin(), uses.inputs.end());
+    job.deps.insert(job.deps.end(), uses.deps.begin(), uses.deps.end());
+    job.key_facts.push_back("source name: " + files.source_name);
+    std::sort(job.deps.begin(), job.deps.end());
+    job.deps.erase(std::unique(job.deps.begin(), job.deps.end()), job.deps.end());
+    if (problem) {
+      job.cacheable = false;
+      job.uncacheable_reason = "flang lists no files read, and " + *problem;
+    }
+    // Every parse writes the module files (the same bytes, each by rename);
+    // the host parse's are declared, cached and restored.
+    if (job.kind == JobKind::DeviceCompile) continue;
+    writer = job.id;
+    for (const auto& name : files.scan.defines) {
+      job.outputs.push_back(files.module_dir / name);
+      job.written_in_place.push_back(files.module_dir / name);
+    }
+  }
+  return writer;
 }
 
 bool reads_options(const Job& job) {

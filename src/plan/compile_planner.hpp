@@ -6,6 +6,7 @@
 // the files go) and the probing, and the manifest planner adds the link.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,28 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
                                  const toolchain::frontend::Compile& compile, const Layout& layout,
                                  const std::vector<common_jobs::DeviceStep>& steps,
                                  const std::optional<Passes>& passes);
+
+// The module files (Compile::module_files) that jobs of the plan write: a
+// file name ("m.mod") to its path and the job writing it.
+using ModuleWriters = std::map<std::string, std::pair<fs::path, JobId>>;
+
+// The module files a compile uses: those `writers` write (after them), else
+// every copy in the directories flang searches, by content (one in none of
+// them cannot have been read by a compile that succeeds).
+struct ModuleUses {
+  std::vector<fs::path> inputs;
+  std::vector<JobId> deps;
+};
+ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const ModuleWriters& writers);
+
+// Declare a compile's module files (after add_compile): the jobs of `unit`
+// that parse the source (the host parse or two-parse host pass, the device
+// passes) read its included files and `uses`, and wait for their writers;
+// the host parse (or host pass) writes the modules it defines into
+// files.module_dir, in place. Returns that job. A scan's problem leaves the
+// parsing jobs uncached, saying why.
+JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::ModuleFiles& files,
+                       const ModuleUses& uses);
 
 // Whether `job` is a pass that reads the compile's options: a device pass,
 // the host parse or the host pass.

@@ -48,6 +48,8 @@ Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const to
   std::optional<compile_plan::Passes> passes;
   if (probe && !compile->two_parse_reason()) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
   compile_plan::add_compile(plan, tc, fe, *compile, layout, steps, passes);
+  if (const auto* files = compile->module_files())
+    compile_plan::add_module_files(plan, layout.unit, *files, compile_plan::resolve_uses(*files, {}));
   compile_plan::add_option_files(plan, req.keyed_files, req.keyed_files, cwd);  // every pass reads the caller's
   return plan;
 }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <system_error>
 
@@ -58,6 +59,43 @@ void key_option_files(Plan& plan, const manifest::Manifest& m) {
   }
 }
 
+// The order the compiles are planned in: each after the compiles defining
+// the modules it uses (Compile::module_files), else in the manifest's order.
+// A cycle (an error flang reports) keeps the manifest's order for the rest.
+std::vector<size_t> module_order(const std::vector<std::unique_ptr<toolchain::frontend::Compile>>& compiles) {
+  const size_t n = compiles.size();
+  std::map<std::string, size_t> definer;
+  for (size_t i = 0; i < n; ++i)
+    if (const auto* f = compiles[i]->module_files())
+      for (const auto& name : f->scan.defines) definer.try_emplace(name, i);
+  std::vector<std::vector<size_t>> needs(n);
+  for (size_t i = 0; i < n; ++i)
+    if (const auto* f = compiles[i]->module_files())
+      for (const auto& name : f->scan.uses)
+        if (auto it = definer.find(name); it != definer.end() && it->second != i) needs[i].push_back(it->second);
+  std::vector<size_t> order;
+  std::vector<bool> placed(n, false);
+  while (order.size() < n) {
+    bool progress = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (placed[i] ||
+          !std::all_of(needs[i].begin(), needs[i].end(), [&](size_t d) { return placed[d]; }))
+        continue;
+      placed[i] = progress = true;
+      order.push_back(i);
+      break;  // the earliest ready source first: the manifest's order where it may be kept
+    }
+    if (progress) continue;
+    for (size_t i = 0; i < n; ++i)
+      if (!placed[i]) {
+        placed[i] = true;
+        order.push_back(i);
+        break;
+      }
+  }
+  return order;
+}
+
 }  // namespace
 
 Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, const PlanOptions& options) {
@@ -82,14 +120,22 @@ Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, cons
   }
   const auto split = single_parse_plan::split(m, compiles, steps, plan.cwd, options);
 
-  std::vector<JobId> host_jobs;
-  std::vector<fs::path> host_objects;
-  for (size_t i = 0; i < m.sources.size(); ++i) {
+  // Module definers before their users (Fortran); the link keeps the manifest's order.
+  std::vector<JobId> host_jobs(m.sources.size());
+  std::vector<fs::path> host_objects(m.sources.size());
+  compile_plan::ModuleWriters writers;
+  for (size_t i : module_order(compiles)) {
     plan.directories.push_back(layouts[i].dir);
     UnitJobs u = compile_plan::add_compile(plan, tc, toolchain::frontend::for_language(m.sources[i].language),
                                            *compiles[i], layouts[i], steps[i], split[i]);
-    host_jobs.push_back(u.host_job);
-    host_objects.push_back(u.host_object);
+    host_jobs[i] = u.host_job;
+    host_objects[i] = u.host_object;
+    const auto* files = compiles[i]->module_files();
+    if (!files) continue;
+    plan.directories.push_back(files->module_dir);
+    const JobId writer = compile_plan::add_module_files(plan, layouts[i].unit, *files,
+                                                        compile_plan::resolve_uses(*files, writers));
+    for (const auto& name : files->scan.defines) writers.try_emplace(name, files->module_dir / name, writer);
   }
 
   key_option_files(plan, m);
@@ -113,6 +159,10 @@ Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, cons
   plan.directories.push_back(link_dep.parent_path());
   link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/false);
   link.deps = host_jobs;
+  if (linker == manifest::Language::Fortran)
+    link.failure_hint = "if the undefined references are __kmpc_target_init and other OpenMP device-runtime "
+                        "calls: linking Fortran offload programs fails on this toolchain, which has no device "
+                        "runtime for flang's kernels (docs/FORTRAN.md, \"Linking does not work here yet\")";
   plan.add(std::move(link));
   plan.directories.push_back(plan.program.parent_path());
 

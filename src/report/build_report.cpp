@@ -200,7 +200,7 @@ nlohmann::json make_report(const ReportData& d) {
             cache = "off";
           } else if (!job.cacheable) {
             cache = "uncacheable";
-            reason = "this kind of job is never cached";
+            reason = job.uncacheable_reason.empty() ? "this kind of job is never cached" : job.uncacheable_reason;
           } else {
             cache = "miss";
             auto why = d.miss_reason ? d.miss_reason(job) : std::nullopt;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/process/subprocess.hpp"
+#include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
@@ -26,18 +27,21 @@ namespace {
 constexpr const char* kLibrary = "libob-stable-names.so";
 constexpr int kProbeTimeoutMs = 20'000;
 
-// The probe: a target region in a file, compiled for the host side only.
+// The probe: a target region in a file, compiled for the host side only (C,
+// or Fortran for flang's driver).
 constexpr const char* kProbeSource = "int main(void) {\n#pragma omp target\n  {}\n  return 0;\n}\n";
+constexpr const char* kFortranProbeSource = "program p\n!$omp target\n!$omp end target\nend program\n";
 
 // Whether `compiler` run with the library names kernels __omp_offloading_b5d_*.
 std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
                                  const fs::path& scratch) {
   std::error_code ec;
   fs::create_directories(scratch, ec);
-  const fs::path src = scratch / fmt::format("stable-names-probe-{}.c", getpid());
+  const bool fortran = clang_cli::driver_mode(compiler) == "flang";
+  const fs::path src = scratch / fmt::format("stable-names-probe-{}.{}", getpid(), fortran ? "f90" : "c");
   {
     std::ofstream out(src, std::ios::trunc);
-    out << kProbeSource;
+    out << (fortran ? kFortranProbeSource : kProbeSource);
   }
   auto r = process::capture(process::Command{clang_flags::host_ir_probe_argv(compiler, src), {}, s.env("probe")},
                          kProbeTimeoutMs);

@@ -3,6 +3,8 @@
 // both passes built the same code.
 #pragma once
 
+#include <algorithm>
+
 #include "rust_support.hpp"
 #include "support/ob_process.hpp"
 
@@ -76,6 +78,29 @@ pub fn report() -> String {
                                      "publish = false\n\n[dependencies]\n" + app_dependency + "\n" + app_features);
   write_file(dir / "app/src/main.rs", "fn main() {\n    println!(\"{}\", kern::report());\n}\n");
   return dir;
+}
+
+// `cargo run` in app, under OMP_TARGET_OFFLOAD=MANDATORY, without the
+// environment's rustflags (unless `env` sets them); `extra` after `run`.
+inline process::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
+                                   Env env = {}, std::vector<std::string> ours = {}) {
+  std::vector<std::string> args{"-C", (ws / "app").string(), "--cache-dir", cache.string()};
+  args.insert(args.end(), ours.begin(), ours.end());
+  args.insert(args.end(), {"cargo", "run"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  env.insert(env.end(), kMandatory.begin(), kMandatory.end());
+  for (const char* v : {"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS",
+                        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS"})
+    if (std::none_of(env.begin(), env.end(), [&](const auto& e) { return e.first == v; }))
+      env.emplace_back(v, std::nullopt);
+  return run_ob(args, {}, env);
+}
+
+// The program printed exactly `line` and succeeded.
+inline void check_ok(const process::Captured& r, const std::string& line) {
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == line + "\n");
 }
 
 }  // namespace ob::test

@@ -57,6 +57,19 @@ inline std::string device_line(const std::string& err, const std::string& target
   return err.substr(at, err.find('\n', at) - at);
 }
 
+// The device pass's own target dir of `crate` for `target` (host, sm_90) under
+// `target_dir`: <target_dir>/offload-device/<target>/<crate>-<configuration>;
+// the test fails unless there is exactly one.
+inline fs::path device_dir(const fs::path& target_dir, const std::string& target, const std::string& crate) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(target_dir / "offload-device" / target, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(crate + "-", 0) == 0) found.push_back(it->path());
+  INFO("device target dirs of " << crate << " for " << target << " under " << target_dir);
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
 inline const Env kMandatory = {{"OMP_TARGET_OFFLOAD", "MANDATORY"}};
 
 }  // namespace ob::test

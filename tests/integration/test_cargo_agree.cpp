@@ -13,29 +13,6 @@
 using namespace ob;
 using namespace ob::test;
 
-namespace {
-
-// `cargo run` in app, under OMP_TARGET_OFFLOAD=MANDATORY.
-process::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
-                         Env env = {}) {
-  std::vector<std::string> args{"-C", (ws / "app").string(), "--cache-dir", cache.string(), "cargo", "run"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  env.insert(env.end(), kMandatory.begin(), kMandatory.end());
-  for (const char* v : {"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS",
-                        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS"})
-    if (std::none_of(env.begin(), env.end(), [&](const auto& e) { return e.first == v; }))
-      env.emplace_back(v, std::nullopt);
-  return run_ob(args, {}, env);
-}
-
-void check_ok(const process::Captured& r, const std::string& line) {
-  INFO(r.out << r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.out == line + "\n");
-}
-
-}  // namespace
-
 TEST_CASE("cargo flow: features the package's dependency declaration enables reach the device pass",
           "[integration][rust][cargo-agree]") {
   OB_REQUIRE_NIGHTLY_RUSTC();

@@ -165,7 +165,7 @@ TEST_CASE("cargo flow: a failing device pass says why with its command, and noth
   CHECK(events.at(0).at("name") == "device host rust-cargo");
   CHECK(events.at(0).at("args").at("status") == "failed");
   for (const auto& [job, e] : events) CHECK(e.at("name") != "cargo build rust-cargo");  // the host pass never started
-  CHECK_FALSE(fs::exists(dir / "target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+  CHECK_FALSE(fs::exists(device_dir(dir / "target", "host", "rust-cargo") / "offload/rust_cargo.host.o"));
 }
 
 TEST_CASE("cargo flow: cargo says fresh but the image is gone, so cargo clean -p and the pass again",
@@ -180,7 +180,7 @@ TEST_CASE("cargo flow: cargo says fresh but the image is gone, so cargo clean -p
   REQUIRE(first.exit_code == 0);
   CHECK(device_line(first.err, "sm_90") == "] device sm_90 gpu");
   // A GPU's bitcode is an extra output cargo does not track: gone, cargo still says fresh.
-  const fs::path image = dir / "target/offload-device/sm_90/gpu/offload/gpu.sm_90.bc";
+  const fs::path image = device_dir(dir / "target", "sm_90", "gpu") / "offload/gpu.sm_90.bc";
   REQUIRE(fs::remove(image));
   auto again = run_ob(build);
   INFO(again.err);
@@ -188,5 +188,5 @@ TEST_CASE("cargo flow: cargo says fresh but the image is gone, so cargo clean -p
   CHECK_THAT(again.err, Catch::Contains("Removed "));  // cargo clean's own line
   CHECK(device_line(again.err, "sm_90") == "] device sm_90 gpu");  // ran again, not "(fresh)"
   CHECK(fs::exists(image));
-  CHECK(fs::exists(dir / "target/offload-device/sm_90/gpu/CACHEDIR.TAG"));
+  CHECK(fs::exists(image.parent_path().parent_path() / "CACHEDIR.TAG"));
 }

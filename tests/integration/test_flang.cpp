@@ -69,10 +69,10 @@ TEST_CASE("flang launcher compiles are split, cached and byte-identical to flang
   CHECK_FALSE(fs::exists(l.tmp / "got.o.offload-build"));
 }
 
-TEST_CASE("flang compiles offload-build cannot key fully are split but not cached", "[launcher][flang][integration]") {
+TEST_CASE("a flang compile using a module is keyed by the module file's content", "[launcher][flang][integration]") {
   Launcher l;
-  // USE of a module of the project: flang lists no files read, so the key
-  // would miss saxpy_mod.mod.
+  // USE of a module of the project: flang lists no files read; the scan
+  // finds m.mod (in the working directory, where flang looks) and keys it.
   write_file(l.tmp / "m.f90", "module m\n  integer, parameter :: n = 4\nend module\n");
   write_file(l.tmp / "u.f90",
              "program u\n  use m\n  integer :: a(n), i\n  !$omp target map(tofrom:a)\n  do i = 1, n\n"
@@ -87,7 +87,12 @@ TEST_CASE("flang compiles offload-build cannot key fully are split but not cache
     REQUIRE(got.exit_code == 0);
     CHECK(read_file(l.tmp / "got.o") == read_file(l.tmp / "ref.o"));
   }
-  CHECK(counter(l.stats(), "hits") == 0);
+  CHECK(counter(l.stats(), "hits") == 4);
+  // Another module interface: the host parse and the device pass miss.
+  write_file(l.tmp / "m.f90", "module m\n  integer, parameter :: n = 5\nend module\n");
+  REQUIRE(l.cc({kFlang, "-c", "m.f90", "-o", "m.o"}).exit_code == 0);
+  REQUIRE(l.ob(got_args).exit_code == 0);
+  CHECK(counter(l.stats(), "misses") == 4 + 4);  // the package and host codegen change with them
 }
 
 TEST_CASE("flang command lines offload-build does not split run unchanged", "[launcher][flang][integration]") {

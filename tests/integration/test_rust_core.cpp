@@ -240,8 +240,9 @@ TEST_CASE("cargo flow: a warm Redis remote serves another checkout's device pass
   CHECK(laptop.out == ok);
   CHECK(device_line(laptop.err, "host") == "] device host kernels (cached)");
   CHECK_THAT(laptop.err, !Catch::Contains("warning"));
-  // The laptop's own cache now has the image, and counted the hit.
+  // The laptop's own cache now has the image and the manifest of what its pass
+  // read (the key's second level), and counted the hit.
   auto stats = run_ob({"--cache-dir", (tmp / "laptop/cache").string(), "cache", "stats"});
-  CHECK_THAT(stats.out, Catch::Contains("\nentries                 1\n") &&
+  CHECK_THAT(stats.out, Catch::Contains("\nentries                 2\n") &&
                               Catch::Contains("\nhits                    1\n"));
 }

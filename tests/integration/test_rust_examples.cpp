@@ -115,7 +115,7 @@ TEST_CASE("rust-cargo: cargo run through offload-build and host-only edits keep 
   CHECK(first.out == "rust-cargo: x[0]=1 x[1]=3 x[255]=511 mismatches=0 OK\n");
   CHECK(device_line(first.err, "host") == "] device host rust-cargo");
   CHECK_THAT(first.err, Catch::Contains("Compiling rust-cargo"));  // cargo's own output reaches the user
-  CHECK(fs::exists(dir / "target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+  CHECK(fs::exists(device_dir(dir / "target", "host", "rust-cargo") / "offload/rust_cargo.host.o"));
 
   edit_file(dir / "src/host.rs", "println!(\"rust-cargo:", "println!(\"edited host:");
   auto host_edit = run_ob(run);

@@ -54,7 +54,12 @@ TEST_CASE("flang's frontend parses an offload compile", "[frontend][flang]") {
         toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",
                                   "-fopenmp-targets=x86_64-unknown-linux-gnu", "--offload-host-only", "-Xflang",
                                   "-fembed-offload-object=w/images.offload", "-c", "src/x.F90", "-o", "obj/x.o"});
-  CHECK_FALSE(compile->cacheable());  // the source cannot be read: no key is known to be whole
+  // The source cannot be read: no key is known to be whole. -J names the module directory.
+  REQUIRE(compile->module_files());
+  CHECK(compile->module_files()->scan.problem);
+  CHECK(compile->module_files()->module_dir == "/nonexistent/mods");
+  CHECK(compile->module_files()->search ==
+        std::vector<fs::path>{"/nonexistent/mods", "/nonexistent/inc", "/nonexistent"});
   CHECK_FALSE(compile->two_parse_reason());  // single parse, as flang's one-shot compile
   CHECK(compile->host_ir("w/host.bc", "w/host-ir.d") ==
         toolchain::frontend::Argv{"flang-22", "-fopenmp", "-O2", "-Iinc", "-J", "mods",

@@ -78,7 +78,7 @@ TEST_CASE("a remote action's key holds the system files read and the time-macro 
   fs::remove_all(dir);
 }
 
-TEST_CASE("-march=native is keyed by what it means on this machine", "[cache]") {
+TEST_CASE("a -march=native compile is keyed by what native means on this machine", "[cache]") {
   plan::Plan plan;
   plan.cwd = "/p";
   plan::Job job;

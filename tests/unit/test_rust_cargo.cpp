@@ -1,5 +1,9 @@
 // `offload-build cargo`: cargo metadata and JSON messages, the user's arguments,
 // and the exact device and host pass invocations.
+#include <unistd.h>
+
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "offload_build/toolchain/frontends/cargo.hpp"
@@ -35,6 +39,15 @@ toolchain::Toolchain fake_toolchain() {
 const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
 const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 
+// The first package select_packages picks (-p `package` when given).
+Result<Package> first_of(std::string_view json, const fs::path& dir, const std::optional<std::string>& package) {
+  Selection sel;
+  if (package) sel.packages = {*package};
+  auto all = select_packages(json, dir, sel);
+  if (!all) return all.error();
+  return all->front();
+}
+
 std::string env_of(const Invocation& inv, const std::string& name) {
   for (const auto& [k, v] : inv.env)
     if (k == name) return v.value_or("<unset>");
@@ -44,7 +57,7 @@ std::string env_of(const Invocation& inv, const std::string& name) {
 }  // namespace
 
 TEST_CASE("cargo metadata: the package in the directory, its lib and offload settings", "[rust][cargo]") {
-  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  auto p = first_of(kMetadata, "/w/rc", std::nullopt);
   REQUIRE(p.ok());
   CHECK(p->name == "rust-cargo");
   CHECK(p->lib == std::optional<std::string>("rust_cargo"));
@@ -54,15 +67,21 @@ TEST_CASE("cargo metadata: the package in the directory, its lib and offload set
   CHECK(p->device_cfg == "gpu");
   CHECK(p->target_directory == fs::path("/w/target"));
 
-  auto tool = parse_metadata(kMetadata, "/w", std::string("tool"));
+  auto tool = first_of(kMetadata, "/w", std::string("tool"));
   REQUIRE(tool.ok());
   CHECK_FALSE(tool->lib.has_value());
   CHECK(tool->device_cfg == "offload_device");
 
-  auto which = parse_metadata(kMetadata, "/w", std::nullopt);
-  REQUIRE_FALSE(which.ok());
-  CHECK_THAT(which.error().message, Contains("which package? pass -p NAME (packages: rust-cargo, tool)"));
-  CHECK_FALSE(parse_metadata("not json", "/w", std::nullopt).ok());
+  // A workspace root without -p: every member (no default-members), programs first, as cargo builds them.
+  auto all = select_packages(kMetadata, "/w", {});
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].name == "rust-cargo");
+  CHECK((*all)[1].name == "tool");
+  auto missing = select_packages(kMetadata, "/w", Selection{{"nope"}, false, {}});
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Contains("no package \"nope\" in this workspace; packages: rust-cargo, tool"));
+  CHECK_FALSE(first_of("not json", "/w", std::nullopt).ok());
 }
 
 TEST_CASE("cargo JSON messages: artifacts and the build result", "[rust][cargo]") {
@@ -82,7 +101,7 @@ TEST_CASE("cargo JSON messages: artifacts and the build result", "[rust][cargo]"
 TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rust][cargo]") {
   auto u = split_user_args({"--release", "--bin", "rust-cargo", "--features", "fast", "-p", "rust-cargo", "-v"});
   CHECK(u.profile == "release");
-  CHECK(u.package == std::optional<std::string>("rust-cargo"));
+  CHECK(u.selection.packages == Argv{"rust-cargo"});
   CHECK(u.shared == Argv{"--release", "-v"});
   CHECK(u.features == Argv{"--features", "fast"});
   CHECK_FALSE(u.has_target);
@@ -92,7 +111,7 @@ TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rus
 }
 
 TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[rust][cargo]") {
-  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  auto p = first_of(kMetadata, "/w/rc", std::nullopt);
   REQUIRE(p.ok());
   p->device_cfg = "offload_device";
   const auto u = split_user_args({"--release"});
@@ -110,7 +129,7 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   CHECK(env_of(host, "CARGO_INCREMENTAL") == "0");
   // Fat LTO in every profile: the archive's object holds the core the kernels call.
   CHECK(env_of(host, "CARGO_PROFILE_RELEASE_LTO") == "fat");
-  CHECK(device_image(*p, kHost) == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
+  CHECK(device_image(*p, kHost, "") == fs::path("/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.o"));
 
   // No features resolved (the host pass does not build the crate): the user's as they are.
   CHECK(env_of(host, "CARGO_ENCODED_RUSTFLAGS").empty());  // set, to the resolved flags: none here
@@ -148,20 +167,30 @@ TEST_CASE("cargo metadata: the local crates a package depends on, not registry o
  "resolve":{"nodes":[{"id":"path+file:///w/app#0.1.0","dependencies":["path+file:///k#0.1.0"]},
                      {"id":"path+file:///k#0.1.0","dependencies":["path+file:///u#0.1.0","registry+https://x#libm@0.2.0"]}]},
  "target_directory":"/w/target","workspace_root":"/w"})";
-  auto app = parse_metadata(ws, "/w/app", std::nullopt);
+  auto app = first_of(ws, "/w/app", std::nullopt);
   REQUIRE(app.ok());
   CHECK(app->name == "app");
   CHECK_FALSE(app->lib.has_value());
-  // From the workspace root: its one member with a program (as `cargo run` picks).
-  auto root = parse_metadata(ws, "/w", std::nullopt);
+  // From the workspace root: its members (only they: not kernels, util, libm), the program first.
+  auto root = select_packages(ws, "/w", {});
   REQUIRE(root.ok());
-  CHECK(root->name == "app");
-  // Two programs: which one? Only workspace members are candidates: not kernels, util, libm.
-  std::string two = ws;
-  two.replace(two.find(R"("targets":[{"kind":["lib"],"name":"other")"), 27, R"("targets":[{"kind":["bin"],)");
-  auto which = parse_metadata(two, "/w", std::nullopt);
-  REQUIRE_FALSE(which.ok());
-  CHECK_THAT(which.error().message, Contains("(packages: app, other)"));
+  REQUIRE(root->size() == 2);
+  CHECK((*root)[0].name == "app");
+  // default-members decide; --workspace takes every member but --exclude; -p as many as given.
+  std::string defaults = ws;
+  defaults.replace(defaults.find(R"("workspace_members")"), 0, R"("workspace_default_members":["path+file:///w/other#0.1.0"],)");
+  auto by_default = select_packages(defaults, "/w", {});
+  REQUIRE(by_default.ok());
+  REQUIRE(by_default->size() == 1);
+  CHECK((*by_default)[0].name == "other");
+  auto everything = select_packages(defaults, "/w", Selection{{}, true, {"app"}});
+  REQUIRE(everything.ok());
+  REQUIRE(everything->size() == 1);
+  CHECK((*everything)[0].name == "other");
+  auto both = select_packages(defaults, "/w", Selection{{"other", "app"}, false, {}});
+  REQUIRE(both.ok());
+  REQUIRE(both->size() == 2);
+  CHECK((*both)[0].name == "app");
   const auto deps = local_dependencies(ws, *app);
   REQUIRE(deps.size() == 2);  // kernels and util (through kernels); not libm, not other
   CHECK(deps[0].name == "kernels");
@@ -171,9 +200,10 @@ TEST_CASE("cargo metadata: the local crates a package depends on, not registry o
 }
 
 TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
-  auto p = parse_metadata(kMetadata, "/w/rc", std::nullopt);
+  auto p = first_of(kMetadata, "/w/rc", std::nullopt);
   REQUIRE(p.ok());
-  const auto u = split_user_args({"--bin", "rust-cargo"});
+  auto u = split_user_args({"--bin", "rust-cargo"});
+  u.implied_package = "rust-cargo";  // the package in the directory, the user named none
   auto inv = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, fs::path("/w/target/offload/dev/devimg-0123.o"),
                        std::nullopt, {"-Cdebuginfo=1"});
   CHECK(inv.argv == Argv{"/rust/bin/cargo", "build", "--message-format=json-render-diagnostics", "--offline",
@@ -242,4 +272,80 @@ TEST_CASE("content_hash names embedded objects by content", "[rust][cargo]") {
   CHECK(content_hash("") == "cbf29ce484222325");
   CHECK(content_hash("a") == "af63dc4c8601ec8c");
   CHECK(content_hash("image-1") != content_hash("image-2"));
+}
+
+TEST_CASE("device pass configuration: one per feature set, profile, rustflags and workspace", "[rust][cargo]") {
+  auto graph = [](const std::string& root, const std::string& features, const std::string& overflow) {
+    return R"({"version":1,"units":[{"pkg_id":"path+file://)" + root + R"(/kern#0.1.0","target":{"kind":["lib"],)"
+           R"("src_path":")" + root + R"(/kern/src/lib.rs"},"profile":{"name":"dev","opt_level":"0","overflow_checks":)" +
+           overflow + R"(},"platform":"x86_64-unknown-linux-gnu","mode":"build","features":[)" + features + "]}]}";
+  };
+  auto pkg = [](const std::string& root) {
+    Package p;
+    p.name = "kern";
+    p.workspace_root = root;
+    p.manifest_path = root + "/kern/Cargo.toml";
+    p.target_directory = "/shared/target";
+    return p;
+  };
+  const DeviceConfig plain = device_config(graph("/a", "", "true"), pkg("/a"), {});
+  CHECK(plain.place.size() == 16);
+  CHECK(device_config(graph("/a", "\"squares\"", "true"), pkg("/a"), {}).place != plain.place);  // features
+  CHECK(device_config(graph("/a", "", "false"), pkg("/a"), {}).place != plain.place);  // a profile override
+  CHECK(device_config(graph("/a", "", "true"), pkg("/a"), {"--cfg", "x"}).place != plain.place);  // rustflags
+  // Another workspace sharing the target dir: its own place, the same cache key.
+  const DeviceConfig other = device_config(graph("/b", "", "true"), pkg("/b"), {});
+  CHECK(other.place != plain.place);
+  CHECK(other.portable == plain.portable);
+  CHECK(device_target_dir(pkg("/a"), kHost, plain.place) ==
+        fs::path("/shared/target/offload-device/host/kern-" + plain.place));
+}
+
+TEST_CASE("device pass depfile: cargo's dep-info, rustc's env-deps and build scripts' rerun-if-env-changed",
+          "[rust][cargo]") {
+  const fs::path dir = fs::temp_directory_path() / ("ob-depfile-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "deps");
+  fs::create_directories(dir / "build/kern-1");
+  auto write = [](const fs::path& f, const std::string& text) { std::ofstream(f) << text; };
+  write(dir / "libkern.d", dir.string() + "/libkern.a: /w/kern/src/lib.rs /w/extra.txt\n");
+  write(dir / "deps/kern-1.d", "x.rmeta: src/lib.rs\n\nsrc/lib.rs:\n\n# env-dep:SCALE=3\n# env-dep:CARGO_PKG_NAME=kern\n"
+                               "# env-dep:FROM_SCRIPT=1\n# env-dep:FROM_CONFIG=2\n# env-dep:UNSET_ONE\n");
+  write(dir / "build/kern-1/output", "cargo:rerun-if-env-changed=KFOO\ncargo::rustc-env=FROM_SCRIPT=1\n");
+  const auto text = device_depfile(dir / "libkern.a", {"FROM_CONFIG"});
+  REQUIRE(text);
+  CHECK_THAT(*text, Contains("libkern.a: /w/kern/src/lib.rs /w/extra.txt\n"));
+  CHECK_THAT(*text, Contains("# env-dep:SCALE\n") && Contains("# env-dep:UNSET_ONE\n") && Contains("# env-dep:KFOO\n"));
+  // What cargo sets itself, a build script's rustc-env and cargo's [env] are not the environment's.
+  CHECK_THAT(*text, !Contains("CARGO_PKG_NAME") && !Contains("FROM_SCRIPT") && !Contains("FROM_CONFIG"));
+  CHECK_FALSE(device_depfile(dir / "missing/libkern.a", {}));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cargo --message-format: merged with the JSON offload-build reads, on every pass", "[rust][cargo]") {
+  auto p = first_of(kMetadata, "/w/rc", std::nullopt);
+  REQUIRE(p.ok());
+  auto formats = [&](const std::vector<std::string>& args) {
+    const UserArgs u = split_user_args(args);
+    const Invocation host = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, std::nullopt,
+                                      std::nullopt, {});
+    const Invocation device = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
+    Argv out;
+    for (const auto* inv : {&host, &device})
+      for (const auto& a : inv->argv)
+        if (a.rfind("--message-format", 0) == 0) out.push_back(a + (inv->echo_json ? " (echoed)" : ""));
+    return out;
+  };
+  CHECK(formats({}) == Argv(2, "--message-format=json-render-diagnostics"));
+  CHECK(formats({"--message-format=human"}) == Argv(2, "--message-format=json-render-diagnostics"));
+  CHECK(formats({"--message-format", "short", "--release"}) ==
+        Argv(2, "--message-format=json-render-diagnostics,json-diagnostic-short"));
+  CHECK(formats({"--message-format=json"}) == Argv(2, "--message-format=json (echoed)"));
+  CHECK(formats({"--message-format=json-diagnostic-short,json-render-diagnostics"}) ==
+        Argv(2, "--message-format=json-diagnostic-short,json-render-diagnostics (echoed)"));
+  CHECK(split_user_args({"--target-dir", "out", "--release"}).target_dir == std::optional<std::string>("out"));
+  const UserArgs sel = split_user_args({"-p", "a", "--package=b", "--workspace", "--exclude", "c"});
+  CHECK(sel.selection.packages == Argv{"a", "b"});
+  CHECK(sel.selection.workspace);
+  CHECK(sel.selection.exclude == Argv{"c"});
 }

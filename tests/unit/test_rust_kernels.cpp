@@ -91,6 +91,24 @@ TEST_CASE("kernel errors say what to change", "[rust][kernels]") {
                   "declaration (src/main.rs:9) takes 1: the offload runtime passes a "
                   "launch-environment pointer before the kernel's own arguments");
   }
+  SECTION("a host declaration whose type is not the kernel's") {
+    require_error(replace(kGood, "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: *mut [f32; 256]);"),
+                  "src/main.rs:9:21: error: the host declaration of kernel `kernel_1` takes `x : * mut [ f32 ; 256 ]` "
+                  "where the kernel takes `x : * mut [ f64 ; 256 ]` (src/main.rs:5)");
+    require_error(replace(kGood, "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: *mut [f64; 128]);"),
+                  "the host declaration of kernel `kernel_1` takes `x : * mut [ f64 ; 128 ]`");
+    // A reference where the kernel takes a pointer, or a named type, is not told apart.
+    CHECK(check_crate(scan_of(replace(kGood, "pub fn kernel_1(x: *mut [f64; 256]);", "pub fn kernel_1(x: &mut [f64; 256]);")),
+                      "offload_device", "/p").ok());
+  }
+  SECTION("kernels written by macro_rules!") {
+    require_error(replace(kGood, "#[cfg(not(offload_device))]\nfn launch",
+                          "macro_rules! kernel_for {\n    ($name:ident, $t:ty) => {\n        #[unsafe(no_mangle)]\n"
+                          "        #[rustc_offload_kernel]\n        pub extern \"C\" fn $name(_d: *mut u8, x: *mut $t) {}\n"
+                          "    };\n}\n#[cfg(not(offload_device))]\nfn launch"),
+                  "src/main.rs:12: error: macro_rules! kernel_for writes device kernels (#[rustc_offload_kernel]), "
+                  "which offload-build cannot see");
+  }
   SECTION("no host declaration") {
     require_error(replace(kGood, "pub fn kernel_1(x: *mut [f64; 256]);", ""),
                   "device kernel `kernel_1` has no host declaration");

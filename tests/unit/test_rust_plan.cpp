@@ -187,7 +187,7 @@ plan::CargoSession fake_session(const toolchain::Toolchain& tc, std::vector<mani
   pkg.lib_root = "/ws/src/lib.rs";
   pkg.target_directory = "/ws/target";
   pkg.workspace_root = "/ws";
-  plan::CargoSession s{false, "/ws", tc, "/rust/bin/cargo", {}, pkg, {}, std::move(targets), {}, {}};
+  plan::CargoSession s{false, "/ws", tc, "/rust/bin/cargo", {}, pkg, {pkg}, {}, std::move(targets), {}, {}};
   s.crates.push_back({pkg, {}, {"saxpy"}, {"/ws"}, std::nullopt});
   for (const auto& t : s.targets) s.device_rustflags[t.triple] = {};
   return s;

@@ -32,13 +32,18 @@ std::map<std::string, std::string> file_hashes(const fs::path& workspace_root, c
 
 // What decides one device image: rustc's identity, the LLVM toolchain, the
 // target, the profile and shared cargo arguments, the device flags, the kernels
-// pulled, RUSTFLAGS, and the files (files_digest).
+// pulled, RUSTFLAGS, what cargo resolved for the pass (DeviceConfig::portable:
+// features and profile of every unit), cargo's [env] table, and the files
+// (files_digest). The job's depfile adds, as the cache's second level, every
+// file and environment variable the pass read (toolchain::cargo::device_depfile).
 struct KeyInputs {
   std::string rustc_version;      // `rustc --version` line
   std::string llvm;               // the LLVM toolchain's directory name (llvm-22)
   std::vector<std::string> argv;  // the device pass, paths relative to the workspace
   std::vector<std::string> kernels;
   std::vector<std::string> rustflags;
+  std::string config;             // DeviceConfig::portable
+  std::vector<std::string> env;   // cargo's [env]: NAME=setting
   std::string files;              // files_digest()
 };
 // As one digest: a device job's Job::key_material.

@@ -11,4 +11,12 @@ namespace ob::cache {
 // Handles line continuations, escaped spaces ("\ ") and "$$".
 std::vector<std::string> parse_depfile(std::string_view text);
 
+// The environment variables rustc's dep-info says were read (`# env-dep:NAME`
+// or `# env-dep:NAME=VALUE` lines), by name, in order, without duplicates.
+std::vector<std::string> parse_env_deps(std::string_view text);
+
+// A Dep (job_key.hpp) of an environment variable is named this prefix + its
+// name; FileFactsCache::get gives its value's digest as the "content".
+inline constexpr std::string_view kEnvDepPrefix = "env:";
+
 }  // namespace ob::cache

@@ -41,7 +41,8 @@ class CargoRunner final : public CommandRunner {
 
  private:
   Completion run(const plan::Job& job, const process::Command& command, const std::vector<fs::path>& temps);
-  Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const fs::path& temp);
+  // temps: the image, then the depfile.
+  Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const std::vector<fs::path>& temps);
   Completion host(const plan::Job& job, const plan::CargoHostStep& step);
 
   const plan::CargoPlan& plan_;

@@ -30,6 +30,15 @@ struct KernelCrate {
   // The features cargo enabled on it in the host pass (plan/cargo_resolve.cpp);
   // nullopt when the host pass does not build it.
   std::optional<std::vector<std::string>> features;
+  // Per device triple, the configuration of its device pass (plan/cargo_resolve.cpp):
+  // its target dir's name and its cache key's part of what cargo resolved.
+  std::map<std::string, toolchain::cargo::DeviceConfig> configs;
+  // configs' entry for `triple`; empty digests before resolve_passes.
+  const toolchain::cargo::DeviceConfig& config(const std::string& triple) const {
+    static const toolchain::cargo::DeviceConfig none;
+    const auto it = configs.find(triple);
+    return it == configs.end() ? none : it->second;
+  }
 };
 
 // Everything `cargo` needs, found once (cli/cargo_command.cpp).
@@ -39,13 +48,17 @@ struct CargoSession {
   toolchain::Toolchain tc;
   fs::path cargo_bin;
   toolchain::cargo::UserArgs user;
-  toolchain::cargo::Package pkg;               // the package cargo builds
+  toolchain::cargo::Package pkg;               // the package cargo builds (the first of `packages`)
+  std::vector<toolchain::cargo::Package> packages;  // all it builds (-p, --workspace, default-members)
   std::vector<KernelCrate> crates;  // it, and the local crates it depends on, that define kernels
   std::vector<manifest::Target> targets;
   // The rustflags cargo gives every crate, as cargo resolves them
   // (plan/cargo_resolve.cpp): the host pass's triple's, and each device triple's.
   toolchain::cargo::Rustflags host_rustflags;
   std::map<std::string, toolchain::cargo::Rustflags> device_rustflags;
+  // cargo's [env] table (config files, --config): NAME and its setting as
+  // cargo's config reports it; part of every device pass's configuration.
+  std::vector<std::pair<std::string, std::string>> config_env;
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when
@@ -60,6 +73,8 @@ struct CargoDeviceStep {
   std::function<std::vector<std::string>(const fs::path& archive, const fs::path& out)> image_link;
   fs::path target_dir;              // the pass's own --target-dir
   std::vector<std::string> clean;  // cargo clean -p for the retry
+  std::vector<std::string> config_env;  // names cargo's [env] sets: not env-deps (device_depfile)
+  bool echo_json = false;               // Invocation::echo_json
 };
 
 // How the runner does the host pass: the embedded object (or, native, the
@@ -67,6 +82,7 @@ struct CargoDeviceStep {
 // image changes the host flags and cargo relinks; then cargo.
 struct CargoHostStep {
   toolchain::cargo::Package pkg;
+  std::vector<std::string> ids;  // the packages whose programs it builds
   fs::path package;  // hashed
   fs::path image;    // copied to named(hash)
   std::function<fs::path(const std::string& hash)> named;
@@ -88,8 +104,9 @@ struct CargoPlan {
 CargoPlan make_cargo_plan(const CargoSession& s);
 
 // Runs cargo to derive the device passes from the host pass
-// (src/plan/cargo_resolve.cpp): fills s.host_rustflags, s.device_rustflags and
-// each crate's features, or fails naming both sides of a difference.
+// (src/plan/cargo_resolve.cpp): fills s.host_rustflags, s.device_rustflags,
+// s.config_env and each crate's features and configurations, or fails naming
+// both sides of a difference.
 Result<void> resolve_passes(CargoSession& s);
 
 }  // namespace ob::plan

@@ -41,6 +41,10 @@ struct Job {
   std::vector<std::string> argv;    // runs in Plan::cwd
   std::vector<fs::path> inputs;     // absolute: files this job reads
   std::vector<fs::path> outputs;    // absolute: final paths this job produces
+  // Outputs the command writes at their final paths (its argv names their
+  // directory, not them: a Fortran compile's .mod files in its module
+  // directory): they get no temporary name, and a cache hit writes them there.
+  std::vector<fs::path> written_in_place;
   std::vector<JobId> deps;          // jobs that must finish first
   // When argv is a step split out of a driver command (a cc1 line), that
   // driver command: what compile_commands.json lists for editors and tools.
@@ -48,6 +52,9 @@ struct Job {
   // After a GPU device compile with no device runtime installed: the object
   // must not call into the OpenMP device runtime (only ompx_bare kernels link).
   bool forbid_device_runtime_calls = false;
+  // Said after the job's failure: where a known cause is documented (a
+  // Fortran offload link, which fails on a toolchain without flang's device runtime).
+  std::string failure_hint;
 
   // --- What the cache needs to know (src/cache) ---
   // Whether the job's outputs may be served from and stored in the cache.
@@ -59,6 +66,10 @@ struct Job {
   // The depfile is also a product the caller asked for (launcher mode's -MD):
   // the cache stores it with the outputs and restores it on a hit.
   bool keep_depfile = false;
+  // The depfile's `# env-dep:NAME` lines (rustc's dep-info) are inputs too:
+  // the variable's value is keyed like a file's content (the cargo flow's
+  // device pass, which keeps no build state).
+  bool env_deps = false;
   // Programs besides argv[0] whose identity decides the output (ptxas, nvlink, ld...).
   std::vector<fs::path> tools;
   // Jobs that share kernel names (one translation unit's device, package and

@@ -10,6 +10,7 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::cargo {
@@ -57,8 +58,8 @@ Result<Package> read_package(const json& pkg, const fs::path& target_dir, const 
 
 }  // namespace
 
-Result<Package> parse_metadata(std::string_view text, const fs::path& project_dir,
-                               const std::optional<std::string>& package) {
+Result<std::vector<Package>> select_packages(std::string_view text, const fs::path& project_dir,
+                                            const Selection& sel) {
   json root;
   try {
     root = json::parse(text);
@@ -66,37 +67,57 @@ Result<Package> parse_metadata(std::string_view text, const fs::path& project_di
     return Error::failure(std::string("cannot read `cargo metadata` output: ") + e.what());
   }
   const fs::path target_dir = root.value("target_directory", "");
-  std::set<std::string> members;
+  const fs::path workspace_root = root.value("workspace_root", "");
+  std::vector<std::string> members;  // in cargo's order
   for (const auto& id : root.value("workspace_members", json::array()))
-    if (id.is_string()) members.insert(id.get<std::string>());
-  std::vector<json> pkgs;
-  for (const auto& p : root.value("packages", json::array()))
-    if (members.empty() || members.count(p.value("id", ""))) pkgs.push_back(p);
-  const json* chosen = nullptr;
+    if (id.is_string()) members.push_back(id.get<std::string>());
+  std::vector<const json*> pkgs;
   std::vector<std::string> names;
-  for (const auto& p : pkgs) {
-    names.push_back(p.value("name", ""));
-    const fs::path dir = fs::path(p.value("manifest_path", "")).parent_path();
-    if (package ? p.value("name", "") == *package
-                : (dir / "").lexically_normal() == (project_dir / "").lexically_normal())
-      chosen = &p;
-  }
-  if (!chosen && !package && pkgs.size() == 1) chosen = &pkgs.front();
-  if (!chosen && !package) {  // a workspace root: its one member with a program, as `cargo run` picks
-    std::vector<const json*> programs;
-    for (const auto& p : pkgs) {
-      const json targets = p.value("targets", json::array());
-      if (std::any_of(targets.begin(), targets.end(), [](const json& t) { return has_kind(t, "bin"); }))
-        programs.push_back(&p);
+  const json packages = root.value("packages", json::array());  // outlives the pointers into it
+  for (const auto& p : packages)
+    if (members.empty() || std::count(members.begin(), members.end(), p.value("id", ""))) {
+      pkgs.push_back(&p);
+      names.push_back(p.value("name", ""));
     }
-    if (programs.size() == 1) chosen = programs.front();
+  auto is_program = [](const json* p) {
+    const json targets = p->value("targets", json::array());
+    return std::any_of(targets.begin(), targets.end(), [](const json& t) { return has_kind(t, "bin"); });
+  };
+  std::vector<const json*> chosen;
+  if (!sel.packages.empty()) {  // -p, as many as given
+    for (const auto& name : sel.packages) {
+      auto it = std::find_if(pkgs.begin(), pkgs.end(), [&](const json* p) { return p->value("name", "") == name; });
+      if (it == pkgs.end())
+        return Error::usage(fmt::format("no package \"{}\" in this workspace; packages: {}", name,
+                                        util::join(names, ", ")));
+      if (std::find(chosen.begin(), chosen.end(), *it) == chosen.end()) chosen.push_back(*it);
+    }
+  } else if (sel.workspace) {  // --workspace, --all: every member but --exclude
+    for (const auto* p : pkgs)
+      if (!std::count(sel.exclude.begin(), sel.exclude.end(), p->value("name", ""))) chosen.push_back(p);
+  } else {
+    for (const auto* p : pkgs)  // the package in the directory
+      if ((fs::path(p->value("manifest_path", "")).parent_path() / "").lexically_normal() ==
+          (project_dir / "").lexically_normal())
+        chosen = {p};
+    if (chosen.empty()) {  // a workspace root: its default members, else all of them, as cargo builds
+      std::vector<std::string> defaults;
+      for (const auto& id : root.value("workspace_default_members", json::array()))
+        if (id.is_string()) defaults.push_back(id.get<std::string>());
+      for (const auto* p : pkgs)
+        if (defaults.empty() || std::count(defaults.begin(), defaults.end(), p->value("id", ""))) chosen.push_back(p);
+    }
   }
-  if (!chosen) {
-    return Error::usage(package ? fmt::format("no package \"{}\" in this workspace; packages: {}", *package,
-                                              util::join(names, ", "))
-                                : fmt::format("which package? pass -p NAME (packages: {})", util::join(names, ", ")));
+  if (chosen.empty()) return Error::usage(fmt::format("no package to build (packages: {})", util::join(names, ", ")));
+  // The first program first: its name is the build's (the summary, offload/<profile>/).
+  std::stable_partition(chosen.begin(), chosen.end(), is_program);
+  std::vector<Package> out;
+  for (const auto* p : chosen) {
+    auto pkg = read_package(*p, target_dir, workspace_root);
+    if (!pkg) return pkg.error();
+    out.push_back(std::move(*pkg));
   }
-  return read_package(*chosen, target_dir, root.value("workspace_root", ""));
+  return out;
 }
 
 std::vector<Package> local_dependencies(std::string_view text, const Package& chosen) {
@@ -150,8 +171,17 @@ std::optional<bool> parse_build_finished(std::string_view line) {
   return m.value("success", false);
 }
 
-UserArgs split_user_args(const std::vector<std::string>& args) {
+UserArgs split_user_args(const std::vector<std::string>& given) {
   UserArgs u;
+  std::vector<std::string> args;  // without --message-format, which each pass gets merged with its own
+  for (size_t i = 0; i < given.size(); ++i) {
+    std::optional<std::string> value;
+    if (util::starts_with(given[i], "--message-format=")) value = given[i].substr(17);
+    else if (given[i] == "--message-format" && i + 1 < given.size()) value = given[++i];
+    if (!value) args.push_back(given[i]);
+    for (auto& v : util::split(value.value_or(""), ','))
+      if (!v.empty()) u.message_format.push_back(v);
+  }
   u.all = args;
   static const std::vector<std::string> shared_flags = {"--release", "-r", "--locked", "--frozen", "--offline",
                                                         "-q", "--quiet", "-v", "-vv", "--verbose"};
@@ -169,7 +199,10 @@ UserArgs split_user_args(const std::vector<std::string>& args) {
     if (a == "--release" || a == "-r") u.profile = "release";
     if (name == "--profile") u.profile = value;
     if (name == "--target") u.has_target = true;
-    if (name == "-p" || name == "--package") u.package = value;
+    if (name == "-p" || name == "--package") u.selection.packages.push_back(value);
+    if (name == "--workspace" || name == "--all") u.selection.workspace = true;
+    if (name == "--exclude") u.selection.exclude.push_back(value);
+    if (name == "--target-dir") u.target_dir = value;
     if (among(shared_flags, a)) {
       u.shared.push_back(a);
     } else if (among(feature_flags, a)) {
@@ -178,11 +211,29 @@ UserArgs split_user_args(const std::vector<std::string>& args) {
       auto& to = among(shared_with_value, name) ? u.shared : u.features;
       to.push_back(a);
       if (!joined && i + 1 < args.size()) to.push_back(args[++i]);
-    } else if (!joined && (name == "--target" || name == "-p" || name == "--package") && i + 1 < args.size()) {
+    } else if (!joined && (name == "--target" || name == "-p" || name == "--package" || name == "--exclude") &&
+               i + 1 < args.size()) {
       ++i;  // its value is not a flag of its own
     }
   }
   return u;
+}
+
+bool wants_json(const UserArgs& user) {
+  return std::any_of(user.message_format.begin(), user.message_format.end(),
+                     [](const std::string& v) { return util::starts_with(v, "json"); });
+}
+
+std::string message_format(const UserArgs& user) {
+  if (wants_json(user)) return "--message-format=" + util::join(user.message_format, ",");
+  const bool short_ = std::find(user.message_format.begin(), user.message_format.end(), "short") !=
+                      user.message_format.end();
+  return short_ ? "--message-format=json-render-diagnostics,json-diagnostic-short"
+                : "--message-format=json-render-diagnostics";
+}
+
+std::string device_profile(const UserArgs& user) {
+  return user.profile == "test" || user.profile == "bench" ? "offload-" + user.profile : user.profile;
 }
 
 std::string profile_lto_var(const std::string& profile) {
@@ -191,12 +242,12 @@ std::string profile_lto_var(const std::string& profile) {
   return "CARGO_PROFILE_" + up + "_LTO";
 }
 
-fs::path device_target_dir(const Package& p, const manifest::Target& t) {
-  return p.target_directory / "offload-device" / t.short_name() / p.name;
+fs::path device_target_dir(const Package& p, const manifest::Target& t, const std::string& config) {
+  return p.target_directory / "offload-device" / t.short_name() / (config.empty() ? p.name : p.name + "-" + config);
 }
 
-fs::path device_output(const Package& p, const manifest::Target& t) {
-  return device_target_dir(p, t) / "offload" /
+fs::path device_output(const Package& p, const manifest::Target& t, const std::string& config) {
+  return device_target_dir(p, t, config) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_output_suffix(t));
 }
 
@@ -208,9 +259,77 @@ std::optional<fs::path> device_archive(const std::vector<std::string>& messages,
   return std::nullopt;
 }
 
-fs::path device_image(const Package& p, const manifest::Target& t) {
-  return device_target_dir(p, t) / "offload" /
+fs::path device_image(const Package& p, const manifest::Target& t, const std::string& config) {
+  return device_target_dir(p, t, config) / "offload" /
          (p.lib.value_or(p.name) + "." + t.short_name() + rustc::device_image_suffix(t));
+}
+
+namespace {
+
+// `text` with every `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string cargo_home() {
+  if (const char* h = config::env_or_null("CARGO_HOME")) return h;
+  if (const char* h = config::env_or_null("HOME")) return std::string(h) + "/.cargo";
+  return "";
+}
+
+}  // namespace
+
+DeviceConfig device_config(std::string_view unit_graph, const Package& p, const std::vector<std::string>& rustflags) {
+  const json root = json::parse(unit_graph, nullptr, false);
+  std::string units = root.is_object() && root.contains("units") ? root["units"].dump() : std::string(unit_graph);
+  units = replace_all(replace_all(units, p.workspace_root.string() + "/", "<workspace>/"), cargo_home() + "/",
+                      "<cargo-home>/");
+  std::string portable = "units " + units;
+  for (const auto& f : rustflags) portable += "\nrustflag " + f;
+  DeviceConfig c;
+  c.portable = content_hash(portable);
+  c.place = content_hash(portable + "\nworkspace " + p.workspace_root.string() + "\nmanifest " +
+                         p.manifest_path.string() + "\ntarget-dir " + p.target_directory.string());
+  return c;
+}
+
+namespace {
+
+bool set_by_cargo(const std::string& name) { return util::starts_with(name, "CARGO_") || name == "OUT_DIR"; }
+
+}  // namespace
+
+std::optional<std::string> device_depfile(const fs::path& archive, const std::vector<std::string>& config_env) {
+  fs::path depinfo = archive;
+  depinfo.replace_extension(".d");
+  auto text = util::read_file(depinfo, util::kMaxBuildOutput);
+  if (!text) return std::nullopt;
+  std::string out = *text;  // one rule: the archive and what it was made of
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  // Environment: rustc's env-deps of every crate compiled for the target
+  // (deps/*.d), build scripts' rerun-if-env-changed (build/*/output).
+  std::set<std::string> names, by_scripts;
+  const fs::path profile_dir = archive.parent_path();
+  std::error_code ec;
+  for (fs::directory_iterator it(profile_dir / "deps", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".d")
+      if (auto d = util::read_file(it->path(), util::kMaxBuildOutput))
+        for (const auto& line : util::split(*d, '\n'))
+          if (util::starts_with(line, "# env-dep:")) names.insert(line.substr(10, line.find('=') - 10));
+  for (fs::directory_iterator it(profile_dir / "build", ec), end; !ec && it != end; it.increment(ec))
+    if (auto o = util::read_file(it->path() / "output", util::kMaxBuildOutput))
+      for (std::string line : util::split(*o, '\n')) {
+        if (util::starts_with(line, "cargo::")) line.erase(5, 1);  // the 2024 spelling
+        if (util::starts_with(line, "cargo:rerun-if-env-changed=")) names.insert(util::trim(line.substr(27)));
+        if (util::starts_with(line, "cargo:rustc-env=")) by_scripts.insert(line.substr(16, line.find('=', 16) - 16));
+      }
+  for (const auto& n : names)
+    if (!n.empty() && !set_by_cargo(n) && !by_scripts.count(n) &&
+        std::find(config_env.begin(), config_env.end(), n) == config_env.end())
+      out += "# env-dep:" + n + "\n";
+  return out;
 }
 
 fs::path offload_dir(const Package& p, const std::string& profile) {
@@ -223,10 +342,25 @@ namespace {
 // given, the user's shared flags, and the features: exactly the host pass's
 // set (defaults included by name when they were on) once resolved, else the
 // user's own.
+// `cargo rustc|check --profile test|bench` builds the library as a test
+// harness: a device pass gets a profile of its own that inherits the user's
+// (offload-test: [profile.test]'s settings, no harness), given in --config.
 void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& user, const DeviceInputs& in) {
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     argv.push_back("--offline");
-  argv.insert(argv.end(), user.shared.begin(), user.shared.end());
+  const std::string profile = device_profile(user);
+  for (size_t i = 0; i < user.shared.size(); ++i) {
+    if (profile != user.profile && user.shared[i] == "--profile" && i + 1 < user.shared.size()) {
+      argv.insert(argv.end(), {"--profile", profile});
+      ++i;
+    } else if (profile != user.profile && util::starts_with(user.shared[i], "--profile=")) {
+      argv.push_back("--profile=" + profile);
+    } else {
+      argv.push_back(user.shared[i]);
+    }
+  }
+  if (profile != user.profile)
+    argv.insert(argv.end(), {"--config", "profile." + profile + ".inherits=\"" + user.profile + "\""});
   if (!in.features) {
     argv.insert(argv.end(), user.features.begin(), user.features.end());
   } else {
@@ -241,8 +375,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
                        const UserArgs& user, const manifest::Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
-              "--target", t.triple, "--target-dir", device_target_dir(p, t).string(),
-              "--message-format=json-render-diagnostics"};
+              "--target", t.triple, "--target-dir", device_target_dir(p, t, in.config).string(),
+              message_format(user)};
+  inv.echo_json = wants_json(user);
   push_shared_and_features(inv.argv, user, in);
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
@@ -252,9 +387,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   // The host device's archive is cargo's own output (an --emit=link=PATH would
   // leave cargo's fingerprint looking for it forever); a GPU's bitcode is extra.
   if (!rustc::needs_device_link(t))
-    inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t).string());
+    inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t, in.config).string());
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
-             {profile_lto_var(user.profile), "fat"}};
+             {profile_lto_var(device_profile(user)), "fat"}};
   // The flags as resolved (cargo's precedence, cargo_resolve): set even when
   // empty, so that this pass reads no other source than the host pass did.
   encoded_rustflags(inv, in.rustflags);
@@ -262,10 +397,14 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
 }
 
 std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
-                                      const manifest::Target& t) {
-  return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", user.profile,
-          "--target-dir", device_target_dir(p, t).string()};
+                                      const manifest::Target& t, const std::string& config) {
+  return {cargo.string(), "clean", "-p", p.name, "--target", t.triple, "--profile", device_profile(user),
+          "--target-dir", device_target_dir(p, t, config).string()};
 }
+
+namespace {
+std::vector<std::string> split_spaces(const std::string& s);  // below
+}  // namespace
 
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
                      const UserArgs& user, const std::vector<manifest::Target>& targets,
@@ -273,12 +412,13 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags) {
   Invocation inv;
-  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", "--message-format=json-render-diagnostics"};
+  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", message_format(user)};
+  inv.echo_json = wants_json(user);
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   // An explicit host target keeps these flags off build scripts and proc macros.
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
-  if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
+  if (user.implied_package) inv.argv.insert(inv.argv.end(), {"-p", *user.implied_package});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
   if (user.command == "test" && !user.after.empty()) {
     inv.argv.push_back("--");
@@ -302,6 +442,15 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
   std::error_code ec;
   if (const fs::path rustdoc = tc.rust->rustc.parent_path() / "rustdoc"; fs::exists(rustdoc, ec))
     inv.env.emplace_back("RUSTDOC", rustdoc.string());
+  // A doc test is linked by rustdoc, which reads RUSTDOCFLAGS, not RUSTFLAGS:
+  // the same link (the images, the runtime), after the user's own.
+  if (user.command == "test") {
+    std::vector<std::string> doc;
+    if (const char* e = config::env_or_null("CARGO_ENCODED_RUSTDOCFLAGS"); e && *e) doc = util::split(e, '\x1f');
+    else if (const char* d = config::env_or_null("RUSTDOCFLAGS")) doc = split_spaces(d);
+    doc.insert(doc.end(), flags.begin() + static_cast<long>(user_rustflags.size()), flags.end());
+    inv.env.emplace_back("CARGO_ENCODED_RUSTDOCFLAGS", util::join(doc, "\x1f"));
+  }
   return inv;
 }
 
@@ -439,8 +588,9 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   const std::vector<std::string>& clippy_args = user.after;
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
-                                   (device_target_dir(p, t) / "check").string()});
+                                   (device_target_dir(p, t, in.config) / "check").string()});
   push_shared_and_features(inv.argv, user, in);
+  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
@@ -461,8 +611,9 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
-  if (!user.package) inv.argv.insert(inv.argv.end(), {"-p", p.name});
+  if (user.implied_package) inv.argv.insert(inv.argv.end(), {"-p", *user.implied_package});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
+  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());

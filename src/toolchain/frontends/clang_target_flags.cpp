@@ -89,8 +89,13 @@ std::optional<std::pair<size_t, std::string>> target_flag_problem(
 
 std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compiler,
                                             const std::filesystem::path& source) {
-  return {compiler.string(), "-fopenmp", "-fopenmp-targets=" + std::string(manifest::kHostTriple),
-          "--offload-host-only", "-x", "c", "-S", "-emit-llvm", "-o", "-", source.string()};
+  // flang's driver takes a Fortran source by its extension.
+  const bool c = source.extension() == ".c";
+  std::vector<std::string> argv{compiler.string(), "-fopenmp",
+                                "-fopenmp-targets=" + std::string(manifest::kHostTriple), "--offload-host-only"};
+  if (c) argv.insert(argv.end(), {"-x", "c"});
+  argv.insert(argv.end(), {"-S", "-emit-llvm", "-o", "-", source.string()});
+  return argv;
 }
 
 }  // namespace ob::toolchain::clang_flags

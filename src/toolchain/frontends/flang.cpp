@@ -5,12 +5,10 @@
 // images are packaged by llvm-offload-binary, and the host codegen compiles
 // the IR embedding the package (`-Xflang -fembed-offload-object= -x ir`);
 // without a driver probe, the two-parse driver form. Unlike clang, flang
-// writes no depfile (-MD is refused), so the passes are keyed by the source
-// and the command line alone: a source that reads another file (INCLUDE,
-// #include, USE of a module not the compiler's) or writes module files
-// (MODULE, SUBMODULE) is split but never cached.
+// writes no depfile (-MD is refused): what a source reads and writes besides
+// itself (module files, INCLUDE files) comes from a scan (fortran_scan.cpp),
+// which the planners turn into job order, outputs and keyed inputs.
 #include <algorithm>
-#include <cctype>
 
 #include "clang_compiles.hpp"
 #include "single_parse_shapes.hpp"
@@ -22,70 +20,45 @@ namespace ob::toolchain::frontend {
 
 namespace {
 
-// Modules the compiler brings (their .mod files are part of its installation).
-bool compilers_module(std::string_view name) {
-  for (std::string_view m : {"omp_lib", "omp_lib_kinds", "iso_c_binding", "iso_fortran_env",
-                             "ieee_arithmetic", "ieee_exceptions", "ieee_features"})
-    if (name == m) return true;
-  return false;
-}
-
-// Whether one statement (lower case, leading blanks gone) reads another file
-// or defines a module.
-bool reads_or_writes_other_files(std::string_view s) {
-  auto word = [&](std::string_view w) {
-    return s.substr(0, w.size()) == w &&
-           (s.size() == w.size() || !(std::isalnum(static_cast<unsigned char>(s[w.size()])) || s[w.size()] == '_'));
-  };
-  if (util::starts_with(s, "#include") || word("include") || word("submodule")) return true;
-  if (word("module")) {
-    std::string_view rest = s.substr(6);
-    rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
-    return !util::starts_with(rest, "procedure");
-  }
-  if (!word("use")) return false;
-  std::string_view rest = s.substr(3);
-  rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
-  if (util::starts_with(rest, ",")) {  // use, intrinsic :: m  /  use, non_intrinsic :: m
-    const size_t colons = rest.find("::");
-    const std::string_view nature = rest.substr(0, colons);
-    return nature.find("non_intrinsic") != std::string_view::npos ||
-           nature.find("intrinsic") == std::string_view::npos;
-  }
-  if (util::starts_with(rest, "::")) rest.remove_prefix(2);
-  rest.remove_prefix(std::min(rest.find_first_not_of(" \t"), rest.size()));
-  const size_t end = std::min(rest.find_first_of(" \t,;!&"), rest.size());
-  return !compilers_module(rest.substr(0, end));
-}
-
-// Why the source's passes cannot be cached (nullopt when they can): flang
-// lists no files read, so only a source reading nothing else is keyed fully.
-std::optional<std::string> fortran_uncacheable(const fs::path& source) {
-  const auto text = util::read_file(source);
-  if (!text) return "the source cannot be read";
-  std::string line;
-  auto check = [](std::string stmt) -> bool {
-    for (auto& c : stmt) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const size_t start = stmt.find_first_not_of(" \t");
-    return start != std::string::npos && reads_or_writes_other_files(std::string_view(stmt).substr(start));
-  };
-  size_t at = 0;
-  while (at <= text->size()) {
-    const size_t end = std::min(text->find('\n', at), text->size());
-    const std::string_view l(text->data() + at, end - at);
-    at = end + 1;
-    // Each statement of the line (`;` separates them; a `!` comment ends it).
-    size_t from = 0;
-    const std::string_view code = l.substr(0, l.find('!'));
-    while (from <= code.size()) {
-      const size_t semi = std::min(code.find(';', from), code.size());
-      if (check(std::string(code.substr(from, semi - from))))
-        return "it reads or writes other files (INCLUDE, USE of a module, MODULE), which flang lists "
-               "in no depfile";
-      from = semi + 1;
+// What the passes read and write besides the source (fortran_scan.hpp): the
+// options' -I directories, module directory (-J, -module-dir; else
+// `default_module_dir`) and form, paths relative to `cwd`.
+ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::path& source_arg,
+                            const fs::path& default_module_dir) {
+  const fs::path source = (cwd / source_arg).lexically_normal();
+  ModuleFiles files;
+  files.module_dir = default_module_dir;
+  std::vector<fs::path> includes;
+  fortran::Macros macros;
+  bool fixed = fortran::fixed_form_by_extension(source);
+  for (size_t i = 1; i < options.size(); ++i) {
+    const std::string& t = options[i];
+    auto value = [&](std::string_view flag) -> std::optional<std::string> {
+      if (t == flag && i + 1 < options.size()) return options[++i];
+      if (flag.size() == 2 && util::starts_with(t, flag) && t.size() > 2) return t.substr(2);
+      return std::nullopt;
+    };
+    if (t == "-ffixed-form") fixed = true;
+    else if (t == "-ffree-form") fixed = false;
+    else if (auto dir = value("-I")) includes.push_back((cwd / *dir).lexically_normal());
+    else if (auto mod = value("-J")) files.module_dir = (cwd / *mod).lexically_normal();
+    else if (auto mod2 = value("-module-dir")) files.module_dir = (cwd / *mod2).lexically_normal();
+    else if (auto def = value("-D")) {
+      const std::string name = def->substr(0, def->find('='));
+      macros.undefined.erase(name);
+      macros.defined.insert(name);
+    } else if (auto undef = value("-U")) {
+      macros.defined.erase(*undef);
+      macros.undefined.insert(*undef);
     }
   }
-  return std::nullopt;
+  files.search = includes;
+  files.search.push_back(cwd);
+  files.scan = fortran::scan(source, includes, fixed, std::move(macros));
+  files.source_name = files.scan.line_file ? *files.scan.line_file
+                      : source_arg.is_absolute() ? source_arg.string()
+                                                 : cwd.string() + "/" + source_arg.string();
+  return files;
 }
 
 // A flang command line's options: the parser keeps what it knows every pass
@@ -215,10 +188,10 @@ Parsed parse_flang(const Argv& argv) {
 // pass takes as written), the source and the host pass's target options.
 class FlangCompile final : public Compile {
  public:
-  FlangCompile(Argv head, std::string source, Argv host_targets, bool cacheable, Argv device_only = {},
+  FlangCompile(Argv head, std::string source, Argv host_targets, ModuleFiles files, Argv device_only = {},
                Argv host_only = {})
       : head_(std::move(head)), source_(std::move(source)), host_targets_(std::move(host_targets)),
-        cacheable_(cacheable), device_only_(std::move(device_only)), host_only_(std::move(host_only)) {}
+        files_(std::move(files)), device_only_(std::move(device_only)), host_only_(std::move(host_only)) {}
 
   Argv device(const manifest::Target& target, const std::string& out, const std::string& /*depfile*/,
               bool /*callers_depfile*/) const override {
@@ -267,7 +240,7 @@ class FlangCompile final : public Compile {
     if (device_only_.empty() && host_only_.empty()) return std::nullopt;
     return "host_flags or device_flags are set, so a device pass's own host parse differs from the host pass's";
   }
-  bool cacheable() const override { return cacheable_; }
+  const ModuleFiles* module_files() const override { return &files_; }
 
  private:
   // Every host pass's start: the options, the host's own, the targets.
@@ -282,7 +255,7 @@ class FlangCompile final : public Compile {
   Argv head_;
   std::string source_;
   Argv host_targets_;
-  bool cacheable_;
+  ModuleFiles files_;
   Argv device_only_;  // a manifest's device_flags
   Argv host_only_;    // a manifest's host_flags
 };
@@ -307,6 +280,11 @@ class FlangOpenMp final : public Frontend {
 
   Parsed parse(const Argv& argv) const override { return parse_flang(argv); }
 
+  // Paths stay as written: flang writes the source's path, joined to the
+  // working directory, into the object, so a path made relative to base_dir
+  // would name another file in every build directory.
+  Argv relative_to_base(Argv argv, const fs::path& /*base*/, const fs::path& /*cwd*/) const override { return argv; }
+
   bool lists_reads() const override { return false; }
 
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
@@ -315,9 +293,17 @@ class FlangOpenMp final : public Frontend {
     for (const auto& dir : m.include_dirs) head.push_back("-I" + dir);
     for (const auto& def : m.defines) head.push_back("-D" + def);
     head.insert(head.end(), m.flags.begin(), m.flags.end());
-    const bool cacheable = !fortran_uncacheable(src.path);
+    // Module files go under the build directory (one directory, as CMake's),
+    // unless the flags name one.
+    const fs::path module_dir = m.build_dir / "mod";
+    ModuleFiles files = module_files_of(head, m.project_dir, src_arg, module_dir);
+    if (files.module_dir == module_dir) {
+      const fs::path rel = module_dir.lexically_relative(m.project_dir);
+      head.insert(head.end(), {"-module-dir", rel.empty() || *rel.begin() == ".." ? module_dir.string() : rel.string()});
+    }
+    files.search.insert(files.search.begin(), files.module_dir);
     return std::make_unique<FlangCompile>(std::move(head), src_arg.string(),
-                                          Argv{"-fopenmp-targets=" + triples_of(m.targets)}, cacheable,
+                                          Argv{"-fopenmp-targets=" + triples_of(m.targets)}, std::move(files),
                                           m.device_flags, m.host_flags);
   }
 
@@ -331,8 +317,10 @@ class FlangOpenMp final : public Frontend {
       if (a.kind == ArgKind::OffloadTargets || a.kind == ArgKind::OffloadArch)
         host_targets.insert(host_targets.end(), a.tokens.begin(), a.tokens.end());
     }
-    const bool cacheable = !fortran_uncacheable((cwd / req.source).lexically_normal());
-    return std::make_unique<FlangCompile>(std::move(head), req.source, std::move(host_targets), cacheable);
+    // Without -J, flang writes and finds module files in the working directory.
+    ModuleFiles files = module_files_of(head, cwd, req.source, cwd);
+    files.search.insert(files.search.begin(), files.module_dir);
+    return std::make_unique<FlangCompile>(std::move(head), req.source, std::move(host_targets), std::move(files));
   }
 
   Argv package(const Toolchain& tc, const std::vector<Image>& images, const fs::path& out) const override {

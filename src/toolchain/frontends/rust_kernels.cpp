@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <iostream>
 
+#include <cctype>
+#include <set>
+
 #include <fmt/core.h>
 
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::rust {
 
@@ -34,6 +38,19 @@ bool is_pointer_param(const std::string& param) {
   const size_t colon = param.find(':');
   return colon != std::string::npos && param.find_first_not_of(' ', colon + 1) != std::string::npos &&
          param[param.find_first_not_of(' ', colon + 1)] == '*';
+}
+
+// The scalar types and array lengths a parameter's type names ("x : * mut [ f64 ; 8 ]": f64 8),
+// in order: what a host declaration must name alike.
+std::vector<std::string> type_words(const std::string& param) {
+  static const std::set<std::string> scalars = {"f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
+                                                "u16", "u32", "u64", "u128", "usize", "bool", "char"};
+  std::vector<std::string> out;
+  const size_t colon = param.find(':');
+  if (colon == std::string::npos) return out;
+  for (const auto& w : util::split(param.substr(colon + 1), ' '))
+    if (scalars.count(w) || (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])))) out.push_back(w);
+  return out;
 }
 
 }  // namespace
@@ -107,6 +124,16 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
         where(file, line, project_dir), cfg, hint, cfg, cfg));
   }
   OB_TRY(check_device_code(scan, kernels, cfg, project_dir));
+  for (const Mention& m : scan.marks)
+    if (util::starts_with(m.what, "kernel macro "))
+      return fail(fmt::format(
+          "{}: error: macro_rules! {} writes device kernels (#[rustc_offload_kernel]), which offload-build "
+          "cannot see: it reads the source without expanding macros, so the host device's image would "
+          "leave the kernels out and their launch would fail at run time (`Failed to load kernel`). Write "
+          "each kernel out as a function, `#[unsafe(no_mangle)] #[rustc_offload_kernel] pub extern \"C\" fn "
+          "NAME_f32(_dyn_ptr: *mut u8, ...) {{ ... }}`, and let the macro (or a generic function) write the "
+          "body it calls",
+          where(m.file, m.line, project_dir), m.what.substr(13)));
   for (const FnItem* k : kernels) {
     const std::string at = where(k->file, k->line, project_dir);
     if (!k->no_mangle) {
@@ -133,6 +160,17 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
           "crashes when the kernel runs)",
           at, k->name, k->params.size(), where(decl->file, decl->line, project_dir),
           decl->params.size(), k->name));
+    }
+    for (size_t i = 0; i < decl->params.size(); ++i) {
+      const auto device = type_words(k->params[i + 1]), host = type_words(decl->params[i]);
+      if (device.empty() || host.empty() || device == host) continue;
+      const auto [line, column] = i < decl->param_at.size() ? decl->param_at[i] : std::pair{decl->line, 0};
+      return fail(fmt::format(
+          "{}:{}: error: the host declaration of kernel `{}` takes `{}` where the kernel takes `{}` ({}): "
+          "the launch would hand the kernel memory laid out as the host's type, and the kernel would read "
+          "garbage; declare it as the kernel takes it",
+          where(decl->file, line, project_dir), column, k->name, decl->params[i], k->params[i + 1],
+          where(k->file, k->line, project_dir)));
     }
   }
   OB_TRY(check_kernel_signatures(scan, kernels, cfg, project_dir));

@@ -153,6 +153,13 @@ class Scanner {
     if ((definers.count(t.text) && i + 1 < t_.size() && t_[i + 1].kind == Token::Ident) ||
         (t.text == "macro_rules" && is(i + 1, "!") && i + 2 < t_.size())) {
       scan_.own_names.insert(t_[i + (t.text == "macro_rules" ? 2 : 1)].text);
+      // A macro that writes kernels: offload-build reads the source unexpanded.
+      if (t.text == "macro_rules" && i + 3 < t_.size())
+        for (size_t k = i + 3, end = close_of(i + 3); k < end; ++k)
+          if (ident(k, "rustc_offload_kernel") || (t_[k].kind == Token::Str && t_[k].text == "gpu-kernel")) {
+            mention(scan_.marks, "kernel macro " + t_[i + 2].text, i, fn);
+            break;
+          }
     } else if (t.text == "use" && !ident(i + 1, "std") && !(is(i + 1, ":") && ident(i + 3, "std"))) {
       for (size_t k = i + 1; k < t_.size() && !is(k, ";"); ++k)
         if (t_[k].kind == Token::Ident) scan_.own_names.insert(t_[k].text);

@@ -36,10 +36,19 @@ struct Package {
   std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
 };
 
-// Pick the package among the workspace members: `-p NAME` when given, else the
-// one whose Cargo.toml is in `project_dir`, else the only one. Errors name what to pass.
-Result<Package> parse_metadata(std::string_view json, const fs::path& project_dir,
-                               const std::optional<std::string>& package);
+// Which packages a cargo command builds (-p, --workspace, --exclude).
+struct Selection {
+  std::vector<std::string> packages;  // -p / --package, each
+  bool workspace = false;             // --workspace / --all
+  std::vector<std::string> exclude;   // --exclude
+};
+
+// The workspace members cargo builds, as cargo picks them: each `-p NAME`;
+// every member but --exclude with --workspace; else the one whose Cargo.toml
+// is in `project_dir`; else (a workspace root) the default-members, all
+// members when it names none. Programs first. Errors name what to pass.
+Result<std::vector<Package>> select_packages(std::string_view json, const fs::path& project_dir,
+                                            const Selection& selection);
 
 // The local packages (path dependencies and workspace members, not registry or
 // git ones) with a library target that `chosen` depends on, directly or not,
@@ -69,33 +78,84 @@ struct UserArgs {
   std::vector<std::string> shared;    // profile, manifest path, lock, verbosity, --config: both passes
   std::vector<std::string> features;  // --features, -F, --all-features, --no-default-features: the host
                                       // pass's; the device pass gets what cargo resolved from them
-  std::optional<std::string> package;  // -p / --package
+  Selection selection;
+  // The package the host pass names with `-p` when the user selected none
+  // (the one in the directory offload-build runs in); nullopt: cargo picks.
+  std::optional<std::string> implied_package;
+  // --message-format values (comma-separated ones split), not in `all`: each
+  // pass gets one --message-format that keeps the JSON offload-build reads
+  // and shows the rest as the user asked (message_format()).
+  std::vector<std::string> message_format;
+  std::optional<std::string> target_dir;  // --target-dir, as given
   std::string profile = "dev";        // from --release, -r, --profile
   bool has_target = false;            // --target given: the host pass keeps it
 };
 UserArgs split_user_args(const std::vector<std::string>& args);
 
+// The profile a device pass builds with: the user's, but for test and bench,
+// which `cargo rustc` would build as a test harness: offload-test and
+// offload-bench, which inherit them (given with --config).
+std::string device_profile(const UserArgs& user);
+
 // CARGO_PROFILE_<NAME>_LTO for a profile ("release" -> CARGO_PROFILE_RELEASE_LTO).
 std::string profile_lto_var(const std::string& profile);
 
 // Where the device pass of a crate for a target writes:
-// <target dir>/offload-device/<short>/<crate>. Each pass its own, so that the
-// passes of different crates and targets run at once (cargo locks a target dir).
-fs::path device_target_dir(const Package& p, const manifest::Target& t);
+// <target dir>/offload-device/<short>/<crate>-<config>, `config` naming one
+// configuration of it (device_config: what cargo resolved for it, the
+// rustflags, which workspace), so that no other feature set, profile or
+// workspace sharing the target dir ever reuses its archive or image. Each pass
+// its own, so that the passes of different crates and targets run at once
+// (cargo locks a target dir). `config` "": the plain name (the unit-graph probe).
+fs::path device_target_dir(const Package& p, const manifest::Target& t, const std::string& config);
 // A GPU's device pass emits its image (rustc --emit=llvm-bc=PATH) inside that
 // dir; the host device's pass leaves its archive where cargo puts it
 // (device_archive: from the pass's `compiler-artifact` message), and the image
 // link writes device_image() there.
-fs::path device_output(const Package& p, const manifest::Target& t);
-fs::path device_image(const Package& p, const manifest::Target& t);
+fs::path device_output(const Package& p, const manifest::Target& t, const std::string& config);
+fs::path device_image(const Package& p, const manifest::Target& t, const std::string& config);
 std::optional<fs::path> device_archive(const std::vector<std::string>& messages, const Package& p);
+
+// One configuration of a device pass, as digests (hex): `portable` of the
+// pass's unit graph (`cargo rustc --unit-graph`: every unit's package, target,
+// mode, features and resolved profile, which holds [profile.*] of the
+// workspace root, [profile.*.package.*] overrides and CARGO_PROFILE_*), with
+// the workspace root and cargo's home written as placeholders, and of the
+// rustflags: the same in every checkout (the cache key's); `place`: that and
+// where the package and the target dir are (the directory's name).
+struct DeviceConfig {
+  std::string portable, place;
+};
+DeviceConfig device_config(std::string_view unit_graph, const Package& p, const std::vector<std::string>& rustflags);
+
+// What a device pass read, as a Make depfile for the job cache (rustc's
+// dep-info format): cargo's dep-info beside the archive, whose rule lists (`lib<crate>.d`: the sources of the crate and of its local
+// dependencies that rustc read under the device cfg, include!d files, build
+// scripts' rerun-if-changed inputs), and one `# env-dep:NAME` line per
+// environment variable read: rustc's env-deps (`env!`, `option_env!`) of the
+// crates compiled, and build scripts' rerun-if-env-changed. Left out: what
+// cargo sets itself (CARGO_*, OUT_DIR, a build script's rustc-env) and
+// `config_env` (cargo's [env] table, keyed as configuration). nullopt when
+// cargo's dep-info is missing.
+std::optional<std::string> device_depfile(const fs::path& archive, const std::vector<std::string>& config_env);
 // Packages and embedded objects: <target dir>/offload/<profile>.
 fs::path offload_dir(const Package& p, const std::string& profile);
 
 struct Invocation {
   std::vector<std::string> argv;
   Env env;
+  // The user asked for cargo's JSON messages (--message-format=json...): every
+  // one goes to stdout too, not only the ones offload-build reads.
+  bool echo_json = false;
 };
+
+// The --message-format a build pass runs with: json-render-diagnostics (the
+// diagnostics rendered to stderr as cargo's human format) with
+// json-diagnostic-short for `short`; the user's own JSON values as given
+// (json, json-diagnostic-*, json-render-diagnostics), which echo_json then
+// passes on. Multiple values and comma-separated lists are cargo's.
+std::string message_format(const UserArgs& user);
+bool wants_json(const UserArgs& user);
 
 // The command as --dry-run shows it: env assignments, then argv, shell-quoted.
 std::string display(const Invocation& inv);
@@ -110,6 +170,7 @@ struct DeviceInputs {
   // user's feature arguments are passed on as they are.
   std::optional<std::vector<std::string>> features;
   std::vector<std::string> rustflags;  // CARGO_ENCODED_RUSTFLAGS
+  std::string config;                  // DeviceConfig::place; "" before it is known
 };
 
 // `cargo rustc --lib` for one target with the device cfg, in its own target dir,
@@ -120,7 +181,7 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
 // `cargo clean -p` of that pass's crate in its own target dir: run before the
 // pass again when cargo calls it fresh but its output is gone.
 std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, const UserArgs& user,
-                                      const manifest::Target& t);
+                                      const manifest::Target& t, const std::string& config);
 
 // One unit of `cargo build --unit-graph` (what cargo would compile, resolved).
 struct Unit {

@@ -23,7 +23,7 @@ std::vector<std::string> targets_for_flags(const std::vector<std::string>& flags
 std::optional<std::pair<size_t, std::string>> target_flag_problem(const std::string& key,
                                                                  const std::vector<std::string>& flags);
 
-// `compiler` compiling the C file `source` for the host side of an OpenMP
+// `compiler` compiling `source` (a C file, or a Fortran one for flang) for the host side of an OpenMP
 // target region, printing its IR to stdout (the stable-names probe reads the
 // kernels' names in it).
 std::vector<std::string> host_ir_probe_argv(const std::filesystem::path& compiler,

@@ -23,6 +23,7 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
+#include "offload_build/toolchain/frontends/fortran_scan.hpp"
 #include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -33,6 +34,18 @@ namespace ob::toolchain::frontend {
 namespace fs = std::filesystem;
 using Argv = std::vector<std::string>;
 using Image = clang_openmp::Image;
+
+// What the passes of a compile read and write that no depfile lists (flang
+// writes none): the modules and included files of a scan (fortran_scan.hpp).
+struct ModuleFiles {
+  fs::path module_dir;          // absolute: where the passes write .mod files (-module-dir)
+  std::vector<fs::path> search;  // absolute: where else flang finds a .mod file (-I, its directory)
+  fortran::Scan scan;
+  // The source's name flang writes into the objects (for its runtime's
+  // messages): a #line's file, else the working directory joined to the
+  // source as argv names it. Keyed: it is in no argv and no input.
+  std::string source_name;
+};
 
 // The passes of one compile (one translation unit, its options fixed), each
 // as a driver command. Paths are written into argv as given (the planner
@@ -59,10 +72,10 @@ class Compile {
   // Why these passes keep the two-parse form whatever the driver lists (a
   // single parse could give other bytes); nullopt when it may be split.
   virtual std::optional<std::string> two_parse_reason() const { return std::nullopt; }
-  // Whether the passes' outputs may be cached. A frontend whose passes list
-  // no files read (flang writes no depfile) keys them by the source alone, so
-  // it says false where the source reads other files.
-  virtual bool cacheable() const { return true; }
+  // A frontend whose passes list no files read (flang writes no depfile):
+  // what they read and write besides the source, from a scan; the planners
+  // order, declare and key the files. nullptr when depfiles list them.
+  virtual const ModuleFiles* module_files() const { return nullptr; }
 };
 
 class Frontend : public FrontendBase {
