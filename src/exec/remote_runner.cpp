@@ -373,8 +373,7 @@ std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd)
   const fs::path p(job.argv[0]);
   if (p.is_absolute()) return p;
   if (job.argv[0].find('/') != std::string::npos) return (cwd / p).lexically_normal();
-  const char* path = std::getenv("PATH");
-  return toolchain::find_in_path(job.argv[0], path ? path : "");
+  return toolchain::find_in_path(job.argv[0], config::env("PATH").value_or(""));
 }
 
 // An empty input in the compile's own directory (run_remote).
