@@ -379,6 +379,9 @@ std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd)
 // An empty input in the compile's own directory (run_remote).
 constexpr const char* kCwdMarker = ".offload-build-cwd";
 
+constexpr const char* kFortranLocal =
+    "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
+
 // Why a job is not one remote execution sends, or "" when it is.
 std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   if (job.kind != plan::JobKind::DeviceCompile && job.kind != plan::JobKind::HostIr &&
@@ -387,14 +390,9 @@ std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   if (job.key_material) return "its planner keys it by what the worker cannot see (cargo's device pass)";
   if (!compiler_path(job, cwd))
     return fmt::format("its compiler {} is not found in PATH", job.argv.empty() ? "(none)" : job.argv[0]);
+  // A Fortran compile's module files are the next compile's inputs (docs/DISTRIBUTED.md).
+  if (manifest::language_from_extension(job.source) == manifest::Language::Fortran) return kFortranLocal;
   return {};
-}
-
-// Why a job the engine could run stays here (empty: it may go): a Fortran
-// compile's module files are the next compile's inputs (docs/DISTRIBUTED.md).
-std::string stays_local(const plan::Job& job) {
-  if (manifest::language_from_extension(job.source) != manifest::Language::Fortran) return {};
-  return "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
 }
 
 std::string invocation_id();
@@ -545,12 +543,8 @@ class Runner final : public RemoteRunner {
   Completion run(Work& w) {
     const std::string local_why = kept_local(w.job, setup_.plan->cwd);
     const bool sends = local_why.empty();
-    if (const std::string why = stays_local(w.job); sends && !why.empty()) {
-      if (!fortran_said_.exchange(true) && setup_.warn)
-        setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, why));
-      record(w.job.id, {RanWhere::Local, 0, 0, why});
-      return run_local(w.job.id, w.command);
-    }
+    if (local_why == kFortranLocal && !fortran_said_.exchange(true) && setup_.warn)
+      setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, local_why));
     if (sends && !engine_down_ && !stopping_) {
       if (auto refused = open()) {
         record(w.job.id, {RanWhere::Local, 0, 0, "remote execution is refused: " + *refused});
