@@ -18,7 +18,7 @@
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/util/strings.hpp"
-#include "build_pictures.hpp"
+#include "offload_build/run/pictures.hpp"
 #include "cache_cli.hpp"
 #include "init_command.hpp"
 #include "options.hpp"
@@ -235,7 +235,7 @@ int dispatch(int argc, char** argv) {
     return result ? *result : report_error(result.error());
   }
   if (*timings_cmd) {
-    auto result = draw_trace(global, trace_to_draw);
+    auto result = run::draw_trace(global, trace_to_draw);
     return result ? *result : report_error(result.error());
   }
   if (*verify_cmd) {

@@ -4,7 +4,9 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/cli/build_context.hpp"
+#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/pictures.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/cache/job_cache.hpp"
@@ -27,10 +29,8 @@
 #include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
-#include "build_pictures.hpp"
 #include "noop_build.hpp"
 #include "options.hpp"
-#include "summary.hpp"
 
 namespace ob::cli {
 
@@ -47,132 +47,25 @@ Error no_manifest(const fs::path& file) {
       file.string()));
 }
 
-void print_summary(const exec::ExecSummary& s, double seconds, bool quiet) {
-  if (quiet) return;
-  std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
-                                 s.jobs_run);
-  if (s.jobs_up_to_date) line += fmt::format(", {} up to date", s.jobs_up_to_date);
-  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' ' << line
-            << fmt::format(" in {:.2f} s", seconds) << '\n';
-}
-
-// Where the jobs ran, after a build with remote_execution.
-void print_remote_summary(const exec::RemoteRunner::Counts& c) {
-  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' '
-            << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
-                           "after all, {} local; {} uploaded",
-                           c.remote, c.engine_cache, c.fallback, c.local, util::format_bytes(c.uploaded_bytes))
-            << '\n';
-}
-
-std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(
-    const std::map<plan::JobId, cache::JobCache::MissNote>& misses) {
-  return [&misses](const plan::Job& job) -> std::optional<report::MissReason> {
-    auto it = misses.find(job.id);
-    if (it == misses.end()) return std::nullopt;
-    return report::MissReason{it->second.reason, it->second.detail};
-  };
-}
-
 namespace {
 
-// What build() keeps for the summary line and --report, however the build ends.
-struct BuildSession {
-  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
-  report::BuildRecorder recorder;  // also the build's clock
-  std::string project;
-  fs::path manifest;
-  std::optional<plan::Plan> plan;
-  bool cache_enabled = false;
-  std::optional<fs::path> cache_dir;
-  std::map<plan::JobId, cache::JobCache::MissNote> misses;
-  nlohmann::json tools = nlohmann::json::object();
-  std::optional<double> seconds;  // the build's time, taken when its jobs ended
-  exec::RemoteNotes remote;  // where each job ran, under remote execution
-};
+using run::BuildContext;
+using run::Session;
 
-report::BuildResult outcome(const Result<fs::path>& result) {
-  return result ? report::BuildResult::Ok
-         : result.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
-                                                         : report::BuildResult::Failed;
-}
-
-Result<void> write_build_report(const fs::path& file, const BuildSession& s,
-                                const Result<fs::path>& result) {
-  report::ReportData d;
-  d.project = s.project;
-  d.manifest = fs::absolute(s.manifest).lexically_normal();
-  d.started = s.started;
-  d.duration_s = s.seconds.value_or(s.recorder.elapsed());
-  d.result = outcome(result);
-  if (!result) d.error = result.error().message;
-  d.plan = s.plan ? &*s.plan : nullptr;
-  d.recorder = &s.recorder;
-  d.cache_enabled = s.cache_enabled;
-  d.cache_dir = s.cache_dir;
-  d.miss_reason = miss_reasons(s.misses);
-  d.execution = remote_execution_of(s.remote);
-  d.tools = s.tools;
-  return report::write_report(file, report::make_report(d));
-}
-
-Result<fs::path> build_steps(const Request& o, BuildSession& session);
+Result<fs::path> build_steps(const Request& o, Session& session);
 
 }  // namespace
-
-namespace {
-
-// A path setting in force, with the manifest's value in its place.
-std::optional<fs::path> path_setting(const config::Config& c, std::string_view key,
-                                     const std::optional<fs::path>& manifest) {
-  auto v = c.get(key, manifest ? std::optional(manifest->string()) : std::nullopt, "offload.json");
-  if (!v || v->text.empty()) return std::nullopt;
-  return fs::absolute(v->text);
-}
-
-}  // namespace
-
-// The resolved configuration (config::load) holds a value for cache_dir and
-// max_size, their defaults written once (the table's "5G", config.cpp's
-// computed cache directory), each value checked when it was read: no
-// fallback here. A cache_dir set empty names no directory.
-fs::path cache_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_cache_dir) {
-  return path_setting(c, "cache_dir", manifest_cache_dir).value_or(fs::path());
-}
-
-uint64_t max_size_for(const config::Config& c, const std::optional<uint64_t>& manifest_max_size) {
-  auto v = c.get("max_size", manifest_max_size ? std::optional(std::to_string(*manifest_max_size)) : std::nullopt,
-                 "offload.json");
-  auto bytes = util::parse_size(v ? v->text : std::string());
-  return bytes ? *bytes : 0;  // as Config::size for a value never set
-}
-
-fs::path base_dir_for(const config::Config& c, const std::optional<fs::path>& manifest_base_dir) {
-  std::optional<fs::path> dir = path_setting(c, "base_dir", manifest_base_dir);
-  if (!dir) return {};
-  std::error_code ec;
-  fs::path real = fs::canonical(*dir, ec);
-  return ec ? fs::path() : real;
-}
 
 Result<fs::path> build(const Request& o) {
-  BuildSession session;
+  Session session;
   auto result = build_steps(o, session);
-  if (o.report && !o.dry_run) {
-    auto written = write_build_report(fs::absolute(*o.report), session, result);
-    if (!written) {
-      if (result) return written.error();
-      std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message)
-                << '\n';
-    }
-  }
-  if (wants_pictures(o) && session.plan) {  // none before the plan: nothing to draw
-    auto timeline = report::timeline_of(*session.plan, session.recorder, session.project, "manifest",
-                                        session.started, outcome(result));
-    if (session.seconds) timeline.duration_s = *session.seconds;
-    exec::mark_remote(timeline, session.remote);
-    write_pictures(o, timeline, session.plan->build_dir / report::kTimingsFileName, false);
-  }
+  if (o.report && !o.dry_run)
+    OB_TRY(run::save_report(fs::absolute(*o.report),
+                            session.report_data(nullptr, run::outcome(result), result ? "" : result.error().message),
+                            bool(result)));
+  if (run::wants_pictures(o) && session.kept)  // none before the plan: nothing to draw
+    run::write_pictures(o, session.timeline(*session.kept, "manifest", run::outcome(result)),
+                        session.kept->build_dir / report::kTimingsFileName, false);
   return result;
 }
 
@@ -206,14 +99,14 @@ void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, cons
   if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
 }
 
-Result<fs::path> build_steps(const Request& o, BuildSession& session) {
+Result<fs::path> build_steps(const Request& o, Session& session) {
   // First, before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for ours (the signal self-pipe's).
   BuildContext context(o);
   const config::Config& c = o.config;
   process::set_echo_policy({c.flag("verbose"), nullptr});
   const fs::path file = manifest_path(o);
-  session.manifest = file;
+  session.manifest = fs::absolute(file).lexically_normal();
   if (auto program = noop_build(o, file, [&session] { return session.recorder.elapsed(); }))
     return *program;
   if (!fs::exists(file)) return no_manifest(file);
@@ -224,7 +117,7 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
   OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
-                            RemoteErrors::Fail));
+                            run::RemoteErrors::Fail));
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();
@@ -268,10 +161,6 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
   run.cache.allow_time_macros = manifest->cache_time_macros;
   run.cache.explain = c.flag("explain") ? &std::cerr : nullptr;
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { listeners.job_output(job, text); };
-  if (context.layers()) {
-    session.cache_enabled = true;
-    session.cache_dir = context.cache_dir();
-  }
   // A build that fails or is interrupted leaves no no-op record; one that
   // ends with every job current (and nothing else to say) leaves a new one.
   const fs::path noop_file = cache::noop_record_file(manifest->build_dir);
@@ -283,16 +172,10 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
       noop = cache::make_noop_record(cache.state(), plan, plan_files(*manifest, *toolchain, plan),
                                      build_fingerprint(o), racy_from(session.started));
     };
-  auto ran = context.run_plan(plan, *runner, std::move(run));
+  auto ran = session.run(context, plan, *runner, std::move(run));
   auto& summary = ran.summary;
-  session.seconds = session.recorder.elapsed();
-  if (remote_runner) {
-    session.remote = exec::remote_notes(*remote_runner, plan);
-    if (c.flag("explain")) exec::explain_remote(plan, session.remote, std::cerr);
-  }
-  if (o.report || wants_pictures(o)) session.plan = plan;
+  if (o.report || run::wants_pictures(o)) session.kept = plan;
   if (o.report) {
-    session.misses = std::move(ran.misses);
     std::map<fs::path, std::string> known;  // versions we already have
     if (toolchain->rust) known[toolchain->rust->rustc] = toolchain->rust->version_line;
     // After Ctrl-C, run nothing more: the tools' identities only.
@@ -300,8 +183,8 @@ Result<fs::path> build_steps(const Request& o, BuildSession& session) {
     session.tools = report::describe_tools(plan, known, !interrupted);
   }
   if (!summary) return summary.error();
-  print_summary(*summary, *session.seconds, c.flag("quiet"));
-  if (remote_runner && !c.flag("quiet")) print_remote_summary(remote_runner->counts());
+  run::print_summary(*summary, *session.seconds, c.flag("quiet"));
+  if (remote_runner && !c.flag("quiet")) run::print_remote_summary(remote_runner->counts());
   if (noop) cache::write_noop_record(noop_file, *noop);
   return plan.program;
 }

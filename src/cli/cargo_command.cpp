@@ -10,13 +10,13 @@
 
 #include <fmt/core.h>
 
-#include "build_pictures.hpp"
 #include "cargo_args.hpp"
 #include "cargo_explain.hpp"
 #include "cargo_timings.hpp"
-#include "summary.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
-#include "offload_build/cli/build_context.hpp"
+#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/pictures.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/exec/cargo_runner.hpp"
 #include "offload_build/plan/cargo_plan.hpp"
 #include "offload_build/process/subprocess.hpp"
@@ -33,6 +33,13 @@
 namespace ob::cli {
 
 namespace {
+
+using run::BuildContext;
+using run::miss_reasons;
+using run::print_summary;
+using run::RemoteErrors;
+using run::wants_pictures;
+using run::write_pictures;
 
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;

@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/cli/build_context.hpp"
+#include "offload_build/run/build_context.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"

@@ -22,7 +22,9 @@
 #include "offload_build/exec/collecting_runner.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
-#include "offload_build/cli/build_context.hpp"
+#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/pictures.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
@@ -34,7 +36,6 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
-#include "build_pictures.hpp"
 #include "launcher_roots.hpp"
 #include "launcher_unchanged.hpp"
 #include "options.hpp"
@@ -64,17 +65,11 @@ std::optional<toolchain::Toolchain> toolchain_of(const fs::path& compiler) {
 
 namespace {
 
-struct Recording {
-  report::BuildRecorder recorder;
-  std::map<plan::JobId, cache::JobCache::MissNote> misses;
-  exec::RemoteNotes remote;  // where each job ran, under remote execution
-};
-
 // Runs a launcher plan (not under --dry-run) with the cache and the
-// jobserver; nullopt when a job failed. With `record` (--report), the jobs'
-// events and the cache's miss reasons go there. With `whole`, the compile's
-// whole entry is stored after it succeeded.
-std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Recording* record,
+// jobserver; nullopt when a job failed. With `record` (--report, the
+// pictures), the jobs' events go to the session's recorder. With `whole`,
+// the compile's whole entry is stored after it succeeded.
+std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, run::Session& session, bool record,
                             cache::WholeCompile* whole) {
   const Request& o = context.options();
   open_launcher_cache(context);
@@ -88,25 +83,19 @@ std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Recor
   exec::CollectingRunner runner(std::move(*remote));
   report::Progress silent;  // the passes' output is printed below, in clang's order
   BuildContext::RunOptions run;
-  run.observer = record ? &record->recorder : &silent;
+  run.observer = record ? nullptr : &silent;
   run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
   run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
   run.cache.collect_reads = whole != nullptr;
-  auto ran = context.run_plan(plan, runner, std::move(run));
+  auto ran = session.run(context, plan, runner, std::move(run));
   auto& summary = ran.summary;
-  if (record) record->misses = std::move(ran.misses);
   // A result of the engine's action cache (any client of the engine may have
   // written it) is kept out of the whole entry unless the engine is trusted.
   bool untrusted = false;
-  if (const exec::RemoteRunner* remote_runner = runner.remote()) {
-    auto notes = exec::remote_notes(*remote_runner, plan);
-    for (const auto& [id, note] : notes)
-      untrusted |= note.where == exec::RanWhere::EngineCache && context.engine_cache() != exec::EngineCache::Trusted;
-    if (o.config.flag("explain")) exec::explain_remote(plan, notes, std::cerr);
-    if (record) record->remote = std::move(notes);
-  }
+  for (const auto& [id, note] : session.remote)
+    untrusted |= note.where == exec::RanWhere::EngineCache && context.engine_cache() != exec::EngineCache::Trusted;
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
@@ -152,7 +141,7 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
 
 void open_launcher_cache(BuildContext& context) {
   // Remote errors are warnings here; --dry-run only reads the probe memo.
-  if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
+  if (!context.options().dry_run) (void)context.open_cache({}, run::RemoteErrors::WarnOncePerBuild);
 }
 
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
@@ -214,34 +203,15 @@ std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
     std::cout << exec::dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
-  std::optional<Recording> record;
-  if (o.report || wants_pictures(o)) record.emplace();
-  const auto started = std::chrono::system_clock::now();
-  auto code = run_plan(plan, context, record ? &*record : nullptr, whole);
-  if (code && record && wants_pictures(o)) {  // the trace: added to, one file for a whole make/ninja run
-    auto timeline = report::timeline_of(plan, record->recorder, project, "launcher", started,
-                                        *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted);
-    exec::mark_remote(timeline, record->remote);
-    write_pictures(o, timeline, plan.program.string() + ".timings.html", true);
-  }
-  if (code && record && o.report) {
-    report::ReportData d;
-    d.project = project;
-    d.started = started;
-    d.duration_s = record->recorder.elapsed();
-    d.result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
-    d.plan = &plan;
-    d.recorder = &record->recorder;
-    d.cache_enabled = !o.config.flag("no_cache");
-    if (!o.config.flag("no_cache")) d.cache_dir = context.cache_dir();
-    d.miss_reason = [&](const plan::Job& job) -> std::optional<report::MissReason> {
-      auto it = record->misses.find(job.id);
-      if (it == record->misses.end()) return std::nullopt;
-      return report::MissReason{it->second.reason, it->second.detail};
-    };
-    d.execution = remote_execution_of(record->remote);
-    write_launcher_report(o, command, report::make_report(d), nullptr, *code);
-  }
+  const bool record = o.report || run::wants_pictures(o);
+  run::Session session;
+  session.project = project;
+  auto code = run_plan(plan, context, session, record, whole);
+  if (!code || !record) return code;
+  const auto result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
+  if (run::wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
+    run::write_pictures(o, session.timeline(plan, "launcher", result), plan.program.string() + ".timings.html", true);
+  if (o.report) write_launcher_report(o, command, report::make_report(session.report_data(&plan, result)), nullptr, *code);
   return code;
 }
 
@@ -251,7 +221,7 @@ namespace {
 // to see its jobs; nullptr when it cannot be, or the cache is off.
 std::unique_ptr<cache::WholeCompile> whole_compile(const toolchain::frontend::CompileRequest& req, const LaunchSetup& s,
                                                    const Request& o, BuildContext& context) {
-  if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
+  if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || run::wants_pictures(o) || req.save_temps ||
       !req.native.empty())
     return nullptr;
   std::error_code ec;

@@ -19,9 +19,13 @@ namespace ob::cache {
 class WholeCompile;
 }
 
+namespace ob::run {
+class BuildContext;
+}
+
 namespace ob::cli {
 
-class BuildContext;
+using run::BuildContext;
 
 // `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH.
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd);

@@ -21,11 +21,8 @@ using Unchanged = toolchain::frontend::Unchanged;
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
 // or ninja; remembered in the cache directory).
 void note_unchanged(const Unchanged& why, const Request& options);
-// Whether this build (make's or ninja's run: the nearest ancestor that is not
-// a command shell) has not said `code` yet; marks it said, under `cache`.
-bool first_in_build(const std::filesystem::path& cache, const std::string& code);
-// Whether this build said `code` already (marks nothing).
-bool said_in_build(const std::filesystem::path& cache, const std::string& code);
+using run::first_in_build;
+using run::said_in_build;
 
 // `wrap --report FILE`: the build report of one compile. `report` is
 // make_report's JSON for a split compile (its jobs), or null for one run

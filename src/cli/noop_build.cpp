@@ -10,7 +10,7 @@
 #include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
-#include "summary.hpp"
+#include "offload_build/run/session.hpp"
 
 namespace ob::cli {
 
@@ -62,7 +62,7 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
   console.begin(jobs);
   for (const auto& job : record->jobs) console.served(job, report::ServedFrom::UpToDate);
   console.build_finished(report::BuildResult::Ok);
-  print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
+  run::print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
   return fs::path(record->program);
 }
 

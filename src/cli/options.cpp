@@ -131,14 +131,4 @@ Result<void> resolve_settings(Request& o) {
   return {};
 }
 
-size_t effective_jobs(const config::Config& c) {
-  if (size_t n = c.count("jobs"); n > 0) return n;
-  unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? n : 1;
-}
-
-size_t probe_jobs(const config::Config& c, const process::JobserverSetup& jobserver) {
-  return jobserver.serial || jobserver.jobserver ? 1 : effective_jobs(c);
-}
-
 }  // namespace ob::cli

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/process/jobserver.hpp"
+#include "offload_build/run/request.hpp"
 
 namespace ob::cli {
 
@@ -26,10 +26,7 @@ std::optional<int> check_command_words(const CLI::App& app, int argc, char** arg
 // The index of the first word at or after `from` that is not a global option
 // or its value; argc at `--`, at a help flag or at the end.
 int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
-// The jobs setting, else the number of CPUs.
-size_t effective_jobs(const config::Config& config);
-// How many driver probes may run at once: -j, or 1 under a make jobserver
-// (they run in the slot make started us with; they take no tokens).
-size_t probe_jobs(const config::Config& config, const process::JobserverSetup& jobserver);
+using run::effective_jobs;
+using run::probe_jobs;
 
 }  // namespace ob::cli

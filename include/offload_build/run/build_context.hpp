@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "offload_build/cache/job_cache.hpp"
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/exec/remote_runner.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/storage/storage.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // What a project's manifest adds to the settings (a launcher compile has none).
 struct ProjectSettings {
@@ -96,7 +96,7 @@ class BuildContext {
     std::function<Result<void>(const plan::Job&, const std::vector<fs::path>&)> check_outputs;
     cache::JobCacheOptions cache;
     // After the job cache saved its state (when the cache is open): what the
-    // build recorded, for the no-op record (cli/noop_build.hpp).
+    // build recorded, for the no-op record (run/noop_build.hpp).
     std::function<void(const cache::JobCache&)> after_cache;
   };
   struct Ran {
@@ -118,4 +118,4 @@ class BuildContext {
   bool opened_ = false;
 };
 
-}  // namespace ob::cli
+}  // namespace ob::run

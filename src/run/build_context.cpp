@@ -1,4 +1,4 @@
-#include "offload_build/cli/build_context.hpp"
+#include "offload_build/run/build_context.hpp"
 
 #include <iostream>
 #include <mutex>
@@ -10,10 +10,8 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/util/strings.hpp"
 
-#include "launcher_unchanged.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 storage::Storage local_cache(const config::Config& c) {
   return storage::Storage(cache_dir_for(c, std::nullopt), max_size_for(c, std::nullopt), storage::Trust::from_config(c));
@@ -174,4 +172,4 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
   return ran;
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

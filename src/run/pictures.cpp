@@ -1,4 +1,4 @@
-#include "build_pictures.hpp"
+#include "offload_build/run/pictures.hpp"
 
 #include <iostream>
 
@@ -7,7 +7,7 @@
 #include "offload_build/report/trace_json.hpp"
 #include "offload_build/util/files.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
 
@@ -46,4 +46,4 @@ Result<int> draw_trace(const Request& o, const fs::path& trace) {
   return exit_code::ok;
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -1,11 +1,11 @@
-// Private to src/cli: --timings and --trace after a build, from its timeline
+// --timings and --trace after a build, from its timeline
 // (manifest, launcher and cargo flows; docs/TIMINGS.md).
 #pragma once
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "offload_build/report/timeline.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // Whether the options ask for a picture of the build (and it runs: not --dry-run).
 bool wants_pictures(const Request& options);
@@ -21,4 +21,4 @@ void write_pictures(const Request& options, const report::Timeline& timeline,
 // launcher-mode build) as the --timings page, to --timings=FILE or TRACE.html.
 Result<int> draw_trace(const Request& options, const fs::path& trace);
 
-}  // namespace ob::cli
+}  // namespace ob::run

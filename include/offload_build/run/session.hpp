@@ -1,0 +1,77 @@
+// One run of a plan, written once for every flow (the manifest build, a
+// launcher compile, link or one-step build, the cargo flow): each flow makes
+// its plan and its runner, states its policy (RunOptions), and Session runs
+// the plan through the build context (run_plan: the job cache serving and
+// storing), says the remote jobs under --explain, and keeps what the summary
+// line, --report (report_data) and the pictures (timeline) need, however the
+// run ends.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "offload_build/cache/job_cache.hpp"
+#include "offload_build/exec/executor.hpp"
+#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/report/build_report.hpp"
+#include "offload_build/report/progress.hpp"
+#include "offload_build/report/timeline.hpp"
+#include "offload_build/run/build_context.hpp"
+
+namespace ob::run {
+
+// What one run keeps for the summary line, --report and the pictures.
+struct Session {
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  report::BuildRecorder recorder;  // also the run's clock
+  std::string project;             // the report's and the timeline's title
+  fs::path manifest;               // the report's "manifest" (absolute; none for a launcher call)
+  std::optional<plan::Plan> kept;  // the plan, for a report or picture drawn after it is gone
+  bool cache_enabled = false;
+  std::optional<fs::path> cache_dir;
+  std::map<plan::JobId, cache::JobCache::MissNote> misses;
+  nlohmann::json tools = nlohmann::json::object();
+  std::optional<double> seconds;  // the run's time, taken when its jobs ended
+  exec::RemoteNotes remote;       // where each job ran, under remote execution
+
+  // Run `plan` on `runner` through `context` (BuildContext::run_plan, the
+  // observer the recorder when `run` names none), then keep the cache's
+  // state, the time, the misses and where each job ran (said under --explain).
+  BuildContext::Ran run(BuildContext& context, const plan::Plan& plan, exec::CommandRunner& runner,
+                        BuildContext::RunOptions run);
+
+  // --report's data for `plan` (the kept plan when null) ended with `result`.
+  report::ReportData report_data(const plan::Plan* plan, report::BuildResult result,
+                                 const std::string& error = {}) const;
+  // The pictures' timeline of `plan` run by `flow` ("manifest", "launcher", "cargo").
+  report::Timeline timeline(const plan::Plan& plan, const std::string& flow, report::BuildResult result) const;
+};
+
+// Ok, Interrupted or Failed, from how a run ended.
+template <typename T>
+report::BuildResult outcome(const Result<T>& result) {
+  return result ? report::BuildResult::Ok
+         : result.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
+                                                         : report::BuildResult::Failed;
+}
+
+// Write --report `file`; a failure to write is the run's error when it
+// succeeded (`ok`), else a warning.
+Result<void> save_report(const fs::path& file, const report::ReportData& data, bool ok);
+
+// "offload-build: 13 jobs: 10 from cache, 3 run in 1.42 s" (the prefix colored
+// on a terminal, ", N up to date" when some were); nothing under --quiet.
+void print_summary(const exec::ExecSummary& s, double seconds, bool quiet);
+// Where the jobs ran, after a build with remote_execution.
+void print_remote_summary(const exec::RemoteRunner::Counts& c);
+
+// --report's view of the cache's misses (BuildContext::Ran::misses), which it must outlive.
+std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(
+    const std::map<plan::JobId, cache::JobCache::MissNote>& misses);
+
+}  // namespace ob::run

@@ -1,0 +1,90 @@
+// One run of a plan for every flow (session.hpp): run, keep, report, draw.
+#include "offload_build/run/session.hpp"
+
+#include <iostream>
+
+#include <fmt/core.h>
+
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/style.hpp"
+
+namespace ob::run {
+
+BuildContext::Ran Session::run(BuildContext& context, const plan::Plan& plan, exec::CommandRunner& runner,
+                               BuildContext::RunOptions options) {
+  if (!options.observer) options.observer = &recorder;
+  auto ran = context.run_plan(plan, runner, std::move(options));
+  seconds = recorder.elapsed();
+  misses = std::move(ran.misses);
+  cache_enabled = context.layers() != nullptr;
+  if (cache_enabled) cache_dir = context.cache_dir();
+  if (const exec::RemoteRunner* remote_runner = runner.remote()) {
+    remote = exec::remote_notes(*remote_runner, plan);
+    if (context.config().flag("explain")) exec::explain_remote(plan, remote, std::cerr);
+  }
+  return ran;
+}
+
+report::ReportData Session::report_data(const plan::Plan* plan, report::BuildResult result,
+                                        const std::string& error) const {
+  report::ReportData d;
+  d.project = project;
+  d.manifest = manifest;
+  d.started = started;
+  d.duration_s = seconds.value_or(recorder.elapsed());
+  d.result = result;
+  d.error = error;
+  d.plan = plan ? plan : kept ? &*kept : nullptr;
+  d.recorder = &recorder;
+  d.cache_enabled = cache_enabled;
+  d.cache_dir = cache_dir;
+  d.miss_reason = miss_reasons(misses);
+  d.execution = exec::remote_execution_of(remote);
+  d.tools = tools;
+  return d;
+}
+
+report::Timeline Session::timeline(const plan::Plan& plan, const std::string& flow, report::BuildResult result) const {
+  auto t = report::timeline_of(plan, recorder, project, flow, started, result);
+  if (seconds) t.duration_s = *seconds;
+  exec::mark_remote(t, remote);
+  return t;
+}
+
+Result<void> save_report(const fs::path& file, const report::ReportData& data, bool ok) {
+  auto written = report::write_report(file, report::make_report(data));
+  if (!written) {
+    if (ok) return written.error();
+    std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message) << '\n';
+  }
+  return {};
+}
+
+void print_summary(const exec::ExecSummary& s, double seconds, bool quiet) {
+  if (quiet) return;
+  std::string line = fmt::format("{} jobs: {} from cache, {} run", s.jobs_total, s.jobs_served,
+                                 s.jobs_run);
+  if (s.jobs_up_to_date) line += fmt::format(", {} up to date", s.jobs_up_to_date);
+  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' ' << line
+            << fmt::format(" in {:.2f} s", seconds) << '\n';
+}
+
+// Where the jobs ran, after a build with remote_execution.
+void print_remote_summary(const exec::RemoteRunner::Counts& c) {
+  std::cerr << util::paint(util::Style::Summary, "offload-build:") << ' '
+            << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
+                           "after all, {} local; {} uploaded",
+                           c.remote, c.engine_cache, c.fallback, c.local, util::format_bytes(c.uploaded_bytes))
+            << '\n';
+}
+
+std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(
+    const std::map<plan::JobId, cache::JobCache::MissNote>& misses) {
+  return [&misses](const plan::Job& job) -> std::optional<report::MissReason> {
+    auto it = misses.find(job.id);
+    if (it == misses.end()) return std::nullopt;
+    return report::MissReason{it->second.reason, it->second.detail};
+  };
+}
+
+}  // namespace ob::run
