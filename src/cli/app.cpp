@@ -14,7 +14,7 @@
 #include "offload_build/cli/cargo_command.hpp"
 #include "cargo_args.hpp"
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/cli/launcher.hpp"
+#include "offload_build/run/launcher.hpp"
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/util/strings.hpp"
@@ -163,10 +163,10 @@ int dispatch(int argc, char** argv) {
   std::vector<std::string> subcommands;
   for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
     subcommands.push_back(sub->get_name());
-  if (argc > 1 && is_launcher_call(subcommands, argv[1]))
-    return launch(std::vector<std::string>(argv + 1, argv + argc), global);
+  if (argc > 1 && run::is_launcher_call(subcommands, argv[1]))
+    return run::launch(std::vector<std::string>(argv + 1, argv + argc), global);
   // Options before a compiler (`offload-build -v clang++ ...`): `wrap -- COMPILER ...`.
-  if (const int at = command_word(app, argc, argv); at > 1 && at < argc && is_launcher_call(subcommands, argv[at])) {
+  if (const int at = command_word(app, argc, argv); at > 1 && at < argc && run::is_launcher_call(subcommands, argv[at])) {
     std::vector<char*> words(argv, argv + at);
     char wrap[] = "wrap", dashes[] = "--";
     words.insert(words.end(), {wrap, dashes});
@@ -205,7 +205,7 @@ int dispatch(int argc, char** argv) {
               << "Run 'offload-build --help' for the commands and options.\n";
     return exit_code::usage;
   }
-  if (*wrap_cmd) return launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
+  if (*wrap_cmd) return run::launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
   if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
   storage::hide_remote_credentials(global.config);  // before any command starts
   exec::hide_remote_execution_secrets(global.config);

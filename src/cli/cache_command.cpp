@@ -217,14 +217,6 @@ int cache_verify(const fs::path& dir, std::ostream& out, const storage::Trust& t
 
 namespace ob::cli {
 
-std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
-                                                            size_t n) {
-  std::vector<std::pair<std::string, uint64_t>> v(counts.begin(), counts.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (v.size() > n) v.resize(n);
-  return v;
-}
-
 int cache_zero(const fs::path& dir, std::ostream& out, const storage::Trust& trust) {
   int code;
   auto storage = open_for_change(dir, storage::default_max_size(), trust, "zero", out, code);

@@ -124,11 +124,5 @@ void add_global_options(CLI::App& app, Request& o) {
       add_setting_option(app, s, o.config);
 }
 
-Result<void> resolve_settings(Request& o) {
-  auto loaded = config::load(std::move(o.config));
-  if (!loaded) return loaded.error();
-  o.config = std::move(*loaded);
-  return {};
-}
 
 }  // namespace ob::cli

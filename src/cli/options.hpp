@@ -11,10 +11,6 @@ namespace ob::cli {
 // `options.config` as the command line's) and the others (options.cpp).
 // `options` must outlive `app`'s parse.
 void add_global_options(CLI::App& app, Request& options);
-// The config files and the environment added below the command line's
-// settings in `options.config`: the configuration in force for the command.
-// An error names a bad config file line or environment variable.
-Result<void> resolve_settings(Request& options);
 
 // The --help line of the option that sets setting `key`: the table's doc line
 // and where else the setting comes from.
@@ -27,6 +23,7 @@ std::optional<int> check_command_words(const CLI::App& app, int argc, char** arg
 // or its value; argc at `--`, at a help flag or at the end.
 int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
 using run::effective_jobs;
+using run::resolve_settings;
 using run::probe_jobs;
 
 }  // namespace ob::cli

@@ -21,6 +21,13 @@
 
 namespace ob::run {
 
+Result<void> resolve_settings(Request& o) {
+  auto loaded = config::load(std::move(o.config));
+  if (!loaded) return loaded.error();
+  o.config = std::move(*loaded);
+  return {};
+}
+
 namespace {
 
 // A path setting in force, with the manifest's value in its place.

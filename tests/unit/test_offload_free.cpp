@@ -3,7 +3,7 @@
 // setting split as ccache splits it.
 #include <catch2/catch.hpp>
 
-#include "offload_build/cli/launcher_prefix.hpp"
+#include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -45,8 +45,8 @@ TEST_CASE("offload_free: plain compiles may run remotely, offload compiles never
 }
 
 TEST_CASE("prefix_command is split on spaces, as ccache splits it", "[launcher][prefix]") {
-  CHECK(cli::split_prefix_command("distcc") == Argv{"distcc"});
-  CHECK(cli::split_prefix_command("  icecc   --x y ") == Argv{"icecc", "--x", "y"});
-  CHECK(cli::split_prefix_command("'a b'") == Argv{"'a", "b'"});  // no quoting, no shell
-  CHECK(cli::split_prefix_command("").empty());
+  CHECK(run::split_prefix_command("distcc") == Argv{"distcc"});
+  CHECK(run::split_prefix_command("  icecc   --x y ") == Argv{"icecc", "--x", "y"});
+  CHECK(run::split_prefix_command("'a b'") == Argv{"'a", "b'"});  // no quoting, no shell
+  CHECK(run::split_prefix_command("").empty());
 }

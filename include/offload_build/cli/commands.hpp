@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/run/manifest_build.hpp"
 #include "offload_build/run/request.hpp"
 #include "offload_build/util/result.hpp"
 
@@ -26,13 +27,10 @@ struct RunOptions {
   std::vector<std::string> args;            // after --: the program's arguments
 };
 
-// The manifest file of -C DIR and --manifest FILE.
-fs::path manifest_path(const Request& options);
-// The error for a missing manifest: where it was looked for, and how to make one.
-Error no_manifest(const fs::path& file);
-
-// Build the project; returns the linked program's path.
-Result<fs::path> build(const Request& options);
+// The manifest build's entry and its manifest (run/manifest_build.hpp).
+using run::manifest_path;
+using run::no_manifest;
+using run::build;
 
 // Build, then run the program; returns the exit code to use.
 Result<int> run(const Request& options, const RunOptions& run_options);

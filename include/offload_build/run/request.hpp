@@ -32,6 +32,11 @@ struct Request {
   std::vector<std::string> command_line;    // argv as given (a no-op build's record, run/noop_build)
 };
 
+// The config files and the environment added below the command line's
+// settings in `options.config`: the configuration in force for the command.
+// An error names a bad config file line or environment variable.
+Result<void> resolve_settings(Request& options);
+
 // The cache directory in force: --cache-dir, $OFFLOAD_BUILD_CACHE_DIR, the
 // manifest's "cache_dir" (when `manifest_cache_dir` is set), a config file,
 // else the default location (config/config.hpp: one precedence).

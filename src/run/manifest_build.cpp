@@ -8,7 +8,7 @@
 #include "offload_build/run/pictures.hpp"
 #include "offload_build/run/session.hpp"
 #include "offload_build/config/config.hpp"
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/manifest_build.hpp"
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/exec/executor.hpp"
@@ -30,9 +30,8 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "noop_build.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 fs::path manifest_path(const Request& o) {
   fs::path dir = o.directory;
@@ -49,8 +48,6 @@ Error no_manifest(const fs::path& file) {
 
 namespace {
 
-using run::BuildContext;
-using run::Session;
 
 Result<fs::path> build_steps(const Request& o, Session& session);
 
@@ -60,11 +57,11 @@ Result<fs::path> build(const Request& o) {
   Session session;
   auto result = build_steps(o, session);
   if (o.report && !o.dry_run)
-    OB_TRY(run::save_report(fs::absolute(*o.report),
-                            session.report_data(nullptr, run::outcome(result), result ? "" : result.error().message),
+    OB_TRY(save_report(fs::absolute(*o.report),
+                            session.report_data(nullptr, outcome(result), result ? "" : result.error().message),
                             bool(result)));
-  if (run::wants_pictures(o) && session.kept)  // none before the plan: nothing to draw
-    run::write_pictures(o, session.timeline(*session.kept, "manifest", run::outcome(result)),
+  if (wants_pictures(o) && session.kept)  // none before the plan: nothing to draw
+    write_pictures(o, session.timeline(*session.kept, "manifest", outcome(result)),
                         session.kept->build_dir / report::kTimingsFileName, false);
   return result;
 }
@@ -117,7 +114,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
   OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
-                            run::RemoteErrors::Fail));
+                            RemoteErrors::Fail));
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();
@@ -174,7 +171,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
     };
   auto ran = session.run(context, plan, *runner, std::move(run));
   auto& summary = ran.summary;
-  if (o.report || run::wants_pictures(o)) session.kept = plan;
+  if (o.report || wants_pictures(o)) session.kept = plan;
   if (o.report) {
     std::map<fs::path, std::string> known;  // versions we already have
     if (toolchain->rust) known[toolchain->rust->rustc] = toolchain->rust->version_line;
@@ -183,12 +180,12 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
     session.tools = report::describe_tools(plan, known, !interrupted);
   }
   if (!summary) return summary.error();
-  run::print_summary(*summary, *session.seconds, c.flag("quiet"));
-  if (remote_runner && !c.flag("quiet")) run::print_remote_summary(remote_runner->counts());
+  print_summary(*summary, *session.seconds, c.flag("quiet"));
+  if (remote_runner && !c.flag("quiet")) print_remote_summary(remote_runner->counts());
   if (noop) cache::write_noop_record(noop_file, *noop);
   return plan.program;
 }
 
 }  // namespace
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -12,7 +12,7 @@
 #include "offload_build/util/strings.hpp"
 #include "offload_build/run/session.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
 
@@ -62,7 +62,7 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
   console.begin(jobs);
   for (const auto& job : record->jobs) console.served(job, report::ServedFrom::UpToDate);
   console.build_finished(report::BuildResult::Ok);
-  run::print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
+  print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
   return fs::path(record->program);
 }
 
@@ -89,4 +89,4 @@ int64_t racy_from(std::chrono::system_clock::time_point started) {
       .count();
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // The base directories of a launcher call (--base-dir and every
 // --project-dir, real paths) and the anchor kernel names are relative to: the
@@ -16,4 +16,4 @@ namespace ob::cli {
 std::pair<std::vector<std::filesystem::path>, std::filesystem::path> launcher_roots(
     const Request& options, const std::filesystem::path& cwd);
 
-}  // namespace ob::cli
+}  // namespace ob::run

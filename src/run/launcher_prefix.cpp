@@ -11,14 +11,14 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/run/build_context.hpp"
-#include "offload_build/cli/launcher_prefix.hpp"
+#include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/util/strings.hpp"
 #include "launcher_compile.hpp"
 #include "launcher_unchanged.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
 
@@ -91,7 +91,7 @@ bool may_run_remotely(const std::vector<std::string>& command) {
 void note_local_offload(const Prefix& prefix, const Request& o) {
   if (prefix.wrapper.empty() || o.config.flag("quiet")) return;
   const std::string name = fs::path(prefix.wrapper).filename().string();
-  if (!o.config.flag("no_cache") && !first_in_build(run::local_cache(o.config).dir(), "prefix:" + name))
+  if (!o.config.flag("no_cache") && !first_in_build(local_cache(o.config).dir(), "prefix:" + name))
     return;
   const bool remote = name == "distcc" || name == "icecc";
   std::cerr << "offload-build: note: offload compiles run locally, not through " << name
@@ -100,4 +100,4 @@ void note_local_offload(const Prefix& prefix, const Request& o) {
             << " (said once per build; docs/DISTRIBUTED.md)\n";
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -1,6 +1,6 @@
 // Launcher mode's entry: recognizing `offload-build COMPILER ARGS...`, the
 // environment, and running a command unchanged (pass-through).
-#include "offload_build/cli/launcher.hpp"
+#include "offload_build/run/launcher.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "offload_build/exec/remote_runner.hpp"
-#include "offload_build/cli/launcher_prefix.hpp"
+#include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/process/subprocess.hpp"
@@ -30,9 +30,8 @@
 #include "launcher_compile.hpp"
 #include "launcher_link.hpp"
 #include "launcher_unchanged.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
 
@@ -191,4 +190,4 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   return pass_through(given_command, why, o, prefix);
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -3,16 +3,19 @@
 // An OpenMP offload compile (-c with offload targets) is split into the same
 // device, package and host jobs as a manifest build and served from the same
 // cache; anything else runs the compiler unchanged. docs/LAUNCHER.md.
-// The stages of a launcher call live in src/cli/launcher_*.cpp, each with
+// The stages of a launcher call live in src/run/launcher_*.cpp, each with
 // its own header there.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // Whether `offload-build [OPTIONS] WORD ...` is a launcher call: WORD is not an option
 // nor one of `subcommands`, and names a program (a path to an executable, a
@@ -23,4 +26,9 @@ bool is_launcher_call(const std::vector<std::string>& subcommands, const std::st
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const Request& options);
 
-}  // namespace ob::cli
+// The `n` largest counts, largest first (ties in name order): the unsupported
+// options a launcher's -v and `cache stats` name.
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n);
+
+}  // namespace ob::run

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "launcher_unchanged.hpp"
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // A one-step build (`clang -fopenmp <targets> a.c b.c -o prog`) split into
 // each source's compile (as `-c` would split it) and the cached link, one
@@ -15,4 +15,4 @@ namespace ob::cli {
 // build not split, -1 with `why` untouched when it is no one-step build.
 int split_build(const std::vector<std::string>& command, const Request& options, Unchanged& why);
 
-}  // namespace ob::cli
+}  // namespace ob::run

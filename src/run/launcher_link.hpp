@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // Run an OpenMP offload link (CMAKE_<LANG>_LINKER_LAUNCHER) as one cached job:
 // device links, wrapper and host link served together. Returns the exit code,
@@ -15,4 +15,4 @@ namespace ob::cli {
 int cached_link(const std::vector<std::string>& command, const Request& options,
                 std::string& pass_reason);
 
-}  // namespace ob::cli
+}  // namespace ob::run

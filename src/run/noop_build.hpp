@@ -1,4 +1,4 @@
-// Private to src/cli: the manifest build's no-op fast path (make's and
+// Private to src/run: the manifest build's no-op fast path (make's and
 // ninja's idea: a build with nothing to do only stats files). A plain build
 // that succeeded with every job current leaves a record
 // (cache/noop_record.hpp) in the build directory; the next plain build whose
@@ -11,11 +11,11 @@
 #include <string>
 
 #include "offload_build/cache/noop_record.hpp"
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // Whether a build may take the fast path and leave a record: nothing asked
 // of it but its outputs and the usual lines (no --dry-run, --explain,
@@ -42,4 +42,4 @@ std::vector<fs::path> plan_files(const manifest::Manifest& m, const toolchain::T
 // written): the build's start less the coarsest file timestamp (2 s, FAT).
 int64_t racy_from(std::chrono::system_clock::time_point started);
 
-}  // namespace ob::cli
+}  // namespace ob::run

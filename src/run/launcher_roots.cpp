@@ -2,11 +2,11 @@
 // base_dir) and the one kernel names are relative to (docs/CACHE.md).
 #include <system_error>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "launcher_roots.hpp"
 #include "offload_build/util/paths.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& o, const fs::path& cwd) {
   std::vector<fs::path> bases;
@@ -31,4 +31,4 @@ std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& o, cons
   return {std::move(bases), std::move(anchor)};
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

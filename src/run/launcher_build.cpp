@@ -17,9 +17,8 @@
 #include "offload_build/util/paths.hpp"
 #include "launcher_build.hpp"
 #include "launcher_compile.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
@@ -99,4 +98,4 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -15,7 +15,7 @@
 #include "launcher_compile.hpp"
 #include "launcher_link.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 int cached_link(const std::vector<std::string>& command, const Request& o, std::string& reason) {
   auto pass = [&](std::string why) {
@@ -55,4 +55,4 @@ int cached_link(const std::vector<std::string>& command, const Request& o, std::
   return pass("the link failed: the compiler shows its own diagnostics");
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

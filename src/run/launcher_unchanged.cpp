@@ -14,21 +14,28 @@
 #include <fmt/core.h>
 
 #include "offload_build/storage/storage.hpp"
-#include "offload_build/cli/cache_command.hpp"
+#include "offload_build/run/launcher.hpp"
 #include "offload_build/run/build_context.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 #include "launcher_unchanged.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
+
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n) {
+  std::vector<std::pair<std::string, uint64_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
 
 void note_unchanged(const Unchanged& why, const Request& o) {
   bool say = o.config.flag("verbose");
   std::string most;  // the unsupported options counted most, by name
   if (!o.config.flag("no_cache")) {
-    storage::Storage storage = run::local_cache(o.config);
+    storage::Storage storage = local_cache(o.config);
     storage::Counters delta;
     delta.unchanged_by_reason[why.code] = 1;
     if (!why.option.empty()) delta.unsupported_options[why.option] = 1;
@@ -73,4 +80,4 @@ void write_launcher_report(const Request& o, const std::vector<std::string>& com
     std::cerr << "offload-build: warning: " << written.error().message << '\n';
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

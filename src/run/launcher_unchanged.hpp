@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // Why a command runs unchanged (its kind: frontend::unchanged::k...).
 using Unchanged = toolchain::frontend::Unchanged;
@@ -21,8 +21,6 @@ using Unchanged = toolchain::frontend::Unchanged;
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
 // or ninja; remembered in the cache directory).
 void note_unchanged(const Unchanged& why, const Request& options);
-using run::first_in_build;
-using run::said_in_build;
 
 // `wrap --report FILE`: the build report of one compile. `report` is
 // make_report's JSON for a split compile (its jobs), or null for one run
@@ -31,4 +29,4 @@ using run::said_in_build;
 void write_launcher_report(const Request& options, const std::vector<std::string>& command,
                            nlohmann::json report, const Unchanged* why, int exit_code);
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "launcher_unchanged.hpp"
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -20,12 +20,8 @@ class WholeCompile;
 }
 
 namespace ob::run {
+
 class BuildContext;
-}
-
-namespace ob::cli {
-
-using run::BuildContext;
 
 // `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH.
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd);
@@ -75,4 +71,4 @@ std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
                                   const std::vector<std::string>& command, const std::string& project,
                                   cache::WholeCompile* whole = nullptr);
 
-}  // namespace ob::cli
+}  // namespace ob::run

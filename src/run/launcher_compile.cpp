@@ -38,9 +38,8 @@
 #include "offload_build/util/strings.hpp"
 #include "launcher_roots.hpp"
 #include "launcher_unchanged.hpp"
-#include "options.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
   if (name.find('/') != std::string::npos) {
@@ -69,7 +68,7 @@ namespace {
 // jobserver; nullopt when a job failed. With `record` (--report, the
 // pictures), the jobs' events go to the session's recorder. With `whole`,
 // the compile's whole entry is stored after it succeeded.
-std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, run::Session& session, bool record,
+std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Session& session, bool record,
                             cache::WholeCompile* whole) {
   const Request& o = context.options();
   open_launcher_cache(context);
@@ -141,7 +140,7 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
 
 void open_launcher_cache(BuildContext& context) {
   // Remote errors are warnings here; --dry-run only reads the probe memo.
-  if (!context.options().dry_run) (void)context.open_cache({}, run::RemoteErrors::WarnOncePerBuild);
+  if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
 }
 
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
@@ -203,14 +202,14 @@ std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
     std::cout << exec::dry_run_script(plan) << std::flush;
     return exit_code::ok;
   }
-  const bool record = o.report || run::wants_pictures(o);
-  run::Session session;
+  const bool record = o.report || wants_pictures(o);
+  Session session;
   session.project = project;
   auto code = run_plan(plan, context, session, record, whole);
   if (!code || !record) return code;
   const auto result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
-  if (run::wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
-    run::write_pictures(o, session.timeline(plan, "launcher", result), plan.program.string() + ".timings.html", true);
+  if (wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
+    write_pictures(o, session.timeline(plan, "launcher", result), plan.program.string() + ".timings.html", true);
   if (o.report) write_launcher_report(o, command, report::make_report(session.report_data(&plan, result)), nullptr, *code);
   return code;
 }
@@ -221,7 +220,7 @@ namespace {
 // to see its jobs; nullptr when it cannot be, or the cache is off.
 std::unique_ptr<cache::WholeCompile> whole_compile(const toolchain::frontend::CompileRequest& req, const LaunchSetup& s,
                                                    const Request& o, BuildContext& context) {
-  if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || run::wants_pictures(o) || req.save_temps ||
+  if (!s.frontend->lists_reads() || o.dry_run || o.config.flag("no_cache") || o.config.flag("explain") || o.config.flag("verbose") || o.report || wants_pictures(o) || req.save_temps ||
       !req.native.empty())
     return nullptr;
   std::error_code ec;
@@ -307,4 +306,4 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "offload_build/cli/commands.hpp"
+#include "offload_build/run/request.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 // ccache's prefix_command: words put before a compile that compiles no device
 // code (distcc, icecc), split as ccache splits the setting (on spaces, no
@@ -31,4 +31,4 @@ bool may_run_remotely(const std::vector<std::string>& command);
 // The wrapper form's note that offload compiles run here, once per build.
 void note_local_offload(const Prefix& prefix, const Request& options);
 
-}  // namespace ob::cli
+}  // namespace ob::run
