@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "offload_build/run/cargo_build.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::cli::cargo_args {
 
-struct CargoArgs {
-  std::string command = "build";     // build, run, test, check, clippy
-  bool run = false;                  // run
-  bool verify = false;               // run --verify (offload-build's, not given to cargo)
-  std::vector<std::string> cargo;    // cargo's arguments, without build|run and --verify
-  std::vector<std::string> program;  // after `--`
-};
+using CargoArgs = run::CargoArgs;  // run/cargo_build.hpp
 
 // How the user's command line reads, to show where a misplaced option goes:
 // head + offload-build's options + mid + build|run ... ({"offload-build"},

@@ -1,20 +1,41 @@
-// `cargo-offload`: cargo runs `cargo-offload offload ARGS` for `cargo offload ARGS`.
+// `offload-build cargo ...` (the flow: run/cargo_build.hpp) and `cargo-offload`: cargo runs `cargo-offload offload ARGS` for `cargo offload ARGS`.
 // Options before the command word (build|run|test|check|clippy) are offload-build's (--target, -v, --dry-run, -C);
 // the rest is cargo's, exactly as `offload-build [OPTIONS] cargo build|run ARGS`.
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "cargo_args.hpp"
 #include "offload_build/cli/app.hpp"
+#include "offload_build/cli/cargo_command.hpp"
+#include "offload_build/process/subprocess.hpp"
+#include "offload_build/run/cargo_build.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::cli {
 
-namespace {
-
-
-}  // namespace
+Result<int> cargo(const Request& o, const std::vector<std::string>& args,
+                  const std::vector<std::string>& before) {
+  // First, before any descriptor of ours is open: make's jobserver.
+  run::BuildContext context(o);
+  process::set_echo_policy({o.config.flag("verbose"), nullptr});
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << cargo_args::usage("offload-build", " cargo");
+    return exit_code::ok;
+  }
+  if (args[0] == "clean" || args[0] == "doc") return run::cargo_own(o, args);
+  auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
+  if (!parsed) return parsed.error();
+  auto built = run::cargo_build(o, *parsed, context);
+  if (!built) return built.error();
+  if (o.dry_run || !parsed->run) return exit_code::ok;
+  const std::vector<fs::path>& programs = *built;
+  if (programs.size() != 1)
+    return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
+  return run_program(o, {parsed->verify, parsed->program}, programs.front());
+}
 
 int cargo_offload_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -1,8 +1,8 @@
-// `offload-build cargo build|run`: the session (cargo metadata, the kernel
-// crates, the targets), then its plan (plan/cargo_plan.hpp, the device jobs
-// keyed by cache/cargo_cache.hpp) run through the build context with the
-// CargoRunner (exec/cargo_runner.hpp); see cargo_command.hpp.
-#include "offload_build/cli/cargo_command.hpp"
+// The cargo flow: the session (cargo metadata, the kernel crates, the
+// targets), then its plan (plan/cargo_plan.hpp, the device jobs keyed by
+// cache/cargo_cache.hpp) run as a Session with the CargoRunner
+// (exec/cargo_runner.hpp); see cargo_build.hpp.
+#include "offload_build/run/cargo_build.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,6 @@
 
 #include <fmt/core.h>
 
-#include "cargo_args.hpp"
 #include "cargo_explain.hpp"
 #include "cargo_timings.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
@@ -30,16 +29,9 @@
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
-
-using run::BuildContext;
-using run::miss_reasons;
-using run::print_summary;
-using run::RemoteErrors;
-using run::wants_pictures;
-using run::write_pictures;
 
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
@@ -101,7 +93,7 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
       s.pkg.name, s.pkg.device_cfg));
 }
 
-Result<plan::CargoSession> open_session(const Request& o, const cargo_args::CargoArgs& args) {
+Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args) {
   const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
@@ -215,7 +207,9 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     return std::vector<fs::path>{};
   }
   exec::CargoRunner runner(cp);
-  report::BuildRecorder recorder;
+  Session session;
+  session.project = s.pkg.name;
+  session.manifest = s.pkg.manifest_path;
   const CargoExplain explain(s, cp);
   // The host pass, named for what it is (check|clippy plans have none).
   const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
@@ -224,7 +218,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
                        return a == "-q" || a == "--quiet";
                      });
   CargoLines lines(quiet, cp.host, host_name, explain);
-  report::ProgressTee listeners({&lines, &recorder});
+  report::ProgressTee listeners({&lines, &session.recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
   // No build state: cargo's fingerprints decide what is current in a target
@@ -238,34 +232,20 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     std::error_code ec;
     fs::remove(cargo_page, ec);
   }
-  const auto wall = std::chrono::system_clock::now();
-  auto ran = context.run_plan(cp.plan, runner, std::move(run));
+  session.started = std::chrono::system_clock::now();
+  auto ran = session.run(context, cp.plan, runner, std::move(run));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const report::BuildResult result = ran.summary ? report::BuildResult::Ok
-                             : ran.summary.error().code == exit_code::interrupted ? report::BuildResult::Interrupted
-                                                                                   : report::BuildResult::Failed;
+  const report::BuildResult result = outcome(ran.summary);
   if (o.report) {  // also when a pass failed
-    report::ReportData d;
-    d.project = s.pkg.name;
-    d.manifest = s.pkg.manifest_path;
-    d.started = wall;
-    d.duration_s = seconds;
-    d.result = result;
-    if (!ran.summary) d.error = ran.summary.error().message;
-    d.plan = &cp.plan;
-    d.recorder = &recorder;
-    d.cache_enabled = context.layers() != nullptr;
-    if (d.cache_enabled) d.cache_dir = context.cache_dir();
-    d.miss_reason = miss_reasons(ran.misses);
     // After Ctrl-C, run nothing more: the tools' identities only.
-    d.tools = report::describe_tools(cp.plan, {{s.tc.rust->rustc, s.tc.rust->version_line}},
-                                     result != report::BuildResult::Interrupted);
-    auto written = report::write_report(fs::absolute(*o.report), report::make_report(d));
-    if (!written && ran.summary) return written.error();
-    if (!written) std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message) << '\n';
+    session.tools = report::describe_tools(cp.plan, {{s.tc.rust->rustc, s.tc.rust->version_line}},
+                                           result != report::BuildResult::Interrupted);
+    auto d = session.report_data(&cp.plan, result, ran.summary ? "" : ran.summary.error().message);
+    d.duration_s = seconds;  // from the start of the cargo call (cargo metadata included)
+    OB_TRY(save_report(fs::absolute(*o.report), d, bool(ran.summary)));
   }
   if (wants_pictures(o)) {  // also when a pass failed: it is marked
-    auto timeline = report::timeline_of(cp.plan, recorder, s.pkg.name, "cargo", wall, result);
+    auto timeline = session.timeline(cp.plan, "cargo", result);
     std::vector<cargo_timings::Unit> units;
     if (auto page = util::read_file(cargo_page, util::kMaxBuildOutput))
       units = cargo_timings::parse_page(*page).value_or(units);
@@ -282,40 +262,25 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
 
 }  // namespace
 
-Result<int> cargo(const Request& o, const std::vector<std::string>& args,
-                  const std::vector<std::string>& before) {
-  // First, before any descriptor of ours is open: make's jobserver.
-  BuildContext context(o);
-  process::set_echo_policy({o.config.flag("verbose"), nullptr});
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << cargo_args::usage("offload-build", " cargo");
-    return exit_code::ok;
-  }
-  if (args[0] == "clean" || args[0] == "doc") {
-    // Nothing of offload-build's: cargo's own, with the toolchain both passes use
-    // (`clean` removes the device dirs too: they are under the target dir).
-    auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
-    if (!rust) return rust.error();
-    std::vector<std::string> argv{rust->cargo.value_or("cargo").string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rust->rustc.string()}}};
-    process::echo_command(cmd);
-    auto pid = process::spawn(cmd);
-    if (!pid) return pid.error();
-    return process::wait_exit_code(*pid, true);
-  }
-  auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
-  if (!parsed) return parsed.error();
+Result<std::vector<fs::path>> cargo_build(const Request& o, const CargoArgs& args, BuildContext& context) {
   const auto started = std::chrono::steady_clock::now();
-  auto session = open_session(o, *parsed);
+  auto session = open_session(o, args);
   if (!session) return session.error();
-  auto built = build_passes(o, *session, context, started);
-  if (!built) return built.error();
-  if (o.dry_run || !parsed->run) return exit_code::ok;
-  const std::vector<fs::path>& programs = *built;
-  if (programs.size() != 1)
-    return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
-  return run_program(o, {parsed->verify, parsed->program}, programs.front());
+  return build_passes(o, *session, context, started);
 }
 
-}  // namespace ob::cli
+Result<int> cargo_own(const Request& o, const std::vector<std::string>& args) {
+  // Nothing of offload-build's: cargo's own, with the toolchain both passes use
+  // (`clean` removes the device dirs too: they are under the target dir).
+  auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
+  if (!rust) return rust.error();
+  std::vector<std::string> argv{rust->cargo.value_or("cargo").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rust->rustc.string()}}};
+  process::echo_command(cmd);
+  auto pid = process::spawn(cmd);
+  if (!pid) return pid.error();
+  return process::wait_exit_code(*pid, true);
+}
+
+}  // namespace ob::run

@@ -11,7 +11,7 @@
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 namespace {
 
@@ -124,4 +124,4 @@ void CargoExplain::record(const plan::Job& job) const {
   (void)util::write_file_atomic(path, in->dump(1) + "\n");
 }
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -1,4 +1,4 @@
-// Private to src/cli: --explain for `offload-build cargo`. The cargo flow
+// Private to src/run: --explain for `offload-build cargo`. The cargo flow
 // keeps no build state (cargo's fingerprints decide what is current), so the
 // job cache alone could only say "no earlier build of this job recorded".
 // Each device pass and the host pass records what it read when it succeeds
@@ -15,7 +15,7 @@
 
 #include "offload_build/plan/cargo_plan.hpp"
 
-namespace ob::cli {
+namespace ob::run {
 
 class CargoExplain {
  public:
@@ -33,4 +33,4 @@ class CargoExplain {
   const plan::CargoPlan& p_;
 };
 
-}  // namespace ob::cli
+}  // namespace ob::run

@@ -7,7 +7,7 @@
 
 #include "offload_build/util/strings.hpp"
 
-namespace ob::cli::cargo_timings {
+namespace ob::run::cargo_timings {
 
 namespace {
 
@@ -70,4 +70,4 @@ void show_host_pass(report::Timeline& t, size_t host, const std::string& name, c
   }
 }
 
-}  // namespace ob::cli::cargo_timings
+}  // namespace ob::run::cargo_timings

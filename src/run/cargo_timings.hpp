@@ -1,4 +1,4 @@
-// Private to src/cli: the cargo flow's host pass on the --timings page and in
+// Private to src/run: the cargo flow's host pass on the --timings page and in
 // --trace, named for what it is (`cargo build app`, not a link) and with the
 // crates cargo compiled in it, each a bar, read from cargo's own --timings
 // page (the host pass runs with --timings when pictures are wanted).
@@ -11,7 +11,7 @@
 
 #include "offload_build/report/timeline.hpp"
 
-namespace ob::cli::cargo_timings {
+namespace ob::run::cargo_timings {
 
 namespace fs = std::filesystem;
 
@@ -36,4 +36,4 @@ fs::path page_path(const fs::path& target_dir);
 // time, depending on nothing.
 void show_host_pass(report::Timeline& t, size_t host, const std::string& name, const std::vector<Unit>& units);
 
-}  // namespace ob::cli::cargo_timings
+}  // namespace ob::run::cargo_timings

@@ -2,6 +2,8 @@
 // on a cargo project. The device pass runs per target as `cargo rustc --lib` with
 // the device cfg, each in its own target dir; the images are packaged and
 // embedded; then `cargo build` links them (and `run` starts the program).
+// The entry (cli/cargo_offload.cpp) parses the words; the flow is
+// run/cargo_build.hpp.
 #pragma once
 
 #include <string>
