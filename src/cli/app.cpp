@@ -109,7 +109,7 @@ int dispatch(int argc, char** argv) {
   global.command_line.assign(argv, argv + argc);
   add_global_options(app, global);
 
-  RunOptions run_options;
+  ProgramOptions run_options;
   auto* build_cmd = app.add_subcommand("build", "Build the project described by the manifest");
   auto* run_cmd = app.add_subcommand(
       "run", "Build, then run the program (OMP_TARGET_OFFLOAD=MANDATORY unless set)");

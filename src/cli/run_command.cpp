@@ -90,13 +90,13 @@ Result<int> run_program(process::Command cmd, const Request& o, bool verify, std
 
 }  // namespace
 
-Result<int> run(const Request& o, const RunOptions& r) {
+Result<int> run(const Request& o, const ProgramOptions& r) {
   auto program = build(o);
   if (!program) return program.error();
   return run_program(o, r, *program);
 }
 
-Result<int> run_program(const Request& o, const RunOptions& r, const fs::path& program) {
+Result<int> run_program(const Request& o, const ProgramOptions& r, const fs::path& program) {
   process::Command cmd;
   cmd.argv.push_back(program.string());
   cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());

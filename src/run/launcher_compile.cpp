@@ -68,7 +68,7 @@ namespace {
 // jobserver; nullopt when a job failed. With `record` (--report, the
 // pictures), the jobs' events go to the session's recorder. With `whole`,
 // the compile's whole entry is stored after it succeeded.
-std::optional<int> run_plan(const plan::Plan& plan, BuildContext& context, Session& session, bool record,
+std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& context, Session& session, bool record,
                             cache::WholeCompile* whole) {
   const Request& o = context.options();
   open_launcher_cache(context);
@@ -123,19 +123,7 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
     if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
       std::cerr << "offload-build: warning: " << why << '\n';
   };
-  if (o.config.flag("stable_names")) {
-    auto names = toolchain::stable_names_for(setup.compiler, toolchain::NameRoots{setup.bases, setup.anchor}, memo);
-    if (!names) {
-      if (std::string why = toolchain::stable_names_unavailable(); !why.empty()) warn_once(why);
-    } else {
-      plan::use_stable_names(plan, *names, toolchain::kernel_salt(o.config.text("kernel_namespace")));
-      if (names->warn()) warn_once(names->fallback);
-      else if (o.config.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
-    }
-  }
-  // For the job cache, which checks them on every hit (none with --no-cache:
-  // nothing would read the records), with stable names off too: the library records only.
-  if (!o.config.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
+  use_stable_names(plan, setup.compiler, o.config.text("kernel_namespace"), memo, o.config, warn_once);
 }
 
 void open_launcher_cache(BuildContext& context) {
@@ -205,7 +193,7 @@ std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
   const bool record = o.report || wants_pictures(o);
   Session session;
   session.project = project;
-  auto code = run_plan(plan, context, session, record, whole);
+  auto code = run_launcher_plan(plan, context, session, record, whole);
   if (!code || !record) return code;
   const auto result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
   if (wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run

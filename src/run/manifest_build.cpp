@@ -79,21 +79,8 @@ void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, cons
   plan.base_dirs = {plan.name_anchor};
   if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
   if (m.is_rust()) return;
-  if (c.flag("stable_names")) {
-    auto names =
-        toolchain::stable_names_for(tc.clang, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
-    if (!names) {
-      if (std::string why = toolchain::stable_names_unavailable(); !why.empty())
-        std::cerr << "offload-build: warning: " << why << '\n';
-    } else {
-      plan::use_stable_names(plan, *names, toolchain::kernel_salt(m.name));
-      if (names->warn()) std::cerr << "offload-build: warning: " << names->fallback << '\n';
-      else if (c.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
-    }
-  }
-  // For the job cache, which checks them on every hit (none with --no-cache:
-  // nothing would read the records), with stable names off too: the library records only.
-  if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
+  use_stable_names(plan, tc.clang, m.name, probe_memo, c,
+                   [](const std::string& why) { std::cerr << "offload-build: warning: " << why << '\n'; });
 }
 
 Result<fs::path> build_steps(const Request& o, Session& session) {

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/style.hpp"
 
@@ -49,6 +50,25 @@ report::Timeline Session::timeline(const plan::Plan& plan, const std::string& fl
   if (seconds) t.duration_s = *seconds;
   exec::mark_remote(t, remote);
   return t;
+}
+
+void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::string& salt,
+                      const std::optional<fs::path>& probe_memo, const config::Config& c,
+                      const std::function<void(const std::string&)>& warn) {
+  if (c.flag("stable_names")) {
+    auto names =
+        toolchain::stable_names_for(compiler, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
+    if (!names) {
+      if (std::string why = toolchain::stable_names_unavailable(); !why.empty()) warn(why);
+    } else {
+      plan::use_stable_names(plan, *names, toolchain::kernel_salt(salt));
+      if (names->warn()) warn(names->fallback);
+      else if (c.flag("verbose") && !names->keyed) std::cerr << "offload-build: " << names->fallback << '\n';
+    }
+  }
+  // For the job cache, which checks them on every hit (none with --no-cache:
+  // nothing would read the records), with stable names off too: the library records only.
+  if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
 }
 
 Result<void> save_report(const fs::path& file, const report::ReportData& data, bool ok) {

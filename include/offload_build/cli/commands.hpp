@@ -22,7 +22,8 @@ using run::cache_dir_for;
 using run::max_size_for;
 using run::base_dir_for;
 
-struct RunOptions {
+// How `run` and `cargo run` start the built program.
+struct ProgramOptions {
   bool verify = false;                      // --verify: prove offload from the runtime log
   std::vector<std::string> args;            // after --: the program's arguments
 };
@@ -33,7 +34,7 @@ using run::no_manifest;
 using run::build;
 
 // Build, then run the program; returns the exit code to use.
-Result<int> run(const Request& options, const RunOptions& run_options);
+Result<int> run(const Request& options, const ProgramOptions& run_options);
 // `verify [--] PROGRAM ARGS...`: run any program as `run --verify` runs the
 // manifest's; fails when no kernel ran on an offload device.
 Result<int> verify(const Request& options, std::vector<std::string> command);
@@ -45,6 +46,6 @@ Result<int> clean(const Request& options);
 // under --verify the offload log's summary, an error when no kernel ran on an
 // offload device); the program's exit status is the result. `run` after build,
 // `cargo run` after the host pass.
-Result<int> run_program(const Request& options, const RunOptions& run_options, const fs::path& program);
+Result<int> run_program(const Request& options, const ProgramOptions& run_options, const fs::path& program);
 
 }  // namespace ob::cli

@@ -60,6 +60,14 @@ report::BuildResult outcome(const Result<T>& result) {
                                                          : report::BuildResult::Failed;
 }
 
+// Kernel names from each file's place relative to `plan`'s base_dirs and
+// name_anchor (set), by `compiler`'s stable-names library, salted with the
+// project's namespace `salt` (docs/CACHE.md); a fault is said through `warn`.
+// Then, unless no_cache, the lookup records the job cache checks on every hit.
+void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::string& salt,
+                      const std::optional<fs::path>& probe_memo, const config::Config& c,
+                      const std::function<void(const std::string&)>& warn);
+
 // Write --report `file`; a failure to write is the run's error when it
 // succeeded (`ok`), else a warning.
 Result<void> save_report(const fs::path& file, const report::ReportData& data, bool ok);
