@@ -125,6 +125,34 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request
   return std::nullopt;
 }
 
+// `command` set up once (launch_setup: the compiler found and recognized,
+// response and config files read, paths made base-relative) and asked of its
+// frontend once each, in turn, whether it is an offload compile, link or
+// one-step build, going straight to that path. -1 with `why` when it runs
+// unchanged: the compile's reason, and the link's when that says more.
+int split(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
+  const auto setup = launch_setup(command, o, why);
+  if (!setup) return -1;
+  const toolchain::frontend::Frontend& frontend = *setup->frontend;
+  auto compile = frontend.parse(setup->argv);
+  if (!compile.compile) why = compile.unchanged();
+  else if (const int code = split_compile(*setup, *compile.compile, command, o, why); code >= 0) return code;
+  std::string link_reason;
+  const auto link = frontend.parse_link(setup->argv);
+  if (!link.link) link_reason = link.pass_reason;
+  else if (const int code = cached_link(*setup, *link.link, command, o, link_reason); code >= 0) return code;
+  const auto build = frontend.parse_build(setup->argv);
+  if (build.one_step) {  // a one-step offload build: its reason when not split
+    why = {build.pass_reason, toolchain::frontend::unchanged::kOneStep, {}};
+    if (build.build)
+      if (const int code = split_build(*setup, *build.build, command, o, why); code >= 0) return code;
+    return -1;
+  }
+  // The same reason twice (an unreadable response file stops both) is said once.
+  if (link_reason != why.reason) why.reason += "; " + link_reason;
+  return -1;
+}
+
 }  // namespace
 
 bool is_launcher_call(const std::vector<std::string>& subcommands, const std::string& first) {
@@ -171,17 +199,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
     if (c.flag("test_hook_internal_error"))
       throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
-    const int code = split_compile(command, o, why);
-    if (code >= 0) return code;
-    std::string link_reason;
-    const int linked = cached_link(command, o, link_reason);
-    if (linked >= 0) return linked;
-    Unchanged one_step;  // set when it is a one-step offload build not split
-    const int built = split_build(command, o, one_step);
-    if (built >= 0) return built;
-    if (!one_step.code.empty()) why = one_step;
-    // The same reason twice (an unreadable response file stops both) is said once.
-    else if (link_reason != why.reason) why.reason += "; " + link_reason;
+    if (const int code = split(command, o, why); code >= 0) return code;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.

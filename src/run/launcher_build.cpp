@@ -20,24 +20,18 @@
 
 namespace ob::run {
 
-int split_build(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
+int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
+                const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
   };
-  Unchanged setup_why;
-  auto setup = launch_setup(command, o, setup_why);
-  if (!setup) return -1;  // the compile's reason says it already
-  const fs::path& cwd = setup->cwd;
-  const auto parsed = setup->frontend->parse_build(setup->argv);
-  if (!parsed.one_step) return -1;
-  if (!parsed.build) return pass(parsed.pass_reason, kOneStep);
-  const toolchain::frontend::BuildRequest& build = *parsed.build;
+  const fs::path& cwd = setup.cwd;
   std::error_code ec;
   const fs::path program = (cwd / build.output_arg()).lexically_normal();
   if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
-  const auto toolchain = toolchain_of(setup->compiler);
+  const auto toolchain = toolchain_of(setup.compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
   BuildContext context(o);
@@ -52,16 +46,16 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
     const fs::path source = build.argv[build.sources[n]];
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
     objects.push_back(plan::arg_path(object, cwd).string());
-    auto one = setup->frontend->parse(build.compile_argv(n, objects.back()));
+    auto one = setup.frontend->parse(build.compile_argv(n, objects.back()));
     if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
     if (auto unusable = one.compile->unusable_files(cwd)) {
       why = std::move(*unusable);
       return -1;
     }
-    if (!ready_to_split(*one.compile, *setup, *toolchain, memo, false, why)) return -1;
+    if (!ready_to_split(*one.compile, setup, *toolchain, memo, false, why)) return -1;
     compiles.push_back(std::move(*one.compile));
   }
-  const auto link = setup->frontend->parse_link(build.link_argv(objects));
+  const auto link = setup.frontend->parse_link(build.link_argv(objects));
   if (!link.link) return pass("a one-step build's link: " + link.pass_reason, kOneStep);
   std::vector<fs::path> link_inputs;
   for (const auto& in : link.link->inputs) {
@@ -90,7 +84,7 @@ int split_build(const std::vector<std::string>& command, const Request& o, Uncha
   link_job.unit = compiles.size() + 1;
   link_job.deps = object_jobs;
   plan.add(std::move(link_job));
-  use_stable_kernel_names(plan, *setup, memo, o);
+  use_stable_kernel_names(plan, setup, memo, o);
   if (o.config.flag("verbose"))
     std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
                              compiles.size());

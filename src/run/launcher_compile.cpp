@@ -228,18 +228,14 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const toolchain::frontend::Co
 
 }  // namespace
 
-int split_compile(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
+int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest& req,
+                  const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
     why = {std::move(reason), code, std::move(option)};
     return -1;
   };
-  auto setup = launch_setup(command, o, why);
-  if (!setup) return -1;
-  const fs::path& cwd = setup->cwd;
-  auto parsed = setup->frontend->parse(setup->argv);
-  if (!parsed.compile) return pass(parsed.pass_reason, parsed.pass_code.c_str(), parsed.option);
-  auto& req = *parsed.compile;
+  const fs::path& cwd = setup.cwd;
   if (auto unusable = req.unusable_files(cwd)) {
     why = std::move(*unusable);
     return -1;
@@ -249,17 +245,17 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   BuildContext context(o);
   open_launcher_cache(context);
   // The whole compile from the cache: nothing else to do.
-  auto whole = whole_compile(req, *setup, o, context);
+  auto whole = whole_compile(req, setup, o, context);
   if (whole)
     if (auto said = whole->serve()) {
       std::cerr << *said;
       return exit_code::ok;
     }
-  const auto toolchain = toolchain_of(setup->compiler);
+  const auto toolchain = toolchain_of(setup.compiler);
   if (!toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
   const auto memo = context.probe_memo();  // compilers' answers, next to the cache
-  if (!ready_to_split(req, *setup, *toolchain, memo, true, why)) return -1;
+  if (!ready_to_split(req, setup, *toolchain, memo, true, why)) return -1;
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<toolchain::DriverProbe> probe;
@@ -269,7 +265,7 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
   plan::Plan plan;
   if (req.save_temps) {
     // The driver's own commands, each a job, so every temp is clang's.
-    auto listing = probe->list(setup->expanded, cwd);
+    auto listing = probe->list(setup.expanded, cwd);
     auto listed = listing ? plan::make_listing_plan(*listing, req, cwd) : Result<plan::Plan>(listing.error());
     if (process::interrupted()) return exit_code::interrupted;
     if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
@@ -281,7 +277,7 @@ int split_compile(const std::vector<std::string>& command, const Request& o, Unc
     plan = plan::make_launcher_plan(req, *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
     if (process::interrupted()) return exit_code::interrupted;
     // Stable kernel names (flang's too); lookup records only where a depfile lists what was read.
-    use_stable_kernel_names(plan, *setup, memo, o);
+    use_stable_kernel_names(plan, setup, memo, o);
     const bool single = plan.jobs.front().kind == plan::JobKind::HostIr;
     if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting into {}{} device pass{}, package, host {}\n",

@@ -28,9 +28,6 @@ std::optional<fs::path> resolve_program(const std::string& name, const fs::path&
 // The LLVM installation `compiler` is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang).
 std::optional<toolchain::Toolchain> toolchain_of(const fs::path& compiler);
-// Split and run an offload compile. Returns the exit code, or, when the
-// command is not one offload-build splits, sets `why` and returns -1.
-int split_compile(const std::vector<std::string>& command, const Request& options, Unchanged& why);
 
 // What every launcher call starts from: the working directory, the compiler
 // (resolved) and the frontend whose driver it is, the command line the
@@ -50,6 +47,10 @@ struct LaunchSetup {
 };
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
                                         const Request& options, Unchanged& why);
+// Split and run the offload compile `req` (`command` set up as `setup`).
+// Returns the exit code, or, when it cannot be split, sets `why` and returns -1.
+int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest& req,
+                  const std::vector<std::string>& command, const Request& options, Unchanged& why);
 // A parsed compile made ready to plan: its native targets found, the output
 // (with `check_output`), depfile and record directories there; else `why`.
 bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& setup, const toolchain::Toolchain& tc,

@@ -17,36 +17,32 @@
 
 namespace ob::run {
 
-int cached_link(const std::vector<std::string>& command, const Request& o, std::string& reason) {
+int cached_link(const LaunchSetup& setup, const toolchain::frontend::LinkRequest& link,
+                const std::vector<std::string>& command, const Request& o, std::string& reason) {
   auto pass = [&](std::string why) {
     reason = std::move(why);
     return -1;
   };
-  Unchanged why;
-  auto setup = launch_setup(command, o, why);
-  if (!setup) return pass(why.reason);
-  const fs::path& cwd = setup->cwd;
-  const auto parsed = setup->frontend->parse_link(setup->argv);
-  if (!parsed.link) return pass(parsed.pass_reason);
-  const auto toolchain = toolchain_of(setup->compiler);
+  const fs::path& cwd = setup.cwd;
+  const auto toolchain = toolchain_of(setup.compiler);
   if (!toolchain) return pass("no LLVM installation next to " + command.front());
 
   std::error_code ec;
   plan::Plan plan;
   plan.cwd = cwd;
-  plan.base_dirs = setup->bases;
-  plan.name_anchor = setup->anchor;
-  plan.program = (cwd / parsed.link->output).lexically_normal();
+  plan.base_dirs = setup.bases;
+  plan.name_anchor = setup.anchor;
+  plan.program = (cwd / link.output).lexically_normal();
   if (!fs::is_directory(plan.program.parent_path(), ec)) return pass("the output's directory does not exist");
   plan.build_dir = plan::launcher_work_dir(plan.program);
   plan.directories = {plan.build_dir};
   std::vector<fs::path> inputs;
-  for (const auto& in : parsed.link->inputs) {
+  for (const auto& in : link.inputs) {
     const fs::path p = (cwd / in).lexically_normal();
     if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
     inputs.push_back(p);
   }
-  plan.add(plan::offload_link_job(*parsed.link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
+  plan.add(plan::offload_link_job(link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
 
   BuildContext context(o);
   process::install_signal_handlers();
