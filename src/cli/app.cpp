@@ -100,72 +100,147 @@ int stray_program_arguments(const CLI::App& app, const CLI::App& run, int argc, 
   return exit_code::usage;
 }
 
-int dispatch(int argc, char** argv) {
-  CLI::App app{"offload-build: the build driver for single-source GPU offload code", "offload-build"};
-  app.set_version_flag("--version", std::string("offload-build ") + OB_VERSION);
-  app.require_subcommand(1);
-
+// What the commands' options fill, and what every handler reads.
+struct Call {
   Request global;
-  global.command_line.assign(argv, argv + argc);
-  add_global_options(app, global);
-
   ProgramOptions run_options;
-  auto* build_cmd = app.add_subcommand("build", "Build the project described by the manifest");
-  auto* run_cmd = app.add_subcommand(
-      "run", "Build, then run the program (OMP_TARGET_OFFLOAD=MANDATORY unless set)");
-  run_cmd->add_flag("--verify", run_options.verify,
-                    "Read the offload runtime's log, print a summary, fail if no kernel "
-                    "was launched on an offload device");
-  run_cmd->add_option("args", run_options.args, "Arguments for the program (after --)");
-  auto* doctor_cmd =
-      app.add_subcommand("doctor", "List the tools, device runtimes and GPUs found, and what "
-                                   "that means for each target");
-  for (auto* sub : {build_cmd, run_cmd, doctor_cmd}) sub->fallthrough();
-  auto* cargo_cmd = app.add_subcommand(
-      "cargo", "Rust offload on a cargo project: cargo build|run|test|check|clippy [CARGO ARGS] [-- ARGS] "
-               "(`cargo --help`)");
-  cargo_cmd->prefix_command();  // everything after `cargo` is cargo's
-  cargo_cmd->set_help_flag();   // --help included: `offload-build cargo --help` is cargo_command's
   CacheCli cache_cli;
-  add_cache_commands(app, cache_cli);
   ConfigCli config_cli;
-  add_config_command(app, config_cli);
   InitOptions init_options;
-  auto* init_cmd = app.add_subcommand(
-      "init", "Create a project that builds and runs as is (offload.json, sources, README)");
-  init_cmd->add_option("--lang", init_options.lang, "Language of the project (default: c)")
-      ->option_text("c|cxx|rust|cargo")
-      ->check(CLI::IsMember({"c", "cxx", "rust", "cargo"}));
-  init_cmd->add_option("dir", init_options.dir, "Directory to create the project in")
-      ->required();
-  build_cmd->add_flag("--compdb", global.compdb,
-                      "Also write compile_commands.json (every host and device pass) into the "
-                      "build directory, for clangd");
-  auto* clean_cmd = app.add_subcommand(
-      "clean", "Remove the manifest's build directory (never the cache); --dry-run says what");
-  clean_cmd->fallthrough();
-  auto* verify_cmd = app.add_subcommand(
-      "verify", "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel "
-                "ran on an offload device");
-  verify_cmd->fallthrough();
   fs::path trace_to_draw;
-  auto* timings_cmd = app.add_subcommand(
-      "timings", "timings TRACE: draw a --trace file (a whole launcher-mode build: OFFLOAD_BUILD_TRACE) as "
-                 "the --timings page, to --timings=FILE or TRACE.html (docs/TIMINGS.md)");
-  timings_cmd->add_option("trace", trace_to_draw, "The trace file")->required();
-  timings_cmd->fallthrough();
-  auto* wrap_cmd = app.add_subcommand(
-      "wrap", "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into "
-              "cached device and host passes, anything else runs unchanged (docs/LAUNCHER.md)");
-  const int wrap_at = wrap_index(app, argc, argv);
+  CLI::App* cargo = nullptr;
+  int argc = 0;
+  char** argv = nullptr;
+  int program_at = 0;  // verify's PROGRAM
+};
 
-  // `offload-build clang++ ARGS...`: how CMake calls a <LANG>_COMPILER_LAUNCHER.
+// A command word: its --help line (null: it adds itself and its
+// subcommands), whether the global options may follow it, its own options,
+// and what it runs (after the settings are resolved).
+struct Command {
+  const char* name;
+  const char* help;
+  bool fallthrough;
+  void (*add)(CLI::App& app, CLI::App* sub, Call& call);
+  Result<int> (*handle)(Call& call);
+};
+
+Result<int> exit_of(const Result<fs::path>& built) {
+  if (!built) return built.error();
+  return exit_code::ok;
+}
+
+// In the order `offload-build --help` lists them.
+const Command kCommands[] = {
+    {"build", "Build the project described by the manifest", true,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->add_flag("--compdb", c.global.compdb,
+                     "Also write compile_commands.json (every host and device pass) into the "
+                     "build directory, for clangd");
+     },
+     [](Call& c) { return exit_of(build(c.global)); }},
+    {"run", "Build, then run the program (OMP_TARGET_OFFLOAD=MANDATORY unless set)", true,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->add_flag("--verify", c.run_options.verify,
+                     "Read the offload runtime's log, print a summary, fail if no kernel "
+                     "was launched on an offload device");
+       sub->add_option("args", c.run_options.args, "Arguments for the program (after --)");
+     },
+     [](Call& c) { return run(c.global, c.run_options); }},
+    {"doctor", "List the tools, device runtimes and GPUs found, and what that means for each target", true,
+     nullptr,
+     [](Call& c) -> Result<int> {
+       const int code = toolchain::run_doctor(std::nullopt, c.global.config.path("llvm"), std::cout);
+       doctor_remotes(c.global, std::cout);  // a remote is optional: never changes the exit code
+       return code;
+     }},
+    {"cargo",
+     "Rust offload on a cargo project: cargo build|run|test|check|clippy [CARGO ARGS] [-- ARGS] (`cargo --help`)",
+     false,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->prefix_command();  // everything after `cargo` is cargo's
+       sub->set_help_flag();   // --help included: `offload-build cargo --help` is cargo_command's
+       c.cargo = sub;
+     },
+     [](Call& c) {
+       const std::vector<std::string> rest = c.cargo->remaining();  // after `cargo`; before it, ours
+       const int at = std::max(1, c.argc - static_cast<int>(rest.size()) - 1);
+       return cargo(c.global, rest, std::vector<std::string>(c.argv + 1, c.argv + at));
+     }},
+    {"cache", nullptr, false, [](CLI::App& app, CLI::App*, Call& c) { add_cache_commands(app, c.cache_cli); },
+     [](Call& c) { return run_cache_command(c.global, c.cache_cli); }},
+    {"config", nullptr, false, [](CLI::App& app, CLI::App*, Call& c) { add_config_command(app, c.config_cli); },
+     [](Call& c) -> Result<int> { return run_config(c.global, c.config_cli, std::cout); }},
+    {"init", "Create a project that builds and runs as is (offload.json, sources, README)", false,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->add_option("--lang", c.init_options.lang, "Language of the project (default: c)")
+           ->option_text("c|cxx|rust|cargo")
+           ->check(CLI::IsMember({"c", "cxx", "rust", "cargo"}));
+       sub->add_option("dir", c.init_options.dir, "Directory to create the project in")->required();
+     },
+     [](Call& c) -> Result<int> {
+       // Like every path on the command line, DIR is relative to -C.
+       InitOptions& init = c.init_options;
+       if (init.dir.is_relative()) init.dir = (c.global.directory / init.dir).lexically_normal();
+       init.templates = c.global.config.path("templates");
+       OB_TRY(init_project(init, std::cout));
+       return exit_code::ok;
+     }},
+    {"clean", "Remove the manifest's build directory (never the cache); --dry-run says what", true, nullptr,
+     [](Call& c) { return clean(c.global); }},
+    {"verify",
+     "verify -- PROGRAM ARGS: run any program as run --verify does; fail if no kernel ran on an offload device",
+     true, nullptr,
+     [](Call& c) { return verify(c.global, std::vector<std::string>(c.argv + c.program_at, c.argv + c.argc)); }},
+    {"timings",
+     "timings TRACE: draw a --trace file (a whole launcher-mode build: OFFLOAD_BUILD_TRACE) as the --timings "
+     "page, to --timings=FILE or TRACE.html (docs/TIMINGS.md)",
+     true, [](CLI::App&, CLI::App* sub, Call& c) { sub->add_option("trace", c.trace_to_draw, "The trace file")->required(); },
+     [](Call& c) { return run::draw_trace(c.global, c.trace_to_draw); }},
+    // Handled before the settings are read (dispatch): the compile's own.
+    {"wrap",
+     "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into cached device and host "
+     "passes, anything else runs unchanged (docs/LAUNCHER.md)",
+     false, nullptr, nullptr},
+};
+
+// `verify [OPTIONS] [--] PROGRAM ARGS...`: where PROGRAM is (from there on,
+// the words are the program's, not parsed, as for wrap); argc for any other command.
+int program_index(const CLI::App& app, int argc, char** argv) {
+  const int at = command_word(app, argc, argv);
+  if (at >= argc || std::string_view(argv[at]) != "verify") return argc;
+  const int word = command_word(app, argc, argv, at + 1);
+  return word < argc ? word : int(std::find(argv + at + 1, argv + argc, std::string_view("--")) - argv);
+}
+
+// CLI11's parse error, said as offload-build says it.
+int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  const CLI::App* run_cmd = app.get_subcommand("run");
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && run_cmd->count() > 0)
+    return stray_program_arguments(app, *run_cmd, argc, argv);
+  // `offload-build --release cargo build`: cargo's option before `cargo`.
+  if (const auto c = std::find(argv + 1, argv + argc, std::string_view("cargo")); c != argv + argc)
+    if (auto misplaced = cargo_args::misplaced_cargo_option({"offload-build"}, {argv + 1, c}, {"cargo"},
+                                                            {c + 1, argv + argc})) {
+      std::cerr << "offload-build: error: " << *misplaced << '\n';
+      return exit_code::usage;
+    }
+  std::cerr << "offload-build: error: " << e.what() << "\n"
+            << "Run 'offload-build --help' for the commands and options.\n";
+  return exit_code::usage;
+}
+
+int dispatch(int argc, char** argv);
+
+// A launcher call (`offload-build clang++ ARGS...`: how CMake calls a
+// <LANG>_COMPILER_LAUNCHER; with options before the compiler, as `wrap --
+// COMPILER ...`): its exit code; nullopt for any other command line.
+std::optional<int> launcher_call(CLI::App& app, int argc, char** argv, const Request& global) {
   std::vector<std::string> subcommands;
   for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
     subcommands.push_back(sub->get_name());
   if (argc > 1 && run::is_launcher_call(subcommands, argv[1]))
     return run::launch(std::vector<std::string>(argv + 1, argv + argc), global);
-  // Options before a compiler (`offload-build -v clang++ ...`): `wrap -- COMPILER ...`.
   if (const int at = command_word(app, argc, argv); at > 1 && at < argc && run::is_launcher_call(subcommands, argv[at])) {
     std::vector<char*> words(argv, argv + at);
     char wrap[] = "wrap", dashes[] = "--";
@@ -173,16 +248,30 @@ int dispatch(int argc, char** argv) {
     words.insert(words.end(), argv + at, argv + argc);
     return dispatch(static_cast<int>(words.size()), words.data());
   }
-  if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
-  // `verify [OPTIONS] [--] PROGRAM ARGS...`: from PROGRAM on, the words are
-  // the program's (not parsed, as for wrap).
-  int program_at = argc;
-  if (const int at = command_word(app, argc, argv); at < argc && std::string_view(argv[at]) == "verify") {
-    const int word = command_word(app, argc, argv, at + 1);
-    program_at = word < argc ? word : int(std::find(argv + at + 1, argv + argc, std::string_view("--")) - argv);
-  }
-  const int parsed_to = program_at < argc ? program_at : wrap_at < argc ? wrap_at + 1 : argc;
+  return std::nullopt;
+}
 
+int dispatch(int argc, char** argv) {
+  CLI::App app{"offload-build: the build driver for single-source GPU offload code", "offload-build"};
+  app.set_version_flag("--version", std::string("offload-build ") + OB_VERSION);
+  app.require_subcommand(1);
+  Call call;
+  call.argc = argc;
+  call.argv = argv;
+  call.global.command_line.assign(argv, argv + argc);
+  add_global_options(app, call.global);
+  std::vector<std::pair<CLI::App*, const Command*>> subs;
+  for (const Command& command : kCommands) {
+    CLI::App* sub = command.help ? app.add_subcommand(command.name, command.help) : nullptr;
+    if (sub && command.fallthrough) sub->fallthrough();
+    if (command.add) command.add(app, sub, call);
+    subs.emplace_back(sub ? sub : app.get_subcommand(command.name), &command);
+  }
+  const int wrap_at = wrap_index(app, argc, argv);
+  if (auto code = launcher_call(app, argc, argv, call.global)) return *code;
+  if (auto code = check_command_words(app, wrap_at < argc ? wrap_at + 1 : argc, argv)) return *code;
+  call.program_at = program_index(app, argc, argv);
+  const int parsed_to = call.program_at < argc ? call.program_at : wrap_at < argc ? wrap_at + 1 : argc;
   try {
     app.parse(parsed_to, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -192,68 +281,21 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) && run_cmd->count() > 0)
-      return stray_program_arguments(app, *run_cmd, argc, argv);
-    // `offload-build --release cargo build`: cargo's option before `cargo`.
-    if (const auto c = std::find(argv + 1, argv + argc, std::string_view("cargo")); c != argv + argc)
-      if (auto misplaced = cargo_args::misplaced_cargo_option({"offload-build"}, {argv + 1, c}, {"cargo"},
-                                                              {c + 1, argv + argc})) {
-        std::cerr << "offload-build: error: " << *misplaced << '\n';
-        return exit_code::usage;
-      }
-    std::cerr << "offload-build: error: " << e.what() << "\n"
-              << "Run 'offload-build --help' for the commands and options.\n";
-    return exit_code::usage;
+    return parse_error(app, e, argc, argv);
   }
-  if (*wrap_cmd) return run::launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), global);
-  if (auto settings = resolve_settings(global); !settings) return report_error(settings.error());
-  storage::hide_remote_credentials(global.config);  // before any command starts
-  exec::hide_remote_execution_secrets(global.config);
-
+  if (*app.get_subcommand("wrap")) return run::launch(std::vector<std::string>(argv + wrap_at + 1, argv + argc), call.global);
+  if (auto settings = resolve_settings(call.global); !settings) return report_error(settings.error());
+  storage::hide_remote_credentials(call.global.config);  // before any command starts
+  exec::hide_remote_execution_secrets(call.global.config);
   util::set_color(util::decide_color(
-      util::parse_color_choice(global.config.text("color")).value_or(util::ColorChoice::Auto),
+      util::parse_color_choice(call.global.config.text("color")).value_or(util::ColorChoice::Auto),
       {config::env("NO_COLOR"), config::env("CLICOLOR_FORCE"), config::env("TERM")}));
-  if (*doctor_cmd) {
-    const int code = toolchain::run_doctor(std::nullopt, global.config.path("llvm"), std::cout);
-    doctor_remotes(global, std::cout);  // a remote is optional: never changes the exit code
-    return code;
-  }
-  if (*init_cmd) {
-    // Like every path on the command line, DIR is relative to -C.
-    if (init_options.dir.is_relative()) init_options.dir = (global.directory / init_options.dir).lexically_normal();
-    init_options.templates = global.config.path("templates");
-    auto result = init_project(init_options, std::cout);
-    return result ? exit_code::ok : report_error(result.error());
-  }
-  if (*config_cli.command) return run_config(global, config_cli, std::cout);
-  if (*cache_cli.command) {
-    auto result = run_cache_command(global, cache_cli);
-    return result ? *result : report_error(result.error());
-  }
-  if (*clean_cmd) {
-    auto result = clean(global);
-    return result ? *result : report_error(result.error());
-  }
-  if (*timings_cmd) {
-    auto result = run::draw_trace(global, trace_to_draw);
-    return result ? *result : report_error(result.error());
-  }
-  if (*verify_cmd) {
-    auto result = verify(global, std::vector<std::string>(argv + program_at, argv + argc));
-    return result ? *result : report_error(result.error());
-  }
-  if (*cargo_cmd) {
-    const std::vector<std::string> rest = cargo_cmd->remaining();  // after `cargo`; before it, ours
-    const int at = std::max(1, argc - static_cast<int>(rest.size()) - 1);
-    auto result = cargo(global, rest, std::vector<std::string>(argv + 1, argv + at));
-    return result ? *result : report_error(result.error());
-  }
-  if (*run_cmd) {
-    auto result = run(global, run_options);
-    return result ? *result : report_error(result.error());
-  }
-  auto result = build(global);
-  return result ? exit_code::ok : report_error(result.error());
+  for (const auto& [sub, command] : subs)
+    if (*sub) {
+      auto result = command->handle(call);
+      return result ? *result : report_error(result.error());
+    }
+  return exit_code::usage;  // require_subcommand(1): not reached
 }
 
 }  // namespace
