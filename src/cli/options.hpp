@@ -22,8 +22,6 @@ std::optional<int> check_command_words(const CLI::App& app, int argc, char** arg
 // The index of the first word at or after `from` that is not a global option
 // or its value; argc at `--`, at a help flag or at the end.
 int command_word(const CLI::App& app, int argc, char** argv, int from = 1);
-using run::effective_jobs;
 using run::resolve_settings;
-using run::probe_jobs;
 
 }  // namespace ob::cli

@@ -1,94 +1,12 @@
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <iostream>
-
+// `run` (build, then the program) and `verify -- PROGRAM`: the program run
+// as run/program.hpp runs it.
 #include <fmt/core.h>
 
 #include "offload_build/cli/commands.hpp"
-#include "offload_build/config/config.hpp"
 #include "offload_build/process/subprocess.hpp"
-#include "offload_build/report/offload_log.hpp"
+#include "offload_build/run/program.hpp"
 
 namespace ob::cli {
-
-namespace {
-
-// Relay the program's stderr line by line: runtime log lines feed the summary
-// (and are shown only if the user asked for them), everything else passes through.
-void relay_stderr(int fd, report::OffloadSummary& summary, bool show_runtime_lines) {
-  std::string pending;
-  char buf[8192];
-  auto flush_line = [&](std::string_view line) {
-    report::accumulate(summary, line);
-    if (show_runtime_lines || !report::is_runtime_info_line(line)) {
-      std::cerr << line << '\n';
-    }
-  };
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending.append(buf, static_cast<size_t>(n));
-    size_t pos;
-    while ((pos = pending.find('\n')) != std::string::npos) {
-      flush_line(std::string_view(pending).substr(0, pos));
-      pending.erase(0, pos + 1);
-    }
-  }
-  if (!pending.empty()) flush_line(pending);
-  std::cerr << std::flush;
-}
-
-// The program's own exit status is run's; a failure says it was the
-// program's, not the build's.
-int program_status(int status) {
-  if (status == 0) return status;
-  // 128+N: killed by signal N, as a shell reports it.
-  std::cerr << fmt::format("offload-build: the program exited with status {}; the build succeeded\n", status)
-            << std::flush;
-  return status;
-}
-
-// Run `cmd` (OMP_TARGET_OFFLOAD=MANDATORY unless set); with `verify`, read the
-// offload runtime's log from its stderr, print the summary and fail when no
-// kernel was launched on an offload device (`no_kernel` says what to check).
-Result<int> run_program(process::Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
-  if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
-  const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;
-  if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");
-
-  if (o.dry_run) {
-    std::cout << cmd.display() << '\n' << std::flush;
-    return exit_code::ok;
-  }
-  if (!verify) {
-    auto pid = process::spawn(cmd);
-    if (!pid) return pid.error();
-    return program_status(process::wait_exit_code(*pid));
-  }
-
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for --verify");
-  auto pid = process::spawn(cmd, process::Stdio{-1, -1, fds[1]});
-  close(fds[1]);
-  if (!pid) {
-    close(fds[0]);
-    return pid.error();
-  }
-  report::OffloadSummary summary;
-  relay_stderr(fds[0], summary, user_wants_log);
-  close(fds[0]);
-  const int status = process::wait_exit_code(*pid);
-
-  std::cerr << "offload-build: verify: " << report::format_summary(summary) << '\n';
-  if (status != 0) return program_status(status);
-  if (summary.launches.empty()) return Error::failure(std::string(no_kernel));
-  return exit_code::ok;
-}
-
-}  // namespace
 
 Result<int> run(const Request& o, const ProgramOptions& r) {
   auto program = build(o);
@@ -100,7 +18,7 @@ Result<int> run_program(const Request& o, const ProgramOptions& r, const fs::pat
   process::Command cmd;
   cmd.argv.push_back(program.string());
   cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
-  return run_program(std::move(cmd), o, r.verify,
+  return run::run_program(std::move(cmd), o, r.verify,
                      "run --verify: the program ran but no kernel was launched on an offload "
                      "device; its target regions ran on the host. Check that OMP_TARGET_OFFLOAD is "
                      "not DISABLED and that the offload targets (the manifest's \"targets\", "
@@ -114,7 +32,7 @@ Result<int> verify(const Request& o, std::vector<std::string> command) {
     return Error::usage("verify: no program; usage: offload-build verify -- PROGRAM ARGS...");
   const std::string program = command.front();
   process::Command cmd{std::move(command), o.directory == "." ? fs::path() : o.directory, {}};
-  return run_program(
+  return run::run_program(
       std::move(cmd), o, true,
       fmt::format("verify: {} ran but no kernel was launched on an offload device; its target "
                   "regions ran on the host, or it has none. Check that it was compiled with "

@@ -20,7 +20,6 @@ namespace fs = std::filesystem;
 using run::Request;
 using run::cache_dir_for;
 using run::max_size_for;
-using run::base_dir_for;
 
 // How `run` and `cargo run` start the built program.
 struct ProgramOptions {
