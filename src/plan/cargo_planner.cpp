@@ -55,6 +55,50 @@ CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::Rust
   return p;
 }
 
+// The host pass: cargo build told where the embedded images are (or the
+// package, for rustc's native flavour), named by the package's content.
+CargoHostStep host_step(const CargoSession& s, const toolchain::frontend::RustFrontend& fe, const rust_chain::Paths& paths,
+                        const rust_chain::Links& links, const fs::path& off) {
+  const bool reads_package = fe.host_reads_package(s.tc);
+  CargoHostStep host;
+  host.pkg = s.pkg;
+  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
+  host.package = paths.package;
+  host.image = links.embedded.value_or(paths.package);
+  if (links.embedded) {
+    host.named = [off](const std::string& hash) { return off / ("devimg-" + hash + ".o"); };
+    host.remove_stale = true;
+  } else {  // -Zoffload=Host= wants this name
+    host.named = [off](const std::string& hash) { return off / ("native-" + hash) / "host.out"; };
+  }
+  host.pass = [&s, &fe, reads_package](const fs::path& named) {
+    auto inv = fe.cargo_host(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
+                             reads_package ? std::nullopt : std::optional(named),
+                             reads_package ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
+    // --timings / --trace: cargo writes its own page, whose crates become bars (run/cargo_timings.hpp).
+    const bool asked = std::any_of(s.user.all.begin(), s.user.all.end(), [](const std::string& a) {
+      return a == "--timings" || util::starts_with(a, "--timings=");
+    });
+    if (s.pictures && !asked) inv.argv.insert(inv.argv.begin() + 2, "--timings");
+    // cargo test runs the tests: a kernel that cannot run on an offload device fails them.
+    if (s.user.command == "test" && !config::env_or_null("OMP_TARGET_OFFLOAD"))
+      inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
+    return inv;
+  };
+  host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
+                                         : "the host pass failed (cargo's messages above say why)";
+  // A linker of the user's choice: clang's --offload-link (clang-linker-wrapper) runs the link.
+  for (const auto& f : s.host_rustflags.flags)
+    if (f.find("-fuse-ld=") != std::string::npos)
+      host.failed += fmt::format(
+          "\n  note: the rustflags (from {}) give `{}`: the host pass links through clang's --offload-link "
+          "(clang-linker-wrapper), which runs the host linker itself; if the link failed there, leave that flag "
+          "out for `cargo offload` (RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS without it win over cargo's config) "
+          "or try -fuse-ld=lld, LLVM's own",
+          s.host_rustflags.origin, f);
+  return host;
+}
+
 }  // namespace
 
 CargoPlan make_cargo_plan(const CargoSession& s) {
@@ -105,7 +149,6 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
     }
   }
 
-  const bool reads_package = fe.host_reads_package(s.tc);
   const fs::path off = toolchain::cargo::offload_dir(s.pkg, s.user.profile);
   plan.directories.push_back(off);
   const std::string lib = s.pkg.lib.value_or(toolchain::rustc::crate_name(s.pkg.name));
@@ -121,42 +164,7 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
     return plan.add(std::move(job));
   });
 
-  CargoHostStep& host = p.host_step;
-  host.pkg = s.pkg;
-  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
-  host.package = paths.package;
-  host.image = links.embedded.value_or(paths.package);
-  if (links.embedded) {
-    host.named = [off](const std::string& hash) { return off / ("devimg-" + hash + ".o"); };
-    host.remove_stale = true;
-  } else {  // -Zoffload=Host= wants this name
-    host.named = [off](const std::string& hash) { return off / ("native-" + hash) / "host.out"; };
-  }
-  host.pass = [&s, &fe, reads_package](const fs::path& named) {
-    auto inv = fe.cargo_host(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
-                             reads_package ? std::nullopt : std::optional(named),
-                             reads_package ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
-    // --timings / --trace: cargo writes its own page, whose crates become bars (cli/cargo_timings.hpp).
-    const bool asked = std::any_of(s.user.all.begin(), s.user.all.end(), [](const std::string& a) {
-      return a == "--timings" || util::starts_with(a, "--timings=");
-    });
-    if (s.pictures && !asked) inv.argv.insert(inv.argv.begin() + 2, "--timings");
-    // cargo test runs the tests: a kernel that cannot run on an offload device fails them.
-    if (s.user.command == "test" && !config::env_or_null("OMP_TARGET_OFFLOAD"))
-      inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
-    return inv;
-  };
-  host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
-                                         : "the host pass failed (cargo's messages above say why)";
-  // A linker of the user's choice: clang's --offload-link (clang-linker-wrapper) runs the link.
-  for (const auto& f : s.host_rustflags.flags)
-    if (f.find("-fuse-ld=") != std::string::npos)
-      host.failed += fmt::format(
-          "\n  note: the rustflags (from {}) give `{}`: the host pass links through clang's --offload-link "
-          "(clang-linker-wrapper), which runs the host linker itself; if the link failed there, leave that flag "
-          "out for `cargo offload` (RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS without it win over cargo's config) "
-          "or try -fuse-ld=lld, LLVM's own",
-          s.host_rustflags.origin, f);
+  CargoHostStep& host = p.host_step = host_step(s, fe, paths, links, off);
   // The host pass names its image by the package's content, known once the package is made.
   line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
   const auto pass = host.pass(host.named("HASH"));
