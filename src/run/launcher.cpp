@@ -1,5 +1,6 @@
 // Launcher mode's entry: recognizing `offload-build COMPILER ARGS...`, the
-// environment, and running a command unchanged (pass-through).
+// environment, the command set up once and classified (split), and running
+// a command unchanged (pass-through).
 #include "offload_build/run/launcher.hpp"
 
 #include <sys/wait.h>
@@ -29,9 +30,51 @@
 #include "launcher_build.hpp"
 #include "launcher_compile.hpp"
 #include "launcher_link.hpp"
+#include "launcher_roots.hpp"
 #include "launcher_unchanged.hpp"
 
 namespace ob::run {
+
+std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
+  if (name.find('/') != std::string::npos) {
+    fs::path p = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
+    std::error_code ec;
+    return fs::exists(p, ec) ? std::optional(p) : std::nullopt;
+  }
+  const char* path = config::env_or_null("PATH");
+  return path ? toolchain::find_in_path(name, path) : std::nullopt;
+}
+
+std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
+                                        Unchanged& why) {
+  using namespace toolchain::frontend::unchanged;
+  auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
+    why = {std::move(reason), code, {}};
+    return std::nullopt;
+  };
+  LaunchSetup s;
+  std::error_code ec;
+  s.cwd = fs::current_path(ec);
+  if (ec) return pass("no current directory", kPaths);
+  const auto compiler = resolve_program(command.front(), s.cwd);
+  if (!compiler) return pass(command.front() + " not found", kCompiler);
+  s.frontend = toolchain::frontend::recognize(command.front(), *compiler);
+  if (!s.frontend) return pass(command.front() + " is not a compiler offload-build splits (clang, flang)", kCompiler);
+  s.compiler = *compiler;
+  // The command line the driver works on: response and configuration files read.
+  std::string problem;
+  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem);
+  if (!driven) return pass(problem, kPaths);
+  if (!driven->doubt.empty()) {
+    why = {driven->doubt, kOption, "clang configuration"};
+    return std::nullopt;
+  }
+  s.expanded = std::move(driven->argv);
+  std::tie(s.bases, s.anchor) = launcher_roots(o, s.cwd);
+  s.argv = s.expanded;
+  for (const auto& base : s.bases) s.argv = s.frontend->relative_to_base(std::move(s.argv), base, s.cwd);
+  return s;
+}
 
 namespace {
 

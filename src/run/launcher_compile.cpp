@@ -1,8 +1,9 @@
 // Launcher mode: one offload compile split into device passes, package and
 // host pass, run through the executor with the kernel cache and the make
 // jobserver, leaving exactly the object (and depfile) the compiler would;
-// and what the one-step build and the link share with it: the setup of a
-// launcher call and the running and reporting of its plan.
+// and what the one-step build and the link share with it: a ready compile,
+// stable kernel names, and the running and reporting of a launcher plan (the
+// command is set up once, in launcher.cpp).
 #include "launcher_compile.hpp"
 
 #include <algorithm>
@@ -36,20 +37,9 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
-#include "launcher_roots.hpp"
 #include "launcher_unchanged.hpp"
 
 namespace ob::run {
-
-std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd) {
-  if (name.find('/') != std::string::npos) {
-    fs::path p = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
-    std::error_code ec;
-    return fs::exists(p, ec) ? std::optional(p) : std::nullopt;
-  }
-  const char* path = config::env_or_null("PATH");
-  return path ? toolchain::find_in_path(name, path) : std::nullopt;
-}
 
 // The LLVM installation the compiler is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang): its llvm-offload-binary packages the images.
@@ -129,37 +119,6 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
 void open_launcher_cache(BuildContext& context) {
   // Remote errors are warnings here; --dry-run only reads the probe memo.
   if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
-}
-
-std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& o,
-                                        Unchanged& why) {
-  using namespace toolchain::frontend::unchanged;
-  auto pass = [&](std::string reason, const char* code) -> std::optional<LaunchSetup> {
-    why = {std::move(reason), code, {}};
-    return std::nullopt;
-  };
-  LaunchSetup s;
-  std::error_code ec;
-  s.cwd = fs::current_path(ec);
-  if (ec) return pass("no current directory", kPaths);
-  const auto compiler = resolve_program(command.front(), s.cwd);
-  if (!compiler) return pass(command.front() + " not found", kCompiler);
-  s.frontend = toolchain::frontend::recognize(command.front(), *compiler);
-  if (!s.frontend) return pass(command.front() + " is not a compiler offload-build splits (clang, flang)", kCompiler);
-  s.compiler = *compiler;
-  // The command line the driver works on: response and configuration files read.
-  std::string problem;
-  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem);
-  if (!driven) return pass(problem, kPaths);
-  if (!driven->doubt.empty()) {
-    why = {driven->doubt, kOption, "clang configuration"};
-    return std::nullopt;
-  }
-  s.expanded = std::move(driven->argv);
-  std::tie(s.bases, s.anchor) = launcher_roots(o, s.cwd);
-  s.argv = s.expanded;
-  for (const auto& base : s.bases) s.argv = s.frontend->relative_to_base(std::move(s.argv), base, s.cwd);
-  return s;
 }
 
 bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& s, const toolchain::Toolchain& tc,

@@ -1,7 +1,7 @@
 // Launcher mode's compile (launcher_compile.cpp): what every launcher call
-// starts from (LaunchSetup), one offload compile split and run, and the
-// running and reporting of a launcher plan, which the one-step build and the
-// link share.
+// starts from (LaunchSetup, set up once in launcher.cpp), one offload compile
+// split and run, and the running and reporting of a launcher plan, which the
+// one-step build and the link share.
 #pragma once
 
 #include <filesystem>
@@ -23,7 +23,7 @@ namespace ob::run {
 
 class BuildContext;
 
-// `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH.
+// `name` (argv[0]) as a path: relative to `cwd` when it has a slash, else found on PATH (launcher.cpp).
 std::optional<fs::path> resolve_program(const std::string& name, const fs::path& cwd);
 // The LLVM installation `compiler` is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang).
@@ -45,8 +45,6 @@ struct LaunchSetup {
   std::vector<fs::path> bases;
   fs::path anchor;
 };
-std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
-                                        const Request& options, Unchanged& why);
 // Split and run the offload compile `req` (`command` set up as `setup`).
 // Returns the exit code, or, when it cannot be split, sets `why` and returns -1.
 int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest& req,
