@@ -33,6 +33,10 @@ namespace ob::run {
 
 namespace {
 
+// A bad remote URL is said once and not used (as for a launcher compile); no
+// build state: cargo's fingerprints decide what is current in a target directory.
+const Policy kCargo{"cargo", RemoteErrors::Warn, false};
+
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
@@ -199,7 +203,7 @@ class CargoLines final : public report::Progress {
 Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSession& s, BuildContext& context,
                                            std::chrono::steady_clock::time_point started) {
   // A bad remote URL is said once and not used (as for a launcher compile).
-  if (!o.dry_run) (void)context.open_cache({}, RemoteErrors::Warn);
+  if (!o.dry_run) (void)context.open_cache({}, kCargo.remote_errors);
   plan::CargoPlan cp = plan::make_cargo_plan(s);
   if (context.layers()) cache::cargo_cache::add_keys(cp, s);
   if (o.dry_run) {
@@ -207,7 +211,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     return std::vector<fs::path>{};
   }
   exec::CargoRunner runner(cp);
-  Session session;
+  Session session(kCargo);
   session.project = s.pkg.name;
   session.manifest = s.pkg.manifest_path;
   const CargoExplain explain(s, cp);
@@ -221,10 +225,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   report::ProgressTee listeners({&lines, &session.recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
-  // No build state: cargo's fingerprints decide what is current in a target
-  // directory; --explain compares with what each pass read when it last succeeded.
-  run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
-  run.cache.keep_build_state = false;
+  // --explain compares with what each pass read when it last succeeded.
   run.cache.planner_explain = [&explain](const plan::Job& job) { return explain.changed(job); };
   // The page cargo writes for this host pass, not an earlier one's.
   const fs::path cargo_page = cargo_timings::page_path(s.pkg.target_directory);
@@ -245,7 +246,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     OB_TRY(save_report(fs::absolute(*o.report), d, bool(ran.summary)));
   }
   if (wants_pictures(o)) {  // also when a pass failed: it is marked
-    auto timeline = session.timeline(cp.plan, "cargo", result);
+    auto timeline = session.timeline(cp.plan, result);
     std::vector<cargo_timings::Unit> units;
     if (auto page = util::read_file(cargo_page, util::kMaxBuildOutput))
       units = cargo_timings::parse_page(*page).value_or(units);

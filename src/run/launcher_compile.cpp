@@ -41,6 +41,10 @@
 
 namespace ob::run {
 
+// Remote errors are warnings, remote warnings once per make/ninja run; no
+// build state: many compiles share one object directory.
+const Policy kLauncher{"launcher", RemoteErrors::WarnOncePerBuild, false};
+
 // The LLVM installation the compiler is part of (/usr/bin/clang++-22 is
 // /usr/lib/llvm-22/bin/clang): its llvm-offload-binary packages the images.
 std::optional<toolchain::Toolchain> toolchain_of(const fs::path& compiler) {
@@ -73,8 +77,6 @@ std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& conte
   report::Progress silent;  // the passes' output is printed below, in clang's order
   BuildContext::RunOptions run;
   run.observer = record ? nullptr : &silent;
-  run.cache.explain = o.config.flag("explain") ? &std::cerr : nullptr;
-  run.cache.keep_build_state = false;  // many compiles share one object directory
   // A hit prints the warnings its pass printed when it ran, in their place.
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
   run.cache.collect_reads = whole != nullptr;
@@ -118,7 +120,7 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
 
 void open_launcher_cache(BuildContext& context) {
   // Remote errors are warnings here; --dry-run only reads the probe memo.
-  if (!context.options().dry_run) (void)context.open_cache({}, RemoteErrors::WarnOncePerBuild);
+  if (!context.options().dry_run) (void)context.open_cache({}, kLauncher.remote_errors);
 }
 
 bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& s, const toolchain::Toolchain& tc,
@@ -150,13 +152,13 @@ std::optional<int> run_and_report(const plan::Plan& plan, BuildContext& context,
     return exit_code::ok;
   }
   const bool record = o.report || wants_pictures(o);
-  Session session;
+  Session session(kLauncher);
   session.project = project;
   auto code = run_launcher_plan(plan, context, session, record, whole);
   if (!code || !record) return code;
   const auto result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
   if (wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
-    write_pictures(o, session.timeline(plan, "launcher", result), plan.program.string() + ".timings.html", true);
+    write_pictures(o, session.timeline(plan, result), plan.program.string() + ".timings.html", true);
   if (o.report) write_launcher_report(o, command, report::make_report(session.report_data(&plan, result)), nullptr, *code);
   return code;
 }

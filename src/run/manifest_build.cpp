@@ -48,20 +48,22 @@ Error no_manifest(const fs::path& file) {
 
 namespace {
 
+// A bad remote URL is a usage error; the build state kept (up-to-date checks, no-op records).
+const Policy kManifest{"manifest", RemoteErrors::Fail, true};
 
 Result<fs::path> build_steps(const Request& o, Session& session);
 
 }  // namespace
 
 Result<fs::path> build(const Request& o) {
-  Session session;
+  Session session(kManifest);
   auto result = build_steps(o, session);
   if (o.report && !o.dry_run)
     OB_TRY(save_report(fs::absolute(*o.report),
                             session.report_data(nullptr, outcome(result), result ? "" : result.error().message),
                             bool(result)));
   if (wants_pictures(o) && session.kept)  // none before the plan: nothing to draw
-    write_pictures(o, session.timeline(*session.kept, "manifest", outcome(result)),
+    write_pictures(o, session.timeline(*session.kept, outcome(result)),
                         session.kept->build_dir / report::kTimingsFileName, false);
   return result;
 }
@@ -100,8 +102,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (!o.targets.empty()) OB_TRY(manifest::override_targets(*manifest, o.targets));
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
-  OB_TRY(context.open_cache({manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage},
-                            RemoteErrors::Fail));
+  OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();
@@ -143,7 +144,6 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
     return toolchain::check_device_object(*job.target, plan::arg_path(job.source, plan.cwd), outs.front());
   };
   run.cache.allow_time_macros = manifest->cache_time_macros;
-  run.cache.explain = c.flag("explain") ? &std::cerr : nullptr;
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { listeners.job_output(job, text); };
   // A build that fails or is interrupted leaves no no-op record; one that
   // ends with every job current (and nothing else to say) leaves a new one.

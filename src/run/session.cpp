@@ -14,6 +14,8 @@ namespace ob::run {
 BuildContext::Ran Session::run(BuildContext& context, const plan::Plan& plan, exec::CommandRunner& runner,
                                BuildContext::RunOptions options) {
   if (!options.observer) options.observer = &recorder;
+  options.cache.keep_build_state = policy.keep_build_state;
+  options.cache.explain = context.config().flag("explain") ? &std::cerr : nullptr;
   auto ran = context.run_plan(plan, runner, std::move(options));
   seconds = recorder.elapsed();
   misses = std::move(ran.misses);
@@ -45,8 +47,8 @@ report::ReportData Session::report_data(const plan::Plan* plan, report::BuildRes
   return d;
 }
 
-report::Timeline Session::timeline(const plan::Plan& plan, const std::string& flow, report::BuildResult result) const {
-  auto t = report::timeline_of(plan, recorder, project, flow, started, result);
+report::Timeline Session::timeline(const plan::Plan& plan, report::BuildResult result) const {
+  auto t = report::timeline_of(plan, recorder, project, policy.flow, started, result);
   if (seconds) t.duration_s = *seconds;
   exec::mark_remote(t, remote);
   return t;

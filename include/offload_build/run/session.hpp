@@ -25,8 +25,19 @@
 
 namespace ob::run {
 
+// What differs between the flows in running a plan, stated once by each.
+struct Policy {
+  const char* flow;            // the timeline's kind: "manifest", "launcher", "cargo"
+  RemoteErrors remote_errors;  // what a bad remote storage URL does (BuildContext::open_cache)
+  // The job cache's build state (up-to-date checks): not where cargo's
+  // fingerprints decide, nor for launcher compiles sharing one directory.
+  bool keep_build_state;
+};
+
 // What one run keeps for the summary line, --report and the pictures.
 struct Session {
+  explicit Session(const Policy& policy) : policy(policy) {}
+  const Policy policy;
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   report::BuildRecorder recorder;  // also the run's clock
   std::string project;             // the report's and the timeline's title
@@ -39,8 +50,13 @@ struct Session {
   std::optional<double> seconds;  // the run's time, taken when its jobs ended
   exec::RemoteNotes remote;       // where each job ran, under remote execution
 
+  // Open the cache (BuildContext::open_cache) as the policy says.
+  Result<void> open_cache(BuildContext& context, const ProjectSettings& project = {}) const {
+    return context.open_cache(project, policy.remote_errors);
+  }
   // Run `plan` on `runner` through `context` (BuildContext::run_plan, the
-  // observer the recorder when `run` names none), then keep the cache's
+  // observer the recorder when `run` names none; the build state and
+  // --explain as the policy and the settings say), then keep the cache's
   // state, the time, the misses and where each job ran (said under --explain).
   BuildContext::Ran run(BuildContext& context, const plan::Plan& plan, exec::CommandRunner& runner,
                         BuildContext::RunOptions run);
@@ -48,8 +64,8 @@ struct Session {
   // --report's data for `plan` (the kept plan when null) ended with `result`.
   report::ReportData report_data(const plan::Plan* plan, report::BuildResult result,
                                  const std::string& error = {}) const;
-  // The pictures' timeline of `plan` run by `flow` ("manifest", "launcher", "cargo").
-  report::Timeline timeline(const plan::Plan& plan, const std::string& flow, report::BuildResult result) const;
+  // The pictures' timeline of `plan`.
+  report::Timeline timeline(const plan::Plan& plan, report::BuildResult result) const;
 };
 
 // Ok, Interrupted or Failed, from how a run ended.
