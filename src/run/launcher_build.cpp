@@ -23,17 +23,13 @@ namespace ob::run {
 int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
                 const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
-  auto pass = [&](std::string reason, const char* code, std::string option = {}) {
-    why = {std::move(reason), code, std::move(option)};
-    return -1;
-  };
   const fs::path& cwd = setup.cwd;
   std::error_code ec;
   const fs::path program = (cwd / build.output_arg()).lexically_normal();
-  if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
+  if (!fs::is_directory(program.parent_path(), ec)) return unsplit(why, "the output's directory does not exist", kPaths);
   const auto toolchain = toolchain_of(setup.compiler);
   if (!toolchain)
-    return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
+    return unsplit(why, "no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
   BuildContext context(o);
   open_launcher_cache(context);
   const auto memo = context.probe_memo();
@@ -47,7 +43,7 @@ int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildReques
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
     objects.push_back(plan::arg_path(object, cwd).string());
     auto one = setup.frontend->parse(build.compile_argv(n, objects.back()));
-    if (!one.compile) return pass("a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
+    if (!one.compile) return unsplit(why, "a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
     if (auto unusable = one.compile->unusable_files(cwd)) {
       why = std::move(*unusable);
       return -1;
@@ -56,12 +52,12 @@ int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildReques
     compiles.push_back(std::move(*one.compile));
   }
   const auto link = setup.frontend->parse_link(build.link_argv(objects));
-  if (!link.link) return pass("a one-step build's link: " + link.pass_reason, kOneStep);
+  if (!link.link) return unsplit(why, "a one-step build's link: " + link.pass_reason, kOneStep);
   std::vector<fs::path> link_inputs;
   for (const auto& in : link.link->inputs) {
     const fs::path p = (cwd / in).lexically_normal();
     if (!util::is_under(p, work) && !fs::is_regular_file(p, ec))
-      return pass("a one-step build's input " + in + " is not a file", kPaths);
+      return unsplit(why, "a one-step build's input " + in + " is not a file", kPaths);
     link_inputs.push_back(p);
   }
 
@@ -89,7 +85,7 @@ int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildReques
     std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
                              compiles.size());
   if (auto code = run_and_report(plan, context, command, program.filename().string())) return *code;
-  return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
+  return unsplit(why, "a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
 }  // namespace ob::run

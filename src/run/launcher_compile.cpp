@@ -192,10 +192,6 @@ std::unique_ptr<cache::WholeCompile> whole_compile(const toolchain::frontend::Co
 int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest& req,
                   const std::vector<std::string>& command, const Request& o, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
-  auto pass = [&](std::string reason, const char* code, std::string option = {}) {
-    why = {std::move(reason), code, std::move(option)};
-    return -1;
-  };
   const fs::path& cwd = setup.cwd;
   if (auto unusable = req.unusable_files(cwd)) {
     why = std::move(*unusable);
@@ -214,14 +210,14 @@ int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest&
     }
   const auto toolchain = toolchain_of(setup.compiler);
   if (!toolchain)
-    return pass("no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
+    return unsplit(why, "no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
   const auto memo = context.probe_memo();  // compilers' answers, next to the cache
   if (!ready_to_split(req, setup, *toolchain, memo, true, why)) return -1;
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<toolchain::DriverProbe> probe;
   if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(*toolchain, memo);
-  else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
+  else if (req.save_temps) return unsplit(why, "-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
   process::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   plan::Plan plan;
   if (req.save_temps) {
@@ -229,7 +225,7 @@ int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest&
     auto listing = probe->list(setup.expanded, cwd);
     auto listed = listing ? plan::make_listing_plan(*listing, req, cwd) : Result<plan::Plan>(listing.error());
     if (process::interrupted()) return exit_code::interrupted;
-    if (!listed) return pass("-save-temps: " + listed.error().message, kOption, "-save-temps");
+    if (!listed) return unsplit(why, "-save-temps: " + listed.error().message, kOption, "-save-temps");
     plan = std::move(*listed);
     if (o.config.flag("verbose"))
       std::cerr << fmt::format("offload-build: splitting -save-temps into the driver's {} commands\n",
@@ -248,7 +244,7 @@ int split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest&
   if (auto code = run_and_report(plan, context, command, fs::path(req.output_arg()).filename().string(),
                                  req.save_temps ? nullptr : whole.get()))
     return *code;
-  return pass("a split pass failed: the compiler shows its own diagnostics", kFailed);
+  return unsplit(why, "a split pass failed: the compiler shows its own diagnostics", kFailed);
 }
 
 }  // namespace ob::run

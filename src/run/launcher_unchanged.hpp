@@ -16,6 +16,12 @@ namespace ob::run {
 // Why a command runs unchanged (its kind: frontend::unchanged::k...).
 using Unchanged = toolchain::frontend::Unchanged;
 
+// A launcher path's answer for a command it cannot split: `why` set, and -1.
+inline int unsplit(Unchanged& why, std::string reason, const char* code, std::string option = {}) {
+  why = {std::move(reason), code, std::move(option)};
+  return -1;
+}
+
 // Count a compile run unchanged in the cache's counters (unless --no-cache)
 // and, under -v, say why: once per build and reason, not once per compile
 // (a build: the nearest ancestor process that is not a `sh -c`, e.g. make
