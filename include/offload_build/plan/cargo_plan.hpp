@@ -41,7 +41,7 @@ struct KernelCrate {
   }
 };
 
-// Everything `cargo` needs, found once (cli/cargo_command.cpp).
+// Everything `cargo` needs, found once (run/cargo_build.cpp).
 struct CargoSession {
   bool pictures = false;  // --timings or --trace: the host pass writes cargo's own page too
   fs::path dir;

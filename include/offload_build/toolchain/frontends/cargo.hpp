@@ -2,7 +2,7 @@
 // `cargo metadata` and cargo's JSON messages, and the exact argv and environment
 // of the device pass (`cargo rustc --lib` per target, in its own target dir) and
 // of the host pass (`cargo build` told where the embedded images are). Pure:
-// src/cli/cargo_command.cpp runs the commands.
+// src/run/cargo_build.cpp runs the commands.
 #pragma once
 
 #include <filesystem>

@@ -3,7 +3,7 @@
 // compile-and-link (BuildRequest), an offload link (LinkRequest), or why it
 // runs unchanged (Unchanged, its kind one of unchanged::k...). A frontend
 // (frontend.hpp) makes them from its driver's command line (clang_cli.cpp
-// for clang, flang.cpp for flang); the launcher (src/cli/launcher*.cpp)
+// for clang, flang.cpp for flang); the launcher (src/run/launcher*.cpp)
 // works with them and knows no driver option. docs/LAUNCHER.md.
 #pragma once
 
