@@ -1,3 +1,5 @@
+// The manifest build (manifest_build.hpp): the manifest, its plan, stable
+// kernel names, then the plan run as a Session under kManifest.
 #include <chrono>
 #include <iostream>
 #include <map>
