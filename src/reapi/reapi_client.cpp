@@ -23,11 +23,11 @@
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "google/longrunning/operations.pb.h"
 #include "offload_build/exec/remote_execution.hpp"
+#include "reapi_messages.hpp"
 
 namespace ob::reapi {
 namespace {
 
-namespace re = build::bazel::remote::execution::v2;
 namespace bs = google::bytestream;
 using Clock = std::chrono::system_clock;
 
@@ -50,20 +50,6 @@ double seconds_between(const google::protobuf::Timestamp& a, const google::proto
   const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
   return d > 0 ? d : 0;
 }
-
-// One blob this run may have to upload: in memory (trees, command, action,
-// outputs) or a local file.
-struct Blob {
-  std::string data;
-  std::filesystem::path file;
-};
-
-// What an action is as messages: its blobs by digest hash, and its digest.
-struct Prepared {
-  re::Digest action_digest;
-  std::map<std::string, std::pair<re::Digest, Blob>> blobs;  // by hash
-  std::string action_key;  // HASH/SIZE
-};
 
 class GrpcClient final : public Client {
  public:
@@ -123,7 +109,7 @@ class GrpcClient final : public Client {
   bool run_within_budget(const Action& action, ActionResult& result, std::string& error) {
     result = {};
     if (too_slow(error)) return false;
-    Prepared p = prepare(action);
+    Prepared p = prepare(action, sha256_);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
     if (!action.do_not_cache && !action.skip_cache_lookup) {
@@ -264,72 +250,6 @@ class GrpcClient final : public Client {
     Clock::time_point start = Clock::now();
     bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
   };
-
-  re::Digest digest_of(const std::string& data) const {
-    re::Digest d;
-    d.set_hash(sha256_(data.data(), data.size()));
-    d.set_size_bytes(int64_t(data.size()));
-    return d;
-  }
-
-  // The action's messages: the input root as a Merkle tree of Directory
-  // messages (children sorted by name, as the spec asks), the Command and the
-  // Action.
-  Prepared prepare(const Action& action) {
-    Prepared p;
-    struct Dir {
-      std::map<std::string, const InputFile*> files;
-      std::map<std::string, Dir> dirs;
-    };
-    Dir root;
-    for (const auto& f : action.inputs) {
-      Dir* d = &root;
-      std::string_view rest = f.path;
-      for (size_t slash; (slash = rest.find('/')) != std::string_view::npos; rest.remove_prefix(slash + 1))
-        d = &d->dirs[std::string(rest.substr(0, slash))];
-      d->files[std::string(rest)] = &f;
-    }
-    auto add = [&](std::string data) {
-      re::Digest d = digest_of(data);
-      p.blobs.emplace(d.hash(), std::make_pair(d, Blob{std::move(data), {}}));
-      return d;
-    };
-    std::function<re::Digest(const Dir&)> tree = [&](const Dir& dir) {
-      re::Directory msg;
-      for (const auto& [name, sub] : dir.dirs) {
-        auto* node = msg.add_directories();
-        node->set_name(name);
-        *node->mutable_digest() = tree(sub);
-      }
-      for (const auto& [name, f] : dir.files) {
-        auto* node = msg.add_files();
-        node->set_name(name);
-        node->mutable_digest()->set_hash(f->digest.hash);
-        node->mutable_digest()->set_size_bytes(f->digest.size);
-        node->set_is_executable(f->executable);
-        p.blobs.emplace(f->digest.hash, std::make_pair(node->digest(), Blob{{}, f->local}));
-      }
-      return add(msg.SerializeAsString());
-    };
-    const re::Digest root_digest = tree(root);
-    re::Command command;
-    for (const auto& a : action.argv) command.add_arguments(a);
-    for (const auto& [k, v] : action.env) {
-      auto* e = command.add_environment_variables();
-      e->set_name(k);
-      e->set_value(v);
-    }
-    for (const auto& o : action.output_files) command.add_output_files(o);
-    command.set_working_directory(action.working_directory);
-    re::Action a;
-    *a.mutable_command_digest() = add(command.SerializeAsString());
-    *a.mutable_input_root_digest() = root_digest;
-    if (action.timeout_s > 0) a.mutable_timeout()->set_seconds(action.timeout_s);
-    a.set_do_not_cache(action.do_not_cache);
-    p.action_digest = add(a.SerializeAsString());
-    p.action_key = p.action_digest.hash() + "/" + std::to_string(p.action_digest.size_bytes());
-    return p;
-  }
 
   // FindMissingBlobs, then BatchUpdateBlobs (small ones, up to the engine's
   // batch size) and ByteStream Write (the rest).
