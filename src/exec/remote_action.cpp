@@ -12,7 +12,6 @@
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
-#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/files.hpp"
@@ -178,12 +177,7 @@ std::optional<std::vector<fs::path>> ActionBuilder::files_read(
   // is stored with them (the runner), so it serves the next build
   // from the local cache and a header created where it looked misses.
   std::error_code ec;
-  for (auto& [k, v] : s.env)
-    if (k == OB_LOOKUPS_ENV && v) {
-      v = depfile.string();
-      scan_lookups = fs::path(depfile).concat(OB_LOOKUPS_SUFFIX);
-      fs::remove(*scan_lookups, ec);
-    }
+  if ((scan_lookups = toolchain::redirect_lookups(s.env, depfile))) fs::remove(*scan_lookups, ec);
   const bool ok = scan(s);
   auto text = util::read_regular_file(depfile, 64ull << 20, "a dependency scan");
   fs::remove(depfile, ec);
@@ -286,13 +280,15 @@ bool ActionBuilder::add_env(const process::Command& cmd, const ActionKey& key, c
   // and its per-build path would make every action a new one. The result
   // is stored with the local dependency scan's record instead (files_read).
   const bool lookups_only = std::any_of(cmd.env.begin(), cmd.env.end(), [](const auto& e) {
-    return e.first == OB_LOOKUPS_ENV_ONLY;
+    return toolchain::is_lookups_only_variable(e.first);
   });
   // The driver's environment (CPATH, SOURCE_DATE_EPOCH...) first: the job's own may override it.
   std::vector<std::pair<std::string, std::optional<std::string>>> sent(key.env.begin(), key.env.end());
   sent.insert(sent.end(), cmd.env.begin(), cmd.env.end());
   for (const auto& [k, v] : sent) {
-    if (k == OB_LOOKUPS_ENV || k == OB_LOOKUPS_ENV_ONLY || (lookups_only && k == "LD_PRELOAD")) continue;
+    if (toolchain::is_lookups_variable(k) || toolchain::is_lookups_only_variable(k) ||
+        (lookups_only && k == "LD_PRELOAD"))
+      continue;
     if (!v) {
       env.erase(k);
       continue;

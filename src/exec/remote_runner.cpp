@@ -1,8 +1,6 @@
 // Remote execution of compile jobs (exec/remote_runner.hpp, docs/DISTRIBUTED.md).
 #include "offload_build/exec/remote_runner.hpp"
-#include "offload_build/exec/remote_action.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -11,7 +9,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
@@ -23,16 +20,13 @@
 #include <thread>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/exec/remote_action.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
-#include "offload_build/toolchain/frontends/clang_scan.hpp"
-#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
-#include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/secrets.hpp"
-#include "offload_build/util/size_text.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::exec {
@@ -240,10 +234,10 @@ class Runner final : public RemoteRunner {
       auto done = run_remote(w, why);
       if (w.scan_lookups) {
         // The remote result's record of lookups: the scan's, where the job
-        // cache reads the depfile's (OB_LOOKUPS_ENV names the depfile's temporary).
+        // cache reads the depfile's temporary's.
         std::error_code ec;
         if (done && done->exit_code == 0)
-          fs::rename(*w.scan_lookups, fs::path(w.temps.back()).concat(OB_LOOKUPS_SUFFIX), ec);
+          fs::rename(*w.scan_lookups, toolchain::lookups_record(w.temps.back()), ec);
         fs::remove(*w.scan_lookups, ec);
       }
       if (done) return *done;
