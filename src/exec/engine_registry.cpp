@@ -5,7 +5,7 @@
 namespace ob::exec {
 
 // Defined by each engine's file.
-std::vector<EngineScheme> reapi_schemes();  // reapi_engine.cpp
+std::vector<EngineScheme> reapi_schemes();  // src/reapi/reapi_engine.cpp
 
 const EngineRegistry& EngineRegistry::builtin() {
   static const EngineRegistry registry = [] {

@@ -1,6 +1,6 @@
-// The Remote Execution API v2 engine (Buildbarn, BuildBuddy, NativeLink,
-// Bazel's reference worker): grpc:// and grpcs:// URLs, its client the module
-// libob-remote-execution.so (src/reapi/), opened with dlopen on first use.
+// The Remote Execution API v2 engine as offload-build registers it (compiled
+// into the exec stage: src/CMakeLists.txt): grpc:// and grpcs:// URLs, its
+// client this folder's module libob-remote-execution.so, opened with dlopen on first use.
 #include <dlfcn.h>
 
 #include <charconv>
