@@ -26,6 +26,9 @@ void note_unchanged(const Unchanged& why, const Request& options);
 bool first_in_build(const std::filesystem::path& cache, const std::string& code);
 // Whether this build said `code` already (marks nothing).
 bool said_in_build(const std::filesystem::path& cache, const std::string& code);
+// A file of this build's under `cache` for `code` (what its compiles share:
+// remote execution's time budget), its directory made; removed after a day.
+std::filesystem::path build_file(const std::filesystem::path& cache, const std::string& code);
 
 // `wrap --report FILE`: the build report of one compile. `report` is
 // make_report's JSON for a split compile (its jobs), or null for one run
