@@ -148,6 +148,24 @@ std::vector<Package> local_dependencies(std::string_view text, const Package& ch
   return out;
 }
 
+std::vector<std::string> inactive_optional_dependencies(std::string_view text, const Package& chosen) {
+  const json root = json::parse(text, nullptr, false);
+  if (!root.is_object()) return {};
+  std::set<std::string> active;
+  for (const auto& d : local_dependencies(text, chosen)) active.insert(d.name);
+  std::vector<std::string> out;
+  for (const auto& p : root.value("packages", json::array())) {
+    if (p.value("id", "") != chosen.id) continue;
+    for (const auto& d : p.value("dependencies", json::array())) {
+      if (!d.is_object() || !d.value("optional", false) || !d.contains("path")) continue;
+      const std::string name = d.value("name", "");
+      if (!name.empty() && !active.count(name)) out.push_back(name);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::optional<Artifact> parse_artifact(std::string_view line) {
   if (line.find("\"compiler-artifact\"") == std::string_view::npos) return std::nullopt;
   json m = json::parse(line, nullptr, false);
