@@ -60,6 +60,8 @@ std::vector<Package> local_dependencies(std::string_view json, const Package& ch
 // resolution leaves out (`kern = { path = ..., optional = true }` without the
 // feature that enables it): "kern", sorted.
 std::vector<std::string> inactive_optional_dependencies(std::string_view json, const Package& chosen);
+// `s` split on spaces, empty words dropped (how cargo reads RUSTFLAGS).
+std::vector<std::string> split_spaces(const std::string& s);
 
 // One `compiler-artifact` message of cargo's JSON output.
 struct Artifact {
