@@ -328,7 +328,7 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
   std::optional<std::vector<std::string>> lookups;
   std::string unrecorded;
   if (job.records_lookups) {
-    const fs::path record = exec::temporary_path(*job.depfile, job.id).string() + OB_LOOKUPS_SUFFIX;
+    const fs::path record = toolchain::lookups_record(exec::temporary_path(*job.depfile, job.id));
     lookups = read_lookups(record, unrecorded);
     std::error_code ec;
     fs::remove(record, ec);

@@ -95,8 +95,7 @@ JobKey describe_job(const plan::Plan& plan, const plan::Job& job) {
   // are places (the names they give are keyed with each file, make_dep), and
   // so is where the lookups are recorded.
   for (const auto& [name, value] : job.env)
-    if (name != "LD_PRELOAD" && name != OB_STABLE_ENV_BASE && name != OB_STABLE_ENV_ANCHOR &&
-        name != OB_LOOKUPS_ENV)
+    if (!toolchain::is_place_variable(name))
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
   // -march=native and friends: what they mean here, not their spelling.

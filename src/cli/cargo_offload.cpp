@@ -30,8 +30,9 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
   if (!parsed) return parsed.error();
   auto built = run::cargo_build(o, *parsed, context);
   if (!built) return built.error();
+  if (built->exit_code) return *built->exit_code;  // cargo alone: no kernel crate in this build
   if (o.dry_run || !parsed->run) return exit_code::ok;
-  const std::vector<fs::path>& programs = *built;
+  const std::vector<fs::path>& programs = built->programs;
   if (programs.size() != 1)
     return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
   return run_program(o, {parsed->verify, parsed->program}, programs.front());

@@ -18,8 +18,8 @@
 #include "offload_build/exec/lookup_pool.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/report/progress.hpp"
-#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/strings.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob::exec {
 
@@ -81,7 +81,7 @@ process::Command job_command(const plan::Plan& plan, const plan::Job& job, const
       else if (util::ends_with(a, "=" + final_arg))
         a = a.substr(0, a.size() - final_arg.size()) + temp_arg;
     }
-    // The environment names it by absolute path (OB_LOOKUPS_ENV: the depfile).
+    // The environment names it by absolute path (the depfile whose lookups are recorded).
     for (auto& [name, value] : cmd.env)
       if (value && *value == files[i].string()) *value = temps[i].string();
   }
@@ -362,7 +362,7 @@ class Execution {
     // The lookups the preload library recorded beside the depfile (Job::records_lookups).
     if (plan_.jobs[id].records_lookups && !temps_[id].empty()) {
       std::error_code ec;
-      fs::remove(temps_[id].back().string() + OB_LOOKUPS_SUFFIX, ec);
+      fs::remove(toolchain::lookups_record(temps_[id].back()), ec);
     }
     temps_[id].clear();
   }
@@ -440,7 +440,7 @@ std::string dry_run_script(const plan::Plan& plan) {
   for (const auto& job : plan.jobs) {
     // Without the lookups record (it is the cache's, and a script stores nothing).
     auto env = job.env;
-    std::erase_if(env, [](const auto& e) { return e.first == OB_LOOKUPS_ENV; });
+    std::erase_if(env, [](const auto& e) { return toolchain::is_lookups_variable(e.first); });
     out += process::Command{job.argv, {}, env}.display() + "\n";
   }
   return out;

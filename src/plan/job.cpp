@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include "offload_build/plan/plan.hpp"
-#include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob::plan {
@@ -47,13 +46,7 @@ void record_lookups(Plan& plan, const std::optional<fs::path>& library) {
     if (!job.inode_sensitive || !job.depfile) continue;
     job.records_lookups = true;
     if (!library) continue;
-    job.env.emplace_back(OB_LOOKUPS_ENV, job.depfile->string());
-    const bool preloaded = std::any_of(job.env.begin(), job.env.end(), [](const auto& e) {
-      return e.first == "LD_PRELOAD";
-    });
-    if (preloaded) continue;
-    job.env.emplace_back("LD_PRELOAD", toolchain::preload_value(*library));
-    job.env.emplace_back(OB_LOOKUPS_ENV_ONLY, "1");
+    toolchain::add_lookups_env(job.env, *job.depfile, *library);
   }
 }
 

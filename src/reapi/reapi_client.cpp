@@ -1,10 +1,11 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v2. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v3. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
+#include <cerrno>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,11 +24,11 @@
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "google/longrunning/operations.pb.h"
 #include "offload_build/exec/remote_execution.hpp"
+#include "reapi_messages.hpp"
 
 namespace ob::reapi {
 namespace {
 
-namespace re = build::bazel::remote::execution::v2;
 namespace bs = google::bytestream;
 using Clock = std::chrono::system_clock;
 
@@ -50,20 +51,6 @@ double seconds_between(const google::protobuf::Timestamp& a, const google::proto
   const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
   return d > 0 ? d : 0;
 }
-
-// One blob this run may have to upload: in memory (trees, command, action,
-// outputs) or a local file.
-struct Blob {
-  std::string data;
-  std::filesystem::path file;
-};
-
-// What an action is as messages: its blobs by digest hash, and its digest.
-struct Prepared {
-  re::Digest action_digest;
-  std::map<std::string, std::pair<re::Digest, Blob>> blobs;  // by hash
-  std::string action_key;  // HASH/SIZE
-};
 
 class GrpcClient final : public Client {
  public:
@@ -123,7 +110,7 @@ class GrpcClient final : public Client {
   bool run_within_budget(const Action& action, ActionResult& result, std::string& error) {
     result = {};
     if (too_slow(error)) return false;
-    Prepared p = prepare(action);
+    Prepared p = prepare(action, sha256_);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
     if (!action.do_not_cache && !action.skip_cache_lookup) {
@@ -209,13 +196,47 @@ class GrpcClient final : public Client {
   // connect-timeout (a healthy engine answers well within it) adds up, each
   // call may take only what is left, and once it is spent run() fails. So an
   // engine that answers every call just inside call-timeout costs a build
-  // about connect-timeout + call-timeout + 1 s, not a timeout per call.
+  // about connect-timeout + call-timeout + 1 s, not a timeout per call. In
+  // launcher mode the build is the make run: its compiles share one budget
+  // (Endpoint::budget_file).
   int64_t budget_ms() const {
     return std::max<int64_t>(endpoint_.call_timeout_ms + 1000 - endpoint_.connect_timeout_ms,
                              endpoint_.call_timeout_ms);
   }
+  // What this build's calls took past connect-timeout: this client's, or with
+  // endpoint.budget_file every client's of the make run (one decimal number of
+  // milliseconds a line; a record too large to be ours counts as spent).
+  int64_t spent_ms() const {
+    if (endpoint_.budget_file.empty()) return slow_ms_.load();
+    const int fd = ::open(endpoint_.budget_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return slow_ms_.load();
+    char buf[64 << 10];
+    size_t have = 0;
+    for (ssize_t n; have < sizeof buf && (n = ::read(fd, buf + have, sizeof buf - have)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      have += size_t(n);
+    }
+    ::close(fd);
+    if (have == sizeof buf) return budget_ms();
+    int64_t total = 0, line = 0;
+    for (size_t i = 0; i < have; ++i) {
+      if (buf[i] == '\n') total += line, line = 0;
+      else if (buf[i] >= '0' && buf[i] <= '9' && line < budget_ms()) line = line * 10 + (buf[i] - '0');
+    }
+    return std::max(total, slow_ms_.load());
+  }
+  void add_spent(int64_t ms) {
+    slow_ms_ += ms;
+    if (endpoint_.budget_file.empty() || ms <= 0) return;
+    const int fd = ::open(endpoint_.budget_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    const std::string line = std::to_string(ms) + "\n";  // one short write: records never interleave
+    (void)!::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
   bool too_slow(std::string& error) const {
-    const int64_t slow = slow_ms_.load();
+    const int64_t slow = spent_ms();
     if (slow < budget_ms()) return false;
     error = "too slow: its calls took " + std::to_string(slow) + " ms past connect-timeout (" +
             std::to_string(endpoint_.connect_timeout_ms) +
@@ -228,7 +249,7 @@ class GrpcClient final : public Client {
         : Call(c,
                Clock::now() + std::chrono::milliseconds(std::min<int64_t>(
                                   timeout_ms, c.endpoint_.connect_timeout_ms +
-                                                  std::max<int64_t>(0, c.budget_ms() - c.slow_ms_.load()))),
+                                                  std::max<int64_t>(0, c.budget_ms() - c.spent_ms()))),
                action_id, action) {
       timed = true;
     }
@@ -254,7 +275,7 @@ class GrpcClient final : public Client {
     ~Call() {
       if (timed) {
         const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        client.slow_ms_ += std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms);
+        client.add_spent(std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms));
       }
       std::lock_guard lock(client.mutex_);
       client.active_.erase(&ctx);
@@ -264,72 +285,6 @@ class GrpcClient final : public Client {
     Clock::time_point start = Clock::now();
     bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
   };
-
-  re::Digest digest_of(const std::string& data) const {
-    re::Digest d;
-    d.set_hash(sha256_(data.data(), data.size()));
-    d.set_size_bytes(int64_t(data.size()));
-    return d;
-  }
-
-  // The action's messages: the input root as a Merkle tree of Directory
-  // messages (children sorted by name, as the spec asks), the Command and the
-  // Action.
-  Prepared prepare(const Action& action) {
-    Prepared p;
-    struct Dir {
-      std::map<std::string, const InputFile*> files;
-      std::map<std::string, Dir> dirs;
-    };
-    Dir root;
-    for (const auto& f : action.inputs) {
-      Dir* d = &root;
-      std::string_view rest = f.path;
-      for (size_t slash; (slash = rest.find('/')) != std::string_view::npos; rest.remove_prefix(slash + 1))
-        d = &d->dirs[std::string(rest.substr(0, slash))];
-      d->files[std::string(rest)] = &f;
-    }
-    auto add = [&](std::string data) {
-      re::Digest d = digest_of(data);
-      p.blobs.emplace(d.hash(), std::make_pair(d, Blob{std::move(data), {}}));
-      return d;
-    };
-    std::function<re::Digest(const Dir&)> tree = [&](const Dir& dir) {
-      re::Directory msg;
-      for (const auto& [name, sub] : dir.dirs) {
-        auto* node = msg.add_directories();
-        node->set_name(name);
-        *node->mutable_digest() = tree(sub);
-      }
-      for (const auto& [name, f] : dir.files) {
-        auto* node = msg.add_files();
-        node->set_name(name);
-        node->mutable_digest()->set_hash(f->digest.hash);
-        node->mutable_digest()->set_size_bytes(f->digest.size);
-        node->set_is_executable(f->executable);
-        p.blobs.emplace(f->digest.hash, std::make_pair(node->digest(), Blob{{}, f->local}));
-      }
-      return add(msg.SerializeAsString());
-    };
-    const re::Digest root_digest = tree(root);
-    re::Command command;
-    for (const auto& a : action.argv) command.add_arguments(a);
-    for (const auto& [k, v] : action.env) {
-      auto* e = command.add_environment_variables();
-      e->set_name(k);
-      e->set_value(v);
-    }
-    for (const auto& o : action.output_files) command.add_output_files(o);
-    command.set_working_directory(action.working_directory);
-    re::Action a;
-    *a.mutable_command_digest() = add(command.SerializeAsString());
-    *a.mutable_input_root_digest() = root_digest;
-    if (action.timeout_s > 0) a.mutable_timeout()->set_seconds(action.timeout_s);
-    a.set_do_not_cache(action.do_not_cache);
-    p.action_digest = add(a.SerializeAsString());
-    p.action_key = p.action_digest.hash() + "/" + std::to_string(p.action_digest.size_bytes());
-    return p;
-  }
 
   // FindMissingBlobs, then BatchUpdateBlobs (small ones, up to the engine's
   // batch size) and ByteStream Write (the rest).
@@ -611,7 +566,7 @@ class GrpcClient final : public Client {
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v2(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v3(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

@@ -143,6 +143,72 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
   return fmt::format("{}.{:03}Z", buf, ms);
 }
 
+namespace {
+
+// A job's cache column: what the cache did ("hit", "miss", ...), and for a job
+// that ran, why (with the miss's reason_code).
+void add_cache_column(nlohmann::json& j, const plan::Job& job, const JobEvents& ev, const ReportData& d) {
+  std::string cache;
+  nlohmann::json reason = nullptr;
+  switch (ev.status) {
+    case Status::Cached: cache = "hit"; break;
+    case Status::UpToDate: cache = "up-to-date"; reason = "outputs current (recorded state unchanged)"; break;
+    case Status::NotRun: break;
+    default:
+      if (!d.cache_enabled) {
+        cache = "off";
+      } else if (!job.cacheable) {
+        cache = "uncacheable";
+        reason = job.uncacheable_reason.empty() ? "this kind of job is never cached" : job.uncacheable_reason;
+      } else {
+        cache = "miss";
+        auto why = d.miss_reason ? d.miss_reason(job) : std::nullopt;
+        reason = why ? (why->detail.empty() ? why->reason : why->detail)
+                     : std::string("an input is missing or unreadable");
+        if (why) j["reason_code"] = why->reason;
+      }
+  }
+  j["cache"] = cache.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache);
+  j["reason"] = reason;
+}
+
+nlohmann::json job_json(const plan::Job& job, const JobEvents& ev, const plan::Plan& plan, const ReportData& d) {
+  nlohmann::json j;
+  j["id"] = job.id;
+  j["kind"] = plan::job_kind_name(job.kind);
+  j["target"] = job.target ? nlohmann::json(job.target->short_name()) : nlohmann::json(nullptr);
+  j["triple"] = job.target ? nlohmann::json(job.target->triple) : nlohmann::json(nullptr);
+  j["description"] = job.describe(plan.cwd);
+  j["source"] = job.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.source.string());
+  j["inputs"] = paths(job.inputs);
+  j["outputs"] = paths(job.outputs);
+  j["deps"] = job.deps;
+  j["command"] = job.argv;
+  j["status"] = job_status_name(ev.status);
+  j["started_s"] = opt_number(ev.start_s);
+  j["duration_s"] = opt_number(ev.duration_s);
+  j["exit_code"] = ev.exit_code ? nlohmann::json(*ev.exit_code) : nlohmann::json(nullptr);
+  add_cache_column(j, job, ev, d);
+  if (!ev.error.empty()) j["error"] = ev.error;
+  if (d.execution)
+    if (auto e = d.execution(job)) j["execution"] = std::move(*e);
+  return j;
+}
+
+// The build's products: the outputs of a job no other job reads.
+void add_products(nlohmann::json& outputs, const plan::Job& job) {
+  for (const auto& out : job.outputs) {
+    nlohmann::json o{{"path", out.string()}, {"job", job.id}};
+    std::error_code ec;
+    const auto size = fs::file_size(out, ec);
+    o["exists"] = !ec;
+    if (!ec) o["size"] = size;
+    outputs.push_back(std::move(o));
+  }
+}
+
+}  // namespace
+
 nlohmann::json make_report(const ReportData& d) {
   nlohmann::json r;
   r["version"] = kReportVersion;
@@ -171,51 +237,9 @@ nlohmann::json make_report(const ReportData& d) {
       static const JobEvents none;
       const JobEvents& ev = d.recorder ? d.recorder->job(job.id) : none;
       if (job.target) targets.insert(job.target->short_name());
-
-      nlohmann::json j;
-      j["id"] = job.id;
-      j["kind"] = plan::job_kind_name(job.kind);
-      j["target"] = job.target ? nlohmann::json(job.target->short_name()) : nlohmann::json(nullptr);
-      j["triple"] = job.target ? nlohmann::json(job.target->triple) : nlohmann::json(nullptr);
-      j["description"] = job.describe(plan.cwd);
-      j["source"] = job.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.source.string());
-      j["inputs"] = paths(job.inputs);
-      j["outputs"] = paths(job.outputs);
-      j["deps"] = job.deps;
-      j["command"] = job.argv;
-      j["status"] = job_status_name(ev.status);
-      j["started_s"] = opt_number(ev.start_s);
-      j["duration_s"] = opt_number(ev.duration_s);
-      j["exit_code"] = ev.exit_code ? nlohmann::json(*ev.exit_code) : nlohmann::json(nullptr);
-
-      // The cache column: what the cache did, and for a job that ran, why.
-      std::string cache;
-      nlohmann::json reason = nullptr;
-      switch (ev.status) {
-        case Status::Cached: cache = "hit"; break;
-        case Status::UpToDate: cache = "up-to-date"; reason = "outputs current (recorded state unchanged)"; break;
-        case Status::NotRun: break;
-        default:
-          if (!d.cache_enabled) {
-            cache = "off";
-          } else if (!job.cacheable) {
-            cache = "uncacheable";
-            reason = job.uncacheable_reason.empty() ? "this kind of job is never cached" : job.uncacheable_reason;
-          } else {
-            cache = "miss";
-            auto why = d.miss_reason ? d.miss_reason(job) : std::nullopt;
-            reason = why ? (why->detail.empty() ? why->reason : why->detail)
-                         : std::string("an input is missing or unreadable");
-            if (why) j["reason_code"] = why->reason;
-          }
-      }
-      j["cache"] = cache.empty() ? nlohmann::json(nullptr) : nlohmann::json(cache);
-      j["reason"] = reason;
-      if (!ev.error.empty()) j["error"] = ev.error;
-      if (d.execution)
-        if (auto e = d.execution(job)) j["execution"] = std::move(*e);
+      nlohmann::json j = job_json(job, ev, plan, d);
+      misses += j["cache"] == "miss";
       jobs.push_back(std::move(j));
-
       switch (ev.status) {
         case Status::Ran: ++ran; break;
         case Status::Cached: ++from_cache; break;
@@ -223,19 +247,7 @@ nlohmann::json make_report(const ReportData& d) {
         case Status::Failed: ++failed; break;
         default: ++not_run; break;
       }
-      misses += cache == "miss";
-
-      // The build's products: what no other job reads.
-      if (!needed[job.id]) {
-        for (const auto& out : job.outputs) {
-          nlohmann::json o{{"path", out.string()}, {"job", job.id}};
-          std::error_code ec;
-          const auto size = fs::file_size(out, ec);
-          o["exists"] = !ec;
-          if (!ec) o["size"] = size;
-          outputs.push_back(std::move(o));
-        }
-      }
+      if (!needed[job.id]) add_products(outputs, job);
     }
   }
   r["targets"] = targets;

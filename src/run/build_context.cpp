@@ -120,6 +120,8 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
       const std::string code = "remote-execution compiler " + key;
       return mark ? first_in_build(dir, code) : said_in_build(dir, code);
     };
+    // The engine's time budget is the make run's, not each compile's.
+    setup.config.endpoint.budget_file = build_file(*notes, "remote-execution budget " + setup.config.display);
     // The first compile that finds the engine down spares the rest of the make run.
     setup.engine_down = [dir = *notes, display = setup.config.display](bool mark) {
       const std::string code = "remote-execution down " + display;

@@ -88,6 +88,10 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
     s.crates.push_back(candidates.front());  // the package's own library, without kernels
     return {};
   }
+  for (const auto& pkg : s.packages)
+    for (auto& name : toolchain::cargo::inactive_optional_dependencies(metadata, pkg))
+      s.inactive_kernel_crates.push_back(std::move(name));
+  if (!s.inactive_kernel_crates.empty()) return {};  // cargo alone (cargo())
   return Error::usage(fmt::format(
       "package {} has no library target and depends on no local crate whose library defines "
       "kernels: the device pass compiles the crate that holds the kernels as a library (src/lib.rs) "
@@ -148,6 +152,7 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
     for (auto& p : s.packages) p.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
   s.pkg = s.packages.front();
   OB_TRY(find_kernel_crates(s, out->out));
+  if (s.crates.empty()) return s;  // no kernel crate in this build (inactive_kernel_crates)
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
   s.targets = *targets;
@@ -261,13 +266,55 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   return programs;
 }
 
+// cargo's own command, with the toolchain both passes use, in the project's
+// directory; its exit code.
+Result<int> run_cargo(const Request& o, const fs::path& cargo, const std::vector<std::string>& args,
+                      const fs::path& rustc) {
+  std::vector<std::string> argv{cargo.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rustc.string()}}};
+  process::echo_command(cmd);
+  if (o.dry_run) {
+    std::cout << cmd.display() << '\n';
+    return exit_code::ok;
+  }
+  auto pid = process::spawn(cmd);
+  if (!pid) return pid.error();
+  return process::wait_exit_code(*pid, true);
+}
+
+// No kernel crate is in this build (an optional one left out by the
+// features): the program is cargo's alone, built and run as cargo would.
+Result<int> without_device_pass(const Request& o, const CargoArgs& parsed, const plan::CargoSession& s) {
+  if (!o.config.flag("quiet"))
+    std::cerr << fmt::format(
+        "offload-build: note: no crate of this build defines kernels ({} {} optional, left out by the features "
+        "given: enable {} with --features); cargo builds it alone, without a device pass\n",
+        util::join(s.inactive_kernel_crates, ", "), s.inactive_kernel_crates.size() == 1 ? "is" : "are",
+        s.inactive_kernel_crates.size() == 1 ? "it" : "them");
+  std::vector<std::string> args{parsed.command};
+  args.insert(args.end(), parsed.cargo.begin(), parsed.cargo.end());
+  if (!parsed.program.empty()) {
+    args.push_back("--");
+    args.insert(args.end(), parsed.program.begin(), parsed.program.end());
+  }
+  return run_cargo(o, s.cargo_bin, args, s.tc.rust->rustc);
+}
+
 }  // namespace
 
-Result<std::vector<fs::path>> cargo_build(const Request& o, const CargoArgs& args, BuildContext& context) {
+Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, BuildContext& context) {
   const auto started = std::chrono::steady_clock::now();
   auto session = open_session(o, args);
   if (!session) return session.error();
-  return build_passes(o, *session, context, started);
+  if (session->crates.empty()) {
+    auto code = without_device_pass(o, args, *session);
+    if (!code) return code.error();
+    return CargoBuilt{{}, *code};
+  }
+  auto built = build_passes(o, *session, context, started);
+  if (!built) return built.error();
+  return CargoBuilt{std::move(*built), std::nullopt};
 }
 
 Result<int> cargo_own(const Request& o, const std::vector<std::string>& args) {
@@ -275,13 +322,7 @@ Result<int> cargo_own(const Request& o, const std::vector<std::string>& args) {
   // (`clean` removes the device dirs too: they are under the target dir).
   auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
   if (!rust) return rust.error();
-  std::vector<std::string> argv{rust->cargo.value_or("cargo").string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rust->rustc.string()}}};
-  process::echo_command(cmd);
-  auto pid = process::spawn(cmd);
-  if (!pid) return pid.error();
-  return process::wait_exit_code(*pid, true);
+  return run_cargo(o, rust->cargo.value_or("cargo"), args, rust->rustc);
 }
 
 }  // namespace ob::run

@@ -113,6 +113,11 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
                  const Prefix& prefix) {
   std::vector<std::string> command = compile;
   const bool prefixed = !prefix.words.empty() && may_run_remotely(compile);
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  if (prefixed && !prefix.name.empty()) {  // a masquerade: as the wrapper run as the link
+    command.front() = prefix.name;
+    env.emplace_back("PATH", prefix.path);
+  }
   if (prefixed) command.insert(command.begin(), prefix.words.begin(), prefix.words.end());
   if (o.dry_run) {
     if (o.config.flag("verbose")) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
@@ -131,7 +136,7 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
     step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
   }
   // stdin, stdout and stderr are inherited: the output is the compiler's own.
-  auto pid = process::spawn(process::Command{command, {}, {}});
+  auto pid = process::spawn(process::Command{command, {}, env});
   if (!pid) {
     std::cerr << "offload-build: error: " << (prefixed ? "prefix_command: " : "") << pid.error().message << '\n';
     return 127;  // as a shell says for a command it cannot run

@@ -31,6 +31,18 @@ bool is_compiler_wrapper(const std::string& word) {
 // A masquerade link (/usr/lib/distcc/clang-22, /usr/lib/ccache/clang-22, on
 // PATH or named by path): the wrapper it is, and the compiler of that name it
 // stands for, found on PATH as the wrapper finds it (skipping links to itself).
+// PATH without the directories where `name` is a link to a wrapper.
+std::string path_without_masquerades(const std::string& name) {
+  const char* path = config::env_or_null("PATH");
+  std::vector<std::string> kept;
+  for (const auto& dir : util::split(path ? path : "", ':')) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(fs::path(dir.empty() ? "." : dir) / name, ec);
+    if (ec || !is_compiler_wrapper(real.string())) kept.push_back(dir);
+  }
+  return util::join(kept, ":");
+}
+
 std::optional<std::pair<fs::path, fs::path>> masquerade(const std::string& compiler, const fs::path& cwd) {
   std::error_code ec;
   const auto found = resolve_program(compiler, cwd);
@@ -71,6 +83,10 @@ Prefix take_prefix(std::vector<std::string>& command, const Request& o) {
     if (auto m = masquerade(command[0], fs::current_path(ec))) {  // PATH=/usr/lib/distcc:$PATH
       p.wrapper = m->first.string();
       p.words.push_back(p.wrapper);
+      if (command[0].find('/') == std::string::npos) {  // found on PATH: the wrapper gets the name
+        p.name = command[0];
+        p.path = path_without_masquerades(command[0]);
+      }
       command[0] = m->second.string();
     }
   }

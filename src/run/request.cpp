@@ -139,6 +139,12 @@ fs::path build_marker(const fs::path& cache, const std::string& code) {
 
 }  // namespace
 
+fs::path build_file(const fs::path& cache, const std::string& code) {
+  std::error_code ec;
+  fs::create_directories(cache / "launcher-notes", ec);
+  return build_marker(cache, code);
+}
+
 bool said_in_build(const fs::path& cache, const std::string& code) {
   std::error_code ec;
   return fs::exists(build_marker(cache, code), ec);

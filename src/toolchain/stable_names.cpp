@@ -1,8 +1,10 @@
 #include "offload_build/toolchain/stable_names.hpp"
+
 #include "offload_build/config/config.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -156,6 +158,36 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
   std::tie(s.keyed, s.fallback) = ask(compiler, s, *memo_dir);
   probe::remember(memo_dir, "stable-names", key, {{"honoured", s.keyed}, {"why", s.fallback}});
   return s;
+}
+
+fs::path lookups_record(const fs::path& depfile) { return fs::path(depfile).concat(OB_LOOKUPS_SUFFIX); }
+
+bool is_lookups_variable(std::string_view name) { return name == OB_LOOKUPS_ENV; }
+
+bool is_lookups_only_variable(std::string_view name) { return name == OB_LOOKUPS_ENV_ONLY; }
+
+bool is_place_variable(std::string_view name) {
+  return name == "LD_PRELOAD" || name == OB_STABLE_ENV_BASE || name == OB_STABLE_ENV_ANCHOR || name == OB_LOOKUPS_ENV;
+}
+
+void add_lookups_env(std::vector<std::pair<std::string, std::optional<std::string>>>& env, const fs::path& depfile,
+                     const fs::path& library) {
+  env.emplace_back(OB_LOOKUPS_ENV, depfile.string());
+  const bool preloaded = std::any_of(env.begin(), env.end(), [](const auto& e) { return e.first == "LD_PRELOAD"; });
+  if (preloaded) return;
+  env.emplace_back("LD_PRELOAD", preload_value(library));
+  env.emplace_back(OB_LOOKUPS_ENV_ONLY, "1");
+}
+
+std::optional<fs::path> redirect_lookups(std::vector<std::pair<std::string, std::optional<std::string>>>& env,
+                                         const fs::path& depfile) {
+  std::optional<fs::path> record;
+  for (auto& [k, v] : env)
+    if (k == OB_LOOKUPS_ENV && v) {
+      v = depfile.string();
+      record = lookups_record(depfile);
+    }
+  return record;
 }
 
 }  // namespace ob::toolchain

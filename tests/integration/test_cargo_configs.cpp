@@ -173,13 +173,22 @@ TEST_CASE("cargo flow: the workspace's programs as cargo selects them (no -p, --
                            Catch::Contains("{\"reason\":\"build-finished\",\"success\":true}"));
 }
 
-TEST_CASE("cargo flow: an optional kernel dependency (gpu = [\"dep:kern\"]) is followed when --features enables it",
+TEST_CASE("cargo flow: an optional kernel dependency (gpu = [\"dep:kern\"]) is followed when --features enables it, left out without",
           "[integration][rust][cargo-configs]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-optional"};
   const fs::path ws = factor_workspace(tmp / "ws", "kern = { path = \"../kern\", optional = true }",
                                        "\n[features]\ngpu = [\"dep:kern\"]\n");
-  write_file(ws / "app/src/main.rs", "fn main() {\n    #[cfg(feature = \"gpu\")]\n    println!(\"{}\", kern::report());\n}\n");
+  write_file(ws / "app/src/main.rs",
+             "fn main() {\n    #[cfg(feature = \"gpu\")]\n    println!(\"{}\", kern::report());\n"
+             "    #[cfg(not(feature = \"gpu\"))]\n    println!(\"no gpu\");\n}\n");
+  check_ok(cargo_run(ws, tmp / "cache", {"--features", "gpu"}), "x[7]=7 expect=7 OK");
+  // Without the feature, as cargo does: the program alone, no device pass, said once.
+  auto plain = cargo_run(ws, tmp / "cache");
+  check_ok(plain, "no gpu");
+  CHECK_THAT(plain.err, Catch::Contains("note: no crate of this build defines kernels (kern is optional, left out by "
+                                        "the features given: enable it with --features)"));
+  CHECK_THAT(plain.err, !Catch::Contains("offload-device") && !Catch::Contains("[1/"));
   check_ok(cargo_run(ws, tmp / "cache", {"--features", "gpu"}), "x[7]=7 expect=7 OK");
 }
 

@@ -199,8 +199,12 @@ TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles ru
     const fs::path masquerade = l.tmp / "masquerade";
     fs::create_directories(masquerade);
     fs::create_symlink(kDistcc, masquerade / "clang-22");
+    // Then LLVM's own directory, as apt.llvm.org advises: its clang-22 is the
+    // one found, and distccd refuses a compiler by absolute path outside
+    // /usr/bin, so the compile goes as the link would send it: by name.
     const char* path = std::getenv("PATH");
-    auto made = build(OB_BINARY, {{"PATH", masquerade.string() + ":" + (path ? path : "/usr/bin:/bin")},
+    auto made = build(OB_BINARY, {{"PATH", masquerade.string() + ":/usr/lib/llvm-22/bin:" +
+                                               (path ? path : "/usr/bin:/bin")},
                                   {"CC", "clang-22"}});
     check_logs();
     CHECK(count_occurrences(made.err, kNote) == 1);

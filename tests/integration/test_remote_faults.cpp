@@ -22,9 +22,12 @@ struct LyingEngine {
   int port = free_port();
   fs::path log;
   ServerProcess process;
-  LyingEngine(const fs::path& dir, const std::string& mode) : log(dir / ("fake-reapi-" + mode + ".log")) {
+  LyingEngine(const fs::path& dir, const std::string& mode, int delay_ms = 0)
+      : log(dir / ("fake-reapi-" + mode + ".log")) {
     fs::create_directories(dir);
-    process = ServerProcess({OB_FAKE_REAPI, "--port", std::to_string(port), "--mode", mode}, log);
+    std::vector<std::string> argv{OB_FAKE_REAPI, "--port", std::to_string(port), "--mode", mode};
+    if (delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(delay_ms)});
+    process = ServerProcess(argv, log);
     if (!wait_until([&] { return can_connect_tcp(port); }, process))
       throw std::runtime_error("the fake REAPI engine did not start; see " + log.string());
   }
@@ -121,6 +124,49 @@ TEST_CASE("remote execution: in one make run, the compile that finds the engine 
   CHECK(second.find("warning") == std::string::npos);  // said once per build
   CHECK_THAT(second, Catch::Contains("the engine failed earlier in this build"));
   CHECK(count_occurrences(engine.calls(), "GetCapabilities") == 1);  // never asked again
+}
+// Sleeps only bound the engine's answers from below: the test asserts what
+// the compiles said, never how long they took.
+TEST_CASE("remote execution: the compiles of one make run share one time budget for a slow engine",
+          "[integration][remote-execution][launcher]") {
+  TempDir tmp("ob-reapi-budget");
+  for (const char* name : {"a", "b"})
+    write_file(tmp / (std::string(name) + ".c"), std::string("int ") + name +
+                                                     "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n"
+                                                     "  v = 2;\n  return v;\n}\n");
+  // Each GetActionResult is answered (a miss) after at least 2 s, 1.9 s of it
+  // past connect-timeout; each Execute at once, the compile failing there (no
+  // engine fault: the job reruns here). Budget: 10 s + 1 s - 0.1 s = 10.9 s
+  // for the make run. A compile sends its 3 jobs one at a time (jobs=1): the
+  // first compile spends about 5.7 s of it, so the second runs out on its third job.
+  LyingEngine engine(tmp / "engine", "slow-failing", 2000);
+  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()},
+                {"OFFLOAD_BUILD_REMOTE_EXECUTION", engine.url() + "|connect-timeout=100ms|call-timeout=10s|jobs=1"},
+                {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
+                {"OFFLOAD_BUILD_CONFIG", std::nullopt},
+                {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+                {"MAKEFLAGS", std::nullopt}};
+  // Both compiles are children of this test process: one build, as under make.
+  auto compile = [&](const std::string& name) {
+    auto r = run_ob({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", name + ".c",
+                     "-o", name + ".o"},
+                    tmp.path(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(fs::exists(tmp / (name + ".o")));
+    return r.err;
+  };
+  const std::string first = compile("a");
+  INFO(first);
+  INFO(engine.calls());
+  REQUIRE(count_occurrences(engine.calls(), "Execute failed") == 3);
+  CHECK(first.find("warning") == std::string::npos);  // within the budget
+  const std::string second = compile("b");
+  INFO(second);
+  INFO(engine.calls());
+  CHECK(count_occurrences(second, "warning: remote_execution") == 1);
+  CHECK_THAT(second, Catch::Contains("too slow: its calls took"));
+  CHECK(count_occurrences(engine.calls(), "Execute failed") < 6);  // the run's budget, not a second one
 }
 namespace {
 

@@ -88,3 +88,45 @@ TEST_CASE("machine-dependent options are found in driver and cc1 commands", "[re
   CHECK_FALSE(machine_dependent_option({"clang", "-march=x86-64-v3", "-mtune=generic", "-c", "k.c"}));
   CHECK_FALSE(toolchain::clang_cli::native_cpu().empty());
 }
+
+TEST_CASE("an engine registered by its scheme outside the builtin list parses, redacts and opens",
+          "[remote-execution]") {
+  struct NoClient : reapi::Client {
+    bool capabilities(reapi::Capabilities&, std::string&) override { return true; }
+    bool run(const reapi::Action&, reapi::ActionResult&, std::string&) override { return false; }
+    void cancel() override {}
+  };
+  exec::EngineRegistry registry;
+  exec::EngineScheme fake;
+  fake.prefix = "fake://";
+  fake.usage = "fake://NAME";
+  fake.parse_address = [](std::string_view rest, reapi::Endpoint& endpoint) -> std::optional<std::string> {
+    if (rest.empty()) return "want fake://NAME";
+    endpoint.target = std::string(rest);
+    return std::nullopt;
+  };
+  fake.open = [](const reapi::Endpoint& endpoint) -> Result<std::unique_ptr<reapi::Client>> {
+    return std::unique_ptr<reapi::Client>(new NoClient);
+  };
+  registry.add({fake});
+  auto c = exec::parse_remote_execution("fake://pool|instance=ci|header=authorization:Bearer tok", registry);
+  REQUIRE(c);
+  REQUIRE(c->scheme);
+  CHECK(c->scheme->prefix == "fake://");
+  CHECK(c->endpoint.target == "pool");
+  CHECK(c->endpoint.instance == "ci");
+  CHECK(c->display == "fake://pool|instance=ci|header=authorization:***");
+  auto client = c->scheme->open(c->endpoint);
+  REQUIRE(client);
+  CHECK(*client != nullptr);
+  auto bad = exec::parse_remote_execution("grpc://h:1", registry);
+  REQUIRE(!bad);
+  CHECK(bad.error().message.find("unsupported URL; use fake://NAME") != std::string::npos);
+  auto empty = exec::parse_remote_execution("fake://", registry);
+  REQUIRE(!empty);
+  CHECK(empty.error().message.find("want fake://NAME") != std::string::npos);
+  // The builtin list: REAPI over gRPC, with and without TLS.
+  CHECK(exec::EngineRegistry::builtin().find("grpc://h:1"));
+  CHECK(exec::EngineRegistry::builtin().find("grpcs://h:1"));
+  CHECK(!exec::EngineRegistry::builtin().find("http://h:1"));
+}

@@ -36,6 +36,11 @@ struct Endpoint {
   // The most of a command's stdout and of its stderr kept (ActionResult::
   // stdout_truncated): more is neither downloaded nor held.
   uint64_t max_text_bytes = 1ull << 20;
+  // Where the time the engine's calls took is shared by the compiles of one
+  // make run (launcher mode): each call appends what it cost past
+  // connect-timeout, and every call may take only what the run has left.
+  // Empty: this client's own calls only.
+  std::string budget_file;
   std::string tool_version;           // RequestMetadata.tool_details
   std::string invocation_id;          // one per build (RequestMetadata.tool_invocation_id)
 };
@@ -111,7 +116,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v2";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v3";
 inline constexpr const char* kModuleName = "libob-remote-execution.so";
 
 }  // namespace ob::reapi

@@ -23,8 +23,9 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/exec/command_runner.hpp"
+#include "offload_build/exec/engine_registry.hpp"
 #include "offload_build/exec/remote_execution.hpp"
-#include "offload_build/report/timeline.hpp"
+#include "offload_build/report/remote_notes.hpp"
 #include "offload_build/util/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,7 @@ enum class EngineCache {
 std::optional<EngineCache> parse_engine_cache(std::string_view text);
 
 struct RemoteExecutionConfig {
+  const EngineScheme* scheme = nullptr;  // the engine the URL names (exec/engine_registry.hpp)
   reapi::Endpoint endpoint;
   EngineCache engine_cache = EngineCache::Use;
   size_t jobs = 0;      // remote jobs at once; 0: 4 x the local CPUs
@@ -53,6 +55,8 @@ struct RemoteExecutionConfig {
 };
 
 Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text);
+// The same over another registry (tests, an engine outside the builtin list).
+Result<RemoteExecutionConfig> parse_remote_execution(std::string_view text, const EngineRegistry& registry);
 // Keep from every child (the compilers, the program `run` starts) the
 // variables the remote_execution setting's headers name (${VAR}) and
 // OFFLOAD_BUILD_REMOTE_EXECUTION itself (util/secrets.hpp). Before any child starts.
@@ -60,16 +64,15 @@ void hide_remote_execution_secrets(const config::Config& config);
 // `text` with every header value replaced by ***, also when it does not parse.
 std::string redact_remote_execution(std::string_view text);
 
-// Where a job ran (--explain, --report, cache stats).
-enum class RanWhere { Local, Remote, EngineCache, Fallback };
-std::string_view ran_where_name(RanWhere where);  // "local", "remote", "engine-cache", "local-fallback"
-
-struct RemoteJobNote {
-  RanWhere where = RanWhere::Local;
-  double queued_s = 0;    // the engine's queue
-  double executed_s = 0;  // the command on the worker
-  std::string why;        // why it ran locally (a fallback's reason)
-};
+// Where a job ran and how that is said: report/remote_notes.hpp.
+using report::RanWhere;
+using report::RemoteJobNote;
+using report::RemoteNotes;
+using report::explain_remote;
+using report::mark_remote;
+using report::ran_where_name;
+using report::remote_execution_of;
+using report::remote_note_json;
 
 class RemoteRunner : public CommandRunner {
  public:
@@ -87,19 +90,8 @@ class RemoteRunner : public CommandRunner {
   virtual Counts counts() const = 0;
 };
 
-// Where each of the plan's jobs ran, as `runner` noted it (manifest builds
-// and launcher compiles alike).
-using RemoteNotes = std::map<plan::JobId, RemoteJobNote>;
+// Where each of the plan's jobs ran, as `runner` noted it.
 RemoteNotes remote_notes(const RemoteRunner& runner, const plan::Plan& plan);
-// --explain: one line per noted job ("offload-build: explain: device sm_90
-// src/k.c: executed remotely (queued 0.01 s, ran 0.52 s)").
-void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostream& out);
-// --report and the trace: a job's note as {"where", "queued_s", "executed_s",
-// "why"}; the function for ReportData::execution (empty without notes).
-nlohmann::json remote_note_json(const RemoteJobNote& note);
-std::function<std::optional<nlohmann::json>(const plan::Job&)> remote_execution_of(const RemoteNotes& notes);
-// --timings (the trace and the HTML page): each noted job's TimelineJob::where.
-void mark_remote(report::Timeline& timeline, const RemoteNotes& notes);
 
 // What a job's local cache key holds that neither the action's arguments nor
 // its shipped files show (cache::action_key: the tools' identities, the

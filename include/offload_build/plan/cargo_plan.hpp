@@ -59,6 +59,10 @@ struct CargoSession {
   // cargo's [env] table (config files, --config): NAME and its setting as
   // cargo's config reports it; part of every device pass's configuration.
   std::vector<std::pair<std::string, std::string>> config_env;
+  // None of those because the features leave out the optional local crates
+  // that would (`gpu = ["dep:kern"]` without --features gpu): their names;
+  // cargo then builds the program alone, as it would without offload-build.
+  std::vector<std::string> inactive_kernel_crates;
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when

@@ -6,6 +6,7 @@
 // command line is cli's (cli/cargo_args.hpp, cli/cargo_offload.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,17 @@ struct CargoArgs {
   std::vector<std::string> program;  // after `--`
 };
 
+// What a cargo call built: the programs (none under --dry-run); or, when no
+// kernel crate is in this build (an optional one left out by the features),
+// the exit code of cargo run alone on the command.
+struct CargoBuilt {
+  std::vector<fs::path> programs;
+  std::optional<int> exit_code;
+};
+
 // Build the passes of `args` in -C's package, through `context` (made first:
-// make's jobserver); ends with the summary line. The programs cargo built
-// (none under --dry-run).
-Result<std::vector<fs::path>> cargo_build(const Request& options, const CargoArgs& args, BuildContext& context);
+// make's jobserver); ends with the summary line.
+Result<CargoBuilt> cargo_build(const Request& options, const CargoArgs& args, BuildContext& context);
 
 // `cargo clean|doc ...`: cargo's own command, run with the toolchain both
 // passes use; its exit code.

@@ -19,6 +19,12 @@ namespace ob::run {
 struct Prefix {
   std::vector<std::string> words;
   std::string wrapper;
+  // A masquerade's compiler as the wrapper is given it when the compile goes
+  // through it: by name, with PATH without the masquerade directories, as the
+  // wrapper run as the link would (distccd refuses a compiler by absolute
+  // path outside /usr/bin); empty otherwise.
+  std::string name;
+  std::string path;
 };
 std::vector<std::string> split_prefix_command(std::string_view setting);
 // The prefix of this launcher call: prefix_command, then a wrapper in the

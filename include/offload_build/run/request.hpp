@@ -62,5 +62,8 @@ size_t probe_jobs(const config::Config& config, const process::JobserverSetup& j
 bool first_in_build(const fs::path& cache, const std::string& code);
 // Whether this build said `code` already (marks nothing).
 bool said_in_build(const fs::path& cache, const std::string& code);
+// A file of this build's under `cache` for `code` (what its compiles share:
+// remote execution's time budget), its directory made; removed after a day.
+fs::path build_file(const fs::path& cache, const std::string& code);
 
 }  // namespace ob::run

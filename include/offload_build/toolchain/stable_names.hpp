@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,28 @@ struct StableNames {
   // The environment of one compile whose translation unit has `salt`.
   std::vector<std::pair<std::string, std::optional<std::string>>> env(const std::string& salt) const;
 };
+
+// The preload library's environment and files (stable_names.h spells them;
+// every stage outside toolchain/ and preload/ asks these):
+// The record of lookups that found nothing, beside `depfile` (which the
+// compile writes, or its temporary).
+fs::path lookups_record(const fs::path& depfile);
+// The variable naming the depfile whose lookups are recorded (a per-build path).
+bool is_lookups_variable(std::string_view name);
+// The variable telling the library to record lookups only (no stable names).
+bool is_lookups_only_variable(std::string_view name);
+// The variables that name places, not what a compile computes (the library's
+// path, the base directories, the anchor, where lookups are recorded): keyed
+// through the files they name, not by their text.
+bool is_place_variable(std::string_view name);
+// Record lookups for a compile writing `depfile`: the environment it needs
+// (with `library` preloaded when the compile has no LD_PRELOAD yet).
+void add_lookups_env(std::vector<std::pair<std::string, std::optional<std::string>>>& env, const fs::path& depfile,
+                     const fs::path& library);
+// A compile's environment made to record its lookups beside `depfile` instead
+// (a dependency scan run for it): the record's path, or nullopt when it records none.
+std::optional<fs::path> redirect_lookups(std::vector<std::pair<std::string, std::optional<std::string>>>& env,
+                                         const fs::path& depfile);
 
 // A file offload-build ships (the preload library, the Rust device stub): next
 // to the program (build tree), or in <prefix>/lib/offload-build (installed).

@@ -96,27 +96,109 @@ std::optional<std::string> mllvm_file(const std::string& v) {
   return std::nullopt;
 }
 
+// A command that runs unchanged, and why.
+Parsed pass(std::string why, const char* code = unchanged::kOption, std::string_view option = {}) {
+  return Parsed{std::nullopt, std::move(why), code, option_name(option)};
+}
+
+void add_arg(Scan& s, ArgKind kind, std::vector<std::string> tokens, std::string value = {}, std::string triple = {}) {
+  s.req.args.push_back({kind, std::move(tokens), std::move(value), std::move(triple)});
+}
+
+// What a keyed option (OptionEffect::Text and the like) says of the compile.
+void note_text_option(CompileRequest& req, const std::string& t) {
+  if (enables_debug_info(t)) req.debug_info = true;
+  if (t == "-g0" || t == "-ggdb0") req.debug_info = false;
+  if (starts_with(t, "-fdebug-compilation-dir") || starts_with(t, "-ffile-compilation-dir"))
+    req.sets_compilation_dir = true;
+  if (starts_with(t, "-Rpass") || starts_with(t, "-fprofile-sample-use") || t == "-fstack-usage")
+    req.tracks_locations = true;
+}
+
+// An option the parser reads itself (OptionEffect::Parsed), spelled `sp`,
+// given as `t` with `tokens` and `value`: its effect on `s`, or why the
+// command runs unchanged.
+std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_view sp,
+                                  const std::vector<std::string>& tokens, const std::string& value,
+                                  std::optional<std::string>& lang) {
+  if (sp == "-c") {
+    s.compile_only = true;
+    add_arg(s, ArgKind::Common, {t});
+  } else if (sp == "-o") {
+    if (value == "-") return pass("output to stdout", unchanged::kNotCompile);
+    add_arg(s, ArgKind::Output, tokens, value);
+    s.req.output = value;
+  } else if (sp == "-x") {
+    add_arg(s, ArgKind::Common, tokens);
+    lang = value == "none" ? std::nullopt : std::optional(value);
+  } else if (sp == "-MD" || sp == "-MMD") {
+    if (!s.req.deps) s.req.deps.emplace();
+    s.req.deps->user_headers_only = t == "-MMD";
+    add_arg(s, ArgKind::DepMode, {t});
+  } else if (sp == "-MF") {
+    add_arg(s, ArgKind::DepFile, tokens, value);
+    s.dep_file = value;
+  } else if (sp == "-MT" || sp == "-MQ") {
+    add_arg(s, ArgKind::DepTarget, tokens, value);
+    s.dep_targets.push_back(std::string(sp) + value);
+  } else if (sp == "-MP") {
+    s.dep_phony = true;
+    add_arg(s, ArgKind::DepPhony, {t});
+  } else if (sp == "-fopenmp" || sp == "-fopenmp=" || sp == "-fno-openmp") {
+    s.openmp = t == "-fopenmp" || t == "-fopenmp=libomp";
+    add_arg(s, ArgKind::Common, {t});
+  } else if (sp == "-save-temps" || sp == "-save-temps=" || sp == "--save-temps" || sp == "--save-temps=") {
+    s.req.save_temps = true;  // split as the driver's own commands (make_listing_plan)
+    add_arg(s, ArgKind::Common, {t});
+  } else if (sp == "-fsave-optimization-record" || sp == "-fsave-optimization-record=" ||
+             sp == "-fno-save-optimization-record" || sp == "-foptimization-record-passes=") {
+    // Any of them turns optimization records on, the last of them and
+    // -fno-save-optimization-record decides (clang's willEmitRemarks).
+    s.records = t != "-fno-save-optimization-record";
+    if (sp == "-fsave-optimization-record=") s.record_format = value;
+    add_arg(s, ArgKind::Common, {t});
+  } else if (sp == "-foptimization-record-file=") {
+    s.records = true;
+    add_arg(s, ArgKind::RecordFile, {t}, value);
+    s.record_file = value;
+  } else if (sp == "-fopenmp-targets=" || sp == "--offload-targets=") {
+    add_arg(s, ArgKind::OffloadTargets, {t}, value);
+    for (const auto& x : util::split(value, ',')) s.triples.push_back(x);
+  } else if (sp == "--offload-arch=") {
+    add_arg(s, ArgKind::OffloadArch, {t}, value);
+    for (const auto& x : util::split(value, ',')) s.archs.push_back(x);
+  } else if (sp == "-Xopenmp-target" || sp == "-Xopenmp-target=" || sp == "-Xarch_") {
+    const std::string& arg = tokens.back();
+    if (auto why = forwarded(t, arg, s.req.keyed_files); !why.empty())
+      return pass(why, unchanged::kOption, t + " " + arg);
+    if (sp == "-Xarch_") add_arg(s, ArgKind::XArch, tokens, t.substr(7));
+    else add_arg(s, ArgKind::XOpenmpTarget, tokens, arg, sp == "-Xopenmp-target" ? "" : t.substr(16));
+  } else if (sp == "-Xclang" || sp == "-Xclang=") {
+    if (auto why = forwarded("-Xclang", value, s.req.keyed_files); !why.empty())
+      return pass(why, unchanged::kOption, "-Xclang " + value);
+    add_arg(s, ArgKind::Common, tokens);
+  } else if (sp == "-mllvm" || sp == "-mllvm=") {
+    if (auto file = mllvm_file(value)) s.req.maybe_files.push_back(*file);
+    add_arg(s, ArgKind::Common, tokens);
+  } else {
+    return pass("option " + t, unchanged::kOption, t);  // a Parsed spelling not handled above
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Parsed parse(const std::vector<std::string>& argv) {
   Scan s;
   if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile, {}};
   s.req.compiler = argv.front();
-  auto pass = [](std::string why, const char* code = unchanged::kOption, std::string_view option = {}) {
-    return Parsed{std::nullopt, std::move(why), code, option_name(option)};
-  };
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& t = argv[i];
-    auto add = [&](ArgKind kind, std::vector<std::string> tokens, std::string value = {},
-                   std::string triple = {}) {
-      s.req.args.push_back({kind, std::move(tokens), std::move(value), std::move(triple)});
-    };
-
     if (t == "-" || t == "--") return pass("input from stdin or after --", unchanged::kNotCompile);
     if (t.empty() || t.front() != '-') {
       s.inputs.push_back({t, lang});
-      add(ArgKind::Input, {t}, t);
+      add_arg(s, ArgKind::Input, {t}, t);
       continue;
     }
     const auto o = find_option(t);
@@ -143,78 +225,12 @@ Parsed parse(const std::vector<std::string>& argv) {
       case OptionEffect::Text:
       case OptionEffect::PathText:
       case OptionEffect::Depfile:
-        if (enables_debug_info(t)) s.req.debug_info = true;
-        if (t == "-g0" || t == "-ggdb0") s.req.debug_info = false;
-        if (starts_with(t, "-fdebug-compilation-dir") || starts_with(t, "-ffile-compilation-dir"))
-          s.req.sets_compilation_dir = true;
-        if (starts_with(t, "-Rpass") || starts_with(t, "-fprofile-sample-use") || t == "-fstack-usage")
-          s.req.tracks_locations = true;
-        add(ArgKind::Common, std::move(tokens));
+        note_text_option(s.req, t);
+        add_arg(s, ArgKind::Common, std::move(tokens));
         continue;
       case OptionEffect::Parsed: break;
     }
-    if (sp == "-c") {
-      s.compile_only = true;
-      add(ArgKind::Common, {t});
-    } else if (sp == "-o") {
-      if (value == "-") return pass("output to stdout", unchanged::kNotCompile);
-      add(ArgKind::Output, tokens, value);
-      s.req.output = value;
-    } else if (sp == "-x") {
-      add(ArgKind::Common, tokens);
-      lang = value == "none" ? std::nullopt : std::optional(value);
-    } else if (sp == "-MD" || sp == "-MMD") {
-      if (!s.req.deps) s.req.deps.emplace();
-      s.req.deps->user_headers_only = t == "-MMD";
-      add(ArgKind::DepMode, {t});
-    } else if (sp == "-MF") {
-      add(ArgKind::DepFile, tokens, value);
-      s.dep_file = value;
-    } else if (sp == "-MT" || sp == "-MQ") {
-      add(ArgKind::DepTarget, tokens, value);
-      s.dep_targets.push_back(std::string(sp) + value);
-    } else if (sp == "-MP") {
-      s.dep_phony = true;
-      add(ArgKind::DepPhony, {t});
-    } else if (sp == "-fopenmp" || sp == "-fopenmp=" || sp == "-fno-openmp") {
-      s.openmp = t == "-fopenmp" || t == "-fopenmp=libomp";
-      add(ArgKind::Common, {t});
-    } else if (sp == "-save-temps" || sp == "-save-temps=" || sp == "--save-temps" || sp == "--save-temps=") {
-      s.req.save_temps = true;  // split as the driver's own commands (make_listing_plan)
-      add(ArgKind::Common, {t});
-    } else if (sp == "-fsave-optimization-record" || sp == "-fsave-optimization-record=" ||
-               sp == "-fno-save-optimization-record" || sp == "-foptimization-record-passes=") {
-      // Any of them turns optimization records on, the last of them and
-      // -fno-save-optimization-record decides (clang's willEmitRemarks).
-      s.records = t != "-fno-save-optimization-record";
-      if (sp == "-fsave-optimization-record=") s.record_format = value;
-      add(ArgKind::Common, {t});
-    } else if (sp == "-foptimization-record-file=") {
-      s.records = true;
-      add(ArgKind::RecordFile, {t}, value);
-      s.record_file = value;
-    } else if (sp == "-fopenmp-targets=" || sp == "--offload-targets=") {
-      add(ArgKind::OffloadTargets, {t}, value);
-      for (const auto& x : util::split(value, ',')) s.triples.push_back(x);
-    } else if (sp == "--offload-arch=") {
-      add(ArgKind::OffloadArch, {t}, value);
-      for (const auto& x : util::split(value, ',')) s.archs.push_back(x);
-    } else if (sp == "-Xopenmp-target" || sp == "-Xopenmp-target=" || sp == "-Xarch_") {
-      const std::string& arg = tokens.back();
-      if (auto why = forwarded(t, arg, s.req.keyed_files); !why.empty())
-        return pass(why, unchanged::kOption, t + " " + arg);
-      if (sp == "-Xarch_") add(ArgKind::XArch, tokens, t.substr(7));
-      else add(ArgKind::XOpenmpTarget, tokens, arg, sp == "-Xopenmp-target" ? "" : t.substr(16));
-    } else if (sp == "-Xclang" || sp == "-Xclang=") {
-      if (auto why = forwarded("-Xclang", value, s.req.keyed_files); !why.empty())
-        return pass(why, unchanged::kOption, "-Xclang " + value);
-      add(ArgKind::Common, tokens);
-    } else if (sp == "-mllvm" || sp == "-mllvm=") {
-      if (auto file = mllvm_file(value)) s.req.maybe_files.push_back(*file);
-      add(ArgKind::Common, tokens);
-    } else {
-      return pass("option " + t, unchanged::kOption, t);  // a Parsed spelling not handled above
-    }
+    if (auto refused = read_option(s, t, sp, tokens, value, lang)) return *refused;
   }
   return finish(std::move(s));
 }

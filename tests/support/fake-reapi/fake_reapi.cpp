@@ -15,6 +15,9 @@
 //   slow        as bad-digest, and each GetActionResult and FindMissingBlobs
 //               answered after --delay-ms (default 3100): within a generous
 //               call-timeout, never failing a call
+//   slow-failing  honest but slow: each GetActionResult answered NOT_FOUND
+//               after --delay-ms, each Execute at once with the compile
+//               failing (exit 1): no engine fault, the job reruns locally
 //
 // Each call it answers is one line on stdout (the test's log): the test checks
 // that the client asked for what it then refused.
@@ -81,7 +84,7 @@ Store store;
 
 // The slow mode's wait before answering.
 void dawdle() {
-  if (mode == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  if (mode == "slow" || mode == "slow-failing") std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
 }
 
 // Every call must carry the RequestMetadata header, as Bazel's worker asks.
@@ -169,7 +172,7 @@ class CasService final : public re::ContentAddressableStorage::Service {
                                 re::FindMissingBlobsResponse* resp) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
     say("FindMissingBlobs");
-    dawdle();
+    if (mode != "slow-failing") dawdle();
     std::string ignored;
     for (const auto& d : req->blob_digests())
       if (!store.get(d.hash(), ignored)) *resp->add_missing_blob_digests() = d;
@@ -226,6 +229,7 @@ class ActionCacheService final : public re::ActionCache::Service {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
     say("GetActionResult");
     dawdle();
+    if (mode == "slow-failing") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
     re::Action action;
     re::Command command;
     if (!load(req->action_digest(), action) || !load(action.command_digest(), command))
@@ -253,6 +257,10 @@ class ExecutionService final : public re::Execution::Service {
       if (mode == "other-compiler") out = "clang version 99.0.0 (another worker's)\n";
       response.mutable_result()->set_stdout_raw(out);
       say("Execute compiler check " + argv[0]);
+    } else if (mode == "slow-failing") {
+      response.mutable_result()->set_exit_code(1);
+      response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
+      say("Execute failed");
     } else {
       *response.mutable_result() = lie(command);
       say("Execute lied");
@@ -277,8 +285,8 @@ int main(int argc, char** argv) {
   }
   if (port.empty() ||
       (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
-       mode != "slow")) {
-    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow "
+       mode != "slow" && mode != "slow-failing")) {
+    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing "
                  "[--delay-ms N]\n";
     return 2;
   }

@@ -56,6 +56,12 @@ Result<std::vector<Package>> select_packages(std::string_view json, const fs::pa
 // sorted by name, `chosen` itself not included. Their target directory is
 // `chosen`'s: every device pass shares it.
 std::vector<Package> local_dependencies(std::string_view json, const Package& chosen);
+// The local (path) dependencies `chosen` declares optional that this
+// resolution leaves out (`kern = { path = ..., optional = true }` without the
+// feature that enables it): "kern", sorted.
+std::vector<std::string> inactive_optional_dependencies(std::string_view json, const Package& chosen);
+// `s` split on spaces, empty words dropped (how cargo reads RUSTFLAGS).
+std::vector<std::string> split_spaces(const std::string& s);
 
 // One `compiler-artifact` message of cargo's JSON output.
 struct Artifact {

@@ -1,0 +1,82 @@
+// A plan job as a remote action, whatever the engine (exec/remote_runner.hpp
+// runs it): which jobs go (kept_local), the files a compile reads (its
+// declared inputs and, with a depfile, a dependency scan with its own flags),
+// the input root, paths in argv and environment made relative to it, the
+// executor's temporaries named by their final paths, and the rules that keep a
+// job here (a symlink on a file's way, a file outside base_dir under stable
+// names, a user's LD_PRELOAD library, -march=native).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/plan/plan.hpp"
+#include "offload_build/process/command.hpp"
+
+namespace ob::exec {
+
+struct ActionKey;
+struct RemoteRunnerSetup;
+
+namespace fs = std::filesystem;
+
+// The compiler a job runs, by absolute path (the worker runs the same
+// compiler at the same path): a bare name is looked up in PATH as exec does,
+// a relative path from the plan's directory; nullopt when not found.
+std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd);
+// Why a job is not one remote execution sends, or "" when it is.
+std::string kept_local(const plan::Job& job, const fs::path& cwd);
+// kept_local's reason for a Fortran compile (said once per build as a warning).
+bool is_fortran_reason(const std::string& why);
+
+class ActionBuilder {
+ public:
+  explicit ActionBuilder(const RemoteRunnerSetup& setup);
+
+  struct Built {
+    reapi::Action action;
+    // The action's output names in the order of the executor's temporaries.
+    std::vector<std::string> outputs;
+    // An empty file made for the action (the compile's own directory); removed after the run.
+    std::optional<fs::path> marker;
+  };
+  // `job` run as `cmd` writing `temps`, as an action; nullopt and `why` when it
+  // stays here. `scan` runs a dependency scan command on this machine (true:
+  // it succeeded); `scan_lookups` is set to the scan's record of lookups.
+  std::optional<Built> build(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
+                             const std::function<bool(const process::Command&)>& scan,
+                             std::optional<fs::path>& scan_lookups, std::string& why);
+
+ private:
+  struct Layout;  // one job's input root, files and directories (remote_action.cpp)
+  std::optional<std::vector<fs::path>> files_read(const plan::Job& job, const process::Command& cmd,
+                                                  const std::vector<fs::path>& temps,
+                                                  const std::function<bool(const process::Command&)>& scan,
+                                                  std::optional<fs::path>& scan_lookups, std::string& why);
+  bool lay_out(const plan::Job& job, const std::vector<fs::path>& temps, Layout& l, std::string& why);
+  bool add_inputs(Layout& l, reapi::Action& action, std::string& why);
+  void add_argv(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
+                const Layout& l, reapi::Action& action) const;
+  bool add_env(const process::Command& cmd, const ActionKey& key, const Layout& l, reapi::Action& action,
+               std::string& why);
+  bool add_marker(const std::vector<fs::path>& temps, const Layout& l, Built& built, std::string& why);
+
+  std::string rewrite(const std::string& arg, const fs::path& root, const fs::path& cwd) const;
+  bool is_system(const fs::path& p) const;
+  std::optional<reapi::Digest> digest_of(const fs::path& p);
+
+  const RemoteRunnerSetup& setup_;
+  fs::path root_;  // the plan's root: its directory, base directories, name anchor and build directory
+  std::atomic<bool> outside_base_said_{false};
+  std::mutex m_;
+  std::map<std::string, reapi::Digest> digests_;  // by path, size and mtime
+};
+
+}  // namespace ob::exec

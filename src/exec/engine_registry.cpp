@@ -1,0 +1,29 @@
+// The remote execution engines, by the scheme their URLs start with. Each
+// engine's file describes its schemes; this list is the one place that names them.
+#include "offload_build/exec/engine_registry.hpp"
+
+namespace ob::exec {
+
+// Defined by each engine's file.
+std::vector<EngineScheme> reapi_schemes();  // src/reapi/reapi_engine.cpp
+
+const EngineRegistry& EngineRegistry::builtin() {
+  static const EngineRegistry registry = [] {
+    EngineRegistry r;
+    r.add(reapi_schemes());
+    return r;
+  }();
+  return registry;
+}
+
+void EngineRegistry::add(std::vector<EngineScheme> schemes) {
+  for (auto& scheme : schemes) schemes_.push_back(std::move(scheme));
+}
+
+const EngineScheme* EngineRegistry::find(std::string_view url) const {
+  for (const auto& scheme : schemes_)
+    if (!scheme.prefix.empty() && url.substr(0, scheme.prefix.size()) == scheme.prefix) return &scheme;
+  return nullptr;
+}
+
+}  // namespace ob::exec

@@ -1,0 +1,71 @@
+// An action as REAPI messages (reapi_messages.hpp).
+#include "reapi_messages.hpp"
+
+#include <functional>
+
+namespace ob::reapi {
+
+re::Digest digest_of(const std::string& data, Sha256Hex sha256) {
+  re::Digest d;
+  d.set_hash(sha256(data.data(), data.size()));
+  d.set_size_bytes(int64_t(data.size()));
+  return d;
+}
+
+Prepared prepare(const Action& action, Sha256Hex sha256) {
+  Prepared p;
+  struct Dir {
+    std::map<std::string, const InputFile*> files;
+    std::map<std::string, Dir> dirs;
+  };
+  Dir root;
+  for (const auto& f : action.inputs) {
+    Dir* d = &root;
+    std::string_view rest = f.path;
+    for (size_t slash; (slash = rest.find('/')) != std::string_view::npos; rest.remove_prefix(slash + 1))
+      d = &d->dirs[std::string(rest.substr(0, slash))];
+    d->files[std::string(rest)] = &f;
+  }
+  auto add = [&](std::string data) {
+    re::Digest d = digest_of(data, sha256);
+    p.blobs.emplace(d.hash(), std::make_pair(d, Blob{std::move(data), {}}));
+    return d;
+  };
+  std::function<re::Digest(const Dir&)> tree = [&](const Dir& dir) {
+    re::Directory msg;
+    for (const auto& [name, sub] : dir.dirs) {
+      auto* node = msg.add_directories();
+      node->set_name(name);
+      *node->mutable_digest() = tree(sub);
+    }
+    for (const auto& [name, f] : dir.files) {
+      auto* node = msg.add_files();
+      node->set_name(name);
+      node->mutable_digest()->set_hash(f->digest.hash);
+      node->mutable_digest()->set_size_bytes(f->digest.size);
+      node->set_is_executable(f->executable);
+      p.blobs.emplace(f->digest.hash, std::make_pair(node->digest(), Blob{{}, f->local}));
+    }
+    return add(msg.SerializeAsString());
+  };
+  const re::Digest root_digest = tree(root);
+  re::Command command;
+  for (const auto& a : action.argv) command.add_arguments(a);
+  for (const auto& [k, v] : action.env) {
+    auto* e = command.add_environment_variables();
+    e->set_name(k);
+    e->set_value(v);
+  }
+  for (const auto& o : action.output_files) command.add_output_files(o);
+  command.set_working_directory(action.working_directory);
+  re::Action a;
+  *a.mutable_command_digest() = add(command.SerializeAsString());
+  *a.mutable_input_root_digest() = root_digest;
+  if (action.timeout_s > 0) a.mutable_timeout()->set_seconds(action.timeout_s);
+  a.set_do_not_cache(action.do_not_cache);
+  p.action_digest = add(a.SerializeAsString());
+  p.action_key = p.action_digest.hash() + "/" + std::to_string(p.action_digest.size_bytes());
+  return p;
+}
+
+}  // namespace ob::reapi

@@ -1,0 +1,38 @@
+// An action as REAPI messages (reapi_client.cpp sends them): the input root
+// as a Merkle tree of Directory messages, the Command and the Action, with
+// every blob the engine may lack.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
+#include "offload_build/exec/remote_execution.hpp"
+
+namespace ob::reapi {
+
+namespace re = build::bazel::remote::execution::v2;
+
+// One blob this run may have to upload: in memory (trees, command, action,
+// outputs) or a local file.
+struct Blob {
+  std::string data;
+  std::filesystem::path file;
+};
+
+// What an action is as messages: its blobs by digest hash, and its digest.
+struct Prepared {
+  re::Digest action_digest;
+  std::map<std::string, std::pair<re::Digest, Blob>> blobs;  // by hash
+  std::string action_key;  // HASH/SIZE
+};
+
+// The digest of `data` as REAPI names it.
+re::Digest digest_of(const std::string& data, Sha256Hex sha256);
+// The action's messages: the input root as a Merkle tree of Directory
+// messages (children sorted by name, as the spec asks), the Command and the Action.
+Prepared prepare(const Action& action, Sha256Hex sha256);
+
+}  // namespace ob::reapi
