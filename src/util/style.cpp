@@ -30,7 +30,6 @@ bool decide_color(ColorChoice choice, const ColorEnvironment& env, int fd) {
 }
 
 void set_color(bool enabled) { g_color = enabled; }
-bool color_enabled() { return g_color; }
 
 std::string paint(Style style, std::string_view text) {
   if (!g_color) return std::string(text);

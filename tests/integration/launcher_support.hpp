@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "offload_build/util/strings.hpp"
@@ -33,11 +35,7 @@ struct Launcher {
   process::Captured cc(Argv args, Env more = {}) const {
     return run_tool(std::move(args), tmp.path(), env(more));
   }
-  nlohmann::json stats() const {
-    auto r = ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  }
+  nlohmann::json stats() const { return cache_stats(cache, env(), tmp.path()); }
 };
 
 inline Argv concat(Argv a, const Argv& b) {

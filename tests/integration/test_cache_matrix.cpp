@@ -4,6 +4,8 @@
 // built from that mix of hits and misses runs correctly.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <functional>
 #include <map>
 #include <set>
@@ -65,11 +67,7 @@ class Matrix {
     return a;
   }
 
-  nlohmann::json stats() {
-    auto r = run_ob({"--cache-dir", cache_.string(), "cache", "stats", "--json"});
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  }
+  nlohmann::json stats() { return cache_stats(cache_); }
 
   // Build with --explain; the result lists the jobs that hit and missed.
   Explained build(const Env& env = {}, std::vector<std::string> extra = {}) {

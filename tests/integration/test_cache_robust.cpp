@@ -4,6 +4,8 @@
 // killed) and the program that comes out runs correctly.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,11 +40,6 @@ std::vector<fs::path> entry_files(const fs::path& cache) {
   return files;
 }
 
-nlohmann::json stats(const fs::path& cache) {
-  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
 
 // `cache verify` decodes every entry: exit 0 when all are sound.
 void require_all_entries_sound(const fs::path& cache) {
@@ -97,7 +94,7 @@ TEST_CASE("corrupt cache entries are counted misses and replaced and never serve
       auto files = entry_files(cache);
       REQUIRE(files.size() >= 5);  // host-ir, device, package, host, link
       for (const auto& f : files) damage.apply(f);
-      auto before = stats(cache);
+      auto before = cache_stats(cache);
 
       fs::remove_all(dir / "build");
       auto r = build(dir, cache, {"--explain"});
@@ -105,7 +102,7 @@ TEST_CASE("corrupt cache entries are counted misses and replaced and never serve
       REQUIRE(r.exit_code == 0);
       CHECK(count_occurrences(r.err, ": hit") == 0);
       CHECK(count_occurrences(r.err, "miss: the cache entry was corrupt") == 5);
-      auto after = stats(cache);
+      auto after = cache_stats(cache);
       CHECK(after["corrupt"].get<int>() - before["corrupt"].get<int>() == 5);
       CHECK(after["misses_by_reason"]["corrupt"].get<int>() -
                 before["misses_by_reason"].value("corrupt", 0) == 5);
@@ -147,7 +144,7 @@ TEST_CASE("8 concurrent builds of one project on one cache all succeed", "[integ
     CHECK_THAT(r.out, Catch::Contains("vector-cxx: all OK"));
   }
   require_all_entries_sound(cache);
-  auto s = stats(cache);
+  auto s = cache_stats(cache);
   CHECK(s["corrupt"].get<int>() == 0);
   // 3 TUs x (host-ir, device, package, host) + link = 13 jobs per build.
   CHECK(s["hits"].get<int>() + s["misses"].get<int>() == 8 * 13);

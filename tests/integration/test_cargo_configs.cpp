@@ -6,6 +6,10 @@
 // kernel's value against the host's view of the same configuration.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
+#include <fmt/format.h>
+
 #include "cargo_workspace.hpp"
 #include "rust_support.hpp"
 #include "support/ob_process.hpp"
@@ -139,7 +143,7 @@ void runs_ok(const fs::path& target_dir, const std::string& name, const std::str
 
 }  // namespace
 
-TEST_CASE("cargo flow: the workspace's programs as cargo selects them (no -p, --bin, -p twice), --target-dir and "
+TEST_CASE("cargo flow: the workspace's programs as cargo selects them (no -p, --bin, -p twice, test --workspace), --target-dir and "
           "--message-format reach every pass",
           "[integration][rust][cargo-configs]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
@@ -171,6 +175,18 @@ TEST_CASE("cargo flow: the workspace's programs as cargo selects them (no -p, --
   CHECK(json.exit_code == 0);
   CHECK_THAT(json.out, Catch::Contains("{\"reason\":\"compiler-artifact\"") &&
                            Catch::Contains("{\"reason\":\"build-finished\",\"success\":true}"));
+  // `test --workspace`: each program's tests, each launching its own kernel crate's kernel.
+  for (const auto& [app, kern, line] : {std::tuple{"app", "kern", "x[7]=7 expect=7 OK"},
+                                        std::tuple{"app2", "kern2", "x[7]=14 expect=14 OK"}})
+    write_file(ws / app / "src/main.rs",
+               fmt::format("fn main() {{\n    println!(\"{{}}\", {0}::report());\n}}\n\n#[cfg(test)]\nmod tests {{\n"
+                           "    #[test]\n    fn {1}_kernel_runs() {{\n        assert_eq!({0}::report(), \"{2}\");\n    }}\n}}\n",
+                           kern, app, line));
+  auto tests = ob({"test", "--workspace"});
+  INFO(tests.out << tests.err);
+  CHECK(tests.exit_code == 0);
+  CHECK_THAT(tests.out, Catch::Contains("test tests::app_kernel_runs ... ok") &&
+                            Catch::Contains("test tests::app2_kernel_runs ... ok"));
 }
 
 TEST_CASE("cargo flow: an optional kernel dependency (gpu = [\"dep:kern\"]) is followed when --features enables it, left out without",

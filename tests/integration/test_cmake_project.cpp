@@ -5,6 +5,8 @@
 // every offload compile is served from the cache.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "offload_build/util/strings.hpp"
@@ -33,11 +35,7 @@ struct CmakeProject {
           {"OFFLOAD_BUILD_NO_CACHE", std::nullopt},    {"MAKEFLAGS", std::nullopt},
           {"CMAKE_GENERATOR", std::nullopt}};
 
-  nlohmann::json stats() {
-    auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  }
+  nlohmann::json stats() { return cache_stats(cache); }
   void configure(const fs::path& build, const std::string& generator) {
     auto r = run_tool({"cmake", "-S", src.string(), "-B", build.string(), "-G", generator,
                        "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix.string(),

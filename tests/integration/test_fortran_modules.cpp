@@ -6,6 +6,8 @@
 // files keyed, objects byte-identical to flang-22's own.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "launcher_support.hpp"
@@ -45,9 +47,7 @@ struct Project {
     CHECK_THAT(r.err, !Catch::Contains("Semantic errors"));
     return r;
   }
-  nlohmann::json stats() const {
-    return nlohmann::json::parse(run_ob({"cache", "stats", "--json"}, dir, env).out);
-  }
+  nlohmann::json stats() const { return cache_stats({}, env, dir); }
 };
 
 // The --explain lines of compile jobs (not the link) that say `what`.

@@ -7,6 +7,8 @@
 // messages stay short.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,11 +71,6 @@ void rewrite_metadata(const fs::path& entry, const std::string& metadata) {
   write_file(entry, storage::encode_entry(*e, "result", key));
 }
 
-nlohmann::json stats(const fs::path& cache, Env env = {}) {
-  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"}, {}, std::move(env));
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
 
 std::vector<std::string> as_nobody(std::vector<std::string> argv) {
   argv.insert(argv.begin(), {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
@@ -169,14 +166,14 @@ TEST_CASE("a restored output never carries special bits, and malformed metadata 
                                  "not json at all"}) {
     SECTION("metadata " + meta) {
       rewrite_metadata(entry, meta);
-      const int corrupt_before = stats(cache)["corrupt"].get<int>();
+      const int corrupt_before = cache_stats(cache)["corrupt"].get<int>();
       fs::remove_all(dir / "build");
       auto r = build(dir, cache, {}, {"--explain"});
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       CHECK_THAT(r.err, Catch::Contains("4 from cache, 1 run"));
       CHECK(count_occurrences(r.err, "miss: the cache entry was corrupt") == 1);
-      CHECK(stats(cache)["corrupt"].get<int>() == corrupt_before + 1);
+      CHECK(cache_stats(cache)["corrupt"].get<int>() == corrupt_before + 1);
       check_runs(dir / "build/saxpy");
       auto v = run_ob({"--cache-dir", cache.string(), "cache", "verify"});
       CHECK(v.exit_code == 0);  // replaced by a sound one
@@ -208,7 +205,7 @@ TEST_CASE("with a signing key, entries not signed with it are refused",
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.err, Catch::Contains("5 jobs: 0 from cache, 5 run"));
-    CHECK(stats(cache)["corrupt"].get<int>() >= 5);
+    CHECK(cache_stats(cache)["corrupt"].get<int>() >= 5);
     check_runs(dir / "build/saxpy");
     CHECK(run_ob({"--cache-dir", cache.string(), "cache", "verify"}, {}, k2).exit_code == 0);
   }
@@ -375,7 +372,7 @@ TEST_CASE("an internal error in launcher mode runs the compiler unchanged, count
   // stable-names library), and its own (empty) output.
   CHECK(read_file(dir / "got.o") == read_file(dir / "ref.o"));
   CHECK(got.err == ref.err);
-  auto s = stats(cache);
+  auto s = cache_stats(cache);
   CHECK(s["unchanged_by_reason"] == nlohmann::json{{"internal error", 1}});
   CHECK(s["misses"] == 0);  // nothing was split
   CHECK(s["entries"] == 0);
@@ -388,7 +385,7 @@ TEST_CASE("an internal error in launcher mode runs the compiler unchanged, count
   CHECK_THAT(bad.err, Catch::Contains("running the compiler unchanged: internal error: "
                                       "OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set"));
   CHECK_THAT(bad.err, Catch::Contains("use of undeclared identifier 'x'"));
-  CHECK(stats(cache)["unchanged_by_reason"] == nlohmann::json{{"internal error", 2}});
+  CHECK(cache_stats(cache)["unchanged_by_reason"] == nlohmann::json{{"internal error", 2}});
 }
 
 TEST_CASE("cache stats and verify on a read-only cache whose v1 is a symlink say so",

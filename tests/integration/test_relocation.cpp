@@ -7,6 +7,8 @@
 // runs on the host device. Where only the paths stop a hit, --explain says so.
 #include <catch2/catch.hpp>
 
+#include "support/cache_stats.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "support/ob_process.hpp"
@@ -40,11 +42,7 @@ struct Checkouts {
            {"MAKEFLAGS", std::nullopt},                 {"CMAKE_GENERATOR", std::nullopt},
            {"OFFLOAD_BUILD_BASE_DIR", base_dir ? std::optional(base_dir->string()) : std::nullopt}};
   }
-  nlohmann::json stats() {
-    auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  }
+  nlohmann::json stats() { return cache_stats(cache); }
   // Runs `command`; returns the change of the cache's hits and misses.
   std::pair<int, int> counted(const std::vector<std::string>& command, const fs::path& cwd = {}) {
     auto before = stats();

@@ -96,7 +96,7 @@ TEST_CASE("Redis: a warm remote fills empty local caches, read-only clients, a w
   auto reader = remote_stats(tmp / "cache2", shown + "|read-only");
   CHECK(count_of(reader, "hits") >= 5);
   CHECK(count_of(reader, "bytes_read") > 0);
-  CHECK(stats(tmp / "cache2")["entries"].get<int>() >= 5);  // back-filled
+  CHECK(cache_stats(tmp / "cache2")["entries"].get<int>() >= 5);  // back-filled
   require_sound(tmp / "cache2");
 
   // A read-only client that builds something new stores nothing remotely.
@@ -304,7 +304,7 @@ int getaddrinfo(const char* node, const char* service, const struct addrinfo* hi
   CHECK(count_occurrences(r.err, "warning: remote storage http://" + nowhere + "/x: GET: Couldn't resolve host") == 1);
   CHECK_THAT(r.err, !Catch::Contains(kPassword));
   check_runs(dir);
-  auto s = stats(tmp / "cache")["remotes"];
+  auto s = cache_stats(tmp / "cache")["remotes"];
   INFO(s.dump());
   CHECK(count_of(s["redis://127.0.0.1:" + std::to_string(refused)], "errors") == 1);
   CHECK(count_of(s["http://127.0.0.1:" + std::to_string(http_hole.port()) + "/x"], "timeouts") == 1);

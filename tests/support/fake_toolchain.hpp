@@ -17,4 +17,17 @@ inline toolchain::Toolchain fake_toolchain_at(const std::filesystem::path& root)
   return tc;
 }
 
+// The same under "/llvm", the root most planner tests use.
+inline toolchain::Toolchain fake_toolchain(const std::filesystem::path& root = "/llvm") { return fake_toolchain_at(root); }
+
+// With a rustc at /rust/bin/rustc, for the Rust planners.
+inline toolchain::Toolchain fake_rust_toolchain(toolchain::rust::Flavour flavour = toolchain::rust::Flavour::Test) {
+  toolchain::Toolchain tc = fake_toolchain_at("/llvm");
+  toolchain::rust::RustToolchain r;
+  r.rustc = "/rust/bin/rustc";
+  r.flavour = flavour;
+  tc.rust = r;
+  return tc;
+}
+
 }  // namespace ob::test

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/cache_stats.hpp"
 #include "support/ob_process.hpp"
 #include "support/servers.hpp"
 
@@ -34,15 +35,10 @@ inline process::Captured build(const fs::path& dir, const fs::path& cache, std::
   return run_ob(args, {}, remote_env(env));
 }
 
-inline nlohmann::json stats(const fs::path& cache) {
-  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
-  REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
-}
 
 // The counters of the remote shown as `display`, zero when it has none.
 inline nlohmann::json remote_stats(const fs::path& cache, const std::string& display) {
-  auto s = stats(cache);
+  auto s = cache_stats(cache);
   INFO(s.dump());
   if (!s["remotes"].contains(display)) return nlohmann::json::object();
   return s["remotes"][display];

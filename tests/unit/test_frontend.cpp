@@ -22,7 +22,6 @@ namespace {
 const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
 const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 
-toolchain::Toolchain fake_toolchain() { return test::fake_toolchain_at("/llvm"); }
 
 manifest::Manifest one_source(manifest::Language lang, const std::string& source) {
   manifest::Manifest m;
@@ -93,7 +92,7 @@ class ListingProbe final : public toolchain::DriverProbe {
 TEST_CASE("frontend seam: every pass of a manifest build is the frontend's Compile",
           "[frontend][plan]") {
   const manifest::Manifest m = one_source(manifest::Language::Cxx, "src/k.cpp");
-  const toolchain::Toolchain tc = fake_toolchain();
+  const toolchain::Toolchain tc = test::fake_toolchain();
   const plan::Plan plan = plan::make_plan(m, tc);  // no probe: the two-parse form
   REQUIRE(plan.jobs.size() == 5);
   const toolchain::frontend::Frontend& fe = toolchain::frontend::for_language(manifest::Language::Cxx);
@@ -118,7 +117,7 @@ TEST_CASE("frontend seam: every pass of a launcher compile is the frontend's Com
           "[frontend][launcher]") {
   const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90", "-g", "-MD",
                             "-c", "k.c", "-o", "k.o"});
-  const plan::Plan plan = plan::make_launcher_plan(req, fake_toolchain(), "/w");
+  const plan::Plan plan = plan::make_launcher_plan(req, test::fake_toolchain(), "/w");
   REQUIRE(plan.jobs.size() == 3);
   const auto compile = toolchain::frontend::for_language(manifest::Language::C).launcher_compile(req, "/w", "");
   // The one device pass writes the caller's depfile (k.d, clang's default name).
@@ -139,12 +138,12 @@ TEST_CASE("frontend seam: a manifest source and a launcher compile get the same 
                             "-DN=4", "-O2", "-c", "k.c", "-o", "k.o"});
   const std::vector<std::string> two_parse{"device host unit 1 after", "device sm_90 unit 1 after",
                                            "package unit 1 after 0 1", "host unit 1 after 2"};
-  CHECK(shape(plan::make_plan(m, fake_toolchain())) == two_parse);
-  CHECK(shape(plan::make_launcher_plan(req, fake_toolchain(), "/proj")) == two_parse);
+  CHECK(shape(plan::make_plan(m, test::fake_toolchain())) == two_parse);
+  CHECK(shape(plan::make_launcher_plan(req, test::fake_toolchain(), "/proj")) == two_parse);
 
   ListingProbe probe;
-  const plan::Plan manifest = plan::make_plan(m, fake_toolchain(), plan::PlanOptions{&probe, false, 1, nullptr});
-  const plan::Plan launcher = plan::make_launcher_plan(req, fake_toolchain(), "/proj", &probe);
+  const plan::Plan manifest = plan::make_plan(m, test::fake_toolchain(), plan::PlanOptions{&probe, false, 1, nullptr});
+  const plan::Plan launcher = plan::make_launcher_plan(req, test::fake_toolchain(), "/proj", &probe);
   CHECK(probe.calls == 4);
   const std::vector<std::string> single_parse{
       "host-ir unit 1 after", "device host unit 1 after 0", "device sm_90 unit 1 after 0",
@@ -162,7 +161,7 @@ TEST_CASE("frontend seam: a manifest source and a launcher compile get the same 
 TEST_CASE("frontend seam: the frontend says when a compile keeps the two-parse form",
           "[frontend][single-parse]") {
   manifest::Manifest m = one_source(manifest::Language::C, "k.c");
-  const toolchain::Toolchain tc = fake_toolchain();
+  const toolchain::Toolchain tc = test::fake_toolchain();
   const toolchain::frontend::Frontend& fe = toolchain::frontend::for_language(manifest::Language::C);
   CHECK_FALSE(fe.manifest_compile(tc, m, m.sources[0], "k.c")->two_parse_reason());
   m.device_flags = {"-DDEVICE_ONLY"};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "support/fake_toolchain.hpp"
 #include "offload_build/plan/compdb.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
@@ -13,23 +14,11 @@ using Argv = std::vector<std::string>;
 
 namespace {
 
-toolchain::Toolchain fake_toolchain() {
-  toolchain::Toolchain tc;
-  tc.root = "/nonexistent/llvm";
-  tc.clang = tc.root / "bin/clang";
-  tc.clangxx = tc.root / "bin/clang++";
-  tc.offload_binary = tc.root / "bin/llvm-offload-binary";
-  tc.linker_wrapper = tc.root / "bin/clang-linker-wrapper";
-  tc.objdump = tc.root / "bin/llvm-objdump";
-  tc.lib_dir = tc.root / "lib";
-  return tc;
-}
-
 plan::Plan plan_for(const Argv& argv, const fs::path& cwd = "/b") {
   auto parsed = toolchain::clang_cli::parse(argv);
   INFO(parsed.pass_reason);
   REQUIRE(parsed.compile);
-  return plan::make_launcher_plan(*parsed.compile, fake_toolchain(), cwd);
+  return plan::make_launcher_plan(*parsed.compile, test::fake_toolchain("/nonexistent/llvm"), cwd);
 }
 
 const std::string kWork = "obj/k.cpp.o.offload-build";

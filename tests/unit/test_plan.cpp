@@ -11,7 +11,6 @@ using namespace ob;
 namespace {
 
 // No device runtimes there: GPU targets get -nogpulib.
-toolchain::Toolchain fake_toolchain() { return test::fake_toolchain_at("/nonexistent/llvm"); }
 
 manifest::Manifest fake_manifest(std::vector<std::string> sources, std::vector<manifest::Target> targets) {
   manifest::Manifest m;
@@ -38,7 +37,7 @@ using Argv = std::vector<std::string>;
 
 TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]") {
   auto m = fake_manifest({"a.c", "src/b.c", "src/c.c"}, {kHost, kSm90});
-  plan::Plan plan = plan::make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, test::fake_toolchain("/nonexistent/llvm"));
   // 3 TUs x (2 device + package + host) + link
   REQUIRE(plan.jobs.size() == 3 * 4 + 1);
   size_t device = 0, package = 0, host = 0, link = 0;
@@ -68,7 +67,7 @@ TEST_CASE("plan has device x target, package, host per TU and one link", "[plan]
 
 TEST_CASE("job descriptions name kind, target and source", "[plan]") {
   auto m = fake_manifest({"src/k.cpp"}, {kSm90});
-  plan::Plan plan = plan::make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, test::fake_toolchain("/nonexistent/llvm"));
   CHECK(plan.jobs[0].describe(plan.cwd) == "device sm_90 src/k.cpp");
   CHECK(plan.jobs[1].describe(plan.cwd) == "package src/k.cpp");
   CHECK(plan.jobs[2].describe(plan.cwd) == "host src/k.cpp");
@@ -84,7 +83,7 @@ TEST_CASE("golden argv: host-device target, C", "[plan]") {
   m.host_flags = {"-Wall"};
   m.link_flags = {"-Wl,--as-needed"};
   m.libs = {"m", "vendor/libfoo.a"};
-  plan::Plan plan = plan::make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, test::fake_toolchain("/nonexistent/llvm"));
   REQUIRE(plan.jobs.size() == 4);
   CHECK(plan.jobs[0].argv ==
         Argv{"/nonexistent/llvm/bin/clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu",
@@ -112,7 +111,7 @@ TEST_CASE("golden argv: host-device target, C", "[plan]") {
 
 TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[plan]") {
   auto m = fake_manifest({"bare.cpp"}, {kHost, kSm90, kGfx90a});
-  plan::Plan plan = plan::make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, test::fake_toolchain("/nonexistent/llvm"));
   REQUIRE(plan.jobs.size() == 6);
   CHECK(plan.jobs[1].argv == Argv{"/nonexistent/llvm/bin/clang++", "-fopenmp",
                                   "--offload-arch=sm_90", "-nogpulib", "--offload-device-only",
@@ -142,7 +141,7 @@ TEST_CASE("golden argv: GPU targets without a device runtime use -nogpulib", "[p
 
 TEST_CASE("the link uses the toolchain's lld unless the manifest says system", "[plan]") {
   auto m = fake_manifest({"a.c"}, {kHost});
-  toolchain::Toolchain tc = fake_toolchain();
+  toolchain::Toolchain tc = test::fake_toolchain("/nonexistent/llvm");
   auto link_of = [&] { return plan::make_plan(m, tc).jobs.back(); };
   auto has = [](const plan::Job& j, const std::string& a) {
     return std::find(j.argv.begin(), j.argv.end(), a) != j.argv.end();
@@ -161,7 +160,7 @@ TEST_CASE("the link uses the toolchain's lld unless the manifest says system", "
 TEST_CASE("sources outside the project get safe object paths", "[plan]") {
   auto m = fake_manifest({"../common/x.c"}, {kHost});
   m.sources[0].path = fs::path("/proj/../common/x.c").lexically_normal();
-  plan::Plan plan = plan::make_plan(m, fake_toolchain());
+  plan::Plan plan = plan::make_plan(m, test::fake_toolchain("/nonexistent/llvm"));
   CHECK(plan.jobs[0].outputs[0] == "/proj/build/obj/__/common/x.c.dev.host.o");
   CHECK(plan.jobs[0].argv[8] == "/common/x.c");  // outside cwd: absolute in argv
 }

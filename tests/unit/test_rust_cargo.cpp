@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/fake_toolchain.hpp"
 #include "offload_build/toolchain/frontends/cargo.hpp"
 
 using namespace ob;
@@ -25,16 +26,6 @@ const char* kMetadata = R"({"packages":[
   "targets":[{"kind":["bin"],"name":"tool","src_path":"/w/tool/src/main.rs"}],"metadata":null}],
  "target_directory":"/w/target","workspace_root":"/w"})";
 
-toolchain::Toolchain fake_toolchain() {
-  toolchain::Toolchain tc;
-  tc.root = "/llvm";
-  tc.clang = "/llvm/bin/clang";
-  tc.lib_dir = "/llvm/lib";
-  toolchain::rust::RustToolchain r;
-  r.rustc = "/rust/bin/rustc";
-  tc.rust = r;
-  return tc;
-}
 
 const manifest::Target kHost{"x86_64-unknown-linux-gnu", "generic"};
 const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
@@ -115,7 +106,7 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   REQUIRE(p.ok());
   p->device_cfg = "offload_device";
   const auto u = split_user_args({"--release"});
-  auto host = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
+  auto host = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, kHost);
   CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "staticlib",
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
                           "/w/target/offload-device/host/rust-cargo", "--message-format=json-render-diagnostics",
@@ -134,17 +125,17 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   // No features resolved (the host pass does not build the crate): the user's as they are.
   CHECK(env_of(host, "CARGO_ENCODED_RUSTFLAGS").empty());  // set, to the resolved flags: none here
   const auto featured = split_user_args({"--release", "--features", "sq"});
-  const Argv as_given = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost).argv;
+  const Argv as_given = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, featured, kHost).argv;
   CHECK(std::count(as_given.begin(), as_given.end(), "sq") == 1);
   // Resolved: exactly the host pass's features, whatever the user wrote.
-  auto resolved = device_pass("/rust/bin/cargo", fake_toolchain(), *p, featured, kHost,
+  auto resolved = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, featured, kHost,
                               {std::vector<std::string>{"default", "squares"}, {"--cfg", "x y"}});
   CHECK(std::count(resolved.argv.begin(), resolved.argv.end(), "sq") == 0);
   const auto dashdash = std::find(resolved.argv.begin(), resolved.argv.end(), "--");
   CHECK(Argv(dashdash - 4, dashdash) == Argv{"--release", "--no-default-features", "--features", "default,squares"});
   CHECK(env_of(resolved, "CARGO_ENCODED_RUSTFLAGS") == "--cfg\x1fx y");
 
-  auto gpu = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kSm90);
+  auto gpu = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, kSm90);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "-Clto=fat") == 0);  // from the profile instead
   CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/rust-cargo/offload/rust_cargo.sm_90.bc");
@@ -204,7 +195,7 @@ TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
   REQUIRE(p.ok());
   auto u = split_user_args({"--bin", "rust-cargo"});
   u.implied_package = "rust-cargo";  // the package in the directory, the user named none
-  auto inv = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, fs::path("/w/target/offload/dev/devimg-0123.o"),
+  auto inv = host_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, {kHost}, fs::path("/w/target/offload/dev/devimg-0123.o"),
                        std::nullopt, {"-Cdebuginfo=1"});
   CHECK(inv.argv == Argv{"/rust/bin/cargo", "build", "--message-format=json-render-diagnostics", "--offline",
                          "--target", "x86_64-unknown-linux-gnu", "-p", "rust-cargo", "--bin", "rust-cargo"});
@@ -215,7 +206,7 @@ TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
   CHECK(env_of(inv, "CARGO_ENCODED_RUSTFLAGS") == "<unset>");
   CHECK(env_of(inv, "CARGO_PROFILE_DEV_LTO") == "fat");
 
-  auto spaced = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, fs::path("/a b/devimg.o"),
+  auto spaced = host_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, {kHost}, fs::path("/a b/devimg.o"),
                           std::nullopt, {});
   CHECK_THAT(env_of(spaced, "CARGO_ENCODED_RUSTFLAGS"), Contains("\x1f-Clink-arg=/a b/devimg.o\x1f"));
   CHECK(env_of(spaced, "RUSTFLAGS") == "<unset>");
@@ -327,9 +318,9 @@ TEST_CASE("cargo --message-format: merged with the JSON offload-build reads, on 
   REQUIRE(p.ok());
   auto formats = [&](const std::vector<std::string>& args) {
     const UserArgs u = split_user_args(args);
-    const Invocation host = host_pass("/rust/bin/cargo", fake_toolchain(), *p, u, {kHost}, std::nullopt,
+    const Invocation host = host_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, {kHost}, std::nullopt,
                                       std::nullopt, {});
-    const Invocation device = device_pass("/rust/bin/cargo", fake_toolchain(), *p, u, kHost);
+    const Invocation device = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, kHost);
     Argv out;
     for (const auto* inv : {&host, &device})
       for (const auto& a : inv->argv)

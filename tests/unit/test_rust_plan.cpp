@@ -20,12 +20,8 @@ const manifest::Target kSm90{"nvptx64-nvidia-cuda", "sm_90"};
 const manifest::Target kGfx90a{"amdgcn-amd-amdhsa", "gfx90a"};
 
 toolchain::Toolchain fake_toolchain(toolchain::rust::Flavour flavour = toolchain::rust::Flavour::Test) {
-  toolchain::Toolchain tc = test::fake_toolchain_at("/llvm");
+  toolchain::Toolchain tc = test::fake_rust_toolchain(flavour);
   tc.cuda_path = "/cuda";
-  toolchain::rust::RustToolchain r;
-  r.rustc = "/rust/bin/rustc";
-  r.flavour = flavour;
-  tc.rust = r;
   return tc;
 }
 

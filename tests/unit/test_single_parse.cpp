@@ -62,7 +62,6 @@ class FakeProbe final : public toolchain::DriverProbe {
   }
 };
 
-toolchain::Toolchain fake_toolchain() { return test::fake_toolchain_at("/llvm"); }
 
 manifest::Manifest fake_manifest(std::vector<std::string> sources) {
   manifest::Manifest m;
@@ -150,7 +149,7 @@ TEST_CASE("plan: one host-IR job per TU, shared by its device passes", "[single-
   FakeProbe probe;
   std::vector<std::string> notes;
   plan::PlanOptions o{&probe, false, 4, [&](const std::string& s) { notes.push_back(s); }};
-  const plan::Plan plan = plan::make_plan(fake_manifest({"src/a.c", "src/b.c", "c.c"}), fake_toolchain(), o);
+  const plan::Plan plan = plan::make_plan(fake_manifest({"src/a.c", "src/b.c", "c.c"}), test::fake_toolchain(), o);
 
   CHECK(probe.calls == 2);  // one per target, not per TU x target
   CHECK(kinds(plan) ==
@@ -195,18 +194,18 @@ TEST_CASE("plan: the two-parse form where a single parse could differ", "[single
 
   SECTION("host_flags: the host pass parses with flags the device passes do not see") {
     m.host_flags = {"-DHOST_ONLY"};
-    CHECK(kinds(plan::make_plan(m, fake_toolchain(), o)).front() == "device host a.c");
+    CHECK(kinds(plan::make_plan(m, test::fake_toolchain(), o)).front() == "device host a.c");
     CHECK(probe.calls == 0);
     CHECK_THAT(notes.at(0), Catch::Contains("host_flags or device_flags are set"));
   }
   SECTION("--two-parse") {
     o.two_parse = true;
-    CHECK(kinds(plan::make_plan(m, fake_toolchain(), o)).size() == 5);
+    CHECK(kinds(plan::make_plan(m, test::fake_toolchain(), o)).size() == 5);
     CHECK_THAT(notes.at(0), Catch::Contains("--two-parse"));
   }
   SECTION("a failed probe") {
     probe.fail = true;
-    const plan::Plan plan = plan::make_plan(m, fake_toolchain(), o);
+    const plan::Plan plan = plan::make_plan(m, test::fake_toolchain(), o);
     CHECK(kinds(plan) == std::vector<std::string>{"device host a.c", "device sm_90 a.c",
                                                   "package a.c", "host a.c", "link build/demo"});
     CHECK(notes.at(0) == "two-parse pipeline for a.c: clang -### failed: error: unknown argument");
@@ -218,7 +217,7 @@ TEST_CASE("launcher plan: one compile split around one host parse", "[single-par
                                   "-Iinc", "-MD", "-MF", "a.o.d", "-c", "a.c", "-o", "a.o"});
   REQUIRE(parsed.compile);
   FakeProbe probe;
-  const plan::Plan plan = plan::make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe);
+  const plan::Plan plan = plan::make_launcher_plan(*parsed.compile, test::fake_toolchain(), "/w", &probe);
   CHECK(probe.calls == 1);
   CHECK(kinds(plan) == std::vector<std::string>{"host-ir a.c", "device sm_90 a.c",
                                                 "assemble sm_90 a.c", "package a.c", "host a.c"});
@@ -238,11 +237,11 @@ TEST_CASE("launcher plan: one compile split around one host parse", "[single-par
                                "a.c", "-o", "a.o"});
   REQUIRE(lto.compile);
   // -flto too: clang's own one-shot compile is this host-IR flow.
-  CHECK(kinds(plan::make_launcher_plan(*lto.compile, fake_toolchain(), "/w", &probe)).front() ==
+  CHECK(kinds(plan::make_launcher_plan(*lto.compile, test::fake_toolchain(), "/w", &probe)).front() ==
         "host-ir a.c");
 
   probe.fail = true;  // no listing: the driver's own two-parse passes
-  CHECK(kinds(plan::make_launcher_plan(*parsed.compile, fake_toolchain(), "/w", &probe)) ==
+  CHECK(kinds(plan::make_launcher_plan(*parsed.compile, test::fake_toolchain(), "/w", &probe)) ==
         std::vector<std::string>{"device sm_90 a.c", "package a.c", "host a.c"});
 }
 
@@ -252,7 +251,7 @@ TEST_CASE("plan: probes run at most parallel_probes at once", "[single-parse][pl
                manifest::Target{"nvptx64-nvidia-cuda", "sm_90"}, manifest::Target{"amdgcn-amd-amdhsa", "gfx90a"}};
   for (size_t limit : {1, 2}) {
     FakeProbe probe;
-    plan::make_plan(m, fake_toolchain(), plan::PlanOptions{&probe, false, limit, nullptr});
+    plan::make_plan(m, test::fake_toolchain(), plan::PlanOptions{&probe, false, limit, nullptr});
     CHECK(probe.calls == 4);
     CHECK(probe.most == int(limit));
   }
@@ -268,7 +267,7 @@ TEST_CASE("under offload LTO the package records the device cc1's target feature
   pass.device = {"/llvm/bin/clang", "-cc1", "-triple", "nvptx64-nvidia-cuda", "-target-cpu", "sm_90",
                  "-target-feature", "+ptx88", "-target-feature", "+sm_90a"};
   CHECK(toolchain::single_parse::target_features(pass) == std::vector<std::string>{"+ptx88", "+sm_90a"});
-  auto argv = toolchain::clang_openmp::package(fake_toolchain(),
+  auto argv = toolchain::clang_openmp::package(test::fake_toolchain(),
                                                {{"d.o", {"nvptx64-nvidia-cuda", "sm_90"}, {"+ptx88"}}}, "p.offload");
   CHECK(argv.back() == "--image=file=d.o,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=openmp,feature=+ptx88");
 }

@@ -24,7 +24,6 @@ struct ColorEnvironment {
 bool decide_color(ColorChoice choice, const ColorEnvironment& env, int fd = 2);
 
 void set_color(bool enabled);
-bool color_enabled();
 
 enum class Style { Error, Warning, Summary, Bold };
 
