@@ -89,36 +89,47 @@ TEST_CASE("remote execution: a worker whose compiler answers another --version c
   CHECK_THAT(r.err, Catch::Contains("is not ours") && Catch::Contains("the build runs locally"));
   CHECK(objects(project / "build") == expected);
 }
+// One make run of launcher compiles in `dir` (children of this test process,
+// as under make): a.c and b.c, each a target region returning `value`, and
+// the environment that sends them to `url`.
+struct MakeRun {
+  fs::path dir;
+  Env env;
+  MakeRun(const fs::path& d, const std::string& url, int value, Env more = {}) : dir(d) {
+    for (const char* name : {"a", "b"})
+      write_file(dir / (std::string(name) + ".c"),
+                 std::string("int ") + name + "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n  v = " +
+                     std::to_string(value) + ";\n  return v;\n}\n");
+    env = {{"OFFLOAD_BUILD_CACHE_DIR", (dir / "cache").string()},
+           {"OFFLOAD_BUILD_REMOTE_EXECUTION", url},
+           {"OFFLOAD_BUILD_BASE_DIR", dir.string()},
+           {"OFFLOAD_BUILD_CONFIG", std::nullopt},
+           {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
+           {"MAKEFLAGS", std::nullopt}};
+    env.insert(env.end(), more.begin(), more.end());
+  }
+  // `name`.c compiled through the launcher: what it printed on stderr.
+  std::string compile(const std::string& name) const {
+    auto r = run_ob({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", name + ".c",
+                     "-o", name + ".o"},
+                    dir, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(fs::exists(dir / (name + ".o")));
+    return r.err;
+  }
+};
+
 TEST_CASE("remote execution: in one make run, the compile that finds the engine failing spares the rest",
           "[integration][remote-execution][launcher]") {
   TempDir tmp("ob-reapi-down");
-  for (const char* name : {"a", "b"})
-    write_file(tmp / (std::string(name) + ".c"), std::string("int ") + name +
-                                                     "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n"
-                                                     "  v = 1;\n  return v;\n}\n");
   LyingEngine engine(tmp / "engine", "bad-digest");
-  // Both compiles are children of this test process: one build, as under make.
-  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()},
-                {"OFFLOAD_BUILD_REMOTE_EXECUTION", engine.url()},
-                {"OFFLOAD_BUILD_EXPLAIN", "1"},
-                {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
-                {"OFFLOAD_BUILD_CONFIG", std::nullopt},
-                {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
-                {"MAKEFLAGS", std::nullopt}};
-  auto compile = [&](const std::string& name) {
-    auto r = run_ob({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", name + ".c",
-                     "-o", name + ".o"},
-                    tmp.path(), env);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    REQUIRE(fs::exists(tmp / (name + ".o")));
-    return r.err;
-  };
-  const std::string first = compile("a");
+  const MakeRun make(tmp.path(), engine.url(), 1, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
+  const std::string first = make.compile("a");
   INFO(first);
   CHECK(count_occurrences(first, "warning: remote_execution") == 1);
   REQUIRE(count_occurrences(engine.calls(), "GetCapabilities") == 1);
-  const std::string second = compile("b");
+  const std::string second = make.compile("b");
   INFO(second);
   INFO(engine.calls());
   CHECK(second.find("warning") == std::string::npos);  // said once per build
@@ -130,38 +141,19 @@ TEST_CASE("remote execution: in one make run, the compile that finds the engine 
 TEST_CASE("remote execution: the compiles of one make run share one time budget for a slow engine",
           "[integration][remote-execution][launcher]") {
   TempDir tmp("ob-reapi-budget");
-  for (const char* name : {"a", "b"})
-    write_file(tmp / (std::string(name) + ".c"), std::string("int ") + name +
-                                                     "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n"
-                                                     "  v = 2;\n  return v;\n}\n");
   // Each GetActionResult is answered (a miss) after at least 2 s, 1.9 s of it
   // past connect-timeout; each Execute at once, the compile failing there (no
   // engine fault: the job reruns here). Budget: 10 s + 1 s - 0.1 s = 10.9 s
   // for the make run. A compile sends its 3 jobs one at a time (jobs=1): the
   // first compile spends about 5.7 s of it, so the second runs out on its third job.
   LyingEngine engine(tmp / "engine", "slow-failing", 2000);
-  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()},
-                {"OFFLOAD_BUILD_REMOTE_EXECUTION", engine.url() + "|connect-timeout=100ms|call-timeout=10s|jobs=1"},
-                {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
-                {"OFFLOAD_BUILD_CONFIG", std::nullopt},
-                {"OFFLOAD_BUILD_REMOTE_STORAGE", std::nullopt},
-                {"MAKEFLAGS", std::nullopt}};
-  // Both compiles are children of this test process: one build, as under make.
-  auto compile = [&](const std::string& name) {
-    auto r = run_ob({"/usr/bin/clang-22", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", name + ".c",
-                     "-o", name + ".o"},
-                    tmp.path(), env);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    REQUIRE(fs::exists(tmp / (name + ".o")));
-    return r.err;
-  };
-  const std::string first = compile("a");
+  const MakeRun make(tmp.path(), engine.url() + "|connect-timeout=100ms|call-timeout=10s|jobs=1", 2);
+  const std::string first = make.compile("a");
   INFO(first);
   INFO(engine.calls());
   REQUIRE(count_occurrences(engine.calls(), "Execute failed") == 3);
   CHECK(first.find("warning") == std::string::npos);  // within the budget
-  const std::string second = compile("b");
+  const std::string second = make.compile("b");
   INFO(second);
   INFO(engine.calls());
   CHECK(count_occurrences(second, "warning: remote_execution") == 1);
