@@ -15,6 +15,7 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::exec {
@@ -31,11 +32,6 @@ constexpr const char* kCwdMarker = ".offload-build-cwd";
 
 constexpr const char* kFortranLocal =
     "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
-
-bool path_under(const fs::path& p, const fs::path& dir) {
-  auto [d, q] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
-  return d == dir.end();
-}
 
 fs::path common_dir(const fs::path& a, const fs::path& b) {
   fs::path out;
@@ -112,7 +108,7 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
     why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
     return std::nullopt;
   }
-  auto files = files_read(job, cmd, temps, scan, scan_lookups, why);
+  auto files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why);
   if (!files) return std::nullopt;
   l.root = root_;
   std::set<fs::path> seen;
@@ -155,10 +151,9 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
 // Every file the compile reads: its declared inputs and, with a depfile, what
 // a scan with its own flags and target lists.
 std::optional<std::vector<fs::path>> ActionBuilder::files_read(
-    const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
+    const plan::Job& job, const process::Command& cmd, const fs::path& cwd, const std::vector<fs::path>& temps,
     const std::function<bool(const process::Command&)>& scan, std::optional<fs::path>& scan_lookups,
     std::string& why) {
-  const fs::path cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
   std::vector<fs::path> files;
   for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
   if (!job.depfile) return files;
@@ -221,7 +216,7 @@ bool ActionBuilder::lay_out(const plan::Job& job, const std::vector<fs::path>& t
     const auto& bases = setup_.plan->base_dirs;
     for (const auto& f : l.shipped)
       if (std::none_of(bases.begin(), bases.end(),
-                       [&](const fs::path& b) { return path_under(f, b.lexically_normal()); })) {
+                       [&](const fs::path& b) { return util::is_under(f, b.lexically_normal()); })) {
         why = fmt::format("{} is outside base_dir: its kernel names would differ on the worker", f.string());
         if (!outside_base_said_.exchange(true) && setup_.warn)
           setup_.warn(fmt::format("remote_execution {}: {} is outside base_dir, so compiles that read it run "
@@ -308,7 +303,7 @@ bool ActionBuilder::add_env(const process::Command& cmd, const ActionKey& key, c
       fs::path p(part);
       if (!p.is_absolute() || is_system(p)) {
         parts.push_back(part);
-      } else if (path_under(p.lexically_normal(), l.root)) {
+      } else if (util::is_under(p.lexically_normal(), l.root)) {
         parts.push_back(from_cwd(p, l.cwd));
       } else if (fs::is_regular_file(p)) {
         auto d = digest_of(p);
@@ -389,7 +384,7 @@ std::string ActionBuilder::rewrite(const std::string& arg, const fs::path& root,
 
 bool ActionBuilder::is_system(const fs::path& p) const {
   for (const auto& d : setup_.system_dirs)
-    if (path_under(p, d)) return true;
+    if (util::is_under(p, d)) return true;
   return false;
 }
 

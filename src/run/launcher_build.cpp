@@ -10,27 +10,28 @@
 #include <fmt/core.h>
 
 #include "offload_build/run/build_context.hpp"
-#include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
 #include "offload_build/util/paths.hpp"
 #include "launcher_build.hpp"
-#include "launcher_compile.hpp"
 
 namespace ob::run {
 
-int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
-                const std::vector<std::string>& command, const Request& o, Unchanged& why) {
+PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
+                       BuildContext& context, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
+  const Request& o = context.options();
   const fs::path& cwd = setup.cwd;
+  auto pass = [&](std::string reason, const char* code) {
+    unsplit(why, std::move(reason), code);
+    return PathAnswer{};
+  };
   std::error_code ec;
   const fs::path program = (cwd / build.output_arg()).lexically_normal();
-  if (!fs::is_directory(program.parent_path(), ec)) return unsplit(why, "the output's directory does not exist", kPaths);
-  const auto toolchain = toolchain_of(setup.compiler);
-  if (!toolchain)
-    return unsplit(why, "no LLVM installation (llvm-offload-binary) next to " + command.front(), kCompiler);
-  BuildContext context(o);
+  if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
+  if (!setup.toolchain)
+    return pass("no LLVM installation (llvm-offload-binary) next to " + setup.compiler.string(), kCompiler);
   open_launcher_cache(context);
   const auto memo = context.probe_memo();
 
@@ -43,26 +44,30 @@ int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildReques
     const fs::path object = work / fmt::format("{}-{}.o", n + 1, source.stem().string());
     objects.push_back(plan::arg_path(object, cwd).string());
     auto one = setup.frontend->parse(build.compile_argv(n, objects.back()));
-    if (!one.compile) return unsplit(why, "a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
+    if (!one.compile) {
+      unsplit(why, "a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
+      return {};
+    }
     if (auto unusable = one.compile->unusable_files(cwd)) {
       why = std::move(*unusable);
-      return -1;
+      return {};
     }
-    if (!ready_to_split(*one.compile, setup, *toolchain, memo, false, why)) return -1;
+    if (!ready_to_split(*one.compile, setup, memo, false, why)) return {};
     compiles.push_back(std::move(*one.compile));
   }
   const auto link = setup.frontend->parse_link(build.link_argv(objects));
-  if (!link.link) return unsplit(why, "a one-step build's link: " + link.pass_reason, kOneStep);
+  if (!link.link) return pass("a one-step build's link: " + link.pass_reason, kOneStep);
   std::vector<fs::path> link_inputs;
   for (const auto& in : link.link->inputs) {
     const fs::path p = (cwd / in).lexically_normal();
     if (!util::is_under(p, work) && !fs::is_regular_file(p, ec))
-      return unsplit(why, "a one-step build's input " + in + " is not a file", kPaths);
+      return pass("a one-step build's input " + in + " is not a file", kPaths);
     link_inputs.push_back(p);
   }
 
+  const toolchain::Toolchain& tc = *setup.toolchain;
   std::unique_ptr<toolchain::DriverProbe> probe;
-  if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(*toolchain, memo);
+  if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(tc, memo);
   process::install_signal_handlers();
   plan::Plan plan;
   plan.cwd = cwd;
@@ -72,20 +77,21 @@ int split_build(const LaunchSetup& setup, const toolchain::frontend::BuildReques
   std::vector<plan::JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
     const plan::Plan one =
-        plan::make_launcher_plan(compiles[n], *toolchain, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
-    if (process::interrupted()) return exit_code::interrupted;
+        plan::make_launcher_plan(compiles[n], tc, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
+    if (process::interrupted()) return {std::nullopt, exit_code::interrupted};
     for (plan::JobId id : plan::append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }
-  plan::Job link_job = plan::offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, *toolchain);
+  plan::Job link_job = plan::offload_link_job(*link.link, std::move(link_inputs), program, work, cwd, tc);
   link_job.unit = compiles.size() + 1;
   link_job.deps = object_jobs;
   plan.add(std::move(link_job));
-  use_stable_kernel_names(plan, setup, memo, o);
-  if (o.config.flag("verbose"))
-    std::cerr << fmt::format("offload-build: splitting a one-step build into {} compiles and the offload link\n",
-                             compiles.size());
-  if (auto code = run_and_report(plan, context, command, program.filename().string())) return *code;
-  return unsplit(why, "a split pass failed: the compiler shows its own diagnostics", kFailed);
+  Split split;
+  split.plan = std::move(plan);
+  split.project = program.filename().string();
+  split.stable_names = true;
+  split.verbose = fmt::format("splitting a one-step build into {} compiles and the offload link", compiles.size());
+  split.failed = {"a split pass failed: the compiler shows its own diagnostics", kFailed, {}};
+  return {std::move(split), std::nullopt};
 }
 
 }  // namespace ob::run

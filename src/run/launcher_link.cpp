@@ -2,30 +2,18 @@
 // runs as one cached job, keyed like a manifest build's link on its tools,
 // its argv and the content of every file the linker read (its depfile); the
 // job is plan/launcher_plan.hpp's offload_link_job.
-#include <algorithm>
-#include <iostream>
-
-#include <fmt/core.h>
-
-#include "offload_build/run/build_context.hpp"
-#include "offload_build/exec/executor.hpp"
-#include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
-#include "offload_build/util/strings.hpp"
-#include "launcher_compile.hpp"
 #include "launcher_link.hpp"
 
 namespace ob::run {
 
-int cached_link(const LaunchSetup& setup, const toolchain::frontend::LinkRequest& link,
-                const std::vector<std::string>& command, const Request& o, std::string& reason) {
+PathAnswer cached_link(const LaunchSetup& setup, const toolchain::frontend::LinkRequest& link, std::string& reason) {
   auto pass = [&](std::string why) {
     reason = std::move(why);
-    return -1;
+    return PathAnswer{};
   };
   const fs::path& cwd = setup.cwd;
-  const auto toolchain = toolchain_of(setup.compiler);
-  if (!toolchain) return pass("no LLVM installation next to " + command.front());
+  if (!setup.toolchain) return pass("no LLVM installation next to " + setup.compiler.string());
 
   std::error_code ec;
   plan::Plan plan;
@@ -42,13 +30,13 @@ int cached_link(const LaunchSetup& setup, const toolchain::frontend::LinkRequest
     if (!fs::is_regular_file(p, ec)) return pass("input " + in + " is not a file");
     inputs.push_back(p);
   }
-  plan.add(plan::offload_link_job(link, std::move(inputs), plan.program, plan.build_dir, cwd, *toolchain));
-
-  BuildContext context(o);
-  process::install_signal_handlers();
-  if (o.config.flag("verbose")) std::cerr << "offload-build: offload link, cached as one job\n";
-  if (auto code = run_and_report(plan, context, command, plan.program.filename().string())) return *code;
-  return pass("the link failed: the compiler shows its own diagnostics");
+  plan.add(plan::offload_link_job(link, std::move(inputs), plan.program, plan.build_dir, cwd, *setup.toolchain));
+  Split split;
+  split.project = plan.program.filename().string();
+  split.plan = std::move(plan);
+  split.verbose = "offload link, cached as one job";
+  split.failed = {"the link failed: the compiler shows its own diagnostics", "", {}};
+  return {std::move(split), std::nullopt};
 }
 
 }  // namespace ob::run

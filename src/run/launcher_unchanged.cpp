@@ -1,9 +1,14 @@
-// Launcher mode: saying that a compile ran unchanged. Each one is counted by
+// Launcher mode: a command run unchanged (through the prefix when it
+// compiles no device code), and saying that it did. Each one is counted by
 // its kind in the cache's counters (`cache stats`), and -v names the reason
 // once per build and kind: a CMake build of 300 plain compiles says "not an
 // offload compile" once, not 300 times.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 
 #include <chrono>
 #include <functional>
@@ -13,6 +18,10 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 
+#include "offload_build/process/subprocess.hpp"
+#include "offload_build/report/timeline.hpp"
+#include "offload_build/report/trace_json.hpp"
+#include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/run/launcher.hpp"
 #include "offload_build/run/build_context.hpp"
@@ -54,6 +63,70 @@ void note_unchanged(const Unchanged& why, const Request& o) {
         "offload-build: running the compiler unchanged: {} (\"{}\" in `offload-build cache stats`{}; "
         "said once per build{})\n",
         why.reason, why.code, most, why.option.empty() ? "" : " and option");
+}
+
+namespace {
+
+// Wait for the pass-through compiler and end the way it ended.
+int wait_like(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return exit_code::failure;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return exit_code::failure;
+  const int sig = WTERMSIG(status);
+  // Die of the same signal where that is harmless (no core dump of our own).
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE) {
+    std::signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  return 128 + sig;
+}
+
+}  // namespace
+
+int pass_through(const std::vector<std::string>& compile, const Unchanged& why, const Request& o,
+                 const Prefix& prefix) {
+  std::vector<std::string> command = compile;
+  const bool prefixed = !prefix.words.empty() && may_run_remotely(compile);
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  if (prefixed && !prefix.name.empty()) {  // a masquerade: as the wrapper run as the link
+    command.front() = prefix.name;
+    env.emplace_back("PATH", prefix.path);
+  }
+  if (prefixed) command.insert(command.begin(), prefix.words.begin(), prefix.words.end());
+  if (o.dry_run) {
+    if (o.config.flag("verbose")) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
+    std::cout << util::shell_join(command) << '\n';
+    return exit_code::ok;
+  }
+  note_unchanged(why, o);
+  // --trace: the compile is one event of the make/ninja run's trace.
+  std::optional<report::StepTimeline> timeline;
+  std::optional<report::TimedStep> step;
+  const auto trace = o.config.path("trace");
+  if (trace) {
+    const std::string name =
+        fs::path(command.front()).filename().string() + " " + toolchain::frontend::output_arg(command);
+    timeline.emplace(name, "launcher");
+    step.emplace(&*timeline, "unchanged", "", "unchanged (" + why.code + ") " + name);
+  }
+  // stdin, stdout and stderr are inherited: the output is the compiler's own.
+  auto pid = process::spawn(process::Command{command, {}, env});
+  if (!pid) {
+    std::cerr << "offload-build: error: " << (prefixed ? "prefix_command: " : "") << pid.error().message << '\n';
+    return 127;  // as a shell says for a command it cannot run
+  }
+  const int code = wait_like(*pid);
+  if (step) {
+    step->done(code == 0 ? "ran" : "failed");
+    if (auto added = report::append_trace(*trace, timeline->finish(code == 0 ? report::BuildResult::Ok : report::BuildResult::Failed));
+        !added)
+      std::cerr << "offload-build: warning: " << added.error().message << '\n';
+  }
+  write_launcher_report(o, command, nullptr, &why, code);
+  return code;
 }
 
 void write_launcher_report(const Request& o, const std::vector<std::string>& command,

@@ -1,5 +1,5 @@
-// Launcher mode: saying that a compile ran unchanged (launcher_unchanged.cpp):
-// counted by kind, named once per build, and a launcher call's --report.
+// Launcher mode: a command run unchanged (launcher_unchanged.cpp), counted
+// by kind, named once per build, and a launcher call's --report.
 #pragma once
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/run/request.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
 
@@ -21,6 +22,11 @@ inline int unsplit(Unchanged& why, std::string reason, const char* code, std::st
   why = {std::move(reason), code, std::move(option)};
   return -1;
 }
+
+// `command` run unchanged (`why`), through `prefix` (prefix_command) when
+// one is set and it compiles no device code; its exit code.
+int pass_through(const std::vector<std::string>& command, const Unchanged& why, const Request& options,
+                 const Prefix& prefix);
 
 // Count a compile run unchanged in the cache's counters (unless --no-cache)
 // and, under -v, say why: once per build and reason, not once per compile

@@ -50,10 +50,7 @@ void require_all_entries_sound(const fs::path& cache) {
 }
 
 process::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  args.push_back("build");
-  return run_ob(args);
+  return build_project(dir, cache, std::move(extra));
 }
 
 void check_saxpy_runs(const fs::path& dir) {

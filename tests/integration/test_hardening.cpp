@@ -30,10 +30,7 @@ const std::string kSaxpyOk = "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_
 
 process::Captured build(const fs::path& dir, const fs::path& cache, Env env = {},
                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  args.push_back("build");
-  return run_ob(args, {}, std::move(env));
+  return build_project(dir, cache, std::move(extra), std::move(env));
 }
 
 void check_runs(const fs::path& program) {

@@ -52,10 +52,7 @@ class Project {
   }
 
   process::Captured build(std::vector<std::string> extra = {}, Env env = {}) {
-    std::vector<std::string> args = {"-C", dir_.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back("build");
-    last_ = run_ob(args, {}, std::move(env));
+    last_ = build_project(dir_, {}, std::move(extra), std::move(env));
     return last_;
   }
 

@@ -32,10 +32,8 @@ struct Project {
   Project() : dir(copy_example("saxpy-c", tmp.path())), cache((tmp.path() / "cache").string()),
               report(tmp.path() / "out" / "report.json") {}
   process::Captured build(std::vector<std::string> more = {}) const {
-    std::vector<std::string> a{"-C", dir.string(), "--cache-dir", cache, "--report", report.string()};
-    a.insert(a.end(), more.begin(), more.end());
-    a.push_back("build");
-    return run_ob(a, {}, {{"CI", "1"}});
+    more.insert(more.begin(), {"--report", report.string()});
+    return build_project(dir, cache, std::move(more), {{"CI", "1"}});
   }
   json read() const { return json::parse(read_file(report)); }
 };

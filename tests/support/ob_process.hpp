@@ -53,6 +53,17 @@ inline process::Captured run_ob(std::vector<std::string> args, const fs::path& c
   return run_tool(std::move(args), cwd, std::move(env));
 }
 
+// `offload-build -C DIR [--cache-dir CACHE] OPTIONS... build`: the manifest
+// build of the project in `dir` (no --cache-dir with an empty `cache`).
+inline process::Captured build_project(const fs::path& dir, const fs::path& cache,
+                                       std::vector<std::string> options = {}, Env env = {}) {
+  std::vector<std::string> args{"-C", dir.string()};
+  if (!cache.empty()) args.insert(args.end(), {"--cache-dir", cache.string()});
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back("build");
+  return run_ob(std::move(args), {}, std::move(env));
+}
+
 // The environment offload-build gives its C/C++ compiles for stable kernel
 // names (LD_PRELOAD=... OFFLOAD_BUILD_STABLE_BASE=... OFFLOAD_BUILD_STABLE_ANCHOR=...
 // OFFLOAD_BUILD_STABLE_SALT=...),

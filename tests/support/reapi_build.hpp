@@ -36,10 +36,8 @@ inline std::map<std::string, std::string> objects(const fs::path& build) {
 }
 
 inline process::Captured build(const fs::path& project, const fs::path& cache, std::vector<std::string> more = {}) {
-  std::vector<std::string> args{"-C", project.string(), "--cache-dir", cache.string(), "-j2"};
-  args.insert(args.end(), more.begin(), more.end());
-  args.push_back("build");
-  return run_ob(args);
+  more.insert(more.begin(), "-j2");
+  return build_project(project, cache, std::move(more));
 }
 
 // The reference: `project` built here with no cache; its objects, and in

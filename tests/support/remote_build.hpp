@@ -28,11 +28,13 @@ inline Env remote_env(Env more = {}) {
 
 inline process::Captured build(const fs::path& dir, const fs::path& cache, std::vector<std::string> remotes,
                      std::vector<std::string> extra = {}, Env env = {}) {
-  std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
-  for (const auto& r : remotes) args.insert(args.end(), {"--remote-storage", r});
-  args.insert(args.end(), extra.begin(), extra.end());
-  if (std::find(extra.begin(), extra.end(), "run") == extra.end()) args.push_back("build");
-  return run_ob(args, {}, remote_env(env));
+  std::vector<std::string> options;
+  for (const auto& r : remotes) options.insert(options.end(), {"--remote-storage", r});
+  options.insert(options.end(), extra.begin(), extra.end());
+  if (std::find(extra.begin(), extra.end(), "run") == extra.end())
+    return build_project(dir, cache, std::move(options), remote_env(env));
+  options.insert(options.begin(), {"-C", dir.string(), "--cache-dir", cache.string()});  // `run`, not `build`
+  return run_ob(std::move(options), {}, remote_env(env));
 }
 
 

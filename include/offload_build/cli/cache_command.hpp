@@ -2,7 +2,7 @@
 // Each returns the process exit code and prints only to `out`. The caller
 // resolves the directory (the cache_dir setting, manifest "cache_dir"), the
 // size limit (--max-size, the max_size setting, manifest) and whom the cache
-// trusts (cache::Trust::from_config; by default a private, unsigned cache).
+// trusts (storage::Trust::from_config; by default a private, unsigned cache).
 #pragma once
 
 #include <cstdint>

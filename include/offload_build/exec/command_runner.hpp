@@ -61,7 +61,7 @@ class CommandRunner {
   virtual RemoteRunner* remote() { return nullptr; }
 };
 
-// Real processes, spawned through exec::spawn with inherited stdout/stderr,
+// Real processes, spawned through process::spawn with inherited stdout/stderr,
 // so compiler diagnostics (and their colors) reach the user unchanged.
 // With `buffer_output`, each child's stdout and stderr go instead to a memory
 // file returned in Completion::output when it ends (as ninja does), so they

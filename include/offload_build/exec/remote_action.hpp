@@ -57,7 +57,7 @@ class ActionBuilder {
  private:
   struct Layout;  // one job's input root, files and directories (remote_action.cpp)
   std::optional<std::vector<fs::path>> files_read(const plan::Job& job, const process::Command& cmd,
-                                                  const std::vector<fs::path>& temps,
+                                                  const fs::path& cwd, const std::vector<fs::path>& temps,
                                                   const std::function<bool(const process::Command&)>& scan,
                                                   std::optional<fs::path>& scan_lookups, std::string& why);
   bool lay_out(const plan::Job& job, const std::vector<fs::path>& temps, Layout& l, std::string& why);

@@ -54,7 +54,7 @@ class BuildContext {
   BuildContext& operator=(const BuildContext&) = delete;
 
   // Open the local cache (unless no_cache), trusting it as the settings say
-  // (cache::Trust::from_config), and the remotes layered over it;
+  // (storage::Trust::from_config), and the remotes layered over it;
   // once: a second call keeps what the first opened.
   Result<void> open_cache(const ProjectSettings& project, RemoteErrors remote_errors);
 

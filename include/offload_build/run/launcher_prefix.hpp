@@ -1,4 +1,4 @@
-// ccache's prefix_command in launcher mode (launcher_prefix.cpp): compiles
+// ccache's prefix_command in launcher mode (src/run/launcher_setup.cpp): compiles
 // with no offload run through the prefix (distcc, icecc), every offload job
 // here. docs/DISTRIBUTED.md.
 #pragma once

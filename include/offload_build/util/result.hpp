@@ -1,5 +1,6 @@
 // Result<T>: an `expected`-style value-or-error used everywhere inside the library.
-// Exceptions are not used for expected failures; cli::main has the one catch-all.
+// Exceptions are not used for expected failures; what throws is caught at the
+// entries (cli::main, a launcher call, which then runs the compiler unchanged).
 #pragma once
 
 #include <filesystem>
