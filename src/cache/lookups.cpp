@@ -10,6 +10,7 @@
 
 #include "offload_build/cache/depfile.hpp"
 #include "offload_build/toolchain/stable_names.h"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
@@ -47,30 +48,7 @@ std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::
     why = "no record of the lookups that found nothing (the compiler did not load the preload library)";
     return std::nullopt;
   }
-  std::set<std::string> paths;
-  bool header = false, wrote = false;
-  for (const auto& line : util::split(*text, '\n')) {
-    if (line.empty()) continue;
-    if (line == OB_LOOKUPS_HEADER) {
-      header = true;
-    } else if (line == OB_LOOKUPS_WROTE) {
-      wrote = true;
-    } else if (line == OB_LOOKUPS_LOST || line.front() != '/') {
-      why = "the lookups that found nothing could not all be recorded";
-      return std::nullopt;
-    } else {
-      paths.insert(line);
-    }
-  }
-  if (!header) {
-    why = "no record of the lookups that found nothing (the compiler did not load the preload library)";
-    return std::nullopt;
-  }
-  if (!wrote) {
-    why = "the process that wrote the depfile recorded no lookups (a compiler that ignores LD_PRELOAD?)";
-    return std::nullopt;
-  }
-  return std::vector<std::string>(paths.begin(), paths.end());
+  return toolchain::parse_lookups_record(*text, why);
 }
 
 std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::Job& job,

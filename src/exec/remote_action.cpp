@@ -100,7 +100,8 @@ ActionBuilder::ActionBuilder(const RemoteRunnerSetup& setup) : setup_(setup) {
 std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, const process::Command& cmd,
                                                          const std::vector<fs::path>& temps,
                                                          const std::function<bool(const process::Command&)>& scan,
-                                                         std::optional<fs::path>& scan_lookups, std::string& why) {
+                                                         std::optional<fs::path>& scan_lookups, std::string& why,
+                                                         const Manifest* known) {
   Layout l;
   l.cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
   // What -march=native means is this machine's CPU: a worker would build for its own.
@@ -108,7 +109,14 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
     why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
     return std::nullopt;
   }
-  auto files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why);
+  std::optional<std::vector<fs::path>> files;
+  if (known && job.depfile) {  // what the manifest says the scan would find
+    files.emplace();
+    for (const auto& in : job.inputs) files->push_back(in.is_absolute() ? in : l.cwd / in);
+    files->insert(files->end(), known->reads.begin(), known->reads.end());
+  } else {
+    files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why);
+  }
   if (!files) return std::nullopt;
   l.root = root_;
   std::set<fs::path> seen;
@@ -145,6 +153,7 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   built.outputs = action.output_files;
   if (!add_marker(temps, l, built, why)) return std::nullopt;
   std::sort(action.output_files.begin(), action.output_files.end());
+  built.reads = std::move(l.reads);
   return built;
 }
 

@@ -296,9 +296,11 @@ class Runner final : public RemoteRunner {
   // Try the job on the engine: its completion, or nullopt and why it runs
   // locally instead.
   std::optional<Completion> run_remote(Work& w, std::string& why) {
+    const std::string key = manifest_key(w.job);
+    const auto known = key.empty() ? std::nullopt : served_manifest(w, key);
     auto built = builder_.build(
         w.job, w.command, w.temps, [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; },
-        w.scan_lookups, why);
+        w.scan_lookups, why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
     reapi::ActionResult result;
     std::string error;
@@ -322,7 +324,59 @@ class Runner final : public RemoteRunner {
       why = fmt::format("the remote compile exited with {}", result.exit_code);
       return std::nullopt;
     }
-    return unpack(w, built->outputs, result, why);
+    auto done = unpack(w, built->outputs, result, why);
+    if (done && !key.empty() && !known) store_manifest(w, *built, key);
+    return done;
+  }
+
+  // Dependency manifests (dependency_manifest.cpp): only where the engine's
+  // action cache is asked at all, and only for compiles that are scanned.
+  std::string manifest_key(const plan::Job& job) const {
+    const auto use = setup_.config.engine_cache;
+    if (!setup_.manifest_key || !job.depfile || (use != EngineCache::Use && use != EngineCache::Trusted)) return {};
+    return setup_.manifest_key(job);
+  }
+
+  // The job's manifest from the engine, when it holds here: the job then
+  // needs no scan, and its record of lookups is the manifest's.
+  std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
+    std::string text, error, why;
+    if (!client_->get_manifest(key, text, error) || text.empty()) return std::nullopt;
+    const fs::path cwd = w.command.cwd.empty() ? setup_.plan->cwd : fs::path(w.command.cwd);
+    auto m = builder_.manifest_match(text, cwd, why);
+    if (!m) return std::nullopt;
+    auto env = w.command.env;
+    if (auto record = toolchain::redirect_lookups(env, fs::path(w.temps.back()).concat(".scan"))) {
+      if (!util::write_file_atomic(*record, toolchain::lookups_record_text(m->absent))) return std::nullopt;
+      w.scan_lookups = *record;
+    }
+    std::lock_guard lock(m_);
+    ++counts_.scans_skipped;
+    return m;
+  }
+
+  // After a scanned job ran on the engine: what the scan found, for the next
+  // checkout. A refusal (update_enabled false) is asked once per build.
+  void store_manifest(const Work& w, const ActionBuilder::Built& built, const std::string& key) {
+    if (manifests_refused_) return;
+    std::vector<std::string> absent;
+    if (w.scan_lookups) {
+      std::string why;
+      auto text = util::read_regular_file(*w.scan_lookups, 64ull << 20, "a record of lookups");
+      auto paths = text ? toolchain::parse_lookups_record(*text, why) : std::nullopt;
+      if (!paths) return;  // lookups unknown: a manifest could not vouch for absences
+      absent = std::move(*paths);
+    }
+    const fs::path cwd = w.command.cwd.empty() ? setup_.plan->cwd : fs::path(w.command.cwd);
+    const auto manifest = builder_.manifest_text(built, absent, cwd);
+    std::string error;
+    if (!manifest) return;
+    if (!client_->put_manifest(key, *manifest, error)) {
+      manifests_refused_ = true;
+      return;
+    }
+    std::lock_guard lock(m_);
+    ++counts_.manifests_stored;
   }
 
   // The result's outputs into the executor's temporaries, and what the compiler printed.
@@ -407,6 +461,7 @@ class Runner final : public RemoteRunner {
   std::atomic<bool> engine_down_{false};
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
   std::atomic<bool> fortran_said_{false};
+  std::atomic<bool> manifests_refused_{false};  // the engine would not store one: not asked again
   mutable std::mutex m_;
   size_t running_ = 0;
   std::deque<Completion> done_;

@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v3. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v4. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "google/longrunning/operations.pb.h"
 #include "offload_build/exec/remote_execution.hpp"
+#include "reapi_budget.hpp"
 #include "reapi_messages.hpp"
 
 namespace ob::reapi {
@@ -92,6 +93,7 @@ class GrpcClient final : public Client {
       error = "the engine's digest function is not SHA-256";
       return false;
     }
+    out.update_enabled = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
     const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
     if (batch > 0) out.max_batch_bytes = batch;
     std::lock_guard lock(mutex_);
@@ -101,7 +103,78 @@ class GrpcClient final : public Client {
 
   bool run(const Action& action, ActionResult& result, std::string& error) override {
     if (!run_within_budget(action, result, error)) {
-      too_slow(error);  // a call cut short by the budget says so
+      budget_.too_slow(error);  // a call cut short by the budget says so
+      return false;
+    }
+    return true;
+  }
+
+  bool get_manifest(const std::string& key, std::string& text, std::string& error) override {
+    text.clear();
+    {
+      // Only an engine that lets clients write its action cache can hold one.
+      std::lock_guard lock(mutex_);
+      if (!caps_.update_enabled) return true;
+    }
+    if (budget_.too_slow(error)) return false;
+    const Action action = manifest_action(key);
+    const Prepared p = prepare(action, sha256_);
+    const std::string id = p.action_digest.hash();
+    re::ActionResult ar;
+    {
+      Call call(*this, endpoint_.call_timeout_ms, id, &action);
+      re::GetActionResultRequest req;
+      req.set_instance_name(endpoint_.instance);
+      *req.mutable_action_digest() = p.action_digest;
+      req.add_inline_output_files("manifest");
+      auto s = ac_->GetActionResult(&call.ctx, req, &ar);
+      if (s.error_code() == grpc::StatusCode::NOT_FOUND) return true;
+      if (!s.ok()) {
+        error = "GetActionResult: " + status_text(s);
+        return false;
+      }
+    }
+    for (const auto& f : ar.output_files()) {
+      if (f.path() != "manifest") continue;
+      if (uint64_t(f.digest().size_bytes()) > kMaxManifestBytes) return true;  // not ours: none
+      if (!f.contents().empty() || f.digest().size_bytes() == 0) {
+        text = f.contents();
+        if (verify(f.digest(), text, error)) return true;
+        text.clear();
+        return false;
+      }
+      return read_blob(f.digest(), text, error, id);
+    }
+    return true;
+  }
+
+  bool put_manifest(const std::string& key, const std::string& text, std::string& error) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!caps_.update_enabled) {
+        error = "the engine does not let clients write its action cache (update_enabled is false)";
+        return false;
+      }
+    }
+    if (budget_.too_slow(error)) return false;
+    const Action action = manifest_action(key);
+    Prepared p = prepare(action, sha256_);
+    const re::Digest blob = digest_of(text, sha256_);
+    p.blobs[blob.hash()] = {blob, Blob{text, {}}};
+    const std::string id = p.action_digest.hash();
+    uint64_t bytes = 0;
+    if (!upload(p, action, bytes, error, id)) return false;
+    Call call(*this, endpoint_.call_timeout_ms, id, &action);
+    re::UpdateActionResultRequest req;
+    req.set_instance_name(endpoint_.instance);
+    *req.mutable_action_digest() = p.action_digest;
+    auto* out = req.mutable_action_result()->add_output_files();
+    out->set_path("manifest");
+    *out->mutable_digest() = blob;
+    re::ActionResult stored;
+    auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
+    if (!s.ok()) {
+      error = "UpdateActionResult: " + status_text(s);
       return false;
     }
     return true;
@@ -109,7 +182,7 @@ class GrpcClient final : public Client {
 
   bool run_within_budget(const Action& action, ActionResult& result, std::string& error) {
     result = {};
-    if (too_slow(error)) return false;
+    if (budget_.too_slow(error)) return false;
     Prepared p = prepare(action, sha256_);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
@@ -133,7 +206,7 @@ class GrpcClient final : public Client {
         return false;
       }
     }
-    if (!upload(p, action, result.uploaded_bytes, error, id) || too_slow(error)) return false;
+    if (!upload(p, action, result.uploaded_bytes, error, id) || budget_.too_slow(error)) return false;
 
     re::ExecuteRequest req;
     req.set_instance_name(endpoint_.instance);
@@ -190,66 +263,14 @@ class GrpcClient final : public Client {
   }
 
  private:
-  // One call's context: its deadline, the metadata header, registered for cancel().
-  // Every call but Execute's draws on the build's time budget (as remote
-  // storage's does, storage/remote/layered.cpp): what a call takes past
-  // connect-timeout (a healthy engine answers well within it) adds up, each
-  // call may take only what is left, and once it is spent run() fails. So an
-  // engine that answers every call just inside call-timeout costs a build
-  // about connect-timeout + call-timeout + 1 s, not a timeout per call. In
-  // launcher mode the build is the make run: its compiles share one budget
-  // (Endpoint::budget_file).
-  int64_t budget_ms() const {
-    return std::max<int64_t>(endpoint_.call_timeout_ms + 1000 - endpoint_.connect_timeout_ms,
-                             endpoint_.call_timeout_ms);
-  }
-  // What this build's calls took past connect-timeout: this client's, or with
-  // endpoint.budget_file every client's of the make run (one decimal number of
-  // milliseconds a line; a record too large to be ours counts as spent).
-  int64_t spent_ms() const {
-    if (endpoint_.budget_file.empty()) return slow_ms_.load();
-    const int fd = ::open(endpoint_.budget_file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return slow_ms_.load();
-    char buf[64 << 10];
-    size_t have = 0;
-    for (ssize_t n; have < sizeof buf && (n = ::read(fd, buf + have, sizeof buf - have)) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) break;
-      have += size_t(n);
-    }
-    ::close(fd);
-    if (have == sizeof buf) return budget_ms();
-    int64_t total = 0, line = 0;
-    for (size_t i = 0; i < have; ++i) {
-      if (buf[i] == '\n') total += line, line = 0;
-      else if (buf[i] >= '0' && buf[i] <= '9' && line < budget_ms()) line = line * 10 + (buf[i] - '0');
-    }
-    return std::max(total, slow_ms_.load());
-  }
-  void add_spent(int64_t ms) {
-    slow_ms_ += ms;
-    if (endpoint_.budget_file.empty() || ms <= 0) return;
-    const int fd = ::open(endpoint_.budget_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return;
-    const std::string line = std::to_string(ms) + "\n";  // one short write: records never interleave
-    (void)!::write(fd, line.data(), line.size());
-    ::close(fd);
-  }
-  bool too_slow(std::string& error) const {
-    const int64_t slow = spent_ms();
-    if (slow < budget_ms()) return false;
-    error = "too slow: its calls took " + std::to_string(slow) + " ms past connect-timeout (" +
-            std::to_string(endpoint_.connect_timeout_ms) +
-            " ms) in all, the most one build waits for the engine (connect-timeout + call-timeout + 1 s)";
-    return true;
-  }
-
+  // One call's context: its deadline, the metadata header, registered for
+  // cancel(); every call but Execute's draws on budget_ (reapi_budget.hpp).
   struct Call {
     Call(GrpcClient& c, int timeout_ms, const std::string& action_id, const Action* action = nullptr)
         : Call(c,
                Clock::now() + std::chrono::milliseconds(std::min<int64_t>(
                                   timeout_ms, c.endpoint_.connect_timeout_ms +
-                                                  std::max<int64_t>(0, c.budget_ms() - c.spent_ms()))),
+                                                  std::max<int64_t>(0, c.budget_.budget_ms() - c.budget_.spent_ms()))),
                action_id, action) {
       timed = true;
     }
@@ -275,7 +296,7 @@ class GrpcClient final : public Client {
     ~Call() {
       if (timed) {
         const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        client.add_spent(std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms));
+        client.budget_.add_spent(std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms));
       }
       std::lock_guard lock(client.mutex_);
       client.active_.erase(&ctx);
@@ -549,8 +570,8 @@ class GrpcClient final : public Client {
   }
 
   Endpoint endpoint_;
+  CallBudget budget_{endpoint_};
   Sha256Hex sha256_;
-  std::atomic<int64_t> slow_ms_{0};  // spent past connect-timeout by this build's calls (budget_ms)
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<re::Capabilities::Stub> capabilities_;
   std::unique_ptr<re::ContentAddressableStorage::Stub> cas_;
@@ -566,7 +587,7 @@ class GrpcClient final : public Client {
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v3(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v4(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

@@ -68,4 +68,13 @@ Prepared prepare(const Action& action, Sha256Hex sha256) {
   return p;
 }
 
+Action manifest_action(const std::string& key) {
+  Action a;
+  a.argv = {"offload-build-dependency-manifest", key};
+  a.output_files = {"manifest"};
+  a.mnemonic = "dependency-manifest";
+  a.target_id = key;
+  return a;
+}
+
 }  // namespace ob::reapi

@@ -34,5 +34,8 @@ re::Digest digest_of(const std::string& data, Sha256Hex sha256);
 // The action's messages: the input root as a Merkle tree of Directory
 // messages (children sorted by name, as the spec asks), the Command and the Action.
 Prepared prepare(const Action& action, Sha256Hex sha256);
+// A dependency manifest is the one output of an action that never runs (no
+// input root, a command no worker has): its name is the manifest's key.
+Action manifest_action(const std::string& key);
 
 }  // namespace ob::reapi

@@ -1,5 +1,7 @@
 #include "offload_build/run/build_context.hpp"
 
+#include "offload_build/storage/hash.hpp"
+
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -100,6 +102,13 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
   setup.action_key = [&plan, key_files, allow_time_macros](const plan::Job& job, const std::vector<fs::path>& reads) {
     std::lock_guard lock(key_files->mu);
     return cache::action_key(plan, job, reads, key_files->files, allow_time_macros);
+  };
+  // A job's dependency manifest in the engine is named by its direct key
+  // (cache/job_key.hpp): what decides its outputs before any file is read.
+  setup.manifest_key = [&plan, key_files](const plan::Job& job) {
+    std::lock_guard lock(key_files->mu);
+    const cache::JobKey key = cache::compute_job_key(plan, job, key_files->files);
+    return key.inputs_missing ? std::string() : storage::sha256_hex("dependency manifest\n" + key.direct);
   };
   // A launcher compile: the engine opened on its first job that goes (a
   // compile served by the cache never loads the client), warnings and

@@ -97,7 +97,7 @@ void print_remote_summary(const exec::RemoteRunner::Counts& c) {
             << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
                            "after all, {} local; {} uploaded",
                            c.remote, c.engine_cache, c.fallback, c.local, util::format_bytes(c.uploaded_bytes))
-            << '\n';
+            << (c.scans_skipped ? fmt::format("; {} without a dependency scan", c.scans_skipped) : "") << '\n';
 }
 
 std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -161,6 +162,39 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
 }
 
 fs::path lookups_record(const fs::path& depfile) { return fs::path(depfile).concat(OB_LOOKUPS_SUFFIX); }
+
+std::optional<std::vector<std::string>> parse_lookups_record(std::string_view text, std::string& why) {
+  std::set<std::string> paths;
+  bool header = false, wrote = false;
+  for (const auto& line : util::split(text, '\n')) {
+    if (line.empty()) continue;
+    if (line == OB_LOOKUPS_HEADER) {
+      header = true;
+    } else if (line == OB_LOOKUPS_WROTE) {
+      wrote = true;
+    } else if (line == OB_LOOKUPS_LOST || line.front() != '/') {
+      why = "the lookups that found nothing could not all be recorded";
+      return std::nullopt;
+    } else {
+      paths.insert(line);
+    }
+  }
+  if (!header) {
+    why = "no record of the lookups that found nothing (the compiler did not load the preload library)";
+    return std::nullopt;
+  }
+  if (!wrote) {
+    why = "the process that wrote the depfile recorded no lookups (a compiler that ignores LD_PRELOAD?)";
+    return std::nullopt;
+  }
+  return std::vector<std::string>(paths.begin(), paths.end());
+}
+
+std::string lookups_record_text(const std::vector<std::string>& paths) {
+  std::string text = OB_LOOKUPS_HEADER "\n";
+  for (const auto& p : paths) text += p + '\n';
+  return text + OB_LOOKUPS_WROTE "\n";
+}
 
 bool is_lookups_variable(std::string_view name) { return name == OB_LOOKUPS_ENV; }
 

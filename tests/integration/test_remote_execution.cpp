@@ -356,6 +356,58 @@ TEST_CASE("remote execution: a remote result is a local cache hit next time, and
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
 }
 
+TEST_CASE("remote execution: a fresh checkout is served by the engine without a dependency scan, and a header "
+          "that would shadow one it read makes it scan again",
+          "[integration][remote-execution]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  // Two checkouts of one project, elsewhere on disk; an include directory
+  // searched before include/, empty for now.
+  const fs::path a = copy_example("vector-cxx", tmp.path() / "checkouts/a");
+  auto manifest = nlohmann::json::parse(read_file(a / "offload.json"));
+  manifest["include_dirs"] = {"first", "include"};
+  write_file(a / "offload.json", manifest.dump());
+  fs::create_directories(a / "first");
+  const fs::path b = tmp.path() / "checkouts/b";
+  fs::copy(a, b, fs::copy_options::recursive);
+  const auto expected = local_reference(b, tmp / "cache-local");
+  Worker worker(tmp / "worker", tmp.path() / "checkouts");
+
+  // The first checkout: each compile that writes a depfile (3 device passes
+  // and 3 host parses) is scanned here, runs there, and leaves its manifest.
+  auto first = build(a, tmp / "cache-a", {"--remote-execution", worker.url()});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::Contains("remote execution: 9 executed"));
+  CHECK(first.err.find("without a dependency scan") == std::string::npos);
+
+  // The other checkout, an empty local cache: every compile from the engine,
+  // none scanned; the objects are a local build's.
+  auto fresh = build(b, tmp / "cache-b", {"--remote-execution", worker.url()});
+  INFO(fresh.err);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK_THAT(fresh.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
+  CHECK_THAT(fresh.err, Catch::Contains("; 6 without a dependency scan"));
+  CHECK(objects(b / "build") == expected);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+
+  // A header where those compiles looked first: no manifest holds, each is
+  // scanned and executed with it (never the old objects).
+  write_file(b / "first/vec.hpp", read_file(b / "include/vec.hpp") + "#define FIRST_VEC 1\n");
+  const size_t before = worker.compiles();
+  fs::remove_all(b / "build");
+  auto shadowed = build(b, tmp / "cache-c", {"--remote-execution", worker.url()});
+  INFO(shadowed.err);
+  REQUIRE(shadowed.exit_code == 0);
+  CHECK(shadowed.err.find("without a dependency scan") == std::string::npos);
+  CHECK(worker.compiles() >= before + 6);
+  const auto reference = local_reference(b, tmp / "cache-local-2");
+  auto again = build(b, tmp / "cache-c", {"--remote-execution", worker.url()});
+  REQUIRE(again.exit_code == 0);
+  CHECK(objects(b / "build") == reference);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+}
+
 TEST_CASE("remote execution: bare-gpu's sm_90 and gfx90a device passes run on Bazel's worker, byte-identical",
           "[integration][remote-execution]") {
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");

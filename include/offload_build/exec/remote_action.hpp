@@ -46,16 +46,36 @@ class ActionBuilder {
     std::vector<std::string> outputs;
     // An empty file made for the action (the compile's own directory); removed after the run.
     std::optional<fs::path> marker;
+    // Every file the job reads (absolute): its declared inputs and what the scan found.
+    std::vector<fs::path> reads;
+  };
+  // What a dependency manifest (dependency_manifest.cpp) says a job reads,
+  // when it still holds here: every file (absolute) and each path its lookups
+  // did not find.
+  struct Manifest {
+    std::vector<fs::path> reads;
+    std::vector<std::string> absent;
   };
   // `job` run as `cmd` writing `temps`, as an action; nullopt and `why` when it
   // stays here. `scan` runs a dependency scan command on this machine (true:
   // it succeeded); `scan_lookups` is set to the scan's record of lookups.
+  // With `known` (a dependency manifest that holds), no scan runs.
   std::optional<Built> build(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
                              const std::function<bool(const process::Command&)>& scan,
-                             std::optional<fs::path>& scan_lookups, std::string& why);
+                             std::optional<fs::path>& scan_lookups, std::string& why,
+                             const Manifest* known = nullptr);
+  // The dependency manifest of `built` (its reads) whose lookups did not find
+  // `absent` (absolute), for a compile run in `cwd`; nullopt when a file
+  // changed since, or it is over kMaxManifestBytes.
+  std::optional<std::string> manifest_text(const Built& built, const std::vector<std::string>& absent,
+                                           const fs::path& cwd);
+  // What the manifest `text` says the job run in `cwd` reads, when each file
+  // still has its digest and each absent path is still absent; else `why`.
+  std::optional<Manifest> manifest_match(std::string_view text, const fs::path& cwd, std::string& why);
 
  private:
   struct Layout;  // one job's input root, files and directories (remote_action.cpp)
+  std::string manifest_path(const fs::path& p, const fs::path& cwd) const;
   std::optional<std::vector<fs::path>> files_read(const plan::Job& job, const process::Command& cmd,
                                                   const fs::path& cwd, const std::vector<fs::path>& temps,
                                                   const std::function<bool(const process::Command&)>& scan,

@@ -82,6 +82,8 @@ class RemoteRunner : public CommandRunner {
     size_t fallback = 0;      // sent, and run locally after all
     size_t local = 0;         // never sent
     uint64_t uploaded_bytes = 0;
+    size_t scans_skipped = 0;     // jobs whose dependency manifest in the engine held
+    size_t manifests_stored = 0;  // manifests written after a scan
   };
   virtual std::optional<RemoteJobNote> note(plan::JobId job) const = 0;
   // Remote jobs at once (the jobs attribute), beside -j local ones.
@@ -115,6 +117,10 @@ struct RemoteRunnerSetup {
   std::function<std::vector<std::string>(std::string_view)> parse_depfile;
   // The job's ActionKey, given every file it reads (absolute); any thread.
   std::function<ActionKey(const plan::Job&, const std::vector<fs::path>&)> action_key;
+  // The name of the job's dependency manifest in the engine (what decides
+  // its outputs before any file is read: its direct key), "" for none; any
+  // thread. Unset: no manifests (every compile with a depfile is scanned).
+  std::function<std::string(const plan::Job&)> manifest_key;
   // One line, said once per build (the first engine failure); any thread.
   std::function<void(const std::string&)> warn;
   // Open the engine on the first job that goes to it, not at once (launcher

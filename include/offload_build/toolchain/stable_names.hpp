@@ -52,6 +52,11 @@ struct StableNames {
 // The record of lookups that found nothing, beside `depfile` (which the
 // compile writes, or its temporary).
 fs::path lookups_record(const fs::path& depfile);
+// A record's text (lookups_record): the absolute paths, once each, sorted;
+// nullopt with `why` when it cannot be trusted (cache::read_lookups says
+// when). And the text of a record of `paths`, as the library writes one.
+std::optional<std::vector<std::string>> parse_lookups_record(std::string_view text, std::string& why);
+std::string lookups_record_text(const std::vector<std::string>& paths);
 // The variable naming the depfile whose lookups are recorded (a per-build path).
 bool is_lookups_variable(std::string_view name);
 // The variable telling the library to record lookups only (no stable names).
