@@ -182,6 +182,7 @@ class Runner final : public RemoteRunner {
     process::Command command;
     std::vector<fs::path> temps;
     std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
+    bool no_scan = false;                  // its dependency manifest held
   };
 
   static void poke(int fd) {
@@ -350,6 +351,7 @@ class Runner final : public RemoteRunner {
       if (!util::write_file_atomic(*record, toolchain::lookups_record_text(m->absent))) return std::nullopt;
       w.scan_lookups = *record;
     }
+    w.no_scan = true;
     std::lock_guard lock(m_);
     ++counts_.scans_skipped;
     return m;
@@ -397,7 +399,8 @@ class Runner final : public RemoteRunner {
         return std::nullopt;
       }
     }
-    record(w.job.id, {result.cached ? RanWhere::EngineCache : RanWhere::Remote, result.queued_s, result.executed_s, {}},
+    record(w.job.id,
+           {result.cached ? RanWhere::EngineCache : RanWhere::Remote, result.queued_s, result.executed_s, {}, w.no_scan},
            result.uploaded_bytes);
     // What the compiler printed there: stored and replayed on every later
     // hit, so never a terminal escape, a line posing as ours, or gigabytes.

@@ -36,6 +36,7 @@ void explain_remote(const plan::Plan& plan, const RemoteNotes& notes, std::ostre
         line += n.why.empty() ? "ran locally (not a job remote execution sends)" : "ran locally: " + n.why;
         break;
     }
+    if (n.no_scan) line += "; its inputs from its dependency manifest in the engine (no scan here)";
     out << line << '\n';
   }
 }

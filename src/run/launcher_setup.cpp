@@ -173,7 +173,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
     if (auto tc = toolchain::toolchain_at(real.parent_path().parent_path())) s.toolchain = std::move(*tc);
   // The command line the driver works on: response and configuration files read.
   std::string problem;
-  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem);
+  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem, BuildContext::probe_memo_of(o.config));
   if (!driven) return pass(problem, kPaths);
   if (!driven->doubt.empty()) {
     why = {driven->doubt, kOption, "clang configuration"};

@@ -229,6 +229,41 @@ TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compi
   CHECK(run.out == kExpected);
 }
 
+TEST_CASE("remote execution: a CMake launcher build of a fresh checkout runs no dependency scan",
+          "[integration][remote-execution][launcher]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  TempDir tmp("ob-reapi");
+  const fs::path a = copy_example("vector-cxx", tmp.path() / "checkouts/a");
+  write_cmake_lists(a);
+  const fs::path b = tmp.path() / "checkouts/b";
+  fs::copy(a, b, fs::copy_options::recursive);
+  auto local = cmake_build(b, tmp / "cache-local", "");
+  INFO(local.out << local.err);
+  REQUIRE(local.exit_code == 0);
+  const auto expected = cmake_objects(b / "build");
+  fs::remove_all(b / "build");
+
+  Worker worker(tmp / "worker", tmp.path() / "checkouts");
+  const Env explain{{"OFFLOAD_BUILD_EXPLAIN", "1"}};
+  auto first = cmake_build(a, tmp / "cache-a", worker.url(), explain);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(count_occurrences(first.err, ": executed remotely (") == 9);
+  CHECK(count_occurrences(first.err, "(no scan here)") == 0);
+
+  // Each compile process of the other checkout finds its manifests: its
+  // device pass and host parse are served with no scan (the host codegen
+  // reads only the host IR), by the engine's action cache.
+  auto fresh = cmake_build(b, tmp / "cache-b", worker.url(), explain);
+  INFO(fresh.out << fresh.err);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK(count_occurrences(fresh.err, ": served by the engine's action cache") == 9);
+  CHECK(count_occurrences(fresh.err, "its inputs from its dependency manifest in the engine (no scan here)") == 6);
+  CHECK(worker.compiles() == 9);
+  CHECK(cmake_objects(b / "build") == expected);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+}
+
 // examples/vector-cxx built by make through the launcher as users write it
 // (docs/DISTRIBUTED.md): the compiler by its bare name, through an MPI
 // wrapper whose OMPI_CXX is that bare name, or with each compile run in src/

@@ -4,6 +4,7 @@
 // CCC_OVERRIDE_OPTIONS), for the parse and for prefix_command.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 
@@ -141,6 +142,40 @@ TEST_CASE("a --config file's arguments are the command line's, read as clang rea
   CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.empty());
   env.override_options = "+-O1";
   CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.find("CCC_OVERRIDE_OPTIONS") == 0);
+}
+
+TEST_CASE("a directory found without default configuration files is remembered by its mtime, never past a change",
+          "[launcher][clang_cli][flagkeys]") {
+  test::TempDir dir;
+  const fs::path bin = dir.path() / "bin", memo = dir.path() / "probes";
+  fs::create_directories(bin);
+  write(bin / "clang.txt", "not a configuration file");
+  DriverEnvironment env;
+  env.binary_dirs = {bin};
+  env.memo = memo;
+  auto memo_files = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(memo, ec), end; !ec && it != end; it.increment(ec)) n += 1;
+    return n;
+  };
+  // Modified just now: listed, not remembered (a file added in the same tick would go unseen).
+  CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.empty());
+  CHECK(memo_files() == 0);
+  // Older: remembered, and the memo answers while the directory is unchanged.
+  fs::last_write_time(bin, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.empty());
+  CHECK(memo_files() == 1);
+  CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.empty());
+  // A configuration file added changes the directory: the memo no longer answers.
+  write(bin / "clang.cfg", "-fopenmp");
+  auto doubt = driver_argv({"clang", "-c", "k.c"}, dir.path(), env);
+  REQUIRE(doubt);
+  CHECK(doubt->doubt.find("clang.cfg") != std::string::npos);
+  // Set back to an old time (a copy that keeps times): another stamp, listed
+  // again, and a directory with a *.cfg name is never remembered as without.
+  fs::last_write_time(bin, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  CHECK(driver_argv({"clang", "-c", "k.c"}, dir.path(), env)->doubt.find("clang.cfg") != std::string::npos);
 }
 
 TEST_CASE("CCC_OVERRIDE_OPTIONS edits as clang edits, rewrites are not modeled", "[launcher][clang_cli][flagkeys]") {

@@ -26,6 +26,8 @@ struct RemoteJobNote {
   double queued_s = 0;    // the engine's queue
   double executed_s = 0;  // the command on the worker
   std::string why;        // why it ran locally (a fallback's reason)
+  // Its inputs from its dependency manifest in the engine: no scan here.
+  bool no_scan = false;
 };
 
 // Where each of the plan's jobs ran, as the runner noted it (manifest builds

@@ -3,9 +3,15 @@
 // CCC_OVERRIDE_OPTIONS. A launcher compile is parsed, keyed and sent to
 // prefix_command by the command line the driver works on, never by argv
 // alone. docs/LAUNCHER.md, docs/DISTRIBUTED.md.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
+
+#include <fmt/core.h>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
@@ -15,6 +21,32 @@ namespace ob::toolchain::clang_cli {
 namespace {
 
 using util::starts_with;
+
+// A file in `dir` clang may read as a default configuration file (any
+// *.cfg: the names depend on the target and driver mode), or "". A
+// directory listed with no *.cfg name at all is remembered in `memo` by its
+// mtime and inode (not one modified within the last two seconds: a file
+// added in the same timestamp tick would go unseen), so the next launcher
+// call stats /usr/bin instead of listing its 1,500 entries.
+std::string default_config_in(const fs::path& dir, const std::optional<fs::path>& memo) {
+  struct stat st{};
+  const bool stamped = memo && ::stat(dir.c_str(), &st) == 0;
+  const std::string stamp =
+      stamped ? fmt::format("{}.{:09} {}", st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ino) : std::string();
+  if (stamped)
+    if (auto known = probe::recall(memo, "no-cfg", dir.string()); known && known->is_string() && *known == stamp)
+      return {};
+  std::error_code ec;
+  bool named = false;
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".cfg") continue;
+    named = true;
+    if (it->is_regular_file(ec)) return it->path().string();
+  }
+  const auto age = std::chrono::system_clock::now().time_since_epoch() - std::chrono::seconds(st.st_mtim.tv_sec);
+  if (stamped && !ec && !named && age > std::chrono::seconds(2)) probe::remember(memo, "no-cfg", dir.string(), stamp);
+  return {};
+}
 
 // A configuration file's text as arguments (LLVM's tokenizeConfigFile): a
 // line whose first non-blank character is '#' is a comment, backslash-newline
@@ -99,16 +131,11 @@ std::optional<DriverArgv> driver_argv(const std::vector<std::string>& argv, cons
     std::vector<fs::path> dirs = env.binary_dirs;
     dirs.insert(dirs.end(), user_dirs.begin(), user_dirs.end());
     dirs.insert(dirs.end(), system_dirs.begin(), system_dirs.end());
-    for (const auto& dir : dirs) {
-      std::error_code ec;
-      for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end;
-           it.increment(ec))
-        if (it->path().extension() == ".cfg" && it->is_regular_file(ec)) {
-          out.doubt = "clang may read the default configuration file " + it->path().string();
-          break;
-        }
-      if (!out.doubt.empty()) break;
-    }
+    for (const auto& dir : dirs)
+      if (const std::string file = default_config_in(dir, env.memo); !file.empty()) {
+        out.doubt = "clang may read the default configuration file " + file;
+        break;
+      }
   }
   // --config FILE: a path when it holds a '/', else looked up in the user,
   // system and binary directories; its arguments come before the command

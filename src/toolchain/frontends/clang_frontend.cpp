@@ -62,8 +62,10 @@ BuildParsed Frontend::parse_build(const Argv&) const { return {}; }
 LinkParsed Frontend::parse_link(const Argv&) const { return {std::nullopt, "links are cached for clang alone"}; }
 
 std::optional<DriverArgv> Frontend::driver_argv(const Argv& argv, const fs::path& cwd, const fs::path& compiler,
-                                                std::string* problem) const {
-  return clang_cli::driver_argv(argv, cwd, clang_cli::driver_environment(compiler), problem);
+                                                std::string* problem, const std::optional<fs::path>& memo) const {
+  auto env = clang_cli::driver_environment(compiler);
+  env.memo = memo;
+  return clang_cli::driver_argv(argv, cwd, env, problem);
 }
 
 Argv Frontend::relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const {

@@ -56,6 +56,9 @@ struct DriverEnvironment {
   std::optional<std::string> override_options;  // CCC_OVERRIDE_OPTIONS
   bool no_default_config = false;               // CLANG_NO_DEFAULT_CONFIG is set
   std::vector<fs::path> binary_dirs;            // where the clang binary is (as found, real)
+  // Where a directory found without default configuration files is
+  // remembered (the cache's probes/, probe::remember); none: listed each time.
+  std::optional<fs::path> memo;
 };
 // What the driver `compiler` (a path) reads besides its argv: its
 // directories (default configuration files), CCC_OVERRIDE_OPTIONS,

@@ -104,8 +104,10 @@ class Frontend : public FrontendBase {
   // nullopt with `problem` when a file cannot be read. And its paths under
   // `base` made relative (ccache's base_dir). Both are the clang driver's
   // (flang's driver is clang's too).
+  // `memo`: where the answers that need a directory listed are remembered.
   virtual std::optional<DriverArgv> driver_argv(const Argv& argv, const fs::path& cwd,
-                                                const fs::path& compiler, std::string* problem) const;
+                                                const fs::path& compiler, std::string* problem,
+                                                const std::optional<fs::path>& memo = std::nullopt) const;
   virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
   // A manifest's source: the manifest's options, targets and toolchain.
   // `src_arg`: the source as argv names it.
