@@ -2,6 +2,7 @@
 #include "offload_build/config/config.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -9,8 +10,11 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -51,41 +55,132 @@ void Children::stop_all() {
   for (pid_t pid : running_) kill(pid, SIGTERM);
 }
 
-Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
+bool Diagnostics::print(const toolchain::cargo::Diagnostic& d, bool colour) {
+  std::lock_guard lock(mu_);
+  const bool always = util::starts_with(d.level, "error") || d.level == "failure-note";
+  if (!always && !printed_.insert(d.key).second) return false;
+  std::cerr << (colour ? d.rendered : d.plain) << std::flush;
+  return true;
+}
+
+void Diagnostics::print_text(const std::string& text) {
+  std::lock_guard lock(mu_);
+  std::cerr << text << std::flush;
+}
+
+namespace {
+
+// One cargo run's diagnostics (Invocation::render): each through the build's
+// Diagnostics, and cargo's summary line when its unit's artifact comes.
+class Rendered {
+ public:
+  Rendered(Diagnostics& diagnostics, bool colour) : diagnostics_(diagnostics), colour_(colour) {}
+  // Whether `line` was a diagnostic (then taken).
+  bool take(const std::string& line) {
+    if (auto d = toolchain::cargo::parse_diagnostic(line)) {
+      const bool printed = diagnostics_.print(*d, colour_);
+      if (d->level == "warning") {
+        auto& count = warnings_[d->unit];
+        ++count.total;
+        count.duplicates += printed ? 0 : 1;
+        count.fixable += printed && d->fixable ? 1 : 0;
+      }
+      return true;
+    }
+    if (auto a = toolchain::cargo::parse_artifact(line)) {
+      auto count = warnings_.find(toolchain::cargo::unit_key(a->package_id, a->target_name, a->kinds));
+      if (count != warnings_.end()) {
+        diagnostics_.print_text(
+            toolchain::cargo::warning_line(toolchain::cargo::warning_summary(*a, count->second), colour_));
+        warnings_.erase(count);
+      }
+    }
+    return false;
+  }
+
+ private:
+  Diagnostics& diagnostics_;
+  bool colour_;
+  std::map<std::string, toolchain::cargo::WarningCount> warnings_;  // per unit, until its artifact
+};
+
+// A pipe's read end, cut into lines for `line`.
+struct Lines {
+  int fd = -1;
+  std::string pending;
+  std::function<void(std::string)> line;
+
+  // One read; at the end the last line is given and the fd closed (-1).
+  void read_some() {
+    char buf[8192];
+    ssize_t n;
+    do n = read(fd, buf, sizeof buf);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      if (!pending.empty()) line(std::exchange(pending, {}));
+      close(fd);
+      fd = -1;
+      return;
+    }
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t pos; (pos = pending.find('\n')) != std::string::npos; pending.erase(0, pos + 1))
+      line(pending.substr(0, pos));
+  }
+};
+
+}  // namespace
+
+Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children,
+                              Diagnostics& diagnostics) {
+  // cargo's stderr comes through here too when it is no terminal and offload-build
+  // prints the diagnostics: a diagnostic from cargo's JSON then stays before
+  // cargo's next status line ("Finished"), as cargo orders them. A terminal is
+  // left to cargo (its progress bar).
+  const bool relay = inv.render && isatty(2) != 1;
+  int out[2], err[2] = {-1, -1};
+  if (pipe2(out, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
+  if (relay && pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return Error::failure("cannot create a pipe for cargo's output");
+  }
   process::Command cmd{inv.argv, cwd, inv.env};
-  auto pid = children.spawn(cmd, process::Stdio{-1, fds[1], -1});
-  close(fds[1]);
+  auto pid = children.spawn(cmd, process::Stdio{-1, out[1], err[1]});
+  for (int fd : {out[1], err[1]})
+    if (fd >= 0) close(fd);
   if (!pid) {
-    close(fds[0]);
+    for (int fd : {out[0], err[0]})
+      if (fd >= 0) close(fd);
     return pid.error();
   }
   CargoOutput result;
-  std::string pending;
-  char buf[8192];
   // Several cargos may run at once: each line of theirs goes out whole.
   static std::mutex stdout_mu;
-  auto line_done = [&](std::string line) {
-    const bool json = !line.empty() && line.front() == '{';
-    if (json && !inv.echo_json) {
-      result.messages.push_back(std::move(line));
-      return;
+  Rendered rendered(diagnostics, inv.colour);
+  Lines stdout_lines{out[0], {}, [&](std::string line) {
+                       const bool json = !line.empty() && line.front() == '{';
+                       if (json && inv.render && rendered.take(line)) return;
+                       if (json && !inv.echo_json) {
+                         result.messages.push_back(std::move(line));
+                         return;
+                       }
+                       std::lock_guard lock(stdout_mu);
+                       if (json) result.messages.push_back(line);
+                       std::cout << line << '\n' << std::flush;
+                     }};
+  Lines stderr_lines{err[0], {}, [&](std::string line) { diagnostics.print_text(line + '\n'); }};
+  // What cargo wrote to stdout first is read first: it wrote its lines in order.
+  while (stdout_lines.fd >= 0 || stderr_lines.fd >= 0) {
+    pollfd ready[2] = {{stdout_lines.fd, POLLIN, 0}, {stderr_lines.fd, POLLIN, 0}};
+    if (poll(ready, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      for (Lines* l : {&stdout_lines, &stderr_lines})
+        if (l->fd >= 0) close(std::exchange(l->fd, -1));
+      break;
     }
-    std::lock_guard lock(stdout_mu);
-    if (json) result.messages.push_back(line);
-    std::cout << line << '\n' << std::flush;
-  };
-  while (true) {
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending.append(buf, static_cast<size_t>(n));
-    for (size_t pos; (pos = pending.find('\n')) != std::string::npos; pending.erase(0, pos + 1))
-      line_done(pending.substr(0, pos));
+    if (ready[0].revents != 0) stdout_lines.read_some();
+    else if (ready[1].revents != 0) stderr_lines.read_some();
   }
-  if (!pending.empty()) line_done(pending);
-  close(fds[0]);
   const auto exit = children.wait(*pid);
   result.exit_code = exit.code;
   result.cpu_s = exit.cpu_s;

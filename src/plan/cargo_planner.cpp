@@ -125,6 +125,8 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
                            target_dir, toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t, config), {}};
       for (const auto& [name, setting] : s.config_env) step.config_env.push_back(name);
       step.echo_json = inv.echo_json;
+      step.render = inv.render;
+      step.colour = inv.colour;
       if (fe.needs_image_link(t))
         step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
           return fe.image_link(*tc, t, kernels, archive, out);

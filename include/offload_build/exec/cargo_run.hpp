@@ -37,6 +37,22 @@ class Children {
   bool stopping_ = false;
 };
 
+// The diagnostics of one build's cargo runs (Invocation::render), which may
+// run at once: each printed on stderr whole, and once: a diagnostic this build
+// printed already (Diagnostic::key) (code that several passes compile: the kernel
+// crate, shared dependencies; a fresh unit's replayed ones) is counted, not
+// printed again, as cargo does across its own units. Errors always print.
+class Diagnostics {
+ public:
+  // Prints `d` unless it is a repeat; false when it was one.
+  bool print(const toolchain::cargo::Diagnostic& d, bool colour);
+  void print_text(const std::string& text);  // whole, between diagnostics
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> printed_;  // Diagnostic::key
+};
+
 // What a cargo run printed on stdout: its JSON messages (other lines were passed
 // through to our stdout; stderr, with cargo's progress and errors, is the user's).
 struct CargoOutput {
@@ -45,8 +61,10 @@ struct CargoOutput {
   std::vector<std::string> messages;
 };
 
-// Run cargo (echoed under -v) in `cwd`.
-Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children);
+// Run cargo (echoed under -v) in `cwd`; its diagnostics, when inv.render,
+// through `diagnostics`, with cargo's summary line after each unit's warnings.
+Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children,
+                              Diagnostics& diagnostics);
 
 // Run a tool to completion: the CPU seconds it used; a non-zero exit is an
 // error naming `what`.

@@ -79,6 +79,7 @@ struct CargoDeviceStep {
   std::vector<std::string> clean;  // cargo clean -p for the retry
   std::vector<std::string> config_env;  // names cargo's [env] sets: not env-deps (device_depfile)
   bool echo_json = false;               // Invocation::echo_json
+  bool render = false, colour = false;  // Invocation::render, colour
 };
 
 // How the runner does the host pass: the embedded object (or, native, the
