@@ -74,11 +74,12 @@ namespace {
 // Diagnostics, and cargo's summary line when its unit's artifact comes.
 class Rendered {
  public:
-  Rendered(Diagnostics& diagnostics, bool colour) : diagnostics_(diagnostics), colour_(colour) {}
+  Rendered(Diagnostics& diagnostics, const toolchain::cargo::Invocation& inv)
+      : diagnostics_(diagnostics), inv_(inv), clippy_(inv.argv.size() > 1 && inv.argv[1] == "clippy") {}
   // Whether `line` was a diagnostic (then taken).
   bool take(const std::string& line) {
     if (auto d = toolchain::cargo::parse_diagnostic(line)) {
-      const bool printed = diagnostics_.print(*d, colour_);
+      const bool printed = diagnostics_.print(*d, inv_.colour);
       if (d->level == "warning") {
         auto& count = warnings_[d->unit];
         ++count.total;
@@ -90,8 +91,9 @@ class Rendered {
     if (auto a = toolchain::cargo::parse_artifact(line)) {
       auto count = warnings_.find(toolchain::cargo::unit_key(a->package_id, a->target_name, a->kinds));
       if (count != warnings_.end()) {
-        diagnostics_.print_text(
-            toolchain::cargo::warning_line(toolchain::cargo::warning_summary(*a, count->second), colour_));
+        if (!inv_.quiet)
+          diagnostics_.print_text(toolchain::cargo::warning_line(
+              toolchain::cargo::warning_summary(*a, count->second, clippy_), inv_.colour));
         warnings_.erase(count);
       }
     }
@@ -100,7 +102,8 @@ class Rendered {
 
  private:
   Diagnostics& diagnostics_;
-  bool colour_;
+  const toolchain::cargo::Invocation& inv_;
+  bool clippy_;  // cargo-clippy clippy: its own `--fix` hint
   std::map<std::string, toolchain::cargo::WarningCount> warnings_;  // per unit, until its artifact
 };
 
@@ -156,7 +159,7 @@ Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs:
   CargoOutput result;
   // Several cargos may run at once: each line of theirs goes out whole.
   static std::mutex stdout_mu;
-  Rendered rendered(diagnostics, inv.colour);
+  Rendered rendered(diagnostics, inv);
   Lines stdout_lines{out[0], {}, [&](std::string line) {
                        const bool json = !line.empty() && line.front() == '{';
                        if (json && inv.render && rendered.take(line)) return;

@@ -516,7 +516,7 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
                                    (device_target_dir(p, t, in.config) / "check").string()});
   push_shared_and_features(inv.argv, user, in);
-  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
+  set_message_format(inv, user);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
@@ -539,7 +539,7 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
   if (user.implied_package) inv.argv.insert(inv.argv.end(), {"-p", *user.implied_package});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
-  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
+  set_message_format(inv, user);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());

@@ -95,6 +95,7 @@ void set_message_format(Invocation& inv, const UserArgs& user) {
   inv.echo_json = wants_json(user);
   inv.render = !inv.echo_json || has(user.message_format, "json-render-diagnostics");
   inv.colour = inv.render && diagnostics_colour(user);
+  inv.quiet = has(user.shared, "-q") || has(user.shared, "--quiet");
 }
 
 bool diagnostics_colour(const UserArgs& user) {
@@ -143,7 +144,7 @@ std::string unit_key(const std::string& package_id, const std::string& target_na
   return package_id + '\n' + target_name + '\n' + util::join(kinds, ",");
 }
 
-std::string warning_summary(const Artifact& unit, const WarningCount& count) {
+std::string warning_summary(const Artifact& unit, const WarningCount& count, bool clippy) {
   const bool harness = unit.test && !has(unit.kinds, "test") && !has(unit.kinds, "bench");
   const std::string name = package_name(unit.package_id), what = described(unit);
   std::string out = fmt::format("`{}` ({}{}) generated {} warning{}", name, what, harness ? " test" : "", count.total,
@@ -152,7 +153,8 @@ std::string warning_summary(const Artifact& unit, const WarningCount& count) {
     out += fmt::format(" ({} duplicate{})", count.duplicates, count.duplicates == 1 ? "" : "s");
   const bool local = util::starts_with(unit.package_id, "path+");
   if (local && count.fixable > 0 && what != "build script")
-    out += fmt::format(" (run `cargo fix --{} -p {}{}` to apply {} suggestion{})", what, name,
+    out += fmt::format(" (run `{} --{} -p {}{}` to apply {} suggestion{})", clippy ? "cargo clippy --fix" : "cargo fix",
+                       what, name,
                        harness ? " --tests" : "", count.fixable, count.fixable == 1 ? "" : "s");
   return out;
 }

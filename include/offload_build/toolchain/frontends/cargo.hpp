@@ -106,8 +106,8 @@ struct WarningCount {
 };
 // cargo's line after a unit's warnings, without "warning: ": "`kern` (lib)
 // generated 2 warnings (1 duplicate)", with cargo's `cargo fix` hint for a
-// local package's fixable ones.
-std::string warning_summary(const Artifact& unit, const WarningCount& count);
+// local package's fixable ones (`cargo clippy --fix` for clippy's).
+std::string warning_summary(const Artifact& unit, const WarningCount& count, bool clippy = false);
 // "warning: `text`", "warning:" painted as cargo does when `colour`.
 std::string warning_line(const std::string& text, bool colour);
 
@@ -191,9 +191,11 @@ struct Invocation {
   // cargo's diagnostics come as JSON (compiler-message, rendered with colours):
   // offload-build prints each on stderr, once per build however many passes
   // compile its code, as cargo would (exec/cargo_run.hpp: Diagnostics);
-  // `colour`: with rustc's colours, else without.
+  // `colour`: with rustc's colours, else without; `quiet` (-q): without
+  // cargo's summary lines, as cargo.
   bool render = false;
   bool colour = false;
+  bool quiet = false;
 };
 
 // The --message-format a build pass runs with: json-diagnostic-rendered-ansi
@@ -204,7 +206,7 @@ struct Invocation {
 // messages echoed). Multiple values and comma-separated lists are cargo's.
 std::string message_format(const UserArgs& user);
 bool wants_json(const UserArgs& user);
-// A build pass's --message-format with echo_json, render and colour to match.
+// A build pass's --message-format with echo_json, render, colour and quiet to match.
 void set_message_format(Invocation& inv, const UserArgs& user);
 // Whether rendered diagnostics keep their colours: cargo's --color WHEN
 // (the last one given), else CARGO_TERM_COLOR, else whether stderr is a
