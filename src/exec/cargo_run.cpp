@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,17 +58,33 @@ void Children::stop_all() {
   for (pid_t pid : running_) kill(pid, SIGTERM);
 }
 
+Diagnostics::Diagnostics() : terminal_(isatty(2) == 1) {}
+
+void Diagnostics::write_line(std::string_view text) {
+  // A line cargo left open on a terminal is its progress bar: erased, as
+  // cargo does before it prints; it draws the bar again.
+  if (terminal_ && line_open_) std::cerr << "\r\x1b[K";
+  std::cerr << text << std::flush;
+  line_open_ = false;
+}
+
 bool Diagnostics::print(const toolchain::cargo::Diagnostic& d, bool colour) {
   std::lock_guard lock(mu_);
   const bool always = util::starts_with(d.level, "error") || d.level == "failure-note";
   if (!always && !printed_.insert(d.key).second) return false;
-  std::cerr << (colour ? d.rendered : d.plain) << std::flush;
+  write_line(colour ? d.rendered : d.plain);
   return true;
 }
 
 void Diagnostics::print_text(const std::string& text) {
   std::lock_guard lock(mu_);
-  std::cerr << text << std::flush;
+  write_line(text);
+}
+
+void Diagnostics::relay(std::string_view bytes) {
+  std::lock_guard lock(mu_);
+  std::cerr << bytes << std::flush;
+  if (!bytes.empty()) line_open_ = bytes.back() != '\n';
 }
 
 namespace {
@@ -107,13 +126,16 @@ class Rendered {
   std::map<std::string, toolchain::cargo::WarningCount> warnings_;  // per unit, until its artifact
 };
 
-// A pipe's read end, cut into lines for `line`.
+// A pipe's (or a pseudo-terminal's) read end, cut into lines for `line`, or
+// each read as it comes (`raw`).
 struct Lines {
   int fd = -1;
   std::string pending;
   std::function<void(std::string)> line;
+  bool raw = false;
 
-  // One read; at the end the last line is given and the fd closed (-1).
+  // One read; at the end (EOF; EIO: the terminal's other side closed) the
+  // last line is given and the fd closed (-1).
   void read_some() {
     char buf[8192];
     ssize_t n;
@@ -125,34 +147,60 @@ struct Lines {
       fd = -1;
       return;
     }
+    if (raw) return line(std::string(buf, static_cast<size_t>(n)));
     pending.append(buf, static_cast<size_t>(n));
     for (size_t pos; (pos = pending.find('\n')) != std::string::npos; pending.erase(0, pos + 1))
       line(pending.substr(0, pos));
   }
 };
 
+// Where cargo's stderr goes when offload-build prints its diagnostics: read
+// here (`read`), so that each diagnostic from cargo's JSON stays before cargo's
+// next status line ("Finished"), as cargo orders them. A pseudo-terminal when
+// ours is a terminal: cargo sees one (its progress bar, colours, the width
+// rustc renders to; bytes unchanged, no \n -> \r\n); else a pipe.
+// {-1, -1} (stderr inherited) when neither can be made.
+struct StderrRelay {
+  int read = -1, write = -1;
+};
+
+StderrRelay stderr_relay(bool terminal) {
+  StderrRelay r;
+  if (!terminal) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) == 0) r = {fds[0], fds[1]};
+    return r;
+  }
+  r.read = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  char name[128];
+  if (r.read < 0 || grantpt(r.read) != 0 || unlockpt(r.read) != 0 || ptsname_r(r.read, name, sizeof name) != 0 ||
+      (r.write = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+    if (r.read >= 0) close(r.read);
+    return {};
+  }
+  winsize size{};
+  if (ioctl(2, TIOCGWINSZ, &size) == 0) ioctl(r.write, TIOCSWINSZ, &size);
+  termios mode{};
+  if (tcgetattr(r.write, &mode) == 0) {
+    mode.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+    tcsetattr(r.write, TCSANOW, &mode);
+  }
+  return r;
+}
+
 }  // namespace
 
 Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children,
                               Diagnostics& diagnostics) {
-  // cargo's stderr comes through here too when it is no terminal and offload-build
-  // prints the diagnostics: a diagnostic from cargo's JSON then stays before
-  // cargo's next status line ("Finished"), as cargo orders them. A terminal is
-  // left to cargo (its progress bar).
-  const bool relay = inv.render && isatty(2) != 1;
-  int out[2], err[2] = {-1, -1};
+  int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe for cargo's output");
-  if (relay && pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return Error::failure("cannot create a pipe for cargo's output");
-  }
+  const StderrRelay err = inv.render ? stderr_relay(diagnostics.terminal()) : StderrRelay{};
   process::Command cmd{inv.argv, cwd, inv.env};
-  auto pid = children.spawn(cmd, process::Stdio{-1, out[1], err[1]});
-  for (int fd : {out[1], err[1]})
+  auto pid = children.spawn(cmd, process::Stdio{-1, out[1], err.write});
+  for (int fd : {out[1], err.write})
     if (fd >= 0) close(fd);
   if (!pid) {
-    for (int fd : {out[0], err[0]})
+    for (int fd : {out[0], err.read})
       if (fd >= 0) close(fd);
     return pid.error();
   }
@@ -171,7 +219,7 @@ Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs:
                        if (json) result.messages.push_back(line);
                        std::cout << line << '\n' << std::flush;
                      }};
-  Lines stderr_lines{err[0], {}, [&](std::string line) { diagnostics.print_text(line + '\n'); }};
+  Lines stderr_lines{err.read, {}, [&](std::string bytes) { diagnostics.relay(bytes); }, true};
   // What cargo wrote to stdout first is read first: it wrote its lines in order.
   while (stdout_lines.fd >= 0 || stderr_lines.fd >= 0) {
     pollfd ready[2] = {{stdout_lines.fd, POLLIN, 0}, {stderr_lines.fd, POLLIN, 0}};

@@ -9,6 +9,7 @@
 #include "rust_support.hpp"
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
+#include "support/terminal.hpp"
 
 using namespace ob;
 using namespace ob::test;
@@ -83,4 +84,41 @@ TEST_CASE("cargo flow: a warning in code both passes compile is printed once per
   CHECK(count(failed.err, "error[E0308]: mismatched types") == 1);
   CHECK(count(failed.err, kShared) == 1);
   CHECK(failed.err.find("could not compile `kern`") != std::string::npos);
+}
+
+TEST_CASE("cargo flow on a terminal: each warning once, in cargo's order (before `Finished`), in colour, "
+          "cargo's progress bar erased before it",
+          "[integration][rust][cargo-diagnostics]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  if (!have_script()) OB_SKIP("no `script` (util-linux) for a terminal");
+  TempDir tmp{"ob-cargo-diagnostics"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  two_warnings(ws);
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
+  // Nothing to compile: cargo replays the warnings at once, and says Finished right after.
+  auto r = run_ob_on_terminal({"-C", (ws / "app").string(), "--no-cache", "cargo", "build"},
+                              {{"RUSTFLAGS", std::nullopt}, {"CARGO_ENCODED_RUSTFLAGS", std::nullopt}});
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\x1b[1m\x1b[33mwarning") != std::string::npos);  // rustc's colours
+  const std::vector<std::string> lines = render_terminal(r.out);
+  auto line_of = [&](const std::string& what, size_t from = 0) {
+    for (size_t i = from; i < lines.size(); ++i)
+      if (lines[i].find(what) != std::string::npos) return i;
+    return lines.size();
+  };
+  size_t shared = 0, device = 0;
+  for (const auto& l : lines) {
+    shared += count(l, kShared);
+    device += count(l, kDevice);
+    CHECK(l.find("Building [") == std::string::npos);  // no progress bar left on a line
+  }
+  CHECK(shared == 1);
+  CHECK(device == 1);
+  const size_t device_summary = line_of("warning: `kern` (lib) generated 2 warnings");
+  const size_t host_summary = line_of("warning: `kern` (lib) generated 1 warning (1 duplicate)");
+  REQUIRE(host_summary < lines.size());
+  CHECK(device_summary < line_of("Finished"));
+  CHECK(line_of("Finished", device_summary) < host_summary);
+  CHECK(host_summary < line_of("Finished", host_summary));
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "offload_build/process/subprocess.hpp"
@@ -42,15 +43,23 @@ class Children {
 // printed already (Diagnostic::key) (code that several passes compile: the kernel
 // crate, shared dependencies; a fresh unit's replayed ones) is counted, not
 // printed again, as cargo does across its own units. Errors always print.
+// cargo's own stderr comes through here too (relay), so that the order is
+// cargo's (run_cargo).
 class Diagnostics {
  public:
+  Diagnostics();
   // Prints `d` unless it is a repeat; false when it was one.
   bool print(const toolchain::cargo::Diagnostic& d, bool colour);
   void print_text(const std::string& text);  // whole, between diagnostics
+  void relay(std::string_view bytes);        // cargo's stderr, as it wrote it
+  bool terminal() const { return terminal_; }  // our stderr is one
 
  private:
+  void write_line(std::string_view text);
+  const bool terminal_;
   std::mutex mu_;
   std::set<std::string> printed_;  // Diagnostic::key
+  bool line_open_ = false;         // the last bytes relayed end mid-line (cargo's progress bar)
 };
 
 // What a cargo run printed on stdout: its JSON messages (other lines were passed
