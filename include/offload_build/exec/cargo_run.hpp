@@ -39,12 +39,12 @@ class Children {
 };
 
 // The diagnostics of one build's cargo runs (Invocation::render), which may
-// run at once: each printed on stderr whole, and once: a diagnostic this build
-// printed already (Diagnostic::key) (code that several passes compile: the kernel
-// crate, shared dependencies; a fresh unit's replayed ones) is counted, not
-// printed again, as cargo does across its own units. Errors always print.
-// cargo's own stderr comes through here too (relay), so that the order is
-// cargo's (run_cargo).
+// run at once: each printed on stderr whole, and once. One this build printed
+// already (the same Diagnostic::key: code that several passes compile, the
+// kernel crate and shared dependencies, or a fresh unit's replayed ones) is
+// counted, not printed again, as cargo does across its own units. Errors
+// always print. cargo's own stderr comes through here too (relay), so that
+// the order is cargo's (run_cargo).
 class Diagnostics {
  public:
   Diagnostics();
@@ -63,7 +63,8 @@ class Diagnostics {
 };
 
 // What a cargo run printed on stdout: its JSON messages (other lines were passed
-// through to our stdout; stderr, with cargo's progress and errors, is the user's).
+// through to our stdout; stderr, with cargo's progress and errors, is the user's,
+// relayed through Diagnostics when inv.render).
 struct CargoOutput {
   int exit_code = 0;
   double cpu_s = 0;
