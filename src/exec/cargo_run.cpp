@@ -83,8 +83,17 @@ void Diagnostics::print_text(const std::string& text) {
 
 void Diagnostics::relay(std::string_view bytes) {
   std::lock_guard lock(mu_);
-  std::cerr << bytes << std::flush;
-  if (!bytes.empty()) line_open_ = bytes.back() != '\n';
+  // A build script's warning this build printed (each pass runs the script)
+  // left out: whole lines (Lines::give_raw keeps a warning's together).
+  std::string out;
+  for (size_t end; (end = bytes.find('\n')) != std::string_view::npos; bytes.remove_prefix(end + 1)) {
+    const std::string_view line = bytes.substr(0, end + 1);
+    const auto script = toolchain::cargo::script_warning(line);
+    if (!script || printed_.insert("script " + *script).second) out += line;
+  }
+  out += bytes;
+  std::cerr << out << std::flush;
+  if (!out.empty()) line_open_ = out.back() != '\n';
 }
 
 namespace {
@@ -127,7 +136,7 @@ class Rendered {
 };
 
 // A pipe's (or a pseudo-terminal's) read end, cut into lines for `line`, or
-// each read as it comes (`raw`).
+// (`raw`) as it comes but for a line that may be a warning (give_raw).
 struct Lines {
   int fd = -1;
   std::string pending;
@@ -147,10 +156,27 @@ struct Lines {
       fd = -1;
       return;
     }
-    if (raw) return line(std::string(buf, static_cast<size_t>(n)));
     pending.append(buf, static_cast<size_t>(n));
+    if (raw) return give_raw();
     for (size_t pos; (pos = pending.find('\n')) != std::string::npos; pending.erase(0, pos + 1))
       line(pending.substr(0, pos));
+  }
+
+  // Whole lines, and the start of one at once (cargo's progress bar) unless it
+  // may be a warning: then with its end.
+  void give_raw() {
+    const size_t end = pending.rfind('\n') + 1;  // 0 without one
+    std::string_view start = std::string_view(pending).substr(end);
+    while (!start.empty() && (start.front() == '\r' || start.front() == '\x1b')) {
+      const size_t sgr = start.front() == '\x1b' ? start.find_first_of("mK") : 0;
+      start.remove_prefix(sgr == std::string_view::npos ? start.size() : sgr + 1);
+    }
+    constexpr std::string_view kWarning = "warning";
+    const bool warning = !start.empty() && (util::starts_with(start, kWarning) || kWarning.substr(0, start.size()) == start);
+    const size_t give = warning ? end : pending.size();
+    if (give == 0) return;
+    line(pending.substr(0, give));
+    pending.erase(0, give);
   }
 };
 

@@ -2,7 +2,7 @@
 // minor): each printed once per build, however many passes compile the code it
 // is about (the kernel crate is compiled by the device and the host pass), one
 // that only the device pass gets still printed, cargo's summary line per unit,
-// errors always.
+// errors always; a build script's warning once too.
 #include <catch2/catch.hpp>
 
 #include "cargo_workspace.hpp"
@@ -22,8 +22,10 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// kern with one warning in code both passes compile and one in device-only code.
+// kern with one warning in code both passes compile, one in device-only code,
+// and a build script (which each pass runs) that warns.
 void two_warnings(const fs::path& ws) {
+  write_file(ws / "kern/build.rs", "fn main() {\n    println!(\"cargo::warning=kern's build script warns\");\n}\n");
   const std::string lib = read_file(ws / "kern/src/lib.rs");
   write_file(ws / "kern/src/lib.rs", lib +
                                          "\npub fn shared_len() -> usize {\n    let shared_unused = 3;\n    N\n}\n"
@@ -33,6 +35,7 @@ void two_warnings(const fs::path& ws) {
 
 const std::string kShared = "unused variable: `shared_unused`";
 const std::string kDevice = "unused variable: `device_unused`";
+const std::string kScript = "kern@0.1.0: kern's build script warns";
 
 }  // namespace
 
@@ -48,6 +51,7 @@ TEST_CASE("cargo flow: a warning in code both passes compile is printed once per
   INFO(r.err);
   CHECK(count(r.err, kShared) == 1);
   CHECK(count(r.err, kDevice) == 1);
+  CHECK(count(r.err, kScript) == 1);
   // The device pass's unit printed both; the host pass's one was a repeat.
   CHECK(count(r.err, "warning: `kern` (lib) generated 2 warnings (run `cargo fix --lib -p kern` to apply 2 suggestions)") == 1);
   CHECK(count(r.err, "warning: `kern` (lib) generated 1 warning (1 duplicate)\n") == 1);
@@ -59,6 +63,7 @@ TEST_CASE("cargo flow: a warning in code both passes compile is printed once per
   CHECK(again.err.find("(fresh)") != std::string::npos);
   CHECK(count(again.err, kShared) == 1);
   CHECK(count(again.err, kDevice) == 1);
+  CHECK(count(again.err, kScript) == 1);
 
   // cargo's short format, compiled anew (a replay shows what was cached): one line each.
   write_file(ws / "kern/src/lib.rs", read_file(ws / "kern/src/lib.rs") + "// edited\n");
@@ -107,14 +112,16 @@ TEST_CASE("cargo flow on a terminal: each warning once, in cargo's order (before
       if (lines[i].find(what) != std::string::npos) return i;
     return lines.size();
   };
-  size_t shared = 0, device = 0;
+  size_t shared = 0, device = 0, script = 0;
   for (const auto& l : lines) {
     shared += count(l, kShared);
     device += count(l, kDevice);
+    script += count(l, kScript);
     CHECK(l.find("Building [") == std::string::npos);  // no progress bar left on a line
   }
   CHECK(shared == 1);
   CHECK(device == 1);
+  CHECK(script == 1);
   const size_t device_summary = line_of("warning: `kern` (lib) generated 2 warnings");
   const size_t host_summary = line_of("warning: `kern` (lib) generated 1 warning (1 duplicate)");
   REQUIRE(host_summary < lines.size());

@@ -125,6 +125,14 @@ TEST_CASE("cargo JSON messages: a diagnostic keyed alike from every pass, cargo'
                     false, "dep", false};
   CHECK(warning_summary(registry, {1, 0, 1}) == "`dep` (lib) generated 1 warning");
   CHECK(warning_line("x", false) == "warning: x\n");
+  // A build script's warning, as cargo prints it (plain, or coloured after its progress bar).
+  CHECK(script_warning("warning: kern@0.1.0: says hi\n") == std::optional<std::string>("warning: kern@0.1.0: says hi"));
+  CHECK(script_warning("\r\x1b[K\x1b[1m\x1b[33mwarning\x1b[0m\x1b[1m:\x1b[0m kern@0.1.0: says hi\n") ==
+        std::optional<std::string>("warning: kern@0.1.0: says hi"));
+  CHECK_FALSE(script_warning("warning: unused variable: `x`\n"));
+  CHECK_FALSE(script_warning("warning: `kern` (lib) generated 1 warning\n"));
+  CHECK_FALSE(script_warning("warning: build failed, waiting for other jobs to finish...\n"));
+  CHECK_FALSE(script_warning("warning: user@example.com: not a version\n"));
 }
 
 TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rust][cargo]") {

@@ -51,7 +51,7 @@ class Diagnostics {
   // Prints `d` unless it is a repeat; false when it was one.
   bool print(const toolchain::cargo::Diagnostic& d, bool colour);
   void print_text(const std::string& text);  // whole, between diagnostics
-  void relay(std::string_view bytes);        // cargo's stderr, as it wrote it
+  void relay(std::string_view bytes);        // cargo's stderr, but a build script's repeated warning
   bool terminal() const { return terminal_; }  // our stderr is one
 
  private:

@@ -4,6 +4,7 @@
 #include "offload_build/toolchain/frontends/cargo.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -157,6 +158,18 @@ std::string warning_summary(const Artifact& unit, const WarningCount& count, boo
                        what, name,
                        harness ? " --tests" : "", count.fixable, count.fixable == 1 ? "" : "s");
   return out;
+}
+
+std::optional<std::string> script_warning(std::string_view line) {
+  std::string plain = strip_ansi(line);
+  plain.erase(std::remove(plain.begin(), plain.end(), '\r'), plain.end());
+  while (!plain.empty() && plain.back() == '\n') plain.pop_back();
+  if (!util::starts_with(plain, "warning: ")) return std::nullopt;
+  const size_t at = plain.find('@', 9), colon = plain.find(": ", 9);  // NAME@VERSION: text
+  if (at == std::string::npos || colon == std::string::npos || at > colon ||
+      plain.find(' ', 9) < colon || at + 1 == colon || !std::isdigit(static_cast<unsigned char>(plain[at + 1])))
+    return std::nullopt;
+  return plain;
 }
 
 std::string warning_line(const std::string& text, bool colour) {

@@ -110,6 +110,10 @@ struct WarningCount {
 std::string warning_summary(const Artifact& unit, const WarningCount& count, bool clippy = false);
 // "warning: `text`", "warning:" painted as cargo does when `colour`.
 std::string warning_line(const std::string& text, bool colour);
+// A line of cargo's stderr that is a build script's warning
+// (`cargo::warning=`), which cargo prints itself: "warning: kern@0.1.0: text"
+// (colours and carriage returns aside), as that text; nullopt for any other.
+std::optional<std::string> script_warning(std::string_view line);
 
 // The user's cargo arguments, sorted by who gets them.
 struct UserArgs {
