@@ -172,7 +172,8 @@ struct Lines {
       start.remove_prefix(sgr == std::string_view::npos ? start.size() : sgr + 1);
     }
     constexpr std::string_view kWarning = "warning";
-    const bool warning = !start.empty() && (util::starts_with(start, kWarning) || kWarning.substr(0, start.size()) == start);
+    const bool warning =
+        !start.empty() && (util::starts_with(start, kWarning) || kWarning.substr(0, start.size()) == start);
     const size_t give = warning ? end : pending.size();
     if (give == 0) return;
     line(pending.substr(0, give));

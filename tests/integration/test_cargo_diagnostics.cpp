@@ -53,7 +53,8 @@ TEST_CASE("cargo flow: a warning in code both passes compile is printed once per
   CHECK(count(r.err, kDevice) == 1);
   CHECK(count(r.err, kScript) == 1);
   // The device pass's unit printed both; the host pass's one was a repeat.
-  CHECK(count(r.err, "warning: `kern` (lib) generated 2 warnings (run `cargo fix --lib -p kern` to apply 2 suggestions)") == 1);
+  CHECK(count(r.err, "warning: `kern` (lib) generated 2 warnings (run `cargo fix --lib -p kern` to apply 2 "
+                     "suggestions)") == 1);
   CHECK(count(r.err, "warning: `kern` (lib) generated 1 warning (1 duplicate)\n") == 1);
 
   // Nothing to compile: cargo replays each fresh unit's warnings, once here as in cargo.
