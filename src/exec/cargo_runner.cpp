@@ -143,6 +143,13 @@ CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::
   if (job.id == plan_.host) return host(job, plan_.host_step);
   Completion c;
   c.job = job.id;
+  if (auto check = plan_.checks.find(job.id); check != plan_.checks.end()) {
+    auto out = cargo_run::run_cargo(check->second, plan_.plan.cwd, children_, diagnostics_);
+    if (!out) return failed(c, out.error().message);
+    c.exit_code = out->exit_code;
+    c.cpu_s = out->cpu_s;
+    return c;
+  }
   auto pid = children_.spawn(command);
   if (!pid) return failed(c, pid.error().message);
   const auto exit = children_.wait(*pid);
@@ -156,10 +163,10 @@ CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::
   const fs::path& temp = temps.front();
   Completion c;
   c.job = job.id;
-  const toolchain::cargo::Invocation inv{job.argv, job.env, d.echo_json};
+  const toolchain::cargo::Invocation inv{job.argv, job.env, d.echo_json, d.render, d.colour, d.quiet};
   const fs::path& cwd = plan_.plan.cwd;
   for (int attempt = 0;; ++attempt) {
-    auto out = cargo_run::run_cargo(inv, cwd, children_);
+    auto out = cargo_run::run_cargo(inv, cwd, children_, diagnostics_);
     if (!out) return failed(c, out.error().message);
     c.cpu_s += out->cpu_s;
     if (out->exit_code != 0)
@@ -218,7 +225,7 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
       fs::remove(it->path(), ignored);
   }
   const auto inv = h.pass(named);
-  auto out = cargo_run::run_cargo(inv, plan_.plan.cwd, children_);
+  auto out = cargo_run::run_cargo(inv, plan_.plan.cwd, children_, diagnostics_);
   if (!out) return failed(c, out.error().message);
   c.cpu_s = out->cpu_s;
   if (out->exit_code != 0)

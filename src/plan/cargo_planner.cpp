@@ -46,12 +46,13 @@ CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::Rust
       job.env = inv.env;
       p.script += toolchain::cargo::display(inv) + "\n";
       devices.push_back(plan.add(std::move(job)));
+      p.checks.emplace(devices.back(), inv);
     }
   const auto inv = fe.cargo_host_check(s.cargo_bin, clippy, s.tc, s.pkg, s.user, s.host_rustflags.flags);
   Job job = job_of(JobKind::HostCompile, s.pkg.name, inv.argv, devices);
   job.env = inv.env;
   p.script += toolchain::cargo::display(inv) + "\n";
-  plan.add(std::move(job));
+  p.checks.emplace(plan.add(std::move(job)), inv);
   return p;
 }
 
@@ -125,6 +126,9 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
                            target_dir, toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t, config), {}};
       for (const auto& [name, setting] : s.config_env) step.config_env.push_back(name);
       step.echo_json = inv.echo_json;
+      step.render = inv.render;
+      step.colour = inv.colour;
+      step.quiet = inv.quiet;
       if (fe.needs_image_link(t))
         step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
           return fe.image_link(*tc, t, kernels, archive, out);

@@ -232,7 +232,7 @@ TEST_CASE("cargo flow: cargo's aliases b, r, t, c, a typo gets did-you-mean, -q 
   auto alias = run_ob({"-C", (ws / "app").string(), "--dry-run", "cargo", "b", "-q"});
   INFO(alias.err);
   CHECK(alias.exit_code == 0);
-  CHECK_THAT(alias.out, Catch::Contains(" build --message-format=json-render-diagnostics") && Catch::Contains(" -q"));
+  CHECK_THAT(alias.out, Catch::Contains(" build --message-format=json-diagnostic-rendered-ansi") && Catch::Contains(" -q"));
   auto quiet = run_ob({"-C", (ws / "app").string(), "--cache-dir", (tmp / "cache").string(), "cargo", "r", "-q"},
                       {}, kMandatory);
   INFO(quiet.err);

@@ -143,5 +143,5 @@ TEST_CASE("rust-cargo: cargo run through offload-build and host-only edits keep 
   REQUIRE(dry.exit_code == 0);
   CHECK_THAT(dry.out, Catch::Contains("cargo rustc --lib -p rust-cargo --crate-type staticlib --target "
                                       "x86_64-unknown-linux-gnu --target-dir ") &&
-                          Catch::Contains(" build --message-format=json-render-diagnostics --offline"));
+                          Catch::Contains(" build --message-format=json-diagnostic-rendered-ansi --offline"));
 }

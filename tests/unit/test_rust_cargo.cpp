@@ -89,6 +89,52 @@ TEST_CASE("cargo JSON messages: artifacts and the build result", "[rust][cargo]"
   CHECK(parse_build_finished(R"({"reason":"build-finished","success":false})") == std::optional<bool>(false));
 }
 
+TEST_CASE("cargo JSON messages: a diagnostic keyed alike from every pass, cargo's summary of a unit's warnings",
+          "[rust][cargo]") {
+  // The same warning from two passes: rustc adds its "on by default" note to a
+  // lint's first warning in a crate only, so the renderings differ.
+  auto message = [](const std::string& note) {
+    return R"({"reason":"compiler-message","package_id":"path+file:///w/kern#0.1.0","target":{"kind":["lib"],)"
+           R"("name":"kern"},"message":{"message":"unused variable: `x`","code":{"code":"unused_variables"},)"
+           R"("level":"warning","spans":[{"file_name":"kern/src/lib.rs","line_start":3,"line_end":3,)"
+           R"("column_start":9,"column_end":10,"is_primary":true}],"children":[{"spans":[{"suggestion_applicability":)"
+           R"("MachineApplicable"}]}],"rendered":"\u001b[1m\u001b[33mwarning\u001b[0m: unused variable: `x`\n)" +
+           note + R"(\n"}})";
+  };
+  const auto first = parse_diagnostic(message("  = note: `#[warn(unused_variables)]` on by default\\n"));
+  const auto again = parse_diagnostic(message(""));
+  REQUIRE(first);
+  REQUIRE(again);
+  CHECK(first->level == "warning");
+  CHECK(first->plain.rfind("warning: unused variable: `x`\n  = note:", 0) == 0);
+  CHECK(first->rendered.rfind("\x1b[1m\x1b[33mwarning", 0) == 0);
+  CHECK(first->fixable);
+  CHECK(first->key == again->key);
+  CHECK(first->plain != again->plain);
+  CHECK(first->unit == unit_key("path+file:///w/kern#0.1.0", "kern", {"lib"}));
+  CHECK_FALSE(parse_diagnostic(R"({"reason":"compiler-artifact"})"));
+  Artifact lib{"path+file:///w/kern#0.1.0", {"lib"}, {}, std::nullopt, false, "kern", false};
+  CHECK(warning_summary(lib, {2, 1, 1}) ==
+        "`kern` (lib) generated 2 warnings (1 duplicate) (run `cargo fix --lib -p kern` to apply 1 suggestion)");
+  CHECK(warning_summary(lib, {1, 1, 0}) == "`kern` (lib) generated 1 warning (1 duplicate)");
+  Artifact test{"path+file:///w/dir#app@0.1.0", {"bin"}, {}, std::nullopt, false, "app", true};
+  CHECK(warning_summary(test, {3, 0, 2}, true) ==
+        "`app` (bin \"app\" test) generated 3 warnings (run `cargo clippy --fix --bin \"app\" -p app --tests` "
+        "to apply 2 suggestions)");
+  Artifact registry{"registry+https://github.com/rust-lang/crates.io-index#dep@1.0.0", {"lib"}, {}, std::nullopt,
+                    false, "dep", false};
+  CHECK(warning_summary(registry, {1, 0, 1}) == "`dep` (lib) generated 1 warning");
+  CHECK(warning_line("x", false) == "warning: x\n");
+  // A build script's warning, as cargo prints it (plain, or coloured after its progress bar).
+  CHECK(script_warning("warning: kern@0.1.0: says hi\n") == std::optional<std::string>("warning: kern@0.1.0: says hi"));
+  CHECK(script_warning("\r\x1b[K\x1b[1m\x1b[33mwarning\x1b[0m\x1b[1m:\x1b[0m kern@0.1.0: says hi\n") ==
+        std::optional<std::string>("warning: kern@0.1.0: says hi"));
+  CHECK_FALSE(script_warning("warning: unused variable: `x`\n"));
+  CHECK_FALSE(script_warning("warning: `kern` (lib) generated 1 warning\n"));
+  CHECK_FALSE(script_warning("warning: build failed, waiting for other jobs to finish...\n"));
+  CHECK_FALSE(script_warning("warning: user@example.com: not a version\n"));
+}
+
 TEST_CASE("the user's cargo arguments: shared ones reach the device pass", "[rust][cargo]") {
   auto u = split_user_args({"--release", "--bin", "rust-cargo", "--features", "fast", "-p", "rust-cargo", "-v"});
   CHECK(u.profile == "release");
@@ -109,7 +155,7 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   auto host = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, kHost);
   CHECK(host.argv == Argv{"/rust/bin/cargo", "rustc", "--lib", "-p", "rust-cargo", "--crate-type", "staticlib",
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
-                          "/w/target/offload-device/host/rust-cargo", "--message-format=json-render-diagnostics",
+                          "/w/target/offload-device/host/rust-cargo", "--message-format=json-diagnostic-rendered-ansi",
                           "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
                           "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)"});
   // The archive stays where cargo puts it, so its fingerprint finds it next time.
@@ -197,7 +243,7 @@ TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
   u.implied_package = "rust-cargo";  // the package in the directory, the user named none
   auto inv = host_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, {kHost}, fs::path("/w/target/offload/dev/devimg-0123.o"),
                        std::nullopt, {"-Cdebuginfo=1"});
-  CHECK(inv.argv == Argv{"/rust/bin/cargo", "build", "--message-format=json-render-diagnostics", "--offline",
+  CHECK(inv.argv == Argv{"/rust/bin/cargo", "build", "--message-format=json-diagnostic-rendered-ansi", "--offline",
                          "--target", "x86_64-unknown-linux-gnu", "-p", "rust-cargo", "--bin", "rust-cargo"});
   CHECK(env_of(inv, "RUSTFLAGS") ==
         "-Cdebuginfo=1 -Clto=fat --check-cfg=cfg(gpu) -Zunstable-options -Zoffload=Test "
@@ -324,16 +370,18 @@ TEST_CASE("cargo --message-format: merged with the JSON offload-build reads, on 
     Argv out;
     for (const auto* inv : {&host, &device})
       for (const auto& a : inv->argv)
-        if (a.rfind("--message-format", 0) == 0) out.push_back(a + (inv->echo_json ? " (echoed)" : ""));
+        if (a.rfind("--message-format", 0) == 0)
+          out.push_back(a + (inv->echo_json ? " (echoed)" : "") + (inv->render ? " (rendered)" : ""));
     return out;
   };
-  CHECK(formats({}) == Argv(2, "--message-format=json-render-diagnostics"));
-  CHECK(formats({"--message-format=human"}) == Argv(2, "--message-format=json-render-diagnostics"));
+  // offload-build prints the diagnostics (once per build): cargo's JSON carries them rendered.
+  CHECK(formats({}) == Argv(2, "--message-format=json-diagnostic-rendered-ansi (rendered)"));
+  CHECK(formats({"--message-format=human"}) == Argv(2, "--message-format=json-diagnostic-rendered-ansi (rendered)"));
   CHECK(formats({"--message-format", "short", "--release"}) ==
-        Argv(2, "--message-format=json-render-diagnostics,json-diagnostic-short"));
+        Argv(2, "--message-format=json-diagnostic-rendered-ansi,json-diagnostic-short (rendered)"));
   CHECK(formats({"--message-format=json"}) == Argv(2, "--message-format=json (echoed)"));
   CHECK(formats({"--message-format=json-diagnostic-short,json-render-diagnostics"}) ==
-        Argv(2, "--message-format=json-diagnostic-short,json-render-diagnostics (echoed)"));
+        Argv(2, "--message-format=json-diagnostic-short,json-diagnostic-rendered-ansi (echoed) (rendered)"));
   CHECK(split_user_args({"--target-dir", "out", "--release"}).target_dir == std::optional<std::string>("out"));
   const UserArgs sel = split_user_args({"-p", "a", "--package=b", "--workspace", "--exclude", "c"});
   CHECK(sel.selection.packages == Argv{"a", "b"});

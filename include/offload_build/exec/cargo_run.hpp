@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "offload_build/process/subprocess.hpp"
@@ -37,16 +38,43 @@ class Children {
   bool stopping_ = false;
 };
 
+// The diagnostics of one build's cargo runs (Invocation::render), which may
+// run at once: each printed on stderr whole, and once. One this build printed
+// already (the same Diagnostic::key: code that several passes compile, the
+// kernel crate and shared dependencies, or a fresh unit's replayed ones) is
+// counted, not printed again, as cargo does across its own units. Errors
+// always print. cargo's own stderr comes through here too (relay), so that
+// the order is cargo's (run_cargo).
+class Diagnostics {
+ public:
+  Diagnostics();
+  // Prints `d` unless it is a repeat; false when it was one.
+  bool print(const toolchain::cargo::Diagnostic& d, bool colour);
+  void print_text(const std::string& text);  // whole, between diagnostics
+  void relay(std::string_view bytes);        // cargo's stderr, but a build script's repeated warning
+  bool terminal() const { return terminal_; }  // our stderr is one
+
+ private:
+  void write_line(std::string_view text);
+  const bool terminal_;
+  std::mutex mu_;
+  std::set<std::string> printed_;  // Diagnostic::key
+  bool line_open_ = false;         // the last bytes relayed end mid-line (cargo's progress bar)
+};
+
 // What a cargo run printed on stdout: its JSON messages (other lines were passed
-// through to our stdout; stderr, with cargo's progress and errors, is the user's).
+// through to our stdout; stderr, with cargo's progress and errors, is the user's,
+// relayed through Diagnostics when inv.render).
 struct CargoOutput {
   int exit_code = 0;
   double cpu_s = 0;
   std::vector<std::string> messages;
 };
 
-// Run cargo (echoed under -v) in `cwd`.
-Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children);
+// Run cargo (echoed under -v) in `cwd`; its diagnostics, when inv.render,
+// through `diagnostics`, with cargo's summary line after each unit's warnings.
+Result<CargoOutput> run_cargo(const toolchain::cargo::Invocation& inv, const fs::path& cwd, Children& children,
+                              Diagnostics& diagnostics);
 
 // Run a tool to completion: the CPU seconds it used; a non-zero exit is an
 // error naming `what`.

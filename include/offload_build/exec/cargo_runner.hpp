@@ -47,6 +47,7 @@ class CargoRunner final : public CommandRunner {
 
   const plan::CargoPlan& plan_;
   cargo_run::Children children_;
+  cargo_run::Diagnostics diagnostics_;  // every pass's, printed once
   mutable std::mutex mu_;  // everything below
   std::deque<Completion> done_;
   std::map<plan::JobId, std::thread> threads_;

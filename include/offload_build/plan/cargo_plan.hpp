@@ -78,7 +78,7 @@ struct CargoDeviceStep {
   fs::path target_dir;              // the pass's own --target-dir
   std::vector<std::string> clean;  // cargo clean -p for the retry
   std::vector<std::string> config_env;  // names cargo's [env] sets: not env-deps (device_depfile)
-  bool echo_json = false;               // Invocation::echo_json
+  bool echo_json = false, render = false, colour = false, quiet = false;  // the Invocation's
 };
 
 // How the runner does the host pass: the embedded object (or, native, the
@@ -98,6 +98,8 @@ struct CargoHostStep {
 struct CargoPlan {
   Plan plan;
   std::map<JobId, CargoDeviceStep> devices;
+  // check|clippy: each job a cargo run whose messages the runner reads (Invocation::render).
+  std::map<JobId, toolchain::cargo::Invocation> checks;
   JobId host = 0;
   CargoHostStep host_step;
   std::string script;  // --dry-run: cd, then each command

@@ -179,6 +179,8 @@ std::optional<Artifact> parse_artifact(std::string_view line) {
     if (f.is_string()) a.filenames.emplace_back(f.get<std::string>());
   if (m.contains("executable") && m["executable"].is_string()) a.executable = m["executable"].get<std::string>();
   a.fresh = m.value("fresh", false);
+  a.target_name = target.value("name", "");
+  a.test = m.value("profile", json::object()).value("test", false);
   return a;
 }
 
@@ -235,19 +237,6 @@ UserArgs split_user_args(const std::vector<std::string>& given) {
     }
   }
   return u;
-}
-
-bool wants_json(const UserArgs& user) {
-  return std::any_of(user.message_format.begin(), user.message_format.end(),
-                     [](const std::string& v) { return util::starts_with(v, "json"); });
-}
-
-std::string message_format(const UserArgs& user) {
-  if (wants_json(user)) return "--message-format=" + util::join(user.message_format, ",");
-  const bool short_ = std::find(user.message_format.begin(), user.message_format.end(), "short") !=
-                      user.message_format.end();
-  return short_ ? "--message-format=json-render-diagnostics,json-diagnostic-short"
-                : "--message-format=json-render-diagnostics";
 }
 
 std::string device_profile(const UserArgs& user) {
@@ -393,9 +382,8 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
                        const UserArgs& user, const manifest::Target& t, const DeviceInputs& in) {
   Invocation inv;
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
-              "--target", t.triple, "--target-dir", device_target_dir(p, t, in.config).string(),
-              message_format(user)};
-  inv.echo_json = wants_json(user);
+              "--target", t.triple, "--target-dir", device_target_dir(p, t, in.config).string()};
+  set_message_format(inv, user);
   push_shared_and_features(inv.argv, user, in);
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
@@ -427,8 +415,8 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
                      const std::optional<fs::path>& native_host_out,
                      const std::vector<std::string>& user_rustflags) {
   Invocation inv;
-  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build", message_format(user)};
-  inv.echo_json = wants_json(user);
+  inv.argv = {cargo.string(), user.command == "test" ? "test" : "build"};
+  set_message_format(inv, user);
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     inv.argv.push_back("--offline");
   // An explicit host target keeps these flags off build scripts and proc macros.
@@ -528,7 +516,7 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
                                    (device_target_dir(p, t, in.config) / "check").string()});
   push_shared_and_features(inv.argv, user, in);
-  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
+  set_message_format(inv, user);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());
@@ -551,7 +539,7 @@ Invocation host_check(const fs::path& cargo, const fs::path& cargo_clippy, const
   if (!user.has_target) inv.argv.insert(inv.argv.end(), {"--target", std::string(manifest::kHostTriple)});
   if (user.implied_package) inv.argv.insert(inv.argv.end(), {"-p", *user.implied_package});
   inv.argv.insert(inv.argv.end(), user.all.begin(), user.all.end());
-  if (!user.message_format.empty()) inv.argv.push_back("--message-format=" + util::join(user.message_format, ","));
+  set_message_format(inv, user);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");
     inv.argv.insert(inv.argv.end(), clippy_args.begin(), clippy_args.end());

@@ -70,11 +70,50 @@ struct Artifact {
   std::vector<fs::path> filenames;
   std::optional<fs::path> executable;
   bool fresh = false;
+  std::string target_name;  // the target's ("kern", "app", "build-script-build")
+  bool test = false;        // built as a test harness (profile.test)
 };
 // nullopt for any other line (other messages, text).
 std::optional<Artifact> parse_artifact(std::string_view line);
 // "build-finished" with its success flag; nullopt for any other line.
 std::optional<bool> parse_build_finished(std::string_view line);
+
+// One rustc diagnostic of cargo's JSON (a `compiler-message`), as the build
+// passes get them: rendered by rustc, with ANSI colours
+// (json-diagnostic-rendered-ansi, message_format()).
+struct Diagnostic {
+  std::string unit;      // unit_key() of its package and target
+  std::string level;     // "warning", "error", "note", "failure-note", ...
+  std::string rendered;  // as rustc wrote it, ending in a newline
+  std::string plain;     // the same without colours
+  // The same from every pass that compiles the code: level, lint, message and
+  // primary spans. Not the rendering: rustc adds notes to a lint's first
+  // warning in a crate ("`#[warn(unused_variables)]` on by default"), which
+  // is another one in another pass.
+  std::string key;
+  bool fixable = false;  // a machine-applicable suggestion (cargo fix applies it)
+};
+// nullopt for any other line, and for a message without a rendering.
+std::optional<Diagnostic> parse_diagnostic(std::string_view line);
+// The unit a message or artifact is of: package id, target name and kinds.
+std::string unit_key(const std::string& package_id, const std::string& target_name,
+                     const std::vector<std::string>& kinds);
+// A unit's warnings as cargo counts them for its summary: all it got, those
+// not printed because this build printed them already, and the fixable ones
+// of those printed.
+struct WarningCount {
+  int total = 0, duplicates = 0, fixable = 0;
+};
+// cargo's line after a unit's warnings, without "warning: ": "`kern` (lib)
+// generated 2 warnings (1 duplicate)", with cargo's `cargo fix` hint for a
+// local package's fixable ones (`cargo clippy --fix` for clippy's).
+std::string warning_summary(const Artifact& unit, const WarningCount& count, bool clippy = false);
+// "warning: `text`", "warning:" painted as cargo does when `colour`.
+std::string warning_line(const std::string& text, bool colour);
+// A line of cargo's stderr that is a build script's warning
+// (`cargo::warning=`), which cargo prints itself: "warning: kern@0.1.0: text"
+// (colours and carriage returns aside), as that text; nullopt for any other.
+std::optional<std::string> script_warning(std::string_view line);
 
 // The user's cargo arguments, sorted by who gets them.
 struct UserArgs {
@@ -153,15 +192,30 @@ struct Invocation {
   // The user asked for cargo's JSON messages (--message-format=json...): every
   // one goes to stdout too, not only the ones offload-build reads.
   bool echo_json = false;
+  // cargo's diagnostics come as JSON (compiler-message, rendered with colours):
+  // offload-build prints each on stderr, once per build however many passes
+  // compile its code, as cargo would (exec/cargo_run.hpp: Diagnostics);
+  // `colour`: with rustc's colours, else without; `quiet` (-q): without
+  // cargo's summary lines, as cargo.
+  bool render = false;
+  bool colour = false;
+  bool quiet = false;
 };
 
-// The --message-format a build pass runs with: json-render-diagnostics (the
-// diagnostics rendered to stderr as cargo's human format) with
+// The --message-format a build pass runs with: json-diagnostic-rendered-ansi
+// (offload-build prints the diagnostics: Invocation::render), with
 // json-diagnostic-short for `short`; the user's own JSON values as given
-// (json, json-diagnostic-*, json-render-diagnostics), which echo_json then
-// passes on. Multiple values and comma-separated lists are cargo's.
+// (json, json-diagnostic-*), which echo_json then passes on, but
+// json-render-diagnostics, whose diagnostics offload-build renders (the other
+// messages echoed). Multiple values and comma-separated lists are cargo's.
 std::string message_format(const UserArgs& user);
 bool wants_json(const UserArgs& user);
+// A build pass's --message-format with echo_json, render, colour and quiet to match.
+void set_message_format(Invocation& inv, const UserArgs& user);
+// Whether rendered diagnostics keep their colours: cargo's --color WHEN
+// (the last one given), else CARGO_TERM_COLOR, else whether stderr is a
+// terminal (NO_COLOR, CLICOLOR_FORCE and TERM=dumb as util::decide_color).
+bool diagnostics_colour(const UserArgs& user);
 
 // The command as --dry-run shows it: env assignments, then argv, shell-quoted.
 std::string display(const Invocation& inv);
