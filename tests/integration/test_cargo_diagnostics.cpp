@@ -40,7 +40,7 @@ const std::string kScript = "kern@0.1.0: kern's build script warns";
 }  // namespace
 
 TEST_CASE("cargo flow: a warning in code both passes compile is printed once per build, a device-only one too, "
-          "with cargo's summary lines; errors always",
+          "with cargo's summary lines, errors always",
           "[integration][rust][cargo-diagnostics]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-diagnostics"};
