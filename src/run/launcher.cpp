@@ -43,14 +43,13 @@ bool looks_like_compiler(const std::string& name) {
   return false;
 }
 
-// `command` set up once (launch_setup: the compiler found and recognized,
-// response and config files read, paths made base-relative) and asked of its
-// frontend once each, in turn, whether it is an offload compile, link or
-// one-step build, going straight to that path. -1 with `why` when it runs
-// unchanged: the compile's reason, and the link's when that says more.
-int split(const std::vector<std::string>& command, const Request& o, Unchanged& why) {
-  const auto setup = launch_setup(command, o, why);
-  if (!setup) return -1;
+// The command set up (prepare) asked of its frontend once each, in turn,
+// whether it is an offload compile, link or one-step build, going straight
+// to that path, whose plan launcher_run.cpp runs. -1 with `l.why` when it
+// runs unchanged: the compile's reason, and the link's when that says more.
+int split(Launch& l, const Request& o) {
+  const LaunchSetup& setup = *l.setup;
+  Unchanged& why = l.why;
   // Made for the path that takes the command, before any descriptor of ours
   // is open: make's closed jobserver descriptors must not be mistaken for the
   // cache's or the signal self-pipe's.
@@ -60,48 +59,26 @@ int split(const std::vector<std::string>& command, const Request& o, Unchanged& 
   auto run = [&](PathAnswer answer, Unchanged& failed) {
     if (answer.done) return *answer.done;
     if (!answer.split) return -1;
-    return run_split(*answer.split, *setup, context(), command, failed).value_or(-1);
+    return run_split(*answer.split, setup, context(), l.command, failed).value_or(-1);
   };
-  const toolchain::frontend::Frontend& frontend = *setup->frontend;
-  auto compile = frontend.parse(setup->argv);
+  const toolchain::frontend::Frontend& frontend = *setup.frontend;
+  auto compile = frontend.parse(setup.argv);
   if (!compile.compile) why = compile.unchanged();
-  else if (const int code = run(split_compile(*setup, *compile.compile, context(), why), why); code >= 0) return code;
+  else if (const int code = run(split_compile(setup, *compile.compile, context(), why), why); code >= 0) return code;
   Unchanged link_why;
-  const auto link = frontend.parse_link(setup->argv);
+  const auto link = frontend.parse_link(setup.argv);
   if (!link.link) link_why.reason = link.pass_reason;
-  else if (const int code = run(cached_link(*setup, *link.link, link_why.reason), link_why); code >= 0) return code;
-  const auto build = frontend.parse_build(setup->argv);
+  else if (const int code = run(cached_link(setup, *link.link, link_why.reason), link_why); code >= 0) return code;
+  const auto build = frontend.parse_build(setup.argv);
   if (build.one_step) {  // a one-step offload build: its reason when not split
     why = {build.pass_reason, toolchain::frontend::unchanged::kOneStep, {}};
     if (build.build)
-      if (const int code = run(split_build(*setup, *build.build, context(), why), why); code >= 0) return code;
+      if (const int code = run(split_build(setup, *build.build, context(), why), why); code >= 0) return code;
     return -1;
   }
   // The same reason twice (an unreadable response file stops both) is said once.
   if (link_why.reason != why.reason) why.reason += "; " + link_why.reason;
   return -1;
-}
-
-// `command` (after the prefix) unwrapped, split and run; -1 with `why` when
-// it runs unchanged.
-int take(std::vector<std::string>& command, const Request& o, const Prefix& prefix, Unchanged& why) {
-  if (toolchain::frontend::is_compiler_wrapper_name(command.front()))
-    if (auto wrapped = unwrap(command, o)) {
-      why = std::move(*wrapped);
-      return -1;
-    }
-  if (!prefix.wrapper.empty() && !may_run_remotely(command)) note_local_offload(prefix, o);
-  try {
-    // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
-    if (o.config.flag("test_hook_internal_error"))
-      throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
-    return split(command, o, why);
-  } catch (const std::exception& e) {
-    // Never fail where the compiler would succeed (as ccache): run it
-    // unchanged, counted under its own reason.
-    why = {"internal error: " + util::shorten(e.what(), 300), toolchain::frontend::unchanged::kInternal, {}};
-    return -1;
-  }
 }
 
 }  // namespace
@@ -134,15 +111,24 @@ int launch(const std::vector<std::string>& given, const Request& options) {
     std::cerr << "offload-build: error: " << settings.error().message << '\n';
     return exit_code::usage;
   }
-  const Prefix prefix = take_prefix(command, o);  // `distcc clang ...`: the compiler is clang
   storage::hide_remote_credentials(c);  // before the compiler, run unchanged or not
   exec::hide_remote_execution_secrets(c);
   process::set_echo_policy({c.flag("verbose"), nullptr});
-  const std::vector<std::string> given_command = command;  // what runs when not split
-  Unchanged why{"OFFLOAD_BUILD_DISABLE is set", toolchain::frontend::unchanged::kDisabled, {}};
-  if (!c.flag("disable"))
-    if (const int code = take(command, o, prefix, why); code >= 0) return code;
-  return pass_through(given_command, why, o, prefix);
+  Launch l;
+  l.command = std::move(command);
+  try {
+    prepare(l, o);
+    // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
+    if (l.setup && c.flag("test_hook_internal_error"))
+      throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
+    if (l.setup)
+      if (const int code = split(l, o); code >= 0) return code;
+  } catch (const std::exception& e) {
+    // Never fail where the compiler would succeed (as ccache): run it
+    // unchanged, counted under its own reason.
+    l.why = {"internal error: " + util::shorten(e.what(), 300), toolchain::frontend::unchanged::kInternal, {}};
+  }
+  return pass_through(l.given, l.why, o, l.prefix);
 }
 
 }  // namespace ob::run

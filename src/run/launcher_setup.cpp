@@ -186,6 +186,23 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
   return s;
 }
 
+void prepare(Launch& l, const Request& o) {
+  l.given = l.command;
+  l.prefix = take_prefix(l.command, o);  // `distcc clang ...`: the compiler is clang
+  l.given = l.command;
+  if (o.config.flag("disable")) {
+    l.why = {"OFFLOAD_BUILD_DISABLE is set", toolchain::frontend::unchanged::kDisabled, {}};
+    return;
+  }
+  if (toolchain::frontend::is_compiler_wrapper_name(l.command.front()))
+    if (auto wrapped = unwrap(l.command, o)) {
+      l.why = std::move(*wrapped);
+      return;
+    }
+  if (!l.prefix.wrapper.empty() && !may_run_remotely(l.command)) note_local_offload(l.prefix, o);
+  l.setup = launch_setup(l.command, o, l.why);
+}
+
 bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& s,
                     const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;

@@ -39,6 +39,20 @@ struct LaunchSetup {
   fs::path anchor;
 };
 
+// A launcher call's command, set up once (prepare): the prefix taken
+// (take_prefix), the command that runs when it is not split, an MPI wrapper
+// unwrapped, the compiler set up (launch_setup). No `setup`, with `why`,
+// when it runs unchanged.
+struct Launch {
+  Prefix prefix;
+  std::vector<std::string> given;    // what runs unchanged (after the prefix)
+  std::vector<std::string> command;  // what is split (an MPI wrapper's compiler command)
+  std::optional<LaunchSetup> setup;
+  Unchanged why;
+};
+// `launch.command` (COMPILER ARGS...) prepared as above.
+void prepare(Launch& launch, const Request& options);
+
 // An MPI compiler wrapper (mpicxx, mpifort ...) replaced in `command` by the
 // command it runs when that compiler is a registered frontend's (clang,
 // flang); otherwise the reason it runs unchanged.
