@@ -189,7 +189,10 @@ hf B10 "$REPS" \
   -n redis --prepare "rm -rf $p/build $WORK/e" "$ob -q --cache-dir $WORK/e --remote-storage $REDIS build" \
   -n localcache --prepare "rm -rf $p/build" "$ob -q --cache-dir $WORK/warm build"
 rm -rf "$p/build" "$WORK/e"
-SERVED=$($ob --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 | grep -oE 'remote execution: [0-9]+ executed, [0-9]+ from' || echo "?")
+SERVED_LINE=$($ob --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 | grep -E 'remote execution: ' || true)
+SERVED=$(grep -oE 'remote execution: [0-9]+ executed, [0-9]+ from' <<<"$SERVED_LINE" || echo "?")
+# Jobs whose dependency manifest in the engine held: built with no scan here.
+UNSCANNED=$(grep -oE '[0-9]+ without a dependency scan' <<<"$SERVED_LINE" | grep -oE '^[0-9]+' || echo 0)
 stop_worker
 
 # The model (docs/DISTRIBUTED.md): W workers of 2 slots, jobs = W x 2,
@@ -233,7 +236,8 @@ section() {
   echo "(\`/usr/bin/time\` of the build, the worker's \`/proc\` counters less its start): this machine"
   echo "spent $O_LOCAL s per job sent (the dependency scan, hashing, gRPC), the worker $O_WORKER s per"
   echo "job beyond the compile itself (staging the input root, the JVM). The fresh clone through the"
-  echo "engine: $SERVED the engine's action cache."
+  echo "engine: $SERVED the engine's action cache; $UNSCANNED of them with no dependency scan here"
+  echo "(their dependency manifests in the engine held)."
   echo
   echo "From the cold local build's trace: the jobs' wall times add up to $WORK_S s, $REMOTE_WORK_S s of it in"
   echo "the $NREMOTE jobs remote execution sends, and the critical path (the longest chain of dependent"

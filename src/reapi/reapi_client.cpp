@@ -193,6 +193,8 @@ class GrpcClient final : public Client {
       *req.mutable_action_digest() = p.action_digest;
       req.set_inline_stdout(true);
       req.set_inline_stderr(true);
+      // Small outputs in the answer itself (where the engine inlines them): no ByteStream Read each.
+      for (const auto& o : action.output_files) req.add_inline_output_files(o);
       re::ActionResult cached;
       auto s = ac_->GetActionResult(&call.ctx, req, &cached);
       if (s.ok()) {
