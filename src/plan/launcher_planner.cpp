@@ -17,6 +17,23 @@ std::optional<fs::path> requested_depfile(const toolchain::frontend::CompileRequ
   return (cwd / file).lexically_normal();
 }
 
+std::optional<toolchain::frontend::Unchanged> ready_to_plan(toolchain::frontend::CompileRequest& req,
+                                                            const fs::path& cwd, const toolchain::Toolchain& tc,
+                                                            const std::optional<fs::path>& memo, bool check_output) {
+  using namespace toolchain::frontend::unchanged;
+  using Why = toolchain::frontend::Unchanged;
+  std::error_code ec;
+  if (!req.resolve_natives(tc, memo)) return Why{"no GPU found for the native offload arch: the compiler reports it", kNoGpu, {}};
+  const fs::path output = (cwd / req.output_arg()).lexically_normal();
+  if (check_output && !fs::is_directory(output.parent_path(), ec))
+    return Why{"the output's directory does not exist", kPaths, {}};
+  if (auto dep = requested_depfile(req, cwd); dep && !fs::is_directory(dep->parent_path(), ec))
+    return Why{"the depfile's directory does not exist", kPaths, {}};
+  if (req.opt_record && !fs::is_directory((cwd / *req.opt_record).lexically_normal().parent_path(), ec))
+    return Why{"the optimization record's directory does not exist", kPaths, {}};
+  return std::nullopt;
+}
+
 Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const toolchain::Toolchain& tc,
                         const fs::path& cwd, toolchain::DriverProbe* probe, size_t parallel_probes) {
   Plan plan;

@@ -24,7 +24,7 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
   const Request& o = context.options();
   const fs::path& cwd = setup.cwd;
   auto pass = [&](std::string reason, const char* code) {
-    unsplit(why, std::move(reason), code);
+    why = {std::move(reason), code, {}};
     return PathAnswer{};
   };
   std::error_code ec;
@@ -45,14 +45,17 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
     objects.push_back(plan::arg_path(object, cwd).string());
     auto one = setup.frontend->parse(build.compile_argv(n, objects.back()));
     if (!one.compile) {
-      unsplit(why, "a one-step build: " + one.pass_reason, one.pass_code.c_str(), one.option);
+      why = {"a one-step build: " + one.pass_reason, one.pass_code, one.option};
       return {};
     }
     if (auto unusable = one.compile->unusable_files(cwd)) {
       why = std::move(*unusable);
       return {};
     }
-    if (!ready_to_split(*one.compile, setup, memo, false, why)) return {};
+    if (auto not_ready = plan::ready_to_plan(*one.compile, cwd, *setup.toolchain, memo, false)) {
+      why = std::move(*not_ready);
+      return {};
+    }
     compiles.push_back(std::move(*one.compile));
   }
   const auto link = setup.frontend->parse_link(build.link_argv(objects));

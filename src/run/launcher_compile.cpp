@@ -52,7 +52,7 @@ PathAnswer split_compile(const LaunchSetup& setup, toolchain::frontend::CompileR
   const Request& o = context.options();
   const fs::path& cwd = setup.cwd;
   auto pass = [&](std::string reason, const char* code, std::string option = {}) {
-    unsplit(why, std::move(reason), code, std::move(option));
+    why = {std::move(reason), code, std::move(option)};
     return PathAnswer{};
   };
   if (auto unusable = req.unusable_files(cwd)) {
@@ -68,7 +68,11 @@ PathAnswer split_compile(const LaunchSetup& setup, toolchain::frontend::CompileR
       return {std::nullopt, exit_code::ok};
     }
   const auto memo = context.probe_memo();  // compilers' answers, next to the cache
-  if (!ready_to_split(req, setup, memo, true, why)) return {};
+  if (!setup.toolchain) return pass("no LLVM installation (llvm-offload-binary) next to " + setup.compiler.string(), kCompiler);
+  if (auto not_ready = plan::ready_to_plan(req, setup.cwd, *setup.toolchain, memo, true)) {
+    why = std::move(*not_ready);
+    return {};
+  }
 
   // The driver's own device commands (single parse), remembered next to the cache.
   std::unique_ptr<toolchain::DriverProbe> probe;

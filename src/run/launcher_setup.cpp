@@ -203,25 +203,4 @@ void prepare(Launch& l, const Request& o) {
   l.setup = launch_setup(l.command, o, l.why);
 }
 
-bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& s,
-                    const std::optional<fs::path>& memo, bool check_output, Unchanged& why) {
-  using namespace toolchain::frontend::unchanged;
-  auto pass = [&](std::string reason, const char* code) {
-    why = {std::move(reason), code, {}};
-    return false;
-  };
-  if (!s.toolchain) return pass("no LLVM installation (llvm-offload-binary) next to " + s.compiler.string(), kCompiler);
-  std::error_code ec;
-  if (!req.resolve_natives(*s.toolchain, memo))
-    return pass("no GPU found for the native offload arch: the compiler reports it", kNoGpu);
-  const fs::path output = (s.cwd / req.output_arg()).lexically_normal();
-  if (check_output && !fs::is_directory(output.parent_path(), ec))
-    return pass("the output's directory does not exist", kPaths);
-  if (auto dep = plan::requested_depfile(req, s.cwd); dep && !fs::is_directory(dep->parent_path(), ec))
-    return pass("the depfile's directory does not exist", kPaths);
-  if (req.opt_record && !fs::is_directory((s.cwd / *req.opt_record).lexically_normal().parent_path(), ec))
-    return pass("the optimization record's directory does not exist", kPaths);
-  return true;
-}
-
 }  // namespace ob::run

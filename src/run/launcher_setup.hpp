@@ -60,10 +60,4 @@ std::optional<Unchanged> unwrap(std::vector<std::string>& command, const Request
 // `command` set up; nullopt with `why` when it runs unchanged.
 std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command, const Request& options,
                                         Unchanged& why);
-// A parsed compile made ready to plan: its LLVM installation known, its
-// native targets found, the output (with `check_output`), depfile and record
-// directories there; else `why`.
-bool ready_to_split(toolchain::frontend::CompileRequest& req, const LaunchSetup& setup,
-                    const std::optional<fs::path>& memo, bool check_output, Unchanged& why);
-
 }  // namespace ob::run

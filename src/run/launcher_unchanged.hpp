@@ -17,12 +17,6 @@ namespace ob::run {
 // Why a command runs unchanged (its kind: frontend::unchanged::k...).
 using Unchanged = toolchain::frontend::Unchanged;
 
-// A launcher path's answer for a command it cannot split: `why` set, and -1.
-inline int unsplit(Unchanged& why, std::string reason, const char* code, std::string option = {}) {
-  why = {std::move(reason), code, std::move(option)};
-  return -1;
-}
-
 // `command` run unchanged (`why`), through `prefix` (prefix_command) when
 // one is set and it compiles no device code; its exit code.
 int pass_through(const std::vector<std::string>& command, const Unchanged& why, const Request& options,

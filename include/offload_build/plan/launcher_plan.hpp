@@ -21,6 +21,13 @@ fs::path launcher_work_dir(const fs::path& output);
 // The depfile the caller asked for (absolute): -MF, else the output with its
 // extension replaced by .d (as clang does). nullopt when none was requested.
 std::optional<fs::path> requested_depfile(const toolchain::frontend::CompileRequest& req, const fs::path& cwd);
+// A parsed launcher compile run in `cwd` made ready to plan with `tc`: its
+// native targets found (`memo`: the probe memo), the output (with
+// `check_output`), depfile and optimization record directories there; else
+// why it runs unchanged.
+std::optional<toolchain::frontend::Unchanged> ready_to_plan(toolchain::frontend::CompileRequest& req,
+                                                            const fs::path& cwd, const toolchain::Toolchain& tc,
+                                                            const std::optional<fs::path>& memo, bool check_output);
 
 // Every target in `req.targets` (natives already resolved) gets a device pass.
 // `cwd` is absolute: the passes run there and name paths relative to it.
