@@ -15,6 +15,7 @@
 #include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/toolchain/stable_names.h"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
 
@@ -329,7 +330,7 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
   std::string unrecorded;
   if (job.records_lookups) {
     const fs::path record = toolchain::lookups_record(exec::temporary_path(*job.depfile, job.id));
-    lookups = read_lookups(record, unrecorded);
+    lookups = toolchain::read_lookups_record(record, unrecorded);
     std::error_code ec;
     fs::remove(record, ec);
   }

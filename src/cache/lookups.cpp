@@ -19,9 +19,6 @@ namespace ob::cache {
 
 namespace {
 
-// A record holds at most OB_LOOKUPS_MAX paths per process, each under PATH_MAX.
-constexpr uint64_t kMaxRecord = uint64_t{256} << 20;
-
 // A directory modified this recently may be modified again within the same
 // timestamp tick without its mtime changing (git's "racily clean").
 constexpr auto kRacy = std::chrono::seconds(2);
@@ -41,15 +38,6 @@ Dep lookups_unknown() { return Dep{"<lookups unknown>", "unknown", 0, 0, {}}; }
 bool is_lookups_unknown(const Dep& dep) { return dep.sha256 == "unknown" && dep.path == "<lookups unknown>"; }
 bool is_absence(const Dep& dep) { return dep.sha256 == kAbsent; }
 bool is_directory_stamp(const Dep& dep) { return util::starts_with(dep.sha256, kDirectoryStamp); }
-
-std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::string& why) {
-  const auto text = util::read_file(file, kMaxRecord);
-  if (!text) {
-    why = "no record of the lookups that found nothing (the compiler did not load the preload library)";
-    return std::nullopt;
-  }
-  return toolchain::parse_lookups_record(*text, why);
-}
 
 std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::Job& job,
                                             const std::vector<fs::path>& system_dirs,

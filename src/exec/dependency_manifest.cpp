@@ -27,8 +27,8 @@ std::string ActionBuilder::manifest_path(const fs::path& p, const fs::path& cwd)
   return util::is_under(p, root_) ? p.lexically_relative(cwd).string() : p.string();
 }
 
-std::optional<std::string> ActionBuilder::manifest_text(const Built& built, const std::vector<std::string>& absent,
-                                                        const fs::path& cwd) {
+std::optional<std::string> ActionBuilder::manifest_text(const Built& built, const std::vector<std::string>& absent) {
+  const fs::path& cwd = built.cwd;
   nlohmann::json reads = nlohmann::json::array(), lost = nlohmann::json::array();
   for (const auto& f : built.reads) {
     const auto d = digest_of(f);
@@ -41,8 +41,9 @@ std::optional<std::string> ActionBuilder::manifest_text(const Built& built, cons
   return text;
 }
 
-std::optional<ActionBuilder::Manifest> ActionBuilder::manifest_match(std::string_view text, const fs::path& cwd,
-                                                                     std::string& why) {
+std::optional<ActionBuilder::Manifest> ActionBuilder::manifest_match(std::string_view text,
+                                                                     const process::Command& cmd, std::string& why) {
+  const fs::path cwd = cwd_of(cmd);
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.value("format", "") != kFormat || !j["reads"].is_array() ||
       !j["absent"].is_array()) {

@@ -97,26 +97,23 @@ ActionBuilder::ActionBuilder(const RemoteRunnerSetup& setup) : setup_(setup) {
   if (!plan.build_dir.empty()) root_ = common_dir(root_, plan.build_dir);
 }
 
+fs::path ActionBuilder::cwd_of(const process::Command& cmd) {
+  return cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
+}
+
 std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, const process::Command& cmd,
                                                          const std::vector<fs::path>& temps,
                                                          const std::function<bool(const process::Command&)>& scan,
                                                          std::optional<fs::path>& scan_lookups, std::string& why,
                                                          const Manifest* known) {
   Layout l;
-  l.cwd = cmd.cwd.empty() ? fs::current_path() : fs::path(cmd.cwd);
+  l.cwd = cwd_of(cmd);
   // What -march=native means is this machine's CPU: a worker would build for its own.
   if (auto native = toolchain::clang_cli::machine_dependent_option(cmd.argv)) {
     why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
     return std::nullopt;
   }
-  std::optional<std::vector<fs::path>> files;
-  if (known && job.depfile) {  // what the manifest says the scan would find
-    files.emplace();
-    for (const auto& in : job.inputs) files->push_back(in.is_absolute() ? in : l.cwd / in);
-    files->insert(files->end(), known->reads.begin(), known->reads.end());
-  } else {
-    files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why);
-  }
+  auto files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why, known);
   if (!files) return std::nullopt;
   l.root = root_;
   std::set<fs::path> seen;
@@ -154,18 +151,23 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   if (!add_marker(temps, l, built, why)) return std::nullopt;
   std::sort(action.output_files.begin(), action.output_files.end());
   built.reads = std::move(l.reads);
+  built.cwd = l.cwd;
   return built;
 }
 
 // Every file the compile reads: its declared inputs and, with a depfile, what
-// a scan with its own flags and target lists.
+// a scan with its own flags and target lists finds (or, `known`, found last time).
 std::optional<std::vector<fs::path>> ActionBuilder::files_read(
     const plan::Job& job, const process::Command& cmd, const fs::path& cwd, const std::vector<fs::path>& temps,
     const std::function<bool(const process::Command&)>& scan, std::optional<fs::path>& scan_lookups,
-    std::string& why) {
+    std::string& why, const Manifest* known) {
   std::vector<fs::path> files;
   for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
   if (!job.depfile) return files;
+  if (known) {  // what the manifest says the scan would find
+    files.insert(files.end(), known->reads.begin(), known->reads.end());
+    return files;
+  }
   const fs::path depfile = fs::path(temps.back()).concat(".scan");
   auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, depfile.string());
   if (!argv) {

@@ -343,8 +343,7 @@ class Runner final : public RemoteRunner {
   std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
     std::string text, error, why;
     if (!client_->get_manifest(key, text, error) || text.empty()) return std::nullopt;
-    const fs::path cwd = w.command.cwd.empty() ? setup_.plan->cwd : fs::path(w.command.cwd);
-    auto m = builder_.manifest_match(text, cwd, why);
+    auto m = builder_.manifest_match(text, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;
     if (auto record = toolchain::redirect_lookups(env, fs::path(w.temps.back()).concat(".scan"))) {
@@ -364,13 +363,11 @@ class Runner final : public RemoteRunner {
     std::vector<std::string> absent;
     if (w.scan_lookups) {
       std::string why;
-      auto text = util::read_regular_file(*w.scan_lookups, 64ull << 20, "a record of lookups");
-      auto paths = text ? toolchain::parse_lookups_record(*text, why) : std::nullopt;
+      auto paths = toolchain::read_lookups_record(*w.scan_lookups, why);
       if (!paths) return;  // lookups unknown: a manifest could not vouch for absences
       absent = std::move(*paths);
     }
-    const fs::path cwd = w.command.cwd.empty() ? setup_.plan->cwd : fs::path(w.command.cwd);
-    const auto manifest = builder_.manifest_text(built, absent, cwd);
+    const auto manifest = builder_.manifest_text(built, absent);
     std::string error;
     if (!manifest) return;
     if (!client_->put_manifest(key, *manifest, error)) {

@@ -13,9 +13,7 @@ int64_t CallBudget::budget_ms() const {
   return std::max<int64_t>(endpoint_.call_timeout_ms + 1000 - endpoint_.connect_timeout_ms,
                            endpoint_.call_timeout_ms);
 }
-// What this build's calls took past connect-timeout: this client's, or with
-// endpoint.budget_file every client's of the make run (one decimal number of
-// milliseconds a line; a record too large to be ours counts as spent).
+
 int64_t CallBudget::spent_ms() const {
   if (endpoint_.budget_file.empty()) return slow_ms_.load();
   const int fd = ::open(endpoint_.budget_file.c_str(), O_RDONLY | O_CLOEXEC);

@@ -20,6 +20,7 @@
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/file_identity.hpp"
+#include "offload_build/util/files.hpp"
 #include "offload_build/util/json_text.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -163,10 +164,17 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
 
 fs::path lookups_record(const fs::path& depfile) { return fs::path(depfile).concat(OB_LOOKUPS_SUFFIX); }
 
-std::optional<std::vector<std::string>> parse_lookups_record(std::string_view text, std::string& why) {
+std::optional<std::vector<std::string>> read_lookups_record(const fs::path& file, std::string& why) {
+  // A record holds at most OB_LOOKUPS_MAX paths per process, each under PATH_MAX.
+  constexpr uint64_t kMaxRecord = uint64_t{256} << 20;
+  const auto text = util::read_file(file, kMaxRecord);
+  if (!text) {
+    why = "no record of the lookups that found nothing (the compiler did not load the preload library)";
+    return std::nullopt;
+  }
   std::set<std::string> paths;
   bool header = false, wrote = false;
-  for (const auto& line : util::split(text, '\n')) {
+  for (const auto& line : util::split(*text, '\n')) {
     if (line.empty()) continue;
     if (line == OB_LOOKUPS_HEADER) {
       header = true;

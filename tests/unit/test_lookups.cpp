@@ -8,6 +8,7 @@
 #include "offload_build/cache/build_state.hpp"
 #include "offload_build/cache/lookups.hpp"
 #include "offload_build/toolchain/stable_names.h"
+#include "offload_build/toolchain/stable_names.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace ob;
@@ -45,26 +46,26 @@ TEST_CASE("a lookups record is read strictly", "[lookups]") {
   TempDir tmp("ob-lookups");
   const fs::path f = tmp / "k.d.lookups";
   std::string why;
-  CHECK_FALSE(read_lookups(f, why));  // no record: the library was not loaded
+  CHECK_FALSE(toolchain::read_lookups_record(f, why));  // no record: the library was not loaded
   CHECK_THAT(why, Catch::Contains("preload library"));
 
   write(f, "/x/a.h\n");
-  CHECK_FALSE(read_lookups(f, why));  // no header
+  CHECK_FALSE(toolchain::read_lookups_record(f, why));  // no header
 
   write(f, OB_LOOKUPS_HEADER "\n/x/b.h\n" OB_LOOKUPS_HEADER "\n/x/a.h\n/x/b.h\n");
-  CHECK_FALSE(read_lookups(f, why));  // nobody with the library wrote the depfile
+  CHECK_FALSE(toolchain::read_lookups_record(f, why));  // nobody with the library wrote the depfile
   CHECK_THAT(why, Catch::Contains("wrote the depfile"));
 
   write(f, OB_LOOKUPS_HEADER "\n/x/b.h\n" OB_LOOKUPS_HEADER "\n/x/a.h\n" OB_LOOKUPS_WROTE "\n/x/b.h\n");
-  auto paths = read_lookups(f, why);
+  auto paths = toolchain::read_lookups_record(f, why);
   REQUIRE(paths);
   CHECK(*paths == std::vector<std::string>{"/x/a.h", "/x/b.h"});  // once each, sorted
 
   write(f, OB_LOOKUPS_HEADER "\n" OB_LOOKUPS_WROTE "\n/x/a.h\n" OB_LOOKUPS_LOST "\n");
-  CHECK_FALSE(read_lookups(f, why));
+  CHECK_FALSE(toolchain::read_lookups_record(f, why));
   CHECK_THAT(why, Catch::Contains("could not all be recorded"));
   write(f, OB_LOOKUPS_HEADER "\n" OB_LOOKUPS_WROTE "\nrelative.h\n");
-  CHECK_FALSE(read_lookups(f, why));
+  CHECK_FALSE(toolchain::read_lookups_record(f, why));
 }
 
 TEST_CASE("lookups that found nothing become dependencies a new file breaks", "[lookups]") {

@@ -38,15 +38,7 @@ bool is_absence(const Dep& dep);
 bool is_directory_stamp(const Dep& dep);
 bool is_lookups_unknown(const Dep& dep);
 
-// The record the library wrote at `file` (the depfile's temporary plus
-// OB_LOOKUPS_SUFFIX): the absolute paths, once each, sorted. nullopt, with
-// `why`, when it cannot be trusted: missing or without its header (no
-// process loaded the library), without OB_LOOKUPS_WROTE (the process that
-// wrote the depfile did not: a wrapper that drops LD_PRELOAD), or a path the
-// library could not write.
-std::optional<std::vector<std::string>> read_lookups(const fs::path& file, std::string& why);
-
-// `paths` (read_lookups) as `job`'s dependencies: a path outside the system
+// `paths` (toolchain::read_lookups_record) as `job`'s dependencies: a path outside the system
 // directories as itself (relative to the plan's directory when under a base
 // directory, as make_dep writes reads), which must stay absent; one under
 // them as the stamp of the nearest directory that exists (one per directory:

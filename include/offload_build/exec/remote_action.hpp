@@ -48,6 +48,7 @@ class ActionBuilder {
     std::optional<fs::path> marker;
     // Every file the job reads (absolute): its declared inputs and what the scan found.
     std::vector<fs::path> reads;
+    fs::path cwd;  // where the compile runs here (its command's directory)
   };
   // What a dependency manifest (dependency_manifest.cpp) says a job reads,
   // when it still holds here: every file (absolute) and each path its lookups
@@ -65,21 +66,23 @@ class ActionBuilder {
                              std::optional<fs::path>& scan_lookups, std::string& why,
                              const Manifest* known = nullptr);
   // The dependency manifest of `built` (its reads) whose lookups did not find
-  // `absent` (absolute), for a compile run in `cwd`; nullopt when a file
-  // changed since, or it is over kMaxManifestBytes.
-  std::optional<std::string> manifest_text(const Built& built, const std::vector<std::string>& absent,
-                                           const fs::path& cwd);
-  // What the manifest `text` says the job run in `cwd` reads, when each file
+  // `absent` (absolute); nullopt when a file changed since, or it is over
+  // kMaxManifestBytes.
+  std::optional<std::string> manifest_text(const Built& built, const std::vector<std::string>& absent);
+  // What the manifest `text` says the job run as `cmd` reads, when each file
   // still has its digest and each absent path is still absent; else `why`.
-  std::optional<Manifest> manifest_match(std::string_view text, const fs::path& cwd, std::string& why);
+  std::optional<Manifest> manifest_match(std::string_view text, const process::Command& cmd, std::string& why);
 
  private:
   struct Layout;  // one job's input root, files and directories (remote_action.cpp)
+  // The directory `cmd` runs in here.
+  static fs::path cwd_of(const process::Command& cmd);
   std::string manifest_path(const fs::path& p, const fs::path& cwd) const;
   std::optional<std::vector<fs::path>> files_read(const plan::Job& job, const process::Command& cmd,
                                                   const fs::path& cwd, const std::vector<fs::path>& temps,
                                                   const std::function<bool(const process::Command&)>& scan,
-                                                  std::optional<fs::path>& scan_lookups, std::string& why);
+                                                  std::optional<fs::path>& scan_lookups, std::string& why,
+                                                  const Manifest* known);
   bool lay_out(const plan::Job& job, const std::vector<fs::path>& temps, Layout& l, std::string& why);
   bool add_inputs(Layout& l, reapi::Action& action, std::string& why);
   void add_argv(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,

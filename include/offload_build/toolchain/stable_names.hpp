@@ -52,10 +52,13 @@ struct StableNames {
 // The record of lookups that found nothing, beside `depfile` (which the
 // compile writes, or its temporary).
 fs::path lookups_record(const fs::path& depfile);
-// A record's text (lookups_record): the absolute paths, once each, sorted;
-// nullopt with `why` when it cannot be trusted (cache::read_lookups says
-// when). And the text of a record of `paths`, as the library writes one.
-std::optional<std::vector<std::string>> parse_lookups_record(std::string_view text, std::string& why);
+// The record the library wrote at `file` (lookups_record): the absolute
+// paths, once each, sorted. nullopt, with `why`, when it cannot be trusted:
+// missing or without its header (no process loaded the library), without
+// OB_LOOKUPS_WROTE (the process that wrote the depfile did not: a wrapper
+// that drops LD_PRELOAD), or a path the library could not write. And the
+// text of a record of `paths`, as the library writes one.
+std::optional<std::vector<std::string>> read_lookups_record(const fs::path& file, std::string& why);
 std::string lookups_record_text(const std::vector<std::string>& paths);
 // The variable naming the depfile whose lookups are recorded (a per-build path).
 bool is_lookups_variable(std::string_view name);
