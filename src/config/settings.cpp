@@ -85,6 +85,12 @@ constexpr std::array kSettings{
                    "every compile executes), off (executed with do_not_cache: neither read nor written) "
                    "(docs/CACHE.md)",
             .choices = "use|trusted|execute|off", .metavar = "HOW", .group = "Execution"},
+    Setting{.key = "engine_storage", .type = T::Flag, .default_text = "true",
+            .env = "OFFLOAD_BUILD_ENGINE_STORAGE",
+            .doc = "With remote_execution and engine_cache use or trusted: keep every entry of the local cache "
+                   "in the engine's action cache too, as a remote storage layer (a fresh checkout, its packages "
+                   "and links included, served by the engine as by Redis) (docs/DISTRIBUTED.md)",
+            .group = "Execution"},
     Setting{.key = "disable", .type = T::Flag, .default_text = "false", .env = "OFFLOAD_BUILD_DISABLE",
             .doc = "Launcher mode: run every command unchanged"},
     Setting{.key = "stable_names", .type = T::Flag, .default_text = "true", .env = "OFFLOAD_BUILD_STABLE_NAMES",

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/exec/engine_link.hpp"
 #include "offload_build/exec/remote_action.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
@@ -67,25 +68,14 @@ class Slots {
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+const auto printable = printable_engine_text;
 
-// An engine's text (a status, a worker's answer) in one of our lines: one
-// line, no control sequences, at most 300 bytes.
-std::string printable(const std::string& text) {
-  std::string one = util::foreign_text(text, "engine");
-  for (char& c : one)
-    if (c == '\n' || c == '\t') c = ' ';
-  return util::shorten(one, 300);
-}
-
-std::string invocation_id();
-Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup);
+bool compilers_match(reapi::Client& client, const RemoteRunnerSetup& setup);
 
 class Runner final : public RemoteRunner {
  public:
-  Runner(RemoteRunnerSetup setup, std::unique_ptr<reapi::Client> client)
+  explicit Runner(RemoteRunnerSetup setup)
       : setup_(std::move(setup)),
-        client_(std::move(client)),
-        opened_(client_ != nullptr),
         local_(std::max<size_t>(1, setup_.local_jobs)),
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
@@ -137,10 +127,7 @@ class Runner final : public RemoteRunner {
 
   void stop_all() override {
     stopping_ = true;
-    {
-      std::lock_guard lock(open_m_);
-      if (client_) client_->cancel();
-    }
+    setup_.link->cancel();
     local_.wake_all();
     {
       std::lock_guard lock(m_);
@@ -224,13 +211,13 @@ class Runner final : public RemoteRunner {
     const bool sends = local_why.empty();
     if (is_fortran_reason(local_why) && !fortran_said_.exchange(true) && setup_.warn)
       setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, local_why));
-    if (sends && !engine_down_ && !stopping_) {
+    if (sends && !down() && !stopping_) {
       if (auto refused = open()) {
         record(w.job.id, {RanWhere::Local, 0, 0, "remote execution is refused: " + *refused});
         return Completion{w.job.id, 2, {}, 0, false, *refused};
       }
     }
-    if (sends && !engine_down_ && !stopping_) {
+    if (sends && !down() && !stopping_) {
       std::string why;
       auto done = run_remote(w, why);
       if (w.scan_lookups) {
@@ -315,7 +302,7 @@ class Runner final : public RemoteRunner {
         why = "interrupted";
         return std::nullopt;
       }
-      engine_failed(error);
+      setup_.link->failed(error);
       why = "the engine failed: " + printable(error);
       return std::nullopt;
     }
@@ -342,7 +329,8 @@ class Runner final : public RemoteRunner {
   // needs no scan, and its record of lookups is the manifest's.
   std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
     std::string text, error, why;
-    if (!client_->get_manifest(key, text, error) || text.empty()) return std::nullopt;
+    if (!client_->get_value("dependency-manifest", key, reapi::kMaxManifestBytes, text, error) || text.empty())
+      return std::nullopt;
     auto m = builder_.manifest_match(text, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;
@@ -370,7 +358,7 @@ class Runner final : public RemoteRunner {
     const auto manifest = builder_.manifest_text(built, absent);
     std::string error;
     if (!manifest) return;
-    if (!client_->put_manifest(key, *manifest, error)) {
+    if (!client_->put_value("dependency-manifest", key, *manifest, error)) {
       manifests_refused_ = true;
       return;
     }
@@ -386,7 +374,7 @@ class Runner final : public RemoteRunner {
     for (size_t i = 0; i < w.temps.size(); ++i) {
       auto it = by_path.find(in_order[i]);
       if (it == by_path.end()) {
-        engine_failed("the result lacks " + in_order[i]);
+        setup_.link->failed("the result lacks " + in_order[i]);
         why = "the result lacks an output";
         return std::nullopt;
       }
@@ -409,48 +397,38 @@ class Runner final : public RemoteRunner {
     return Completion{w.job.id, 0, std::move(printed)};
   }
 
+  // Whether jobs go to the engine no more (it failed, its compilers differ).
+  bool down() const { return engine_down_ || setup_.link->down(); }
+
   // The engine, opened on the first job that goes to it (a launcher compile
-  // whose jobs all hit never loads the module): nullopt, or why remote
-  // execution is refused (the job fails with it). An engine that cannot be
-  // reached: one warning, every job runs locally.
+  // whose jobs all hit never loads the module; the cache's engine layer or
+  // make_remote_runner may have opened it already), its worker's compilers
+  // checked (a build whose jobs all hit checks none): nullopt, or why
+  // remote execution is refused (the job fails with it). An engine that
+  // cannot be reached: one warning, every job runs locally.
   std::optional<std::string> open() {
     std::lock_guard once(open_once_m_);
     if (opened_) return refused_;
     opened_ = true;
-    // An engine that failed an earlier compile of this make run is not asked
-    // again: its deadlines are paid once per build, not once per compile.
-    if (setup_.engine_down && setup_.engine_down(false)) {
-      down_earlier_ = "the engine failed earlier in this build (warned then)";
-      engine_down_ = true;
-      return refused_;
-    }
-    auto client = open_engine(setup_);
+    auto client = setup_.link->client();
     if (!client) {
       refused_ = client.error().message;
       engine_down_ = true;
     } else if (!*client) {
       engine_down_ = true;
+      if (setup_.link->down_earlier()) down_earlier_ = "the engine failed earlier in this build (warned then)";
+    } else if (!compilers_match(**client, setup_)) {
+      engine_down_ = true;
       if (setup_.engine_down) setup_.engine_down(true);
     } else {
-      std::lock_guard lock(open_m_);
-      client_ = std::move(*client);
+      client_ = *client;
     }
     return refused_;
   }
 
-  // The first engine failure: one warning, and no job is sent again this build.
-  void engine_failed(const std::string& error) {
-    if (engine_down_.exchange(true)) return;
-    if (setup_.engine_down) setup_.engine_down(true);
-    if (setup_.warn)
-      setup_.warn(fmt::format("remote_execution {}: {}; this build's remaining jobs run locally",
-                              setup_.config.display, printable(error)));
-  }
-
   RemoteRunnerSetup setup_;
-  std::mutex open_once_m_;  // held while the engine is opened
-  std::mutex open_m_;       // guards client_ against stop_all
-  std::unique_ptr<reapi::Client> client_;
+  std::mutex open_once_m_;         // held while the engine is opened
+  reapi::Client* client_ = nullptr;  // setup_.link's, once open() found it usable
   bool opened_ = false;
   std::optional<std::string> refused_;
   Slots local_;
@@ -458,7 +436,7 @@ class Runner final : public RemoteRunner {
   int wake_fd_ = -1;
   ActionBuilder builder_;  // after setup_
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> engine_down_{false};
+  std::atomic<bool> engine_down_{false};  // unusable for jobs: see down()
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
   std::atomic<bool> fortran_said_{false};
   std::atomic<bool> manifests_refused_{false};  // the engine would not store one: not asked again
@@ -471,33 +449,13 @@ class Runner final : public RemoteRunner {
   Counts counts_;
 };
 
-std::string invocation_id() {
-  std::random_device rd;
-  return fmt::format("{:08x}-{:04x}-4{:03x}-8{:03x}-{:08x}{:04x}", rd(), rd() & 0xffff, rd() & 0xfff, rd() & 0xfff,
-                     rd(), rd() & 0xffff);
-}
-
-
-// The client: the module opened, the engine's capabilities asked, and the
-// worker's compilers checked: nullptr when the engine cannot be reached
-// (warned), an error when the module is missing or a compiler differs.
-Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
-  setup.config.endpoint.tool_version = OB_VERSION;
-  setup.config.endpoint.invocation_id = invocation_id();
-  auto opened = setup.config.scheme ? setup.config.scheme->open(setup.config.endpoint)
-                                    : Result<std::unique_ptr<reapi::Client>>(Error::usage("remote_execution: no engine"));
-  if (!opened) return opened.error();
-  std::unique_ptr<reapi::Client> client = std::move(*opened);
+// Toolchain files (resource headers, device runtimes) are the worker's: its
+// compiler must be ours, at the same path. Asked once per compiler (and, with
+// setup.checked, once per build: a launcher's compiles share it). false when
+// a worker's compiler differs or the engine failed (warned).
+bool compilers_match(reapi::Client& client, const RemoteRunnerSetup& setup) {
   std::string error;
   const std::string& shown = setup.config.display;
-  reapi::Capabilities caps;
-  if (!client->capabilities(caps, error)) {
-    if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, printable(error)));
-    return std::unique_ptr<reapi::Client>();
-  }
-  // Toolchain files (resource headers, device runtimes) are the worker's: its
-  // compiler must be ours, at the same path. Asked once per compiler (and,
-  // with setup.checked, once per build: a launcher's compiles share it).
   std::set<std::string> compilers;
   for (const auto& job : setup.plan->jobs)
     if (kept_local(job, setup.plan->cwd).empty()) compilers.insert(compiler_path(job, setup.plan->cwd)->string());
@@ -513,9 +471,9 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
     check.mnemonic = "compiler-check";
     check.target_id = compiler;
     reapi::ActionResult r;
-    if (!client->run(check, r, error)) {
-      if (setup.warn) setup.warn(fmt::format("remote_execution {}: {}; the build runs locally", shown, printable(error)));
-      return std::unique_ptr<reapi::Client>();
+    if (!client.run(check, r, error)) {
+      setup.link->failed(error);
+      return false;
     }
     // A worker whose compiler is another (one of a pool, upgraded in place)
     // costs a warning and a local build, as every other engine fault does.
@@ -528,21 +486,23 @@ Result<std::unique_ptr<reapi::Client>> open_engine(RemoteRunnerSetup& setup) {
             shown, compiler, printable(first_line(local->out)),
             printable(r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
                                        : first_line(r.stdout_text))));
-      return std::unique_ptr<reapi::Client>();
+      return false;
     }
     if (setup.checked) setup.checked(memo, true);
   }
-  return client;
+  return true;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup) {
-  if (setup.lazy) return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), nullptr));
-  auto client = open_engine(setup);
-  if (!client) return client.error();
-  if (!*client) return std::unique_ptr<RemoteRunner>();
-  return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup), std::move(*client)));
+  if (!setup.link) setup.link = std::make_shared<EngineLink>(EngineLink::Setup{setup.config, setup.warn, setup.engine_down});
+  if (!setup.lazy) {
+    auto client = setup.link->client();
+    if (!client) return client.error();
+    if (!*client) return std::unique_ptr<RemoteRunner>();
+  }
+  return std::unique_ptr<RemoteRunner>(new Runner(std::move(setup)));
 }
 
 }  // namespace ob::exec

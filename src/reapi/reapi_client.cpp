@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v4. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v5. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -35,6 +35,7 @@ using Clock = std::chrono::system_clock;
 
 constexpr const char* kMetadataKey = "build.bazel.remote.execution.v2.requestmetadata-bin";
 constexpr size_t kChunk = 1 << 20;  // ByteStream Write chunk
+constexpr size_t kInlineValueBytes = 256 << 10;  // a stored value sent inline too (put_value)
 
 std::string status_text(const grpc::Status& s) {
   static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
@@ -45,12 +46,6 @@ std::string status_text(const grpc::Status& s) {
   std::string text = code >= 0 && code <= 16 ? names[code] : std::to_string(code);
   if (!s.error_message().empty()) text += ": " + s.error_message().substr(0, 300);
   return text;
-}
-
-double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
-  if (a.seconds() == 0 || b.seconds() == 0) return 0;
-  const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
-  return d > 0 ? d : 0;
 }
 
 class GrpcClient final : public Client {
@@ -109,15 +104,12 @@ class GrpcClient final : public Client {
     return true;
   }
 
-  bool get_manifest(const std::string& key, std::string& text, std::string& error) override {
+  bool get_value(const std::string& kind, const std::string& key, uint64_t max_bytes, std::string& text,
+                 std::string& error) override {
     text.clear();
-    {
-      // Only an engine that lets clients write its action cache can hold one.
-      std::lock_guard lock(mutex_);
-      if (!caps_.update_enabled) return true;
-    }
+    if (!stores_values()) return true;  // only an engine that lets clients write its action cache holds one
     if (budget_.too_slow(error)) return false;
-    const Action action = manifest_action(key);
+    const Action action = value_action(kind, key);
     const Prepared p = prepare(action, sha256_);
     const std::string id = p.action_digest.hash();
     re::ActionResult ar;
@@ -126,7 +118,7 @@ class GrpcClient final : public Client {
       re::GetActionResultRequest req;
       req.set_instance_name(endpoint_.instance);
       *req.mutable_action_digest() = p.action_digest;
-      req.add_inline_output_files("manifest");
+      req.add_inline_output_files(kind);
       auto s = ac_->GetActionResult(&call.ctx, req, &ar);
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) return true;
       if (!s.ok()) {
@@ -135,8 +127,8 @@ class GrpcClient final : public Client {
       }
     }
     for (const auto& f : ar.output_files()) {
-      if (f.path() != "manifest") continue;
-      if (uint64_t(f.digest().size_bytes()) > kMaxManifestBytes) return true;  // not ours: none
+      if (f.path() != kind) continue;
+      if (uint64_t(f.digest().size_bytes()) > std::min(max_bytes, endpoint_.max_blob_bytes)) return true;  // none
       if (!f.contents().empty() || f.digest().size_bytes() == 0) {
         text = f.contents();
         if (verify(f.digest(), text, error)) return true;
@@ -148,19 +140,17 @@ class GrpcClient final : public Client {
     return true;
   }
 
-  bool put_manifest(const std::string& key, const std::string& text, std::string& error) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (!caps_.update_enabled) {
-        error = "the engine does not let clients write its action cache (update_enabled is false)";
-        return false;
-      }
+  bool put_value(const std::string& kind, const std::string& key, const std::string& text,
+                 std::string& error) override {
+    if (!stores_values()) {
+      error = "the engine does not let clients write its action cache (update_enabled is false)";
+      return false;
     }
     if (budget_.too_slow(error)) return false;
-    const Action action = manifest_action(key);
+    const Action action = value_action(kind, key);
     Prepared p = prepare(action, sha256_);
     const re::Digest blob = digest_of(text, sha256_);
-    p.blobs[blob.hash()] = {blob, Blob{text, {}}};
+    if (!text.empty()) p.blobs[blob.hash()] = {blob, Blob{text, {}}};
     const std::string id = p.action_digest.hash();
     uint64_t bytes = 0;
     if (!upload(p, action, bytes, error, id)) return false;
@@ -168,9 +158,14 @@ class GrpcClient final : public Client {
     re::UpdateActionResultRequest req;
     req.set_instance_name(endpoint_.instance);
     *req.mutable_action_digest() = p.action_digest;
-    auto* out = req.mutable_action_result()->add_output_files();
-    out->set_path("manifest");
-    *out->mutable_digest() = blob;
+    auto* result = req.mutable_action_result();
+    if (!text.empty()) {
+      auto* out = result->add_output_files();
+      out->set_path(kind);
+      *out->mutable_digest() = blob;
+      // Inline too where small: an engine storing it as sent serves it in one call.
+      if (text.size() <= kInlineValueBytes) out->set_contents(text);
+    }
     re::ActionResult stored;
     auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
     if (!s.ok()) {
@@ -178,6 +173,11 @@ class GrpcClient final : public Client {
       return false;
     }
     return true;
+  }
+
+  bool stores_values() const override {
+    std::lock_guard lock(mutex_);
+    return caps_.update_enabled;
   }
 
   bool run_within_budget(const Action& action, ActionResult& result, std::string& error) {
@@ -580,7 +580,7 @@ class GrpcClient final : public Client {
   std::unique_ptr<re::ActionCache::Stub> ac_;
   std::unique_ptr<re::Execution::Stub> execution_;
   std::unique_ptr<bs::ByteStream::Stub> bytestream_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::set<grpc::ClientContext*> active_;
   std::atomic<bool> cancelled_{false};
   Capabilities caps_;
@@ -589,7 +589,7 @@ class GrpcClient final : public Client {
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v4(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v5(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

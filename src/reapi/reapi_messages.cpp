@@ -68,11 +68,17 @@ Prepared prepare(const Action& action, Sha256Hex sha256) {
   return p;
 }
 
-Action manifest_action(const std::string& key) {
+double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+  if (a.seconds() == 0 || b.seconds() == 0) return 0;
+  const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
+  return d > 0 ? d : 0;
+}
+
+Action value_action(const std::string& kind, const std::string& key) {
   Action a;
-  a.argv = {"offload-build-dependency-manifest", key};
-  a.output_files = {"manifest"};
-  a.mnemonic = "dependency-manifest";
+  a.argv = {"offload-build-" + kind, key};
+  a.output_files = {kind};
+  a.mnemonic = kind;
   a.target_id = key;
   return a;
 }

@@ -34,8 +34,11 @@ re::Digest digest_of(const std::string& data, Sha256Hex sha256);
 // The action's messages: the input root as a Merkle tree of Directory
 // messages (children sorted by name, as the spec asks), the Command and the Action.
 Prepared prepare(const Action& action, Sha256Hex sha256);
-// A dependency manifest is the one output of an action that never runs (no
-// input root, a command no worker has): its name is the manifest's key.
-Action manifest_action(const std::string& key);
+// Seconds from `a` to `b` (an execution's metadata); 0 when either is unset.
+double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b);
+// A value kept in the action cache (Client::get_value) is the one output,
+// named `kind`, of an action that never runs (no input root, a command no
+// worker has: offload-build-KIND KEY).
+Action value_action(const std::string& kind, const std::string& key);
 
 }  // namespace ob::reapi

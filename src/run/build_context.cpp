@@ -10,6 +10,8 @@
 #include "offload_build/cache/file_facts.hpp"
 #include "offload_build/cache/job_key.hpp"
 #include "offload_build/config/config.hpp"
+#include "offload_build/exec/engine_link.hpp"
+#include "offload_build/exec/engine_storage.hpp"
 #include "offload_build/util/strings.hpp"
 
 
@@ -21,6 +23,17 @@ storage::Storage local_cache(const config::Config& c) {
 
 BuildContext::BuildContext(const Request& options)
     : options_(options), jobserver_(process::jobserver_from_environment()) {}
+
+BuildContext::~BuildContext() {
+  if (opener_.joinable()) opener_.join();
+}
+
+void BuildContext::open_engine_early() {
+  if (opener_.joinable() || config().text("remote_execution").empty()) return;
+  auto link = engine_link(false);
+  if (!link) return;  // a bad URL: remote_runner says it
+  opener_ = std::thread([link = *link] { (void)link->client(); });
+}
 
 Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
   if (opened_) return {};
@@ -39,12 +52,67 @@ Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErro
   if (config().flag("verbose") && remote_errors == RemoteErrors::Fail)
     for (const auto& r : *remotes) std::cerr << "offload-build: remote storage " << r.display << '\n';
   storage::LayeredOptions layered;
+  add_engine_layer(*remotes, layered, remote_errors == RemoteErrors::WarnOncePerBuild);
   if (remote_errors == RemoteErrors::WarnOncePerBuild)
     layered.first_in_build = [dir = storage_->dir()](const std::string& code) {
       return first_in_build(dir, "remote " + code);
     };
   layers_.emplace(*storage_, std::move(*remotes), std::move(layered));
   return {};
+}
+
+// With remote_execution set, its action cache asked (engine_cache use or
+// trusted) and engine_storage: the engine as the last remote (exec/engine_storage.hpp). A bad
+// URL adds none: the remote runner says it.
+void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered,
+                                    bool launcher) {
+  const auto use = engine_cache();
+  if (config().text("remote_execution").empty() || !config().flag("engine_storage") ||
+      (use != exec::EngineCache::Use && use != exec::EngineCache::Trusted))
+    return;
+  auto link = engine_link(launcher);
+  if (!link) return;
+  remotes.push_back(exec::engine_layer_config((*link)->config()));
+  layered.factory = [link = *link](const storage::RemoteConfig& c) {
+    if (c.prefix == exec::kEngineLayerPrefix) return exec::make_engine_backend(link, c.max_entry_bytes);
+    return storage::make_remote_backend(c);
+  };
+}
+
+Result<std::shared_ptr<exec::EngineLink>> BuildContext::engine_link(bool launcher) {
+  if (engine_) return engine_;
+  auto engine = exec::parse_remote_execution(options_.config.text("remote_execution"));
+  if (!engine) return engine.error();
+  engine->engine_cache = engine_cache();
+  if (engine->jobs == 0) engine->jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
+  // A launcher compile: warnings and compiler checks once per make/ninja run
+  // (remembered next to the cache).
+  if (launcher && storage_) notes_ = storage_->dir();
+  const std::string display = engine->display;
+  exec::EngineLink::Setup link{std::move(*engine), engine_warn(display), engine_down_memo(display)};
+  // The engine's time budget is the make run's, not each compile's.
+  if (notes_) link.config.endpoint.budget_file = build_file(*notes_, "remote-execution budget " + display);
+  engine_ = std::make_shared<exec::EngineLink>(std::move(link));
+  return engine_;
+}
+
+// The first compile that finds the engine down spares the rest of the make
+// run (launcher mode); unset otherwise: this process only.
+std::function<bool(bool)> BuildContext::engine_down_memo(const std::string& display) const {
+  if (!notes_) return {};
+  return [dir = *notes_, display](bool mark) {
+    const std::string code = "remote-execution down " + display;
+    return mark ? first_in_build(dir, code) : said_in_build(dir, code);
+  };
+}
+
+std::function<void(const std::string&)> BuildContext::engine_warn(const std::string& display) const {
+  return [notes = notes_, display](const std::string& line) {
+    const bool base = line.find("outside base_dir") != std::string::npos;  // else an engine failure
+    if (notes && !first_in_build(*notes, "remote-execution " + display + (base ? " base_dir" : ""))) return;
+    const std::string text = "offload-build: warning: " + line + "\n";
+    std::cerr << text << std::flush;
+  };
 }
 
 std::optional<fs::path> BuildContext::probe_memo() const {
@@ -79,12 +147,11 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
                                                                         bool allow_time_macros) {
   const std::string url = options_.config.text("remote_execution");
   if (url.empty()) return std::unique_ptr<exec::RemoteRunner>();
-  auto engine = exec::parse_remote_execution(url);
-  if (!engine) return engine.error();
+  auto link = engine_link(use == RemoteFor::LauncherCompile);
+  if (!link) return link.error();
   exec::RemoteRunnerSetup setup;
-  setup.config = std::move(*engine);
-  setup.config.engine_cache = engine_cache();
-  if (setup.config.jobs == 0) setup.config.jobs = 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
+  setup.link = *link;
+  setup.config = (*link)->config();
   setup.plan = &plan;
   setup.local_jobs = jobserver_.serial ? 1 : effective_jobs(config());
   setup.system_dirs = cache::system_dirs(options_.config.text("system_dirs"));
@@ -111,32 +178,16 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
     return key.inputs_missing ? std::string() : storage::sha256_hex("dependency manifest\n" + key.direct);
   };
   // A launcher compile: the engine opened on its first job that goes (a
-  // compile served by the cache never loads the client), warnings and
-  // compiler checks once per make/ninja run (remembered next to the cache).
-  std::optional<fs::path> notes;
-  if (use == RemoteFor::LauncherCompile) {
-    setup.lazy = true;
-    if (storage_) notes = storage_->dir();
-  }
-  setup.warn = [notes, display = setup.config.display](const std::string& line) {
-    const bool base = line.find("outside base_dir") != std::string::npos;  // else an engine failure
-    if (notes && !first_in_build(*notes, "remote-execution " + display + (base ? " base_dir" : ""))) return;
-    const std::string text = "offload-build: warning: " + line + "\n";
-    std::cerr << text << std::flush;
-  };
-  if (notes) {
-    setup.checked = [dir = *notes](const std::string& key, bool mark) {
+  // compile served by the cache never loads the client), compiler checks
+  // once per make/ninja run (remembered next to the cache).
+  setup.lazy = use == RemoteFor::LauncherCompile;
+  setup.warn = engine_warn(setup.config.display);
+  setup.engine_down = engine_down_memo(setup.config.display);
+  if (notes_)
+    setup.checked = [dir = *notes_](const std::string& key, bool mark) {
       const std::string code = "remote-execution compiler " + key;
       return mark ? first_in_build(dir, code) : said_in_build(dir, code);
     };
-    // The engine's time budget is the make run's, not each compile's.
-    setup.config.endpoint.budget_file = build_file(*notes, "remote-execution budget " + setup.config.display);
-    // The first compile that finds the engine down spares the rest of the make run.
-    setup.engine_down = [dir = *notes, display = setup.config.display](bool mark) {
-      const std::string code = "remote-execution down " + display;
-      return mark ? first_in_build(dir, code) : said_in_build(dir, code);
-    };
-  }
   return exec::make_remote_runner(std::move(setup));
 }
 

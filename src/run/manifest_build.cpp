@@ -105,6 +105,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
   OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
+  if (!o.dry_run) context.open_engine_early();  // while the build plans
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();

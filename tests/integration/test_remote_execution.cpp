@@ -171,16 +171,29 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   CHECK(run.exit_code == 0);
   CHECK(run.out == kExpected);
 
-  // A fresh build with an empty local cache: the engine's action cache serves
-  // every compile (only the compiler checks execute).
+  // A fresh build with an empty local cache: the engine holds every entry
+  // of the local cache (engine_storage), the packages' and the link's too:
+  // nothing runs anywhere, not even a compiler check.
   fs::remove_all(project / "build");
   auto again = build(project, tmp / "cache-2", {"--remote-execution", worker.url()});
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
-  CHECK_THAT(again.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
-  CHECK(worker.executions() == 13);
+  CHECK_THAT(again.err, Catch::Contains("13 jobs: 13 from cache, 0 run"));
+  CHECK(worker.executions() == 11);
+  CHECK(engine_layer_hits(tmp / "cache-2") >= 13);
   CHECK(objects(project / "build") == expected);
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+
+  // Without it, the engine's action cache serves every compile (only the
+  // compiler checks execute); the packages and the link run here.
+  fs::remove_all(project / "build");
+  auto own = build_project(project, tmp / "cache-3", {"--remote-execution", worker.url()},
+                           {{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}});
+  INFO(own.err);
+  REQUIRE(own.exit_code == 0);
+  CHECK_THAT(own.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
+  CHECK(worker.executions() == 13);
+  CHECK(objects(project / "build") == expected);
 }
 
 TEST_CASE("remote execution: a CMake launcher build of vector-cxx runs its compiles on Bazel's worker",
@@ -253,13 +266,30 @@ TEST_CASE("remote execution: a CMake launcher build of a fresh checkout runs no 
 
   // Each compile process of the other checkout finds its manifests: its
   // device pass and host parse are served with no scan (the host codegen
-  // reads only the host IR), by the engine's action cache.
-  auto fresh = cmake_build(b, tmp / "cache-b", worker.url(), explain);
+  // reads only the host IR), by the engine's action cache (engine_storage
+  // off: it would serve the whole compile from the entries it holds).
+  Env own = explain;
+  own.emplace_back("OFFLOAD_BUILD_ENGINE_STORAGE", "false");
+  auto fresh = cmake_build(b, tmp / "cache-b", worker.url(), own);
   INFO(fresh.out << fresh.err);
   REQUIRE(fresh.exit_code == 0);
   CHECK(count_occurrences(fresh.err, ": served by the engine's action cache") == 9);
   CHECK(count_occurrences(fresh.err, "its inputs from its dependency manifest in the engine (no scan here)") == 6);
   CHECK(worker.compiles() == 9);
+  CHECK(cmake_objects(b / "build") == expected);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+
+  // With engine_storage (the default), each compile is one entry the engine
+  // holds: served whole, nothing sent, scanned or run.
+  fs::remove_all(b / "build");
+  const size_t executions = worker.executions();
+  auto layered = cmake_build(b, tmp / "cache-c", worker.url(), explain);
+  INFO(layered.out << layered.err);
+  REQUIRE(layered.exit_code == 0);
+  CHECK(count_occurrences(layered.err, ": served by the engine's action cache") == 0);
+  CHECK(count_occurrences(layered.err, ": executed remotely (") == 0);
+  CHECK(worker.executions() == executions);
+  CHECK(engine_layer_hits(tmp / "cache-c") >= 3);
   CHECK(cmake_objects(b / "build") == expected);
   CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
 }
@@ -391,34 +421,47 @@ TEST_CASE("remote execution: a remote result is a local cache hit next time, and
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
 }
 
+// Two checkouts of vector-cxx under tmp/checkouts (a and b), elsewhere on
+// disk from each other, with an include directory "first" searched before
+// include/, empty for now; b's objects built here (the reference); a built
+// through the worker with an empty local cache: its 9 compiles executed.
+struct TwoCheckouts {
+  TempDir tmp{"ob-reapi"};
+  fs::path a = tmp.path() / "checkouts/a";
+  fs::path b = tmp.path() / "checkouts/b";
+  std::map<std::string, std::string> expected = make();  // before the worker hides the checkouts
+  Worker worker{tmp / "worker", tmp.path() / "checkouts"};
+  process::Captured first = build(a, tmp / "cache-a", {"--remote-execution", worker.url()});
+
+  std::map<std::string, std::string> make() {
+    a = copy_example("vector-cxx", a);
+    auto manifest = nlohmann::json::parse(read_file(a / "offload.json"));
+    manifest["include_dirs"] = {"first", "include"};
+    write_file(a / "offload.json", manifest.dump());
+    fs::create_directories(a / "first");
+    fs::copy(a, b, fs::copy_options::recursive);
+    return local_reference(b, tmp / "cache-local");
+  }
+};
+
 TEST_CASE("remote execution: a fresh checkout is served by the engine without a dependency scan, and a header "
           "that would shadow one it read makes it scan again",
           "[integration][remote-execution]") {
   if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
-  TempDir tmp("ob-reapi");
-  // Two checkouts of one project, elsewhere on disk; an include directory
-  // searched before include/, empty for now.
-  const fs::path a = copy_example("vector-cxx", tmp.path() / "checkouts/a");
-  auto manifest = nlohmann::json::parse(read_file(a / "offload.json"));
-  manifest["include_dirs"] = {"first", "include"};
-  write_file(a / "offload.json", manifest.dump());
-  fs::create_directories(a / "first");
-  const fs::path b = tmp.path() / "checkouts/b";
-  fs::copy(a, b, fs::copy_options::recursive);
-  const auto expected = local_reference(b, tmp / "cache-local");
-  Worker worker(tmp / "worker", tmp.path() / "checkouts");
-
   // The first checkout: each compile that writes a depfile (3 device passes
   // and 3 host parses) is scanned here, runs there, and leaves its manifest.
-  auto first = build(a, tmp / "cache-a", {"--remote-execution", worker.url()});
+  TwoCheckouts c;
+  auto& [tmp, a, b, expected, worker, first] = c;
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
   CHECK_THAT(first.err, Catch::Contains("remote execution: 9 executed"));
   CHECK(first.err.find("without a dependency scan") == std::string::npos);
 
   // The other checkout, an empty local cache: every compile from the engine,
-  // none scanned; the objects are a local build's.
-  auto fresh = build(b, tmp / "cache-b", {"--remote-execution", worker.url()});
+  // none scanned; the objects are a local build's. (engine_storage off: the
+  // entries the engine holds would serve them whole, next test case.)
+  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}};
+  auto fresh = build_project(b, tmp / "cache-b", {"--remote-execution", worker.url()}, own);
   INFO(fresh.err);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
@@ -431,11 +474,53 @@ TEST_CASE("remote execution: a fresh checkout is served by the engine without a 
   write_file(b / "first/vec.hpp", read_file(b / "include/vec.hpp") + "#define FIRST_VEC 1\n");
   const size_t before = worker.compiles();
   fs::remove_all(b / "build");
-  auto shadowed = build(b, tmp / "cache-c", {"--remote-execution", worker.url()});
+  auto shadowed = build_project(b, tmp / "cache-c", {"--remote-execution", worker.url()}, own);
   INFO(shadowed.err);
   REQUIRE(shadowed.exit_code == 0);
   CHECK(shadowed.err.find("without a dependency scan") == std::string::npos);
   CHECK(worker.compiles() >= before + 6);
+  const auto reference = local_reference(b, tmp / "cache-local-2");
+  auto again = build(b, tmp / "cache-c", {"--remote-execution", worker.url()});
+  REQUIRE(again.exit_code == 0);
+  CHECK(objects(b / "build") == reference);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+}
+
+TEST_CASE("remote execution: a fresh checkout is served whole by the entries the engine holds, and a header that "
+          "would shadow one it read misses",
+          "[integration][remote-execution][engine-storage]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  // The first checkout: its compiles run on the worker; every entry of its
+  // local cache (packages and the link too) goes to the engine as well.
+  TwoCheckouts c;
+  auto& [tmp, a, b, expected, worker, first] = c;
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::Contains("remote execution: 9 executed"));
+  const size_t executions = worker.executions();
+
+  // The other checkout, an empty local cache: all 13 jobs from the engine,
+  // nothing sent, scanned or run anywhere; the objects are a local build's.
+  auto fresh = build(b, tmp / "cache-b", {"--remote-execution", worker.url(), "--explain"});
+  INFO(fresh.err);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK_THAT(fresh.err, Catch::Contains("13 jobs: 13 from cache, 0 run"));
+  CHECK_THAT(fresh.err, Catch::Contains("remote execution: 0 executed, 0 from the engine's cache, 0 run locally "
+                                        "after all, 0 local"));
+  CHECK(worker.executions() == executions);
+  CHECK(engine_layer_hits(tmp / "cache-b") >= 13);
+  CHECK(objects(b / "build") == expected);
+  CHECK(run_tool({(b / "build/vector").string()}, b, kMandatory).out == kExpected);
+
+  // A header where those compiles looked first: the entries do not hold, the
+  // compiles execute again with it (never the old objects).
+  write_file(b / "first/vec.hpp", read_file(b / "include/vec.hpp") + "#define FIRST_VEC 1\n");
+  fs::remove_all(b / "build");
+  auto shadowed = build(b, tmp / "cache-c", {"--remote-execution", worker.url(), "--explain"});
+  INFO(shadowed.err);
+  REQUIRE(shadowed.exit_code == 0);
+  CHECK_THAT(shadowed.err, Catch::Contains("first/vec.hpp"));
+  CHECK(worker.compiles() >= 9 + 6);
   const auto reference = local_reference(b, tmp / "cache-local-2");
   auto again = build(b, tmp / "cache-c", {"--remote-execution", worker.url()});
   REQUIRE(again.exit_code == 0);
@@ -700,10 +785,12 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   REQUIRE(first.exit_code == 0);
   REQUIRE_THAT(first.err, Catch::Contains("remote execution: 3 executed"));
   // Fresh clients, each with its own empty Redis: the engine's cache serves the compiles.
-  auto stored_in_redis = [&](const std::string& name, const std::string& engine_cache) {
+  // (engine_storage off: with it the entries the engine holds serve them.)
+  auto stored_in_redis = [&](const std::string& name, const std::string& engine_cache, bool layer = false) {
     RedisServer redis(tmp / ("redis-" + name), {false, ""});
     Env env = key;
     env.emplace_back("OFFLOAD_BUILD_ENGINE_CACHE", engine_cache);
+    env.emplace_back("OFFLOAD_BUILD_ENGINE_STORAGE", layer ? "true" : "false");
     env.emplace_back("OFFLOAD_BUILD_REMOTE_STORAGE", "redis://127.0.0.1:" + std::to_string(redis.port()));
     fs::remove_all(project / "build");
     auto r = run_ob({"-C", project.string(), "--cache-dir", (tmp / ("cache-" + name)).string(), "--remote-execution",
@@ -711,7 +798,7 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
                     {}, env);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    REQUIRE_THAT(r.err, Catch::Contains("3 from the engine's cache"));
+    REQUIRE_THAT(r.err, Catch::Contains(layer ? "5 jobs: 5 from cache" : "3 from the engine's cache"));
     CHECK(run_k(project) == "device 1 host 1\n");
     return std::stoi("0" + run_tool({"/usr/bin/redis-cli", "-p", std::to_string(redis.port()), "DBSIZE"}).out);
   };
@@ -720,6 +807,9 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   INFO("entries in Redis: use " << used << ", trusted " << trusted);
   CHECK(used > 0);           // the package and the link, built here
   CHECK(trusted > used);     // and the compiles the engine's cache served
+  // The entries the engine holds serve a fresh client whole, and go only to
+  // its local cache, never to remote storage.
+  CHECK(stored_in_redis("layer", "use", true) == 0);
 
   // execute: the engine's cache is never asked; off: nor written.
   for (const char* how : {"execute", "off"}) {

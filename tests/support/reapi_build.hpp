@@ -59,4 +59,16 @@ inline uint64_t stat_of(const fs::path& cache, const char* field) {
   return nlohmann::json::parse(r.out).value(field, uint64_t(0));
 }
 
+// Entries the engine's action cache served as a layer of the local cache
+// (engine_storage), from `cache stats`.
+inline uint64_t engine_layer_hits(const fs::path& cache) {
+  auto r = run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const auto remotes = nlohmann::json::parse(r.out).value("remotes", nlohmann::json::object());
+  uint64_t hits = 0;
+  for (const auto& [name, remote] : remotes.items())
+    if (name.ends_with(" (action cache)")) hits += remote.value("hits", uint64_t(0));
+  return hits;
+}
+
 }  // namespace ob::test

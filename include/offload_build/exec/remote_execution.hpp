@@ -106,23 +106,29 @@ class Client {
   // `error` only when the engine failed (unreachable, UNAVAILABLE, deadline,
   // bad digest, missing or oversized output): the caller runs it locally.
   virtual bool run(const Action& action, ActionResult& result, std::string& error) = 0;
-  // A job's dependency manifest (exec/dependency_manifest.hpp), kept in the
-  // action cache as the one output of an action that never runs, named by
-  // `key`: its text (at most kMaxManifestBytes), empty when the engine has
-  // none (never asked of an engine without Capabilities::update_enabled,
-  // which cannot hold one). false and `error` only when the engine failed.
-  // An engine kind without them keeps none (the defaults).
-  virtual bool get_manifest(const std::string& /*key*/, std::string& text, std::string& /*error*/) {
+  // A value offload-build keeps in the action cache (a job's dependency
+  // manifest, exec/dependency_manifest.hpp; an entry of the local cache's
+  // engine layer, exec/engine_storage.hpp): the one output of an action that
+  // never runs, named by `kind` and `key`. Its text (at most `max_bytes`:
+  // a bigger one is none), empty when the engine has none (never asked of an
+  // engine without Capabilities::update_enabled, which cannot hold one).
+  // false and `error` only when the engine failed. An engine kind without
+  // them keeps none (the defaults).
+  virtual bool get_value(const std::string& /*kind*/, const std::string& /*key*/, uint64_t /*max_bytes*/,
+                         std::string& text, std::string& /*error*/) {
     text.clear();
     return true;
   }
-  // Store `text` as the manifest named by `key` (the blob, then
-  // UpdateActionResult). false and `error` when the engine failed or does
-  // not let clients write its action cache (Capabilities::update_enabled).
-  virtual bool put_manifest(const std::string& /*key*/, const std::string& /*text*/, std::string& error) {
-    error = "this engine keeps no dependency manifests";
+  // Store `text` as the value named by `kind` and `key` (the blob, then
+  // UpdateActionResult; empty `text`: none). false and `error` when the
+  // engine failed or does not let clients write its action cache.
+  virtual bool put_value(const std::string& /*kind*/, const std::string& /*key*/, const std::string& /*text*/,
+                         std::string& error) {
+    error = "this engine keeps no values";
     return false;
   }
+  // Whether put_value can store (the engine's capabilities, once asked).
+  virtual bool stores_values() const { return false; }
   // Cancel every call in flight (Ctrl-C): run() returns false soon. Any thread.
   virtual void cancel() = 0;
 };
@@ -134,7 +140,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v4";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v5";
 // The most a dependency manifest may have.
 inline constexpr uint64_t kMaxManifestBytes = 4ull << 20;
 inline constexpr const char* kModuleName = "libob-remote-execution.so";

@@ -108,8 +108,14 @@ struct ActionKey {
   bool do_not_cache = false;  // a file read uses __DATE__/__TIME__: never from or into the engine's cache
 };
 
+class EngineLink;  // exec/engine_link.hpp
+
 struct RemoteRunnerSetup {
   RemoteExecutionConfig config;
+  // The engine, shared with the local cache's engine layer
+  // (exec/engine_storage.hpp); unset: make_remote_runner opens its own from
+  // `config`, `warn` and `engine_down`.
+  std::shared_ptr<EngineLink> link;
   const plan::Plan* plan = nullptr;
   size_t local_jobs = 1;              // local commands (and scans) at once: -j
   std::vector<fs::path> system_dirs;  // files under these are the worker's own (its toolchain)
@@ -137,12 +143,12 @@ struct RemoteRunnerSetup {
   std::function<bool(bool mark)> engine_down;
 };
 
-// Open the client module (at once, or with setup.lazy on the first job that
-// goes), ask the engine's capabilities and check, with a small action, that
+// Open the engine (setup.link: at once, or with setup.lazy on the first job
+// that goes) and, on the first job that goes, check with a small action that
 // the worker's compiler at the same path prints the same --version as ours.
-// Errors: the module is missing. An engine that cannot be reached, or whose
-// worker's compiler differs: `warn`, and nullptr (the build runs locally;
-// lazy: every job runs locally).
+// Errors: the module is missing. An engine that cannot be reached: `warn`,
+// and nullptr (the build runs locally; lazy: every job runs locally). A
+// worker's compiler that differs: `warn`, and every job runs locally.
 Result<std::unique_ptr<RemoteRunner>> make_remote_runner(RemoteRunnerSetup setup);
 
 }  // namespace ob::exec

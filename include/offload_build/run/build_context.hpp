@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "offload_build/cache/job_cache.hpp"
@@ -50,6 +51,7 @@ class BuildContext {
   // Take make's jobserver first, before any descriptor of ours is open (its
   // closed descriptors must not be mistaken for ours).
   explicit BuildContext(const Request& options);
+  ~BuildContext();  // waits for open_engine_early's thread
   BuildContext(const BuildContext&) = delete;
   BuildContext& operator=(const BuildContext&) = delete;
 
@@ -75,6 +77,12 @@ class BuildContext {
 
   // The engine_cache setting: whom remote execution's action cache is trusted as.
   exec::EngineCache engine_cache() const;
+
+  // With remote_execution set: open the engine (the client module, the
+  // connection, its capabilities) on a thread of its own while the build
+  // plans, so that neither the cache's engine layer nor the runner waits for
+  // it. Not in launcher mode (a compile that hits never loads the module).
+  void open_engine_early();
 
   // -j and the jobserver's slots into `options`.
   void limit_parallelism(exec::ExecOptions& options);
@@ -110,12 +118,24 @@ class BuildContext {
   Ran run_plan(const plan::Plan& plan, exec::CommandRunner& runner, RunOptions run);
 
  private:
+  void add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered, bool launcher);
+  // The engine of this build, made once: for the cache's engine layer or the
+  // remote runner, whichever asks first. An error for a bad URL.
+  Result<std::shared_ptr<exec::EngineLink>> engine_link(bool launcher);
+  // Where remote execution's warnings go (once per make run in launcher
+  // mode), and whether the engine failed earlier in the make run.
+  std::function<void(const std::string&)> engine_warn(const std::string& display) const;
+  std::function<bool(bool)> engine_down_memo(const std::string& display) const;
+
   Request options_;
   process::JobserverSetup jobserver_;
   fs::path cache_dir_;
   std::optional<storage::Storage> storage_;
   std::optional<storage::LayeredStorage> layers_;
   bool opened_ = false;
+  std::shared_ptr<exec::EngineLink> engine_;
+  std::thread opener_;  // open_engine_early's
+  std::optional<fs::path> notes_;  // launcher mode: where once-per-build notes are kept
 };
 
 }  // namespace ob::run

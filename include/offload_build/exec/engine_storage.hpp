@@ -1,0 +1,33 @@
+// The engine's action cache as a layer of the local cache (docs/CACHE.md,
+// docs/DISTRIBUTED.md): with remote_execution set and engine_cache use or
+// trusted, every entry the cache stores (a compile's, a package's, a link's,
+// its direct-mode manifest) is also kept in the engine, as the one output of
+// an action no worker runs (reapi::Client::get_value, named by the entry's
+// Redis key), and a lookup the local cache misses asks it. So a fresh
+// checkout is served by the engine as it is by Redis: every job, with no
+// dependency scan, in one GetActionResult per entry; the jobs remote
+// execution never sends (packages, ptxas assembles, links) too. Only an
+// engine that lets clients write its action cache (update_enabled) holds
+// entries; with any other the layer is silent. The layer shares the build's
+// engine (exec/engine_link.hpp): its failure is the engine's one warning.
+#pragma once
+
+#include <memory>
+
+#include "offload_build/exec/engine_link.hpp"
+#include "offload_build/storage/remote/remote.hpp"
+
+namespace ob::exec {
+
+// What a RemoteConfig of the engine layer starts with (its `prefix`).
+inline constexpr const char* kEngineLayerPrefix = "engine-action-cache:";
+
+// The layer's entry among the remotes (after those of remote_storage): its
+// display, the engine's with " (action cache)"; entries unsigned allowed
+// (they are as trusted as the engine's own results: engine_cache).
+storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine);
+
+// The backend for that entry, over `link` (any number: they share it).
+std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes);
+
+}  // namespace ob::exec

@@ -1,0 +1,77 @@
+// The engine's action cache as a layer of the local cache (exec/engine_storage.hpp).
+#include "offload_build/exec/engine_storage.hpp"
+
+namespace ob::exec {
+
+namespace {
+
+constexpr const char* kValueKind = "cache-entry";
+
+class EngineBackend final : public storage::RemoteBackend {
+ public:
+  EngineBackend(std::shared_ptr<EngineLink> link, uint64_t max_bytes) : link_(std::move(link)), max_(max_bytes) {}
+
+  storage::RemoteResult<std::optional<std::string>> get(std::string_view kind, std::string_view key) override {
+    reapi::Client* client = usable();
+    if (!client) return std::optional<std::string>();
+    std::string text, error;
+    if (!client->get_value(kValueKind, storage::redis_key(kind, key), max_, text, error)) {
+      link_->failed(error);  // the engine's one warning; the layer takes it as a miss
+      return std::optional<std::string>();
+    }
+    if (text.empty()) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(text));
+  }
+
+  storage::RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
+                                  bool /*overwrite*/) override {
+    return store(kind, key, std::string(value));
+  }
+
+  // The action cache forgets nothing: the entry becomes a result with no output.
+  storage::RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
+    return store(kind, key, {});
+  }
+
+ private:
+  // The client when the engine is up and holds values; nullptr otherwise
+  // (a client module missing is remote execution's error, said there).
+  reapi::Client* usable() {
+    if (link_->down()) return nullptr;
+    auto client = link_->client();
+    if (!client || !*client || !(*client)->stores_values()) return nullptr;
+    return *client;
+  }
+
+  storage::RemoteResult<bool> store(std::string_view kind, std::string_view key, const std::string& value) {
+    reapi::Client* client = usable();
+    if (!client) return false;
+    std::string error;
+    if (client->put_value(kValueKind, storage::redis_key(kind, key), value, error)) return true;
+    link_->failed(error);
+    return false;
+  }
+
+  std::shared_ptr<EngineLink> link_;
+  uint64_t max_;
+};
+
+}  // namespace
+
+storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine) {
+  storage::RemoteConfig c;
+  c.prefix = kEngineLayerPrefix;
+  c.display = engine.display + " (action cache)";
+  c.allow_unsigned = true;
+  // The engine's own deadlines and time budget (reapi_budget.hpp) govern
+  // its calls; the layer's counts none as slow below them.
+  c.connect_timeout_ms = engine.endpoint.connect_timeout_ms;
+  c.operation_timeout_ms = engine.endpoint.call_timeout_ms;
+  return c;
+}
+
+std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes) {
+  return std::make_unique<EngineBackend>(std::move(link), max_bytes);
+}
+
+}  // namespace ob::exec
