@@ -68,6 +68,17 @@ Prepared prepare(const Action& action, Sha256Hex sha256) {
   return p;
 }
 
+std::string status_text(const grpc::Status& s) {
+  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+                                "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  const int code = s.error_code();
+  std::string text = code >= 0 && code <= 16 ? names[code] : std::to_string(code);
+  if (!s.error_message().empty()) text += ": " + s.error_message().substr(0, 300);
+  return text;
+}
+
 double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
   if (a.seconds() == 0 || b.seconds() == 0) return 0;
   const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;

@@ -34,6 +34,8 @@ re::Digest digest_of(const std::string& data, Sha256Hex sha256);
 // The action's messages: the input root as a Merkle tree of Directory
 // messages (children sorted by name, as the spec asks), the Command and the Action.
 Prepared prepare(const Action& action, Sha256Hex sha256);
+// A gRPC status as one line of text: its code's name, then its message (300 bytes at most).
+std::string status_text(const grpc::Status& s);
 // Seconds from `a` to `b` (an execution's metadata); 0 when either is unset.
 double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b);
 // A value kept in the action cache (Client::get_value) is the one output,

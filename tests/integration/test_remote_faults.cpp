@@ -255,4 +255,36 @@ TEST_CASE("remote execution: an engine answering every call just inside call-tim
   CHECK_THAT(r.err, Catch::Contains("too slow: its calls took"));
   CHECK_THAT(engine.calls(), !Catch::Contains("Execute lied"));  // the budget ran out before any compile executed
 }
+
+// An engine that lets clients write its action cache but refuses inline
+// contents in a result it stores (a strict server): the local cache's entries
+// go there by digest alone, and a fresh build reads them back from its CAS.
+TEST_CASE("remote execution: an engine that refuses inline contents still holds the cache's entries",
+          "[integration][remote-execution][engine-storage]") {
+  TempDir tmp("ob-reapi-strict");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  const auto expected = local_reference(project, tmp / "cache-local");
+  LyingEngine engine(tmp / "engine", "strict-store");
+  // Every compile fails on this engine and reruns here; every entry is stored there.
+  auto first = build(project, tmp / "cache-1", {"--remote-execution", engine.url()});
+  INFO(first.err);
+  INFO(engine.calls());
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("warning: remote_execution") == std::string::npos);
+  CHECK_THAT(engine.calls(), Catch::Contains("UpdateActionResult refused inline contents"));
+  CHECK(count_occurrences(engine.calls(), "UpdateActionResult\n") >= 13);
+  CHECK(objects(project / "build") == expected);
+
+  // A fresh build, an empty local cache: all 13 jobs from the engine's CAS.
+  fs::remove_all(project / "build");
+  auto fresh = build(project, tmp / "cache-2", {"--remote-execution", engine.url()});
+  INFO(fresh.err);
+  REQUIRE(fresh.exit_code == 0);
+  CHECK_THAT(fresh.err, Catch::Contains("13 jobs: 13 from cache, 0 run"));
+  CHECK_THAT(engine.calls(), Catch::Contains("GetActionResult stored"));
+  CHECK_THAT(engine.calls(), Catch::Contains("ByteStream Read"));
+  CHECK(engine_layer_hits(tmp / "cache-2") >= 13);
+  CHECK(objects(project / "build") == expected);
+  CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
 #endif

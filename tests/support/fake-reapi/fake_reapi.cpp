@@ -18,6 +18,11 @@
 //   slow-failing  honest but slow: each GetActionResult answered NOT_FOUND
 //               after --delay-ms, each Execute at once with the compile
 //               failing (exit 1): no engine fault, the job reruns locally
+//   strict-store  honest, clients may write its action cache
+//               (update_enabled), but a stored result whose output carries
+//               inline contents is refused (INVALID_ARGUMENT), as a strict
+//               engine may; results are served as stored, never inline;
+//               each Execute fails the compile (exit 1)
 //
 // Each call it answers is one line on stdout (the test's log): the test checks
 // that the client asked for what it then refused.
@@ -81,6 +86,8 @@ struct Store {
 std::string mode;
 int delay_ms = 3100;
 Store store;
+std::mutex results_m;
+std::map<std::string, re::ActionResult> results;  // strict-store: the action cache, by action hash
 
 // The slow mode's wait before answering.
 void dawdle() {
@@ -161,6 +168,8 @@ class CapabilitiesService final : public re::Capabilities::Service {
     caps->mutable_execution_capabilities()->set_digest_function(re::DigestFunction::SHA256);
     caps->mutable_cache_capabilities()->add_digest_function(re::DigestFunction::SHA256);
     caps->mutable_cache_capabilities()->set_max_batch_total_size_bytes(4 << 20);
+    if (mode == "strict-store")
+      caps->mutable_cache_capabilities()->mutable_action_cache_update_capabilities()->set_update_enabled(true);
     caps->mutable_low_api_version()->set_major(2);
     caps->mutable_high_api_version()->set_major(2);
     return grpc::Status::OK;
@@ -230,12 +239,35 @@ class ActionCacheService final : public re::ActionCache::Service {
     say("GetActionResult");
     dawdle();
     if (mode == "slow-failing") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+    if (mode == "strict-store") {
+      std::lock_guard lock(results_m);
+      auto it = results.find(req->action_digest().hash());
+      if (it == results.end()) return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+      *result = it->second;
+      say("GetActionResult stored");
+      return grpc::Status::OK;
+    }
     re::Action action;
     re::Command command;
     if (!load(req->action_digest(), action) || !load(action.command_digest(), command))
       return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
     say("GetActionResult lied");
     *result = lie(command);
+    return grpc::Status::OK;
+  }
+  grpc::Status UpdateActionResult(grpc::ServerContext* ctx, const re::UpdateActionResultRequest* req,
+                                  re::ActionResult* stored) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    if (mode != "strict-store") return {grpc::StatusCode::PERMISSION_DENIED, "update_enabled is false"};
+    for (const auto& f : req->action_result().output_files())
+      if (!f.contents().empty()) {
+        say("UpdateActionResult refused inline contents");
+        return {grpc::StatusCode::INVALID_ARGUMENT, "output files may not carry inline contents"};
+      }
+    say("UpdateActionResult");
+    std::lock_guard lock(results_m);
+    results[req->action_digest().hash()] = req->action_result();
+    *stored = req->action_result();
     return grpc::Status::OK;
   }
 };
@@ -257,7 +289,7 @@ class ExecutionService final : public re::Execution::Service {
       if (mode == "other-compiler") out = "clang version 99.0.0 (another worker's)\n";
       response.mutable_result()->set_stdout_raw(out);
       say("Execute compiler check " + argv[0]);
-    } else if (mode == "slow-failing") {
+    } else if (mode == "slow-failing" || mode == "strict-store") {
       response.mutable_result()->set_exit_code(1);
       response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
       say("Execute failed");
@@ -285,9 +317,9 @@ int main(int argc, char** argv) {
   }
   if (port.empty() ||
       (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
-       mode != "slow" && mode != "slow-failing")) {
-    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing "
-                 "[--delay-ms N]\n";
+       mode != "slow" && mode != "slow-failing" && mode != "strict-store")) {
+    std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing|"
+                 "strict-store [--delay-ms N]\n";
     return 2;
   }
   CapabilitiesService capabilities;
