@@ -169,6 +169,8 @@ JobCache::Restored JobCache::restore(const plan::Job& job, const storage::Entry&
 // `temps` are the outputs before their rename, which keeps inode and mtime.
 void JobCache::remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                         const std::vector<fs::path>& temps, const plan::Job& job) {
+  // No build state kept (a launcher compile, cargo) and no reads asked for: nothing to record.
+  if (!options_.keep_build_state && !options_.collect_reads) return;
   JobRecord record{key.tools, key.argv, key.env, deps, {}, {}};
   record.deps.insert(record.deps.end(), key.inputs.begin(), key.inputs.end());
   for (const auto& d : record.deps) record.dep_stamps.push_back(dep_stamp(d, files_, plan_.cwd));
