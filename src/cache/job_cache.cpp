@@ -183,8 +183,14 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
         toolchain::program_path(job.argv.front()).string()};  // a bare name: where PATH finds it
     for (const auto& t : job.tools) tools.push_back(t.string());
     for (const auto& [name, value] : job.env)
-      if (name == "LD_PRELOAD" && value) tools.push_back(*value);  // the stable-names library
-    for (const auto& t : tools) reads.push_back(Dep{t, files_.get(t, plan_.cwd).sha256, 0, 0, {}});
+      if (name == "LD_PRELOAD" && value)  // the stable-names library (and the user's, after a ':' or ' ')
+        for (const auto& part : util::split(*value, ':'))
+          for (const auto& library : util::split(part, ' '))
+            if (!library.empty()) tools.push_back(library);
+    for (const auto& t : tools) {
+      const std::string program = std::string(kProgramDepPrefix) + t;
+      reads.push_back(Dep{program, files_.get(program, plan_.cwd).sha256, 0, 0, {}});
+    }
   }
   state_.record(id, std::move(record));
 }
