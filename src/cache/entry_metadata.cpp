@@ -4,8 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,9 +26,7 @@ Error bad(const std::string& what) { return Error::failure("bad metadata: " + wh
 // A launcher compile splits into a few jobs per target: far fewer than this.
 constexpr uint64_t kMaxJobsPerEntry = 100000;
 
-bool is_key(const json& j) {
-  if (!j.is_string()) return false;
-  const auto& s = j.get_ref<const std::string&>();
+bool is_key(std::string_view s) {
   if (s.size() < 3 || s.size() > 200) return false;
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -34,6 +34,73 @@ bool is_key(const json& j) {
       return false;
   return true;
 }
+
+bool is_key(const json& j) { return j.is_string() && is_key(std::string_view(j.get_ref<const std::string&>())); }
+
+// A manifest exactly as encode_manifest_meta writes it (no whitespace, keys in
+// order, numbers without sign or leading zero, strings of printable ASCII
+// without a backslash), read without building a JSON document: that costs a
+// cache hit more than anything else it does. nullopt for anything else, which
+// the general path below reads (or calls corrupt); what it accepts, the
+// general path reads the same.
+class ManifestScan {
+ public:
+  explicit ManifestScan(std::string_view text) : s_(text) {}
+
+  std::optional<std::vector<Candidate>> candidates() {
+    std::vector<Candidate> out;
+    if (!lit("{\"candidates\":[")) return std::nullopt;
+    if (!lit("]")) {
+      do {
+        Candidate c;
+        if (!lit("{\"deps\":[")) return std::nullopt;
+        if (!lit("]")) {
+          do {
+            Dep d;
+            if (!lit("[") || !str(d.path) || !lit(",") || !str(d.sha256) || !lit(",") || !num(d.device) ||
+                !lit(",") || !num(d.inode) || !lit(",") || !str(d.name) || !lit("]"))
+              return std::nullopt;
+            c.deps.push_back(std::move(d));
+          } while (lit(","));
+          if (!lit("]")) return std::nullopt;
+        }
+        if (!lit(",\"result\":") || !str(c.result) || !is_key(std::string_view(c.result)) || !lit("}")) return std::nullopt;
+        out.push_back(std::move(c));
+      } while (lit(","));
+      if (!lit("]")) return std::nullopt;
+    }
+    if (!lit("}") || pos_ != s_.size()) return std::nullopt;
+    return out;
+  }
+
+ private:
+  bool lit(std::string_view t) {
+    if (s_.substr(pos_, t.size()) != t) return false;
+    pos_ += t.size();
+    return true;
+  }
+  bool str(std::string& out) {
+    if (!lit("\"")) return false;
+    const size_t start = pos_;
+    for (; pos_ < s_.size() && s_[pos_] != '"'; ++pos_)
+      if (s_[pos_] < 0x20 || s_[pos_] > 0x7e || s_[pos_] == '\\') return false;
+    if (pos_ == s_.size()) return false;
+    out.assign(s_.substr(start, pos_++ - start));
+    return true;
+  }
+  bool num(uint64_t& v) {
+    const size_t start = pos_;
+    v = 0;
+    for (; pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9'; ++pos_) {
+      if (v > (UINT64_MAX - 9) / 10) return false;  // near the top: the general path decides
+      v = v * 10 + static_cast<uint64_t>(s_[pos_] - '0');
+    }
+    return pos_ > start && !(s_[start] == '0' && pos_ - start > 1);
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+};
 
 Result<json> parse_object(const storage::Entry& entry) {
   json doc = util::parse_lossless(entry.metadata);
@@ -99,6 +166,7 @@ std::string encode_manifest_meta(const std::vector<Candidate>& candidates) {
 
 Result<std::vector<Candidate>> decode_manifest_meta(const storage::Entry& entry) {
   if (!entry.files.empty()) return bad("a manifest entry holds files");
+  if (auto fast = ManifestScan(entry.metadata).candidates()) return std::move(*fast);
   auto doc = parse_object(entry);
   if (!doc) return doc.error();
   if (doc->size() != 1 || !doc->contains("candidates") || !(*doc)["candidates"].is_array())

@@ -116,13 +116,14 @@ const FileFacts& FileFactsCache::get(const fs::path& path, const fs::path& cwd) 
     }
     return it->second;
   }
-  const fs::path full = full_path(path, cwd);
-  auto [it, inserted] = facts_.try_emplace(full.string());
+  const bool program = util::starts_with(path.native(), kProgramDepPrefix);  // (depfile.hpp)
+  const fs::path full = full_path(program ? fs::path(path.native().substr(kProgramDepPrefix.size())) : path, cwd);
+  auto [it, inserted] = facts_.try_emplace(program ? path.native() : full.string());
   if (!inserted) return it->second;
   FileFacts& f = it->second;
   struct stat st {};
   if (stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return f;
-  if (is_system(full)) {
+  if (program || is_system(full)) {
     f.exists = true;
     // Path, size and mtime (ccache's "mtime" check), from the stat above: a
     // compile reads dozens of system headers and this is hashed for each.

@@ -169,6 +169,8 @@ JobCache::Restored JobCache::restore(const plan::Job& job, const storage::Entry&
 // `temps` are the outputs before their rename, which keeps inode and mtime.
 void JobCache::remember(const std::string& id, const JobKey& key, const std::vector<Dep>& deps,
                         const std::vector<fs::path>& temps, const plan::Job& job) {
+  // No build state kept (a launcher compile, cargo) and no reads asked for: nothing to record.
+  if (!options_.keep_build_state && !options_.collect_reads) return;
   JobRecord record{key.tools, key.argv, key.env, deps, {}, {}};
   record.deps.insert(record.deps.end(), key.inputs.begin(), key.inputs.end());
   for (const auto& d : record.deps) record.dep_stamps.push_back(dep_stamp(d, files_, plan_.cwd));
@@ -181,8 +183,14 @@ void JobCache::remember(const std::string& id, const JobKey& key, const std::vec
         toolchain::program_path(job.argv.front()).string()};  // a bare name: where PATH finds it
     for (const auto& t : job.tools) tools.push_back(t.string());
     for (const auto& [name, value] : job.env)
-      if (name == "LD_PRELOAD" && value) tools.push_back(*value);  // the stable-names library
-    for (const auto& t : tools) reads.push_back(Dep{t, files_.get(t, plan_.cwd).sha256, 0, 0, {}});
+      if (name == "LD_PRELOAD" && value)  // the stable-names library (and the user's, after a ':' or ' ')
+        for (const auto& part : util::split(*value, ':'))
+          for (const auto& library : util::split(part, ' '))
+            if (!library.empty()) tools.push_back(library);
+    for (const auto& t : tools) {
+      const std::string program = std::string(kProgramDepPrefix) + t;
+      reads.push_back(Dep{program, files_.get(program, plan_.cwd).sha256, 0, 0, {}});
+    }
   }
   state_.record(id, std::move(record));
 }

@@ -232,15 +232,13 @@ int parse_error(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) 
 
 int dispatch(int argc, char** argv);
 
-// A launcher call (`offload-build clang++ ARGS...`: how CMake calls a
-// <LANG>_COMPILER_LAUNCHER; with options before the compiler, as `wrap --
-// COMPILER ...`): its exit code; nullopt for any other command line.
+// A launcher call with options before the compiler (`offload-build -v
+// clang++ ARGS...`, as `wrap -- COMPILER ...`; the compiler first is
+// dispatch's): its exit code; nullopt for any other command line.
 std::optional<int> launcher_call(CLI::App& app, int argc, char** argv, const Request& global) {
   std::vector<std::string> subcommands;
   for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
     subcommands.push_back(sub->get_name());
-  if (argc > 1 && run::is_launcher_call(subcommands, argv[1]))
-    return run::launch(std::vector<std::string>(argv + 1, argv + argc), global);
   if (const int at = command_word(app, argc, argv); at > 1 && at < argc && run::is_launcher_call(subcommands, argv[at])) {
     std::vector<char*> words(argv, argv + at);
     char wrap[] = "wrap", dashes[] = "--";
@@ -252,6 +250,17 @@ std::optional<int> launcher_call(CLI::App& app, int argc, char** argv, const Req
 }
 
 int dispatch(int argc, char** argv) {
+  // The compiler first (how CMake and make call a launcher, once per compile):
+  // launched before the parser of every other command line is built.
+  if (argc > 1) {
+    std::vector<std::string> names;
+    for (const Command& command : kCommands) names.emplace_back(command.name);
+    if (run::is_launcher_call(names, argv[1])) {
+      Request global;
+      global.command_line.assign(argv, argv + argc);
+      return run::launch(std::vector<std::string>(argv + 1, argv + argc), global);
+    }
+  }
   CLI::App app{"offload-build: the build driver for single-source GPU offload code", "offload-build"};
   app.set_version_flag("--version", std::string("offload-build ") + OB_VERSION);
   app.require_subcommand(1);

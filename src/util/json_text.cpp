@@ -118,7 +118,9 @@ std::string dump_lossless(const nlohmann::json& j, int indent) {
 
 nlohmann::json parse_lossless(std::string_view text) {
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return j;
+  // Nothing escape_bytes wrote (nor a \u escape that could spell it): as parsed.
+  if (j.is_discarded() || (text.find(kEscape) == std::string_view::npos && text.find("\\u") == std::string_view::npos))
+    return j;
   return map_strings(j, [](const std::string& s) { return unescape_bytes(s); });
 }
 
