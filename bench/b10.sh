@@ -189,10 +189,15 @@ hf B10 "$REPS" \
   -n redis --prepare "rm -rf $p/build $WORK/e" "$ob -q --cache-dir $WORK/e --remote-storage $REDIS build" \
   -n localcache --prepare "rm -rf $p/build" "$ob -q --cache-dir $WORK/warm build"
 rm -rf "$p/build" "$WORK/e"
-SERVED_LINE=$($ob --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 | grep -E 'remote execution: ' || true)
-SERVED=$(grep -oE 'remote execution: [0-9]+ executed, [0-9]+ from' <<<"$SERVED_LINE" || echo "?")
+FRESH_ERR=$($ob --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 || true)
+# The jobs the local cache's engine layer served (engine_storage), and what
+# remote execution did besides (executed, from the engine's action cache).
+SERVED=$(grep -oE '^offload-build: [0-9]+ jobs: [0-9]+ from cache, [0-9]+ run' <<<"$FRESH_ERR" | sed 's/^offload-build: //' || echo "?")
+REMOTE_LINE=$(grep -oE 'remote execution: [0-9]+ executed, [0-9]+ from the engine.s cache' <<<"$FRESH_ERR" || echo "remote execution: ?")
+LAYER_HITS=$($OB --cache-dir "$WORK/e" cache stats --json |
+  python3 -c 'import json,sys; r=json.load(sys.stdin).get("remotes",{}); print(sum(v.get("hits",0) for k,v in r.items() if k.endswith(" (action cache)")))')
 # Jobs whose dependency manifest in the engine held: built with no scan here.
-UNSCANNED=$(grep -oE '[0-9]+ without a dependency scan' <<<"$SERVED_LINE" | grep -oE '^[0-9]+' || echo 0)
+UNSCANNED=$(grep -oE '[0-9]+ without a dependency scan' <<<"$FRESH_ERR" | grep -oE '^[0-9]+' || echo 0)
 stop_worker
 
 # The model (docs/DISTRIBUTED.md): W workers of 2 slots, jobs = W x 2,
@@ -236,8 +241,9 @@ section() {
   echo "(\`/usr/bin/time\` of the build, the worker's \`/proc\` counters less its start): this machine"
   echo "spent $O_LOCAL s per job sent (the dependency scan, hashing, gRPC), the worker $O_WORKER s per"
   echo "job beyond the compile itself (staging the input root, the JVM). The fresh clone through the"
-  echo "engine: $SERVED the engine's action cache; $UNSCANNED of them with no dependency scan here"
-  echo "(their dependency manifests in the engine held)."
+  echo "engine: $SERVED, $LAYER_HITS entries (results and direct-mode manifests) read from the engine's"
+  echo "action cache as a layer of the local cache (\`engine_storage\`: packages, assembles and the link"
+  echo "included, nothing scanned, sent or run); $REMOTE_LINE, $UNSCANNED with no dependency scan."
   echo
   echo "From the cold local build's trace: the jobs' wall times add up to $WORK_S s, $REMOTE_WORK_S s of it in"
   echo "the $NREMOTE jobs remote execution sends, and the critical path (the longest chain of dependent"

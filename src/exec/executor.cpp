@@ -219,8 +219,12 @@ class Execution {
       return;
     }
     // After a failure nothing more starts (its temporaries were not written).
-    if (failure_) temps.clear();
-    else to_run_.push_back(job.id);
+    if (failure_) {
+      temps.clear();
+      return;
+    }
+    to_run_.push_back(job.id);
+    if (runner_.looks_ahead()) runner_.ahead(JobView{job, job_command(plan_, job, temps), temps});
   }
 
   // Run a job's command (`serve` said it must run, and it has a slot).

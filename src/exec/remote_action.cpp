@@ -155,6 +155,17 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   return built;
 }
 
+std::optional<process::Command> ActionBuilder::scan_command(const process::Command& cmd,
+                                                            const std::vector<fs::path>& temps) {
+  const fs::path depfile = fs::path(temps.back()).concat(".scan");
+  auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, depfile.string());
+  if (!argv) return std::nullopt;
+  process::Command s = cmd;
+  s.argv = *argv;
+  (void)toolchain::redirect_lookups(s.env, depfile);
+  return s;
+}
+
 // Every file the compile reads: its declared inputs and, with a depfile, what
 // a scan with its own flags and target lists finds (or, `known`, found last time).
 std::optional<std::vector<fs::path>> ActionBuilder::files_read(
@@ -168,14 +179,12 @@ std::optional<std::vector<fs::path>> ActionBuilder::files_read(
     files.insert(files.end(), known->reads.begin(), known->reads.end());
     return files;
   }
-  const fs::path depfile = fs::path(temps.back()).concat(".scan");
-  auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, depfile.string());
-  if (!argv) {
+  auto s = scan_command(cmd, temps);
+  if (!s) {
     why = "its command is not a compile the dependency scan knows";
     return std::nullopt;
   }
-  process::Command s = cmd;
-  s.argv = *argv;
+  const fs::path depfile = fs::path(temps.back()).concat(".scan");
   // The lookups that found nothing (record_lookups) are the
   // preprocessor's: the scan's, with the compile's flags and target, made
   // here on this machine's paths. The scan records them (the preload
@@ -183,8 +192,9 @@ std::optional<std::vector<fs::path>> ActionBuilder::files_read(
   // is stored with them (the runner), so it serves the next build
   // from the local cache and a header created where it looked misses.
   std::error_code ec;
-  if ((scan_lookups = toolchain::redirect_lookups(s.env, depfile))) fs::remove(*scan_lookups, ec);
-  const bool ok = scan(s);
+  auto redirected = s->env;
+  if ((scan_lookups = toolchain::redirect_lookups(redirected, depfile))) fs::remove(*scan_lookups, ec);
+  const bool ok = scan(*s);
   auto text = util::read_regular_file(depfile, 64ull << 20, "a dependency scan");
   fs::remove(depfile, ec);
   if (!ok || !text) {

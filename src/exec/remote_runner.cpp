@@ -22,6 +22,7 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/exec/engine_link.hpp"
 #include "offload_build/exec/remote_action.hpp"
+#include "offload_build/exec/scan_batch.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
@@ -44,7 +45,8 @@ namespace {
 // A counting semaphore that gives up when told to stop.
 class Slots {
  public:
-  explicit Slots(size_t n) : free_(n) {}
+  explicit Slots(size_t n) : free_(n), size_(n) {}
+  size_t size() const { return size_; }
   bool acquire(const std::atomic<bool>& stop) {
     std::unique_lock lock(m_);
     cv_.wait(lock, [&] { return free_ > 0 || stop; });
@@ -65,6 +67,7 @@ class Slots {
   std::mutex m_;
   std::condition_variable cv_;
   size_t free_;
+  const size_t size_;
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -79,7 +82,8 @@ class Runner final : public RemoteRunner {
         local_(std::max<size_t>(1, setup_.local_jobs)),
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-        builder_(setup_) {
+        builder_(setup_),
+        scans_(local_.size(), [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; }) {
     process::install_signal_handlers();
   }
   ~Runner() override {
@@ -125,6 +129,13 @@ class Runner final : public RemoteRunner {
 
   void wake() override { poke(wake_fd_); }
 
+  // A job that will start: its dependency scan joins the next batch.
+  bool looks_ahead() const override { return !stopping_ && !down(); }
+  void ahead(const JobView& view) override {
+    if (!view.job.depfile || view.temps.empty() || !kept_local(view.job, setup_.plan->cwd).empty()) return;
+    if (auto scan = ActionBuilder::scan_command(view.command, view.temps)) scans_.prefetch(*scan);
+  }
+
   void stop_all() override {
     stopping_ = true;
     setup_.link->cancel();
@@ -159,8 +170,12 @@ class Runner final : public RemoteRunner {
   size_t remote_jobs() const override { return setup_.config.jobs; }
 
   Counts counts() const override {
+    const auto scans = scans_.counts();
     std::lock_guard lock(m_);
-    return counts_;
+    Counts c = counts_;
+    c.scans_batched = scans.batched;
+    c.scan_runs = scans.runs;
+    return c;
   }
 
  private:
@@ -287,7 +302,7 @@ class Runner final : public RemoteRunner {
     const std::string key = manifest_key(w.job);
     const auto known = key.empty() ? std::nullopt : served_manifest(w, key);
     auto built = builder_.build(
-        w.job, w.command, w.temps, [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; },
+        w.job, w.command, w.temps, [this](const process::Command& scan) { return scans_.run(scan); },
         w.scan_lookups, why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
     reapi::ActionResult result;
@@ -435,6 +450,7 @@ class Runner final : public RemoteRunner {
   int done_fd_ = -1;
   int wake_fd_ = -1;
   ActionBuilder builder_;  // after setup_
+  ScanBatcher scans_;      // after local_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> engine_down_{false};  // unusable for jobs: see down()
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here

@@ -97,7 +97,11 @@ void print_remote_summary(const exec::RemoteRunner::Counts& c) {
             << fmt::format("remote execution: {} executed, {} from the engine's cache, {} run locally "
                            "after all, {} local; {} uploaded",
                            c.remote, c.engine_cache, c.fallback, c.local, util::format_bytes(c.uploaded_bytes))
-            << (c.scans_skipped ? fmt::format("; {} without a dependency scan", c.scans_skipped) : "") << '\n';
+            << (c.scans_skipped ? fmt::format("; {} without a dependency scan", c.scans_skipped) : "")
+            << (c.scan_runs ? fmt::format("; {} dependency scans in {} runs of clang-scan-deps", c.scans_batched,
+                                          c.scan_runs)
+                            : "")
+            << '\n';
 }
 
 std::function<std::optional<report::MissReason>(const plan::Job&)> miss_reasons(

@@ -208,6 +208,8 @@ bool is_lookups_variable(std::string_view name) { return name == OB_LOOKUPS_ENV;
 
 bool is_lookups_only_variable(std::string_view name) { return name == OB_LOOKUPS_ENV_ONLY; }
 
+bool is_salt_variable(std::string_view name) { return name == OB_STABLE_ENV_SALT; }
+
 bool is_place_variable(std::string_view name) {
   return name == "LD_PRELOAD" || name == OB_STABLE_ENV_BASE || name == OB_STABLE_ENV_ANCHOR || name == OB_LOOKUPS_ENV;
 }

@@ -165,6 +165,8 @@ TEST_CASE("remote execution: vector-cxx's compiles run on Bazel's worker, byte-i
   CHECK_THAT(r.err, Catch::Contains("remote execution: 9 executed, 0 from the engine's cache, 0 run locally "
                                     "after all, 4 local"));
   CHECK(worker.executions() == 11);  // and the compiler checks (clang, clang++)
+  // The device passes' and host parses' scans by clang-scan-deps, in batches.
+  CHECK_THAT(r.err, Catch::Contains("; 6 dependency scans in"));
   CHECK(r.err.find("warning") == std::string::npos);
   CHECK(objects(project / "build") == expected);
   auto run = run_tool({(project / "build/vector").string()}, project, kMandatory);
@@ -718,7 +720,11 @@ TEST_CASE("remote execution: the engine's cache never answers what the local cac
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(run_k(project) == "device 1 host 1\n");
-    CHECK_THAT(r.err, Catch::Contains("is reached through the symlink"));
+    // Kept here for it (a scan alone lists both names), or, where a batch's
+    // clang-scan-deps listed one name only, sent without the other: the
+    // worker's compile fails and it runs here.
+    CHECK_THAT(r.err, Catch::Contains("is reached through the symlink") ||
+                          Catch::Contains("host-ir k.c: ran locally after all: the remote compile exited with 1"));
   }
 }
 

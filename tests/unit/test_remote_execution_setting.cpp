@@ -57,6 +57,43 @@ TEST_CASE("dependency scan: a driver compile and a cc1 job preprocess only, with
   CHECK_FALSE(toolchain::clang_cli::dependency_scan_argv({"clang", "a.o", "-o", "prog"}, "scan.d"));
 }
 
+TEST_CASE("dependency scan in batches: which scans go, and clang-scan-deps' output read by entry",
+          "[remote-execution]") {
+  namespace cli = toolchain::clang_cli;
+  auto cc1 = cli::dependency_scan_argv({"clang", "-cc1", "-triple", "x", "-emit-obj", "-o", "a.o", "a.c"}, "s.d");
+  REQUIRE(cc1);
+  auto batch = cli::batch_scan_of(*cc1);
+  REQUIRE(batch);
+  CHECK(batch->depfile == "s.d");
+  CHECK(batch->argv == *cc1);
+  // A host compile's driver scan: the compile, for the database.
+  auto driver = cli::dependency_scan_argv({"clang", "-fopenmp", "-c", "a.c", "-o", "a.o"}, "s.d");
+  REQUIRE(driver);
+  auto host = cli::batch_scan_of(*driver);
+  REQUIRE(host);
+  CHECK(host->argv == std::vector<std::string>{"clang", "-fopenmp", "a.c", "-c"});
+  CHECK(host->depfile == "s.d");
+  // A device-only one's -M lists system headers clang-scan-deps does not: alone.
+  auto device = cli::dependency_scan_argv({"clang", "-fopenmp", "--offload-device-only", "-c", "a.c"}, "s.d");
+  REQUIRE(device);
+  CHECK_FALSE(cli::batch_scan_of(*device));
+  CHECK(cli::scan_deps_argv("/llvm/bin/clang-scan-deps", "db.json", "out.json", 2) ==
+        std::vector<std::string>{"/llvm/bin/clang-scan-deps", "-compilation-database=db.json",
+                                 "-format=experimental-full", "-j", "2", "-o", "out.json"});
+  // Each entry's commands' files, merged, by the entry's number (in any order).
+  const std::string out = R"({"modules": [], "translation-units": [
+    {"commands": [{"input-file": "ob-scan-1", "file-deps": ["/p/b.c", "/p/h.h"]}]},
+    {"commands": [{"input-file": "ob-scan-0", "file-deps": ["/p/a.c", "/p/h.h"]},
+                  {"input-file": "ob-scan-0", "file-deps": ["/p/h.h", "/usr/include/stdio.h"]}]}]})";
+  auto deps = cli::read_scan_deps(out);
+  REQUIRE(deps);
+  CHECK((*deps)[0] == std::vector<std::string>{"/p/a.c", "/p/h.h", "/usr/include/stdio.h"});
+  CHECK((*deps)[1] == std::vector<std::string>{"/p/b.c", "/p/h.h"});
+  CHECK(cli::batch_entry_name(7) == "ob-scan-7");
+  CHECK_FALSE(cli::read_scan_deps("not json"));
+  CHECK_FALSE(cli::read_scan_deps(R"({"translation-units": [{"commands": [{"input-file": "a.c", "file-deps": []}]}]})"));
+}
+
 TEST_CASE("remote_execution: the tail of a header value holding '|' is never printed", "[remote-execution]") {
   const std::string text = "grpc://h:1|header=authorization:Bearer tok|S3cretTail";
   auto c = exec::parse_remote_execution(text);

@@ -59,6 +59,11 @@ class CommandRunner {
   virtual size_t running() const = 0;
   // The remote runner behind it (remote execution), or nullptr.
   virtual RemoteRunner* remote() { return nullptr; }
+  // Whether it wants ahead(): told of each job that will start (its cache
+  // lookup missed) while it waits for a slot, so that it may prepare it (the
+  // remote runner scans such jobs in batches).
+  virtual bool looks_ahead() const { return false; }
+  virtual void ahead(const JobView& /*job*/) {}
 };
 
 // Real processes, spawned through process::spawn with inherited stdout/stderr,

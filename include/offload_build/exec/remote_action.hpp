@@ -40,6 +40,12 @@ class ActionBuilder {
  public:
   explicit ActionBuilder(const RemoteRunnerSetup& setup);
 
+  // The dependency scan of `cmd` (its own flags and target, preprocessing
+  // only), writing its depfile beside the job's last temporary and, where
+  // the compile records lookups, their record beside that; nullopt: not a
+  // compile the scan knows.
+  static std::optional<process::Command> scan_command(const process::Command& cmd, const std::vector<fs::path>& temps);
+
   struct Built {
     reapi::Action action;
     // The action's output names in the order of the executor's temporaries.

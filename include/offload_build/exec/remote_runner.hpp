@@ -84,6 +84,8 @@ class RemoteRunner : public CommandRunner {
     uint64_t uploaded_bytes = 0;
     size_t scans_skipped = 0;     // jobs whose dependency manifest in the engine held
     size_t manifests_stored = 0;  // manifests written after a scan
+    size_t scans_batched = 0;     // dependency scans answered by clang-scan-deps (exec/scan_batch.hpp)
+    size_t scan_runs = 0;         // its runs
   };
   virtual std::optional<RemoteJobNote> note(plan::JobId job) const = 0;
   // Remote jobs at once (the jobs attribute), beside -j local ones.

@@ -64,6 +64,9 @@ std::string lookups_record_text(const std::vector<std::string>& paths);
 bool is_lookups_variable(std::string_view name);
 // The variable telling the library to record lookups only (no stable names).
 bool is_lookups_only_variable(std::string_view name);
+// The variable holding a translation unit's salt for its kernels' names
+// (what a compile emits, never which files it reads).
+bool is_salt_variable(std::string_view name);
 // The variables that name places, not what a compile computes (the library's
 // path, the base directories, the anchor, where lookups are recorded): keyed
 // through the files they name, not by their text.

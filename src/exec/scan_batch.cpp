@@ -1,0 +1,168 @@
+// Dependency scans in batches (exec/scan_batch.hpp).
+#include "offload_build/exec/scan_batch.hpp"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
+#include "offload_build/util/files.hpp"
+
+namespace ob::exec {
+
+namespace {
+
+// The environment without the variable naming where lookups are recorded
+// and the kernel names' salt (neither changes which files a compile reads):
+// scans whose environments are otherwise equal share a batch.
+std::string env_key(const process::Command& c) {
+  std::string key;
+  for (const auto& [k, v] : c.env)
+    if (!toolchain::is_lookups_variable(k) && !toolchain::is_salt_variable(k)) key += k + (v ? "=" + *v : "!") + '\0';
+  return key;
+}
+
+// A depfile naming `files` (Make's escapes: cache::parse_depfile reads them).
+std::optional<std::string> depfile_text(const std::vector<std::string>& files) {
+  std::string text = "scan:";
+  for (const auto& f : files) {
+    if (f.find_first_of("\n\r\\") != std::string::npos) return std::nullopt;
+    text += " \\\n ";
+    for (char c : f) {
+      if (c == ' ' || c == '#') text += '\\';
+      if (c == '$') text += '$';
+      text += c;
+    }
+  }
+  return text + "\n";
+}
+
+}  // namespace
+
+struct ScanBatcher::Request {
+  process::Command scan;
+  toolchain::clang_cli::BatchScan batch;
+  fs::path tool;  // clang-scan-deps beside the compiler
+  std::string key;
+  bool done = false;
+  std::optional<std::vector<std::string>> files;     // what the batch found
+  std::optional<std::vector<std::string>> absent;    // the batch's lookups that found nothing
+};
+
+// The most scans one clang-scan-deps run takes.
+constexpr size_t kMaxBatch = 256;
+
+std::shared_ptr<ScanBatcher::Request> ScanBatcher::request(const process::Command& scan) const {
+  auto batch = toolchain::clang_cli::batch_scan_of(scan.argv);
+  if (!batch || !fs::path(scan.argv[0]).is_absolute()) return nullptr;
+  std::error_code ec;
+  const fs::path tool = fs::canonical(scan.argv[0], ec).parent_path() / "clang-scan-deps";
+  if (ec || access(tool.c_str(), X_OK) != 0) return nullptr;
+  auto r = std::make_shared<Request>();
+  r->scan = scan;
+  r->batch = std::move(*batch);
+  r->tool = tool;
+  r->key = tool.string() + '\0' + env_key(scan);
+  return r;
+}
+
+void ScanBatcher::prefetch(const process::Command& scan) {
+  auto r = request(scan);
+  if (!r) return;
+  std::lock_guard lock(m_);
+  if (!prefetched_.emplace(r->batch.depfile, r).second) return;
+  pending_.push_back(std::move(r));
+}
+
+bool ScanBatcher::run(const process::Command& scan) {
+  auto r = request(scan);
+  if (!r) return run_(scan);
+  std::unique_lock lock(m_);
+  // Prefetched (the same scan): its answer, or the batch that will give it.
+  bool fresh = true;
+  auto known = prefetched_.find(r->batch.depfile);
+  if (known != prefetched_.end()) {
+    if (known->second->key == r->key && known->second->scan.argv == scan.argv) {
+      r = known->second;  // pending, in the batch running now, or done
+      fresh = false;
+    }
+    prefetched_.erase(known);
+  }
+  if (fresh) pending_.push_back(r);
+  while (!r->done) {
+    if (busy_) {
+      cv_.wait(lock);
+      continue;
+    }
+    // This thread runs the next batch: waiting scans of the first one's kind.
+    busy_ = true;
+    std::vector<std::shared_ptr<Request>> take;
+    const std::string key = pending_.front()->key;
+    for (auto it = pending_.begin(); it != pending_.end() && take.size() < kMaxBatch;)
+      if ((*it)->key == key) {
+        take.push_back(*it);
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    lock.unlock();
+    run_batch(take);
+    lock.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+  lock.unlock();
+  // The depfile and the record its own clang -M would have written.
+  process::Command own = scan;
+  const auto record = toolchain::redirect_lookups(own.env, r->batch.depfile);
+  auto text = r->files ? depfile_text(*r->files) : std::nullopt;
+  if (!text || (record && !r->absent) || !util::write_file_atomic(r->batch.depfile, *text) ||
+      (record && !util::write_file_atomic(*record, toolchain::lookups_record_text(*r->absent))))
+    return run_(scan);
+  std::lock_guard count(m_);
+  ++counts_.batched;
+  return true;
+}
+
+void ScanBatcher::run_batch(std::vector<std::shared_ptr<Request>>& batch) {
+  namespace cli = toolchain::clang_cli;
+  const fs::path at = batch.front()->batch.depfile;
+  const fs::path db = fs::path(at).concat(".db.json"), out = fs::path(at).concat(".deps.json");
+  nlohmann::json entries = nlohmann::json::array();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const auto& s = batch[i]->scan;
+    entries.push_back({{"directory", (s.cwd.empty() ? fs::current_path() : s.cwd).string()},
+                       {"file", cli::batch_entry_name(i)},
+                       {"arguments", batch[i]->batch.argv}});
+  }
+  process::Command c{cli::scan_deps_argv(batch.front()->tool.string(), db.string(), out.string(), threads_),
+                     batch.front()->scan.cwd, batch.front()->scan.env};
+  // The scans' own environment (the preload library's identities too: a
+  // file reached by two names is two files to it, as to each scan alone).
+  const auto record = toolchain::redirect_lookups(c.env, out);
+  std::error_code ec;
+  if (record) fs::remove(*record, ec);
+  std::optional<std::map<size_t, std::vector<std::string>>> deps;
+  std::optional<std::vector<std::string>> absent;
+  if (util::write_file_atomic(db, entries.dump()) && run_(c)) {
+    auto text = util::read_regular_file(out, 64ull << 20, "clang-scan-deps' output");
+    if (text) deps = cli::read_scan_deps(*text);
+    std::string why;
+    if (record) absent = toolchain::read_lookups_record(*record, why);
+  }
+  for (const auto& f : {db, out}) fs::remove(f, ec);
+  if (record) fs::remove(*record, ec);
+  std::lock_guard lock(m_);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Request& r = *batch[i];
+    r.done = true;
+    if (!deps) continue;
+    auto it = deps->find(i);
+    if (it != deps->end()) r.files = std::move(it->second);
+    r.absent = absent;
+  }
+  ++counts_.runs;
+}
+
+}  // namespace ob::exec
