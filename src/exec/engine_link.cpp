@@ -26,7 +26,11 @@ std::string invocation_id() {
 
 }  // namespace
 
-EngineLink::EngineLink(Setup setup) : setup_(std::move(setup)) {}
+EngineLink::EngineLink(Setup setup) : setup_(std::move(setup)) {
+  // Set here, not when opened: config() may be read while another thread opens.
+  setup_.config.endpoint.tool_version = OB_VERSION;
+  setup_.config.endpoint.invocation_id = invocation_id();
+}
 
 Result<reapi::Client*> EngineLink::client() {
   std::lock_guard once(open_m_);
@@ -38,11 +42,8 @@ Result<reapi::Client*> EngineLink::client() {
       down_earlier_ = true;
       down_ = true;
     } else {
-      auto& endpoint = setup_.config.endpoint;
-      endpoint.tool_version = OB_VERSION;
-      endpoint.invocation_id = invocation_id();
       auto opened = setup_.config.scheme
-                        ? setup_.config.scheme->open(endpoint)
+                        ? setup_.config.scheme->open(setup_.config.endpoint)
                         : Result<std::unique_ptr<reapi::Client>>(Error::usage("remote_execution: no engine"));
       if (!opened) {
         refused_ = opened.error().message;
