@@ -26,11 +26,7 @@ std::string invocation_id() {
 
 }  // namespace
 
-EngineLink::EngineLink(Setup setup) : setup_(std::move(setup)) {
-  // Set here, not when opened: config() may be read while another thread opens.
-  setup_.config.endpoint.tool_version = OB_VERSION;
-  setup_.config.endpoint.invocation_id = invocation_id();
-}
+EngineLink::EngineLink(Setup setup) : setup_(std::move(setup)) {}
 
 Result<reapi::Client*> EngineLink::client() {
   std::lock_guard once(open_m_);
@@ -42,8 +38,13 @@ Result<reapi::Client*> EngineLink::client() {
       down_earlier_ = true;
       down_ = true;
     } else {
+      // A copy: config() may be read while this thread opens (a launcher
+      // call that never opens pays for no invocation id either).
+      reapi::Endpoint endpoint = setup_.config.endpoint;
+      endpoint.tool_version = OB_VERSION;
+      endpoint.invocation_id = invocation_id();
       auto opened = setup_.config.scheme
-                        ? setup_.config.scheme->open(setup_.config.endpoint)
+                        ? setup_.config.scheme->open(endpoint)
                         : Result<std::unique_ptr<reapi::Client>>(Error::usage("remote_execution: no engine"));
       if (!opened) {
         refused_ = opened.error().message;
