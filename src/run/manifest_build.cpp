@@ -75,15 +75,22 @@ namespace {
 // C/C++ compiles name kernels from each file's place relative to the
 // project directory (when it lies under the project or the base directory)
 // and the project's namespace, its name (docs/CACHE.md).
-void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, const toolchain::Toolchain& tc,
-                             const fs::path& base, const std::optional<fs::path>& probe_memo, const config::Config& c) {
+toolchain::NameRoots kernel_name_roots(const manifest::Manifest& m, const fs::path& base) {
   std::error_code ec;
-  plan.name_anchor = fs::canonical(m.project_dir, ec);
-  if (ec) plan.name_anchor = m.project_dir;
-  plan.base_dirs = {plan.name_anchor};
-  if (!base.empty() && base != plan.name_anchor) plan.base_dirs.push_back(base);
+  toolchain::NameRoots roots;
+  roots.anchor = fs::canonical(m.project_dir, ec);
+  if (ec) roots.anchor = m.project_dir;
+  roots.bases = {roots.anchor};
+  if (!base.empty() && base != roots.anchor) roots.bases.push_back(base);
+  return roots;
+}
+
+void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, const toolchain::NameRoots& roots,
+                             StableNamesQuestion& names, const config::Config& c) {
+  plan.name_anchor = roots.anchor;
+  plan.base_dirs = roots.bases;
   if (m.is_rust()) return;
-  use_stable_names(plan, tc.clang, m.name, probe_memo, c,
+  use_stable_names(plan, names.answer(), m.name, c,
                    [](const std::string& why) { std::cerr << "offload-build: warning: " << why << '\n'; });
 }
 
@@ -120,9 +127,13 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (c.flag("verbose"))
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   process::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
+  const toolchain::NameRoots roots = kernel_name_roots(*manifest, base_dir_for(c, manifest->base_dir));
+  // Rust kernels are named by rustc: nothing to ask.
+  StableNamesQuestion names(toolchain->clang, roots, probe_memo, !manifest->is_rust() && c.flag("stable_names"),
+                            plan_options.parallel_probes > 1);
   plan::Plan plan = plan::make_plan(*manifest, *toolchain, plan_options);
   if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
-  use_stable_kernel_names(plan, *manifest, *toolchain, base_dir_for(c, manifest->base_dir), probe_memo, c);
+  use_stable_kernel_names(plan, *manifest, roots, names, c);
   if (o.compdb) OB_TRY(plan::write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << exec::dry_run_script(plan) << std::flush;

@@ -57,9 +57,15 @@ report::Timeline Session::timeline(const plan::Plan& plan, report::BuildResult r
 void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::string& salt,
                       const std::optional<fs::path>& probe_memo, const config::Config& c,
                       const std::function<void(const std::string&)>& warn) {
+  std::optional<toolchain::StableNames> names;
+  if (c.flag("stable_names"))
+    names = toolchain::stable_names_for(compiler, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
+  use_stable_names(plan, std::move(names), salt, c, warn);
+}
+
+void use_stable_names(plan::Plan& plan, std::optional<toolchain::StableNames> names, const std::string& salt,
+                      const config::Config& c, const std::function<void(const std::string&)>& warn) {
   if (c.flag("stable_names")) {
-    auto names =
-        toolchain::stable_names_for(compiler, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}, probe_memo);
     if (!names) {
       if (std::string why = toolchain::stable_names_unavailable(); !why.empty()) warn(why);
     } else {
@@ -71,6 +77,19 @@ void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::str
   // For the job cache, which checks them on every hit (none with --no-cache:
   // nothing would read the records), with stable names off too: the library records only.
   if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
+}
+
+StableNamesQuestion::StableNamesQuestion(const fs::path& compiler, const toolchain::NameRoots& roots,
+                                         const std::optional<fs::path>& probe_memo, bool wanted,
+                                         bool parallel) {
+  if (!wanted) {
+    std::promise<std::optional<toolchain::StableNames>> none;
+    answer_ = none.get_future();
+    none.set_value(std::nullopt);
+    return;
+  }
+  answer_ = std::async(parallel ? std::launch::async : std::launch::deferred,
+                       [compiler, roots, probe_memo] { return toolchain::stable_names_for(compiler, roots, probe_memo); });
 }
 
 Result<void> save_report(const fs::path& file, const report::ReportData& data, bool ok) {

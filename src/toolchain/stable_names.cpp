@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
@@ -40,7 +41,7 @@ constexpr const char* kFortranProbeSource = "program p\n!$omp target\n!$omp end 
 std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
                                  const fs::path& scratch) {
   std::error_code ec;
-  fs::create_directories(scratch, ec);
+  const bool made = fs::create_directories(scratch, ec);
   const bool fortran = clang_cli::driver_mode(compiler) == "flang";
   const fs::path src = scratch / fmt::format("stable-names-probe-{}.{}", getpid(), fortran ? "f90" : "c");
   {
@@ -50,6 +51,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
   auto r = process::capture(process::Command{clang_flags::host_ir_probe_argv(compiler, src), {}, s.env("probe")},
                          kProbeTimeoutMs);
   fs::remove(src, ec);
+  if (made && process::interrupted()) fs::remove(scratch, ec);  // the memo's directory, left as it was
   if (!r) return {false, "the compiler could not be asked (" + r.error().message + ")"};
   // ld.so goes on without a library it cannot open (a directory another
   // user cannot enter, a file it cannot read): names after inodes.
@@ -158,6 +160,7 @@ std::optional<StableNames> stable_names_for(const fs::path& compiler, const Name
     return s;
   }
   std::tie(s.keyed, s.fallback) = ask(compiler, s, *memo_dir);
+  if (process::interrupted()) return s;  // a stopped probe's answer is not remembered
   probe::remember(memo_dir, "stable-names", key, {{"honoured", s.keyed}, {"why", s.fallback}});
   return s;
 }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "offload_build/report/progress.hpp"
 #include "offload_build/report/timeline.hpp"
 #include "offload_build/run/build_context.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob::run {
 
@@ -83,6 +85,25 @@ report::BuildResult outcome(const Result<T>& result) {
 void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::string& salt,
                       const std::optional<fs::path>& probe_memo, const config::Config& c,
                       const std::function<void(const std::string&)>& warn);
+
+// The same with the library's answer for the compiler asked before the plan
+// was made (StableNamesQuestion); nullopt: stable names are off or unusable.
+void use_stable_names(plan::Plan& plan, std::optional<toolchain::StableNames> names, const std::string& salt,
+                      const config::Config& c, const std::function<void(const std::string&)>& warn);
+
+// The stable-names answer for a compiler (toolchain::stable_names_for: a
+// one-line compile when it is not remembered), asked on a thread while the
+// plan is made, whose driver listings it would otherwise follow. Asked at
+// when needed (no thread) when `parallel` is false; not at all unless `wanted`.
+class StableNamesQuestion {
+ public:
+  StableNamesQuestion(const fs::path& compiler, const toolchain::NameRoots& roots,
+                      const std::optional<fs::path>& probe_memo, bool wanted, bool parallel);
+  std::optional<toolchain::StableNames> answer() { return answer_.get(); }  // once
+
+ private:
+  std::future<std::optional<toolchain::StableNames>> answer_;
+};
 
 // Write --report `file`; a failure to write is the run's error when it
 // succeeded (`ok`), else a warning.
