@@ -9,13 +9,17 @@ constexpr const char* kValueKind = "cache-entry";
 
 class EngineBackend final : public storage::RemoteBackend {
  public:
-  EngineBackend(std::shared_ptr<EngineLink> link, uint64_t max_bytes) : link_(std::move(link)), max_(max_bytes) {}
+  EngineBackend(std::shared_ptr<EngineLink> link, uint64_t max_bytes, std::shared_ptr<WorkingSet> set)
+      : link_(std::move(link)), max_(max_bytes), set_(std::move(set)) {}
 
   storage::RemoteResult<std::optional<std::string>> get(std::string_view kind, std::string_view key) override {
+    const std::string name = storage::redis_key(kind, key);
+    if (set_)
+      if (auto value = set_->find(name)) return std::optional<std::string>(std::move(*value));
     reapi::Client* client = usable();
     if (!client) return std::optional<std::string>();
     std::string text, error;
-    if (!client->get_value(kValueKind, storage::redis_key(kind, key), max_, text, error)) {
+    if (!client->get_value(kValueKind, name, max_, text, error)) {
       link_->failed(error);  // the engine's one warning; the layer takes it as a miss
       return std::optional<std::string>();
     }
@@ -30,6 +34,7 @@ class EngineBackend final : public storage::RemoteBackend {
 
   // The action cache forgets nothing: the entry becomes a result with no output.
   storage::RemoteResult<bool> remove(std::string_view kind, std::string_view key) override {
+    if (set_) set_->forget(storage::redis_key(kind, key));
     return store(kind, key, {});
   }
 
@@ -54,6 +59,7 @@ class EngineBackend final : public storage::RemoteBackend {
 
   std::shared_ptr<EngineLink> link_;
   uint64_t max_;
+  std::shared_ptr<WorkingSet> set_;  // nullptr: none
 };
 
 }  // namespace
@@ -70,8 +76,9 @@ storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine) {
   return c;
 }
 
-std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes) {
-  return std::make_unique<EngineBackend>(std::move(link), max_bytes);
+std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes,
+                                                            std::shared_ptr<WorkingSet> set) {
+  return std::make_unique<EngineBackend>(std::move(link), max_bytes, std::move(set));
 }
 
 }  // namespace ob::exec

@@ -12,6 +12,7 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/exec/engine_link.hpp"
 #include "offload_build/exec/engine_storage.hpp"
+#include "offload_build/exec/working_set.hpp"
 #include "offload_build/util/strings.hpp"
 
 
@@ -73,8 +74,12 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
   auto link = engine_link(launcher);
   if (!link) return;
   remotes.push_back(exec::engine_layer_config((*link)->config()));
-  layered.factory = [link = *link](const storage::RemoteConfig& c) {
-    if (c.prefix == exec::kEngineLayerPrefix) return exec::make_engine_backend(link, c.max_entry_bytes);
+  if (!launcher && wants_working_set_ && storage_) {
+    working_set_ = std::make_shared<exec::WorkingSet>(*link, "", storage_->dir() / "working-sets");
+    layered.note_used = true;
+  }
+  layered.factory = [link = *link, set = working_set_](const storage::RemoteConfig& c) {
+    if (c.prefix == exec::kEngineLayerPrefix) return exec::make_engine_backend(link, c.max_entry_bytes, set);
     return storage::make_remote_backend(c);
   };
 }
@@ -231,7 +236,28 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
     if (collect_reads) ran.reads = job_cache->reads();
     if (run.after_cache) run.after_cache(*job_cache);
   }
+  if (working_set_ && ran.summary) keep_working_set();
   return ran;
+}
+
+void BuildContext::name_working_set(const std::string& identity) {
+  if (working_set_) working_set_->name(exec::working_set_name(identity));
+}
+
+void BuildContext::keep_working_set() {
+  std::map<std::string, std::string> values;
+  uint64_t bytes = 0;
+  for (const auto& [kind, key] : layers_->used()) {
+    auto value = storage_->get_encoded(kind, key);
+    if (!value) continue;
+    bytes += value->size();
+    if (bytes > exec::kMaxWorkingSetBytes) return;  // too big to keep whole: none
+    values.emplace(storage::redis_key(kind, key), std::move(*value));
+  }
+  working_set_->save(values);
+  if (config().flag("verbose"))
+    std::cerr << "offload-build: the engine's working set of this project: " << working_set_->served() << " of "
+              << working_set_->loaded() << " entries served, " << values.size() << " used\n";
 }
 
 }  // namespace ob::run

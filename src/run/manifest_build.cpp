@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -12,6 +13,7 @@
 #include "offload_build/config/config.hpp"
 #include "offload_build/run/manifest_build.hpp"
 #include "offload_build/cache/job_cache.hpp"
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/process/interrupt.hpp"
@@ -85,6 +87,22 @@ toolchain::NameRoots kernel_name_roots(const manifest::Manifest& m, const fs::pa
   return roots;
 }
 
+// What names the build's working set in the engine (exec/working_set.hpp):
+// the manifest, and each source's place in the project and content; the same
+// in every checkout of the same tree.
+std::string working_set_identity(const fs::path& manifest_file, const plan::Plan& plan) {
+  storage::Hasher h;
+  h.field("manifest", util::read_file(manifest_file).value_or(""));
+  std::set<fs::path> sources;
+  for (const auto& job : plan.jobs)
+    if (!job.source.empty()) sources.insert(job.source);
+  for (const auto& source : sources) {
+    h.field("source", source.lexically_relative(plan.cwd).generic_string());
+    h.field("content", util::read_file(source).value_or(""));
+  }
+  return h.hex();
+}
+
 void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, const toolchain::NameRoots& roots,
                              StableNamesQuestion& names, const config::Config& c) {
   plan.name_anchor = roots.anchor;
@@ -111,6 +129,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (!o.targets.empty()) OB_TRY(manifest::override_targets(*manifest, o.targets));
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
+  context.use_working_set();
   OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
   if (!o.dry_run) context.open_engine_early();  // while the build plans
   // Compilers' answers about themselves are remembered next to the cache
@@ -134,6 +153,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   plan::Plan plan = plan::make_plan(*manifest, *toolchain, plan_options);
   if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
   use_stable_kernel_names(plan, *manifest, roots, names, c);
+  context.name_working_set(working_set_identity(file, plan));
   if (o.compdb) OB_TRY(plan::write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << exec::dry_run_script(plan) << std::flush;

@@ -193,6 +193,38 @@ detail::Fd Storage::open_shard(std::string_view kind, std::string_view key, bool
   return dir;
 }
 
+namespace {
+
+// An entry file opened for reading, whole (a shorter read when it shrank
+// under us: decode says "truncated"); nullopt on a read error.
+std::optional<std::string> read_open_entry(int fd, const struct stat& st) {
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+}  // namespace
+
+std::optional<std::string> Storage::get_encoded(std::string_view kind, std::string_view key) {
+  if (!valid_name(kind, 1) || !valid_name(key, 3)) return std::nullopt;
+  detail::Fd shard = open_shard(kind, key, false);
+  if (!shard) return std::nullopt;
+  detail::Fd fd(::openat(shard.get(), std::string(key).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat ours {};
+  if (!fd || ::fstat(fd.get(), &ours) != 0 || !S_ISREG(ours.st_mode) || !detail::distrust(ours, shared()).empty() ||
+      uint64_t(ours.st_size) > kHeaderSize + kMaxPayloadSize)
+    return std::nullopt;
+  return read_open_entry(fd.get(), ours);
+}
+
 Lookup Storage::get(std::string_view kind, std::string_view key) {
   Lookup result;
   if (!valid_name(kind, 1) || !valid_name(key, 3)) return result;
@@ -216,17 +248,9 @@ Lookup Storage::get(std::string_view kind, std::string_view key) {
   } else if (uint64_t(ours.st_size) > kHeaderSize + kMaxPayloadSize) {
     decoded = Error::failure("larger than any entry can be");
   } else {
-    std::string bytes(static_cast<size_t>(ours.st_size), '\0');
-    size_t got = 0;
-    while (got < bytes.size()) {
-      ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return result;
-      if (n == 0) break;  // shrank under us: decode says "truncated"
-      got += static_cast<size_t>(n);
-    }
-    bytes.resize(got);
-    decoded = decode_entry(bytes, kind, key, trust_.signing_key);
+    auto bytes = read_open_entry(fd.get(), ours);
+    if (!bytes) return result;
+    decoded = decode_entry(*bytes, kind, key, trust_.signing_key);
   }
   if (decoded) {
     ::futimens(fd.get(), nullptr);  // LRU clock: now. Fails harmlessly when not ours.

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <cstdio>
 #include <signal.h>
 #include <unistd.h>
 
@@ -503,10 +504,20 @@ TEST_CASE("remote execution: a fresh checkout is served whole by the entries the
 
   // The other checkout, an empty local cache: all 13 jobs from the engine,
   // nothing sent, scanned or run anywhere; the objects are a local build's.
-  auto fresh = build(b, tmp / "cache-b", {"--remote-execution", worker.url(), "--explain"});
+  // Every entry comes from the project's working set the first build left
+  // (one value), none by a call of its own.
+  auto fresh = build(b, tmp / "cache-b", {"--remote-execution", worker.url(), "--explain", "-v"});
   INFO(fresh.err);
   REQUIRE(fresh.exit_code == 0);
   CHECK_THAT(fresh.err, Catch::Contains("13 jobs: 13 from cache, 0 run"));
+  const size_t said = fresh.err.find("working set of this project: ");
+  REQUIRE(said != std::string::npos);
+  size_t served = 0, held = 0, used = 0;
+  REQUIRE(std::sscanf(fresh.err.c_str() + said, "working set of this project: %zu of %zu entries served, %zu used",
+                      &served, &held, &used) == 3);
+  CHECK(served >= 13);
+  CHECK(served == held);
+  CHECK(served == used);
   CHECK_THAT(fresh.err, Catch::Contains("remote execution: 0 executed, 0 from the engine's cache, 0 run locally "
                                         "after all, 0 local"));
   CHECK(worker.executions() == executions);

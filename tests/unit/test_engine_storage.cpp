@@ -8,9 +8,12 @@
 
 #include "offload_build/exec/engine_link.hpp"
 #include "offload_build/exec/engine_storage.hpp"
+#include "offload_build/exec/working_set.hpp"
 #include "offload_build/storage/remote/remote.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace ob;
+using ob::test::TempDir;
 
 namespace {
 
@@ -153,4 +156,92 @@ TEST_CASE("engine layer: an engine that cannot be reached is warned about once a
   CHECK(f.engine.capability_calls == 1);
   REQUIRE(f.warnings.size() == 1);
   CHECK(f.warnings[0] == "remote_execution fake://pool: cannot connect within 5000 ms; the build runs locally");
+}
+
+// The project's working set (exec/working_set.hpp): one value for every entry
+// a build used, so that the next build that misses its local cache makes one
+// call, not one per entry.
+TEST_CASE("working set: a pack decodes to what was encoded, and anything else to none", "[engine-storage]") {
+  const std::map<std::string, std::string> values{{"ob:result:k1", std::string("a\n\0b", 4)}, {"ob:manifest:k2", ""}};
+  auto pack = exec::encode_working_set(values);
+  REQUIRE(pack);
+  auto back = exec::decode_working_set(*pack);
+  REQUIRE(back);
+  CHECK(*back == values);
+  CHECK(exec::decode_working_set(pack->substr(0, pack->size() - 1)) == std::nullopt);  // truncated
+  CHECK(exec::decode_working_set("ob-working-set-1\n99999999999\n1\nx") == std::nullopt);
+  CHECK(exec::decode_working_set("ob-working-set-1\n-1\n1\nx") == std::nullopt);
+  CHECK(exec::decode_working_set("another format") == std::nullopt);
+  CHECK(exec::decode_working_set("ob-working-set-1\n")->empty());
+  CHECK(exec::encode_working_set(values, 20) == std::nullopt);  // over the cap: none
+  CHECK(exec::working_set_name("p\nhost") == exec::working_set_name("p\nhost"));
+  CHECK(exec::working_set_name("p\nhost") != exec::working_set_name("p\nsm_90"));
+}
+
+TEST_CASE("working set: the next build's cache serves every entry from one value, and an unchanged set is not sent "
+          "again",
+          "[remote-execution][engine-storage]") {
+  Fixture f;
+  TempDir first, fresh;
+  const std::string name = exec::working_set_name("project\nhost");
+  std::map<std::string, std::string> used;
+  for (int i = 0; i < 40; ++i)
+    used[storage::redis_key("result", "key" + std::to_string(i))] = "value " + std::to_string(i);
+  {
+    exec::WorkingSet set(f.link, name, first.path());
+    CHECK(set.eager());  // this cache never had one
+    set.save(used);
+    REQUIRE(f.engine.values.count("working-set " + name) == 1);
+    f.engine.values.erase("working-set " + name);
+    set.save(used);  // the same set again: remembered, not sent
+    CHECK(f.engine.values.count("working-set " + name) == 0);
+    set.save(used);
+  }
+  exec::WorkingSet(f.link, name, fresh.path()).save(used);  // stored again by another cache
+  REQUIRE(f.engine.values.count("working-set " + name) == 1);
+
+  // A fresh checkout's build: one call for the set, none per entry.
+  TempDir third;
+  auto set = std::make_shared<exec::WorkingSet>(f.link, name, third.path());
+  const int gets = f.engine.gets;
+  auto backend = exec::make_engine_backend(f.link, 1 << 20, set);
+  for (int i = 0; i < 40; ++i) {
+    auto hit = backend->get("result", "key" + std::to_string(i));
+    REQUIRE(hit.ok());
+    REQUIRE(*hit);
+    CHECK(**hit == "value " + std::to_string(i));
+  }
+  CHECK(f.engine.gets == gets + 1);
+  CHECK(set->served() == 40);
+  // What the set lacks (a source changed since) is asked of the engine alone.
+  CHECK(!*backend->get("result", "other"));
+  CHECK(f.engine.gets == gets + 2);
+  // A value the layer refused is not served from the set again.
+  REQUIRE(backend->remove("result", "key0").ok());
+  CHECK(!*backend->get("result", "key0"));
+  CHECK(f.warnings.empty());
+}
+
+TEST_CASE("working set: a cache that had one fetches it only after many misses, and a damaged one serves nothing",
+          "[remote-execution][engine-storage]") {
+  Fixture f;
+  TempDir memo;
+  const std::string name = exec::working_set_name("project\nhost");
+  std::map<std::string, std::string> used{{storage::redis_key("result", "abc"), "value"}};
+  exec::WorkingSet(f.link, name, memo.path()).save(used);
+  auto set = std::make_shared<exec::WorkingSet>(f.link, name, memo.path());
+  CHECK_FALSE(set->eager());
+  // An edit's few misses are asked one by one: the whole set is not fetched for them.
+  for (size_t i = 0; i < exec::WorkingSet::kLazyLookups; ++i)
+    CHECK(set->find(storage::redis_key("result", "abc")) == std::nullopt);
+  CHECK(set->loaded() == 0);
+  CHECK(set->find(storage::redis_key("result", "abc")) == "value");
+  CHECK(set->loaded() == 1);
+
+  f.engine.values["working-set " + name] = "ob-working-set-1\n5\n";
+  TempDir other;
+  auto damaged = std::make_shared<exec::WorkingSet>(f.link, name, other.path());
+  CHECK(damaged->find(storage::redis_key("result", "abc")) == std::nullopt);
+  CHECK(damaged->loaded() == 0);
+  CHECK(f.warnings.empty());
 }

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "offload_build/exec/engine_link.hpp"
+#include "offload_build/exec/working_set.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 
 namespace ob::exec {
@@ -27,7 +28,10 @@ inline constexpr const char* kEngineLayerPrefix = "engine-action-cache:";
 // (they are as trusted as the engine's own results: engine_cache).
 storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine);
 
-// The backend for that entry, over `link` (any number: they share it).
-std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes);
+// The backend for that entry, over `link` (any number: they share it), and
+// `set` when the build has a working set (exec/working_set.hpp): a value it
+// holds is served from it, without a call.
+std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes,
+                                                            std::shared_ptr<WorkingSet> set = nullptr);
 
 }  // namespace ob::exec

@@ -21,6 +21,7 @@
 #include "offload_build/run/request.hpp"
 #include "offload_build/exec/executor.hpp"
 #include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/working_set.hpp"
 #include "offload_build/process/jobserver.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/storage/storage.hpp"
@@ -84,6 +85,14 @@ class BuildContext {
   // it. Not in launcher mode (a compile that hits never loads the module).
   void open_engine_early();
 
+  // A manifest build: with the engine layer, the entries the build uses are
+  // kept in the engine as its working set, and a build that misses its local
+  // cache is served from the one stored under the same name
+  // (exec/working_set.hpp). use_working_set before open_cache; the name
+  // (what the project, its targets and its sources are) once the plan is made.
+  void use_working_set() { wants_working_set_ = true; }
+  void name_working_set(const std::string& identity);
+
   // -j and the jobserver's slots into `options`.
   void limit_parallelism(exec::ExecOptions& options);
 
@@ -136,6 +145,9 @@ class BuildContext {
   std::shared_ptr<exec::EngineLink> engine_;
   std::thread opener_;  // open_engine_early's
   std::optional<fs::path> notes_;  // launcher mode: where once-per-build notes are kept
+  bool wants_working_set_ = false;
+  std::shared_ptr<exec::WorkingSet> working_set_;  // with the engine layer and an identity
+  void keep_working_set();  // after a build that succeeded
 };
 
 }  // namespace ob::run

@@ -184,6 +184,10 @@ class Storage {
   // entry's time for LRU; a corrupt entry is removed (when writable) and reported.
   Lookup get(std::string_view kind, std::string_view key);
 
+  // The entry's bytes as stored (what a remote holds: the engine's working
+  // set, exec/working_set.hpp), unchecked; nullopt when there is none.
+  std::optional<std::string> get_encoded(std::string_view kind, std::string_view key);
+
   // Store atomically (temp file in the same directory + rename), then count the
   // bytes and evict past the limit (account_store). Returns false and warns
   // once per process (stderr) when the cache cannot be written.

@@ -229,8 +229,20 @@ void LayeredStorage::discard(std::string_view kind, std::string_view key) {
   local_.discard(kind, key);
 }
 
+void LayeredStorage::note_used(std::string_view kind, std::string_view key) {
+  if (!options_.note_used) return;
+  std::lock_guard lock(used_mu_);
+  used_.emplace(kind, key);
+}
+
+std::set<std::pair<std::string, std::string>> LayeredStorage::used() const {
+  std::lock_guard lock(used_mu_);
+  return used_;
+}
+
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
   Lookup local = get_local(kind, key);
+  if (local.status == LookupStatus::Hit) note_used(kind, key);
   if (local.status == LookupStatus::Hit || remotes_.empty()) return local;
   // Asked already in this process, and no remote had it (storing a miss reads
   // its manifest entry again): no second round trip.
@@ -257,7 +269,10 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
       std::lock_guard lock(r.lookups_mu);
       r.idle_lookups.push_back(std::move(backend));
     }
-    if (hit) return std::move(*hit);
+    if (hit) {
+      note_used(kind, key);
+      return std::move(*hit);
+    }
   }
   std::lock_guard lock(misses_mu_);
   remote_misses_.insert(std::move(id));
@@ -310,6 +325,7 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
     std::lock_guard lock(local_mu_);
     stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
   }
+  if (stored) note_used(kind, key);
   std::shared_ptr<const std::string> plain;  // for remotes with compress=false
   for (auto& rp : remotes_) {
     Remote& r = *rp;

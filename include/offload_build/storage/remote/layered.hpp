@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "offload_build/storage/storage.hpp"
@@ -41,6 +42,9 @@ struct LayeredOptions {
   // mode: a process per compile): true when `code` was not said yet in this
   // build. Unset: once per process.
   std::function<bool(const std::string& code)> first_in_build;
+  // Remember the kind and key of every entry get() found and put() stored
+  // locally (used(): the engine's working set, exec/working_set.hpp).
+  bool note_used = false;
 };
 
 class LayeredStorage {
@@ -79,6 +83,8 @@ class LayeredStorage {
   // finish_uploads(), then add `delta` and the remotes' counters to the
   // local cache's shared counters.
   void record(const Counters& delta);
+  // The entries found or stored so far, as (kind, key) (LayeredOptions::note_used).
+  std::set<std::pair<std::string, std::string>> used() const;
   // This process's per-remote counters so far (by redacted URL).
   std::map<std::string, RemoteCounters> remote_counters() const;
 
@@ -105,6 +111,9 @@ class LayeredStorage {
   mutable std::mutex local_mu_;  // the local Storage: one thread at a time
   std::mutex misses_mu_;
   std::set<std::string> remote_misses_;  // "kind/key" no remote had, this process (misses_mu_)
+  void note_used(std::string_view kind, std::string_view key);
+  mutable std::mutex used_mu_;
+  std::set<std::pair<std::string, std::string>> used_;  // (used_mu_)
 };
 
 // The one check a remote value passes before anything uses it: the entry
