@@ -45,10 +45,13 @@ hf() {
     echo "== $key"
     hyperfine --style basic --runs "$runs" --export-csv "$csv" "$@"
   } >>"$LOG" 2>&1 || { say "hyperfine failed for $key; see the log:"; tail -20 "$LOG" >&2; exit 1; }
-  local name median
-  while IFS=, read -r name _ _ median _; do
+  local name median user system
+  while IFS=, read -r name _ _ median user system _; do
     [ "$name" = command ] && continue
     M[$key/$name]=$median
+    # CPU seconds (user + sys, hyperfine's means): on a shared machine the
+    # comparison that load does not stretch.
+    M[$key/$name/cpu]=$(awk -v u="$user" -v s="$system" 'BEGIN { print u + s }')
   done <"$csv"
 }
 

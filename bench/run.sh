@@ -453,6 +453,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
     echo "|---|---|---|---|---|---|---|"
     echo "| offload-build launcher, cache hit | $(ms "${M[B6/ob]:-}") | | | | < 10 ms | $(verdict le "${M[B6/ob]:-}" 0.010) |"
     echo "| ccache, cache hit | $(ms "${M[B6/ccache]:-}") | $(ratio "${M[B6/ob]:-}" "${M[B6/ccache]:-}") | <= 1.0x | $(verdict le "$r6" 1.0) | | |"
+    r6c=$(awk -v a="${M[B6/ob/cpu]:-}" -v b="${M[B6/ccache/cpu]:-}" 'BEGIN { if (b > 0) print a / b }')
+    echo "| the same in CPU (user + sys): offload-build $(ms "${M[B6/ob/cpu]:-}"), ccache | $(ms "${M[B6/ccache/cpu]:-}") | $(ratio "${M[B6/ob/cpu]:-}" "${M[B6/ccache/cpu]:-}") | <= 1.0x | $(verdict le "$r6c" 1.0) | | |"
     echo "| sccache, cache hit (${NOTE[sccache-B6]:-not run}) | $(sc_cell B6/sccache) | $(ratio "${M[B6/ob]:-}" "${M[B6/sccache]:-}") | | | | |"
     echo "| clang, the compile | $(ms "${M[B6/clang]:-}") | $(ratio "${M[B6/ob]:-}" "${M[B6/clang]:-}") | | | | |"
     echo
