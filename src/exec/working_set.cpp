@@ -60,13 +60,7 @@ std::string working_set_name(std::string_view identity) {
 }
 
 WorkingSet::WorkingSet(std::shared_ptr<EngineLink> link, std::string name, std::optional<fs::path> memo_dir)
-    : link_(std::move(link)), memo_dir_(std::move(memo_dir)) {
-  if (!name.empty()) this->name(std::move(name));
-}
-
-void WorkingSet::name(std::string name) {
-  std::lock_guard lock(mu_);
-  name_ = std::move(name);
+    : link_(std::move(link)), name_(std::move(name)), memo_dir_(std::move(memo_dir)) {
   lazy_after_ = memo_text().empty() ? 0 : kLazyLookups;
 }
 

@@ -33,7 +33,13 @@ void BuildContext::open_engine_early() {
   if (opener_.joinable() || config().text("remote_execution").empty()) return;
   auto link = engine_link(false);
   if (!link) return;  // a bad URL: remote_runner says it
-  opener_ = std::thread([link = *link] { (void)link->client(); });
+  // The working set of a cache that never had it (a fresh checkout, a new
+  // machine) is fetched while the build plans too.
+  std::shared_ptr<exec::WorkingSet> set = working_set_ && working_set_->eager() ? working_set_ : nullptr;
+  opener_ = std::thread([link = *link, set] {
+    (void)link->client();
+    if (set) set->load();
+  });
 }
 
 Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
@@ -74,8 +80,9 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
   auto link = engine_link(launcher);
   if (!link) return;
   remotes.push_back(exec::engine_layer_config((*link)->config()));
-  if (!launcher && wants_working_set_ && storage_) {
-    working_set_ = std::make_shared<exec::WorkingSet>(*link, "", storage_->dir() / "working-sets");
+  if (!launcher && !working_set_identity_.empty() && storage_) {
+    working_set_ = std::make_shared<exec::WorkingSet>(*link, exec::working_set_name(working_set_identity_),
+                                                      storage_->dir() / "working-sets");
     layered.note_used = true;
   }
   layered.factory = [link = *link, set = working_set_](const storage::RemoteConfig& c) {
@@ -238,10 +245,6 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
   }
   if (working_set_ && ran.summary) keep_working_set();
   return ran;
-}
-
-void BuildContext::name_working_set(const std::string& identity) {
-  if (working_set_) working_set_->name(exec::working_set_name(identity));
 }
 
 void BuildContext::keep_working_set() {

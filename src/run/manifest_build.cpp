@@ -3,7 +3,6 @@
 #include <chrono>
 #include <iostream>
 #include <map>
-#include <set>
 
 #include <fmt/core.h>
 
@@ -88,17 +87,16 @@ toolchain::NameRoots kernel_name_roots(const manifest::Manifest& m, const fs::pa
 }
 
 // What names the build's working set in the engine (exec/working_set.hpp):
-// the manifest, and each source's place in the project and content; the same
-// in every checkout of the same tree.
-std::string working_set_identity(const fs::path& manifest_file, const plan::Plan& plan) {
+// the manifest, its targets, and each source's place in the project and
+// content; the same in every checkout of the same tree, known before the
+// plan (the set is fetched while the build plans).
+std::string working_set_identity(const manifest::Manifest& m) {
   storage::Hasher h;
-  h.field("manifest", util::read_file(manifest_file).value_or(""));
-  std::set<fs::path> sources;
-  for (const auto& job : plan.jobs)
-    if (!job.source.empty()) sources.insert(job.source);
-  for (const auto& source : sources) {
-    h.field("source", source.lexically_relative(plan.cwd).generic_string());
-    h.field("content", util::read_file(source).value_or(""));
+  h.field("manifest", util::read_file(m.file).value_or(""));
+  for (const auto& t : m.targets) h.field("target", t.short_name());
+  for (const auto& source : m.sources) {
+    h.field("source", source.path.lexically_relative(m.project_dir).generic_string());
+    h.field("content", util::read_file(source.path).value_or(""));
   }
   return h.hex();
 }
@@ -129,7 +127,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (!o.targets.empty()) OB_TRY(manifest::override_targets(*manifest, o.targets));
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
-  context.use_working_set();
+  context.use_working_set(working_set_identity(*manifest));
   OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
   if (!o.dry_run) context.open_engine_early();  // while the build plans
   // Compilers' answers about themselves are remembered next to the cache
@@ -153,7 +151,6 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   plan::Plan plan = plan::make_plan(*manifest, *toolchain, plan_options);
   if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
   use_stable_kernel_names(plan, *manifest, roots, names, c);
-  context.name_working_set(working_set_identity(file, plan));
   if (o.compdb) OB_TRY(plan::write_compilation_database(plan));
   if (o.dry_run) {
     std::cout << exec::dry_run_script(plan) << std::flush;

@@ -52,11 +52,7 @@ class WorkingSet {
  public:
   // `memo_dir`: where the local cache remembers the last pack it stored or
   // fetched (its digest), so that an unchanged set is not sent again.
-  // `name` empty: none yet (name()).
   WorkingSet(std::shared_ptr<EngineLink> link, std::string name, std::optional<fs::path> memo_dir);
-  // Name it once the build knows its sources (before any lookup asks it;
-  // until then it serves and stores nothing).
-  void name(std::string name);
   WorkingSet(const WorkingSet&) = delete;
   WorkingSet& operator=(const WorkingSet&) = delete;
 

@@ -88,10 +88,9 @@ class BuildContext {
   // A manifest build: with the engine layer, the entries the build uses are
   // kept in the engine as its working set, and a build that misses its local
   // cache is served from the one stored under the same name
-  // (exec/working_set.hpp). use_working_set before open_cache; the name
-  // (what the project, its targets and its sources are) once the plan is made.
-  void use_working_set() { wants_working_set_ = true; }
-  void name_working_set(const std::string& identity);
+  // (exec/working_set.hpp): `identity`, what the project, its targets and its
+  // sources are. Before open_cache (and open_engine_early, which fetches it).
+  void use_working_set(std::string identity) { working_set_identity_ = std::move(identity); }
 
   // -j and the jobserver's slots into `options`.
   void limit_parallelism(exec::ExecOptions& options);
@@ -145,7 +144,7 @@ class BuildContext {
   std::shared_ptr<exec::EngineLink> engine_;
   std::thread opener_;  // open_engine_early's
   std::optional<fs::path> notes_;  // launcher mode: where once-per-build notes are kept
-  bool wants_working_set_ = false;
+  std::string working_set_identity_;
   std::shared_ptr<exec::WorkingSet> working_set_;  // with the engine layer and an identity
   void keep_working_set();  // after a build that succeeded
 };
