@@ -112,15 +112,16 @@ size_t WorkingSet::loaded() const {
   return values_.size();
 }
 
+bool WorkingSet::wanted() const {
+  std::lock_guard lock(mu_);
+  return !name_.empty() && loaded_digest_.empty() && memo_text().empty() && !link_->down();
+}
+
 void WorkingSet::save(const std::map<std::string, std::string>& values) {
-  if (values.empty() || link_->down()) return;
+  if (values.empty() || !wanted()) return;
   auto pack = encode_working_set(values);
   if (!pack) return;  // too big to keep whole: the entries stay one by one
   const std::string digest = storage::sha256_hex(*pack);
-  {
-    std::lock_guard lock(mu_);
-    if (name_.empty() || digest == loaded_digest_ || digest == memo_text()) return;
-  }
   auto client = link_->client();
   if (!client || !*client || !(*client)->stores_values()) return;
   std::string error;

@@ -248,9 +248,14 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
 }
 
 void BuildContext::keep_working_set() {
+  const auto used = layers_->used();
+  if (config().flag("verbose"))
+    std::cerr << "offload-build: the engine's working set of this project: " << working_set_->served() << " of "
+              << working_set_->loaded() << " entries served, " << used.size() << " used\n";
+  if (!working_set_->wanted()) return;
   std::map<std::string, std::string> values;
   uint64_t bytes = 0;
-  for (const auto& [kind, key] : layers_->used()) {
+  for (const auto& [kind, key] : used) {
     auto value = storage_->get_encoded(kind, key);
     if (!value) continue;
     bytes += value->size();
@@ -258,9 +263,6 @@ void BuildContext::keep_working_set() {
     values.emplace(storage::redis_key(kind, key), std::move(*value));
   }
   working_set_->save(values);
-  if (config().flag("verbose"))
-    std::cerr << "offload-build: the engine's working set of this project: " << working_set_->served() << " of "
-              << working_set_->loaded() << " entries served, " << values.size() << " used\n";
 }
 
 }  // namespace ob::run

@@ -178,8 +178,7 @@ TEST_CASE("working set: a pack decodes to what was encoded, and anything else to
   CHECK(exec::working_set_name("p\nhost") != exec::working_set_name("p\nsm_90"));
 }
 
-TEST_CASE("working set: the next build's cache serves every entry from one value, and an unchanged set is not sent "
-          "again",
+TEST_CASE("working set: the next build's cache serves every entry from one value, and a cache stores a set once",
           "[remote-execution][engine-storage]") {
   Fixture f;
   TempDir first, fresh;
@@ -193,9 +192,12 @@ TEST_CASE("working set: the next build's cache serves every entry from one value
     set.save(used);
     REQUIRE(f.engine.values.count("working-set " + name) == 1);
     f.engine.values.erase("working-set " + name);
+    CHECK_FALSE(set.wanted());
     set.save(used);  // the same set again: remembered, not sent
+    auto more = used;
+    more["ob:result:another"] = "value";
+    set.save(more);  // nor a changed one: an engine keeps the first result of an action
     CHECK(f.engine.values.count("working-set " + name) == 0);
-    set.save(used);
   }
   exec::WorkingSet(f.link, name, fresh.path()).save(used);  // stored again by another cache
   REQUIRE(f.engine.values.count("working-set " + name) == 1);

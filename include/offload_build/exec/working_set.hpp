@@ -69,8 +69,12 @@ class WorkingSet {
   std::optional<std::string> find(const std::string& name);
   // A value the layer refused or removed: not served again.
   void forget(const std::string& name);
-  // Store the set of `values` (names as above) unless it is the pack this
-  // cache last stored or fetched, or over kMaxWorkingSetBytes (left out).
+  // Whether save() would store anything: no pack of this name was fetched in
+  // this build, nor stored or fetched by this cache before (an engine keeps
+  // the first result stored for an action: a set is stored once per name).
+  bool wanted() const;
+  // Store the set of `values` (names as above) when wanted() and not over
+  // kMaxWorkingSetBytes (then left out).
   void save(const std::map<std::string, std::string>& values);
 
   size_t served() const { return served_; }
