@@ -80,9 +80,10 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
   auto link = engine_link(launcher);
   if (!link) return;
   remotes.push_back(exec::engine_layer_config((*link)->config()));
-  if (!launcher && !working_set_identity_.empty() && storage_) {
-    working_set_ = std::make_shared<exec::WorkingSet>(*link, exec::working_set_name(working_set_identity_),
+  if (!launcher && working_set_identity_ && storage_) {
+    working_set_ = std::make_shared<exec::WorkingSet>(*link, exec::working_set_name(working_set_identity_()),
                                                       storage_->dir() / "working-sets");
+    working_set_identity_ = nullptr;  // asked once; it may refer to the caller's manifest
     layered.note_used = true;
   }
   layered.factory = [link = *link, set = working_set_](const storage::RemoteConfig& c) {

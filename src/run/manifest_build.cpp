@@ -127,7 +127,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (!o.targets.empty()) OB_TRY(manifest::override_targets(*manifest, o.targets));
   auto toolchain = toolchain::find_toolchain(manifest->toolchain, c.path("llvm"));
   if (!toolchain) return toolchain.error();
-  context.use_working_set(working_set_identity(*manifest));
+  context.use_working_set([&m = *manifest] { return working_set_identity(m); });
   OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
   if (!o.dry_run) context.open_engine_early();  // while the build plans
   // Compilers' answers about themselves are remembered next to the cache

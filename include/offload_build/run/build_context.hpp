@@ -88,9 +88,10 @@ class BuildContext {
   // A manifest build: with the engine layer, the entries the build uses are
   // kept in the engine as its working set, and a build that misses its local
   // cache is served from the one stored under the same name
-  // (exec/working_set.hpp): `identity`, what the project, its targets and its
-  // sources are. Before open_cache (and open_engine_early, which fetches it).
-  void use_working_set(std::string identity) { working_set_identity_ = std::move(identity); }
+  // (exec/working_set.hpp): `identity` says what the project, its targets and
+  // its sources are (asked only when the layer is added: it reads every
+  // source). Before open_cache (and open_engine_early, which fetches the set).
+  void use_working_set(std::function<std::string()> identity) { working_set_identity_ = std::move(identity); }
 
   // -j and the jobserver's slots into `options`.
   void limit_parallelism(exec::ExecOptions& options);
@@ -144,7 +145,7 @@ class BuildContext {
   std::shared_ptr<exec::EngineLink> engine_;
   std::thread opener_;  // open_engine_early's
   std::optional<fs::path> notes_;  // launcher mode: where once-per-build notes are kept
-  std::string working_set_identity_;
+  std::function<std::string()> working_set_identity_;
   std::shared_ptr<exec::WorkingSet> working_set_;  // with the engine layer and an identity
   void keep_working_set();  // after a build that succeeded
 };
