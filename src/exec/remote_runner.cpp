@@ -185,6 +185,7 @@ class Runner final : public RemoteRunner {
     std::vector<fs::path> temps;
     std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
     bool no_scan = false;                  // its dependency manifest held
+    bool no_manifest = false;              // the engine holds no manifest for it: never run there
   };
 
   static void poke(int fd) {
@@ -305,6 +306,9 @@ class Runner final : public RemoteRunner {
         w.job, w.command, w.temps, [this](const process::Command& scan) { return scans_.run(scan); },
         w.scan_lookups, why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
+    // A manifest is stored after every scanned job the engine ran: none
+    // means it never ran this job, so its action cache is not asked first.
+    built->action.not_cached = w.no_manifest;
     reapi::ActionResult result;
     std::string error;
     const bool ran = client_->run(built->action, result, error);
@@ -344,8 +348,11 @@ class Runner final : public RemoteRunner {
   // needs no scan, and its record of lookups is the manifest's.
   std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
     std::string text, error, why;
-    if (!client_->get_value("dependency-manifest", key, reapi::kMaxManifestBytes, text, error) || text.empty())
+    if (!client_->get_value("dependency-manifest", key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
+    if (text.empty()) {
+      w.no_manifest = client_->stores_values();
       return std::nullopt;
+    }
     auto m = builder_.manifest_match(text, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;

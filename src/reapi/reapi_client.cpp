@@ -142,7 +142,7 @@ class GrpcClient final : public Client {
     if (!text.empty()) p.blobs[blob.hash()] = {blob, Blob{text, {}}};
     const std::string id = p.action_digest.hash();
     uint64_t bytes = 0;
-    if (!upload(p, action, bytes, error, id)) return false;
+    if (!upload(p, action, bytes, error, id, /*ask_first=*/false)) return false;
     Call call(*this, endpoint_.call_timeout_ms, id, &action);
     re::UpdateActionResultRequest req;
     req.set_instance_name(endpoint_.instance);
@@ -182,7 +182,7 @@ class GrpcClient final : public Client {
     Prepared p = prepare(action, sha256_);
     result.action_digest = p.action_key;
     const std::string id = p.action_digest.hash();
-    if (!action.do_not_cache && !action.skip_cache_lookup) {
+    if (!action.do_not_cache && !action.skip_cache_lookup && !action.not_cached) {
       Call call(*this, endpoint_.call_timeout_ms, id, &action);
       re::GetActionResultRequest req;
       req.set_instance_name(endpoint_.instance);
@@ -305,15 +305,18 @@ class GrpcClient final : public Client {
     bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
   };
 
-  // FindMissingBlobs, then BatchUpdateBlobs (small ones, up to the engine's
-  // batch size) and ByteStream Write (the rest).
+  // FindMissingBlobs (unless !ask_first: every blob is sent), then
+  // BatchUpdateBlobs (small ones, up to the engine's batch size) and
+  // ByteStream Write (the rest).
   bool upload(const Prepared& p, const Action& action, uint64_t& bytes, std::string& error,
-              const std::string& id) {
+              const std::string& id, bool ask_first = true) {
     re::FindMissingBlobsRequest find;
     find.set_instance_name(endpoint_.instance);
     for (const auto& [hash, blob] : p.blobs) *find.add_blob_digests() = blob.first;
     re::FindMissingBlobsResponse missing;
-    {
+    if (!ask_first) {
+      *missing.mutable_missing_blob_digests() = find.blob_digests();
+    } else {
       Call call(*this, endpoint_.call_timeout_ms, id, &action);
       auto s = cas_->FindMissingBlobs(&call.ctx, find, &missing);
       if (!s.ok()) {

@@ -274,6 +274,15 @@ TEST_CASE("remote execution: an engine that refuses inline contents still holds 
   CHECK_THAT(engine.calls(), Catch::Contains("UpdateActionResult refused inline contents"));
   CHECK(count_occurrences(engine.calls(), "UpdateActionResult\n") >= 13);
   CHECK(objects(project / "build") == expected);
+  // A value is stored after a miss: its blob is sent without asking first.
+  CHECK_THAT(engine.calls(), !Catch::Contains("FindMissingBlobs cache-entry"));
+  CHECK_THAT(engine.calls(), !Catch::Contains("FindMissingBlobs dependency-manifest"));
+  // No job has a dependency manifest there (none ran there): its action is
+  // executed without asking the action cache first.
+  CHECK_THAT(engine.calls(), Catch::Contains("GetActionResult dependency-manifest"));
+  CHECK_THAT(engine.calls(), Catch::Contains("Execute failed"));
+  CHECK_THAT(engine.calls(), !Catch::Contains("GetActionResult device"));
+  CHECK_THAT(engine.calls(), !Catch::Contains("GetActionResult host-ir"));
 
   // A fresh build, an empty local cache: all 13 jobs from the engine's CAS.
   fs::remove_all(project / "build");

@@ -62,6 +62,7 @@ struct Action {
   int timeout_s = 0;            // Action.timeout (0: the engine's default)
   bool do_not_cache = false;    // never served from nor stored in the action cache
   bool skip_cache_lookup = false;  // never served from the action cache (executed; the engine may store it)
+  bool not_cached = false;  // the caller knows the action cache lacks it: no GetActionResult first (Execute may still look)
   std::string mnemonic;         // RequestMetadata.action_mnemonic: "device", "host-ir", ...
   std::string target_id;        // RequestMetadata.target_id: the job as --explain names it
 };
@@ -98,8 +99,8 @@ class Client {
   // GetCapabilities: SHA-256 and execution supported. false and `error` when not
   // (or the engine cannot be reached).
   virtual bool capabilities(Capabilities& out, std::string& error) = 0;
-  // Run one action: GetActionResult first (unless do_not_cache), then
-  // FindMissingBlobs, BatchUpdateBlobs / ByteStream Write for what the CAS
+  // Run one action: GetActionResult first (unless do_not_cache,
+  // skip_cache_lookup or not_cached), then FindMissingBlobs, BatchUpdateBlobs / ByteStream Write for what the CAS
   // lacks, Execute with the streamed Operation (WaitExecution after a dropped
   // stream), ByteStream Read of every output (size-capped, digest-checked).
   // A command that ran and failed is a result (exit_code != 0); false and
@@ -119,8 +120,9 @@ class Client {
     text.clear();
     return true;
   }
-  // Store `text` as the value named by `kind` and `key` (the blob, then
-  // UpdateActionResult; empty `text`: none). false and `error` when the
+  // Store `text` as the value named by `kind` and `key` (the blob, sent
+  // without asking whether the engine has it: a value is stored after a
+  // miss, so it almost never has; then UpdateActionResult; empty `text`: none). false and `error` when the
   // engine failed or does not let clients write its action cache.
   virtual bool put_value(const std::string& /*kind*/, const std::string& /*key*/, const std::string& /*text*/,
                          std::string& error) {

@@ -24,8 +24,9 @@
 //               engine may; results are served as stored, never inline;
 //               each Execute fails the compile (exit 1)
 //
-// Each call it answers is one line on stdout (the test's log): the test checks
-// that the client asked for what it then refused.
+// Each call it answers is one line on stdout (the test's log), the
+// action's mnemonic after GetActionResult and FindMissingBlobs: the test
+// checks that the client asked for what it then refused, and what it asked.
 //
 //   ob_fake_reapi --port PORT --mode MODE
 #include <spawn.h>
@@ -99,6 +100,16 @@ grpc::Status check_metadata(grpc::ServerContext* ctx) {
   if (ctx->client_metadata().find(kMetadataKey) == ctx->client_metadata().end())
     return {grpc::StatusCode::INVALID_ARGUMENT, "no RequestMetadata header"};
   return grpc::Status::OK;
+}
+
+// The call's action mnemonic (RequestMetadata): what the client asks about
+// ("device", "cache-entry", "dependency-manifest"...), for the log.
+std::string mnemonic(grpc::ServerContext* ctx) {
+  auto it = ctx->client_metadata().find(kMetadataKey);
+  re::RequestMetadata md;
+  if (it == ctx->client_metadata().end() || !md.ParseFromString(std::string(it->second.data(), it->second.size())))
+    return "?";
+  return md.action_mnemonic();
 }
 
 // `argv`'s stdout and exit code, run here (the compiler check only).
@@ -180,7 +191,7 @@ class CasService final : public re::ContentAddressableStorage::Service {
   grpc::Status FindMissingBlobs(grpc::ServerContext* ctx, const re::FindMissingBlobsRequest* req,
                                 re::FindMissingBlobsResponse* resp) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
-    say("FindMissingBlobs");
+    say("FindMissingBlobs " + mnemonic(ctx));
     if (mode != "slow-failing") dawdle();
     std::string ignored;
     for (const auto& d : req->blob_digests())
@@ -236,7 +247,7 @@ class ActionCacheService final : public re::ActionCache::Service {
   grpc::Status GetActionResult(grpc::ServerContext* ctx, const re::GetActionResultRequest* req,
                                re::ActionResult* result) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
-    say("GetActionResult");
+    say("GetActionResult " + mnemonic(ctx));
     dawdle();
     if (mode == "slow-failing") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
     if (mode == "strict-store") {
