@@ -68,8 +68,11 @@ std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd)
 
 std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   if (job.kind != plan::JobKind::DeviceCompile && job.kind != plan::JobKind::HostIr &&
-      job.kind != plan::JobKind::HostCompile)
-    return fmt::format("a {} job: remote execution sends compiles", plan::job_kind_name(job.kind));
+      job.kind != plan::JobKind::HostCompile) {
+    const std::string_view kind = plan::job_kind_name(job.kind);  // an assemble job, an image-link job
+    return fmt::format("{} {} job: remote execution sends compiles", kind[0] == 'a' || kind[0] == 'i' ? "an" : "a",
+                       kind);
+  }
   if (job.key_material) return "its planner keys it by what the worker cannot see (cargo's device pass)";
   if (!compiler_path(job, cwd))
     return fmt::format("its compiler {} is not found in PATH", job.argv.empty() ? "(none)" : job.argv[0]);

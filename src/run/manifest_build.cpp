@@ -129,7 +129,11 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   if (!toolchain) return toolchain.error();
   context.use_working_set([&m = *manifest] { return working_set_identity(m); });
   OB_TRY(session.open_cache(context, {manifest->cache_dir, manifest->cache_max_size, manifest->remote_storage}));
-  if (!o.dry_run) context.open_engine_early();  // while the build plans
+  // The engine opens while the build plans: at once where no driver is
+  // probed, else once the probes' threads run (make_plan's `probing`: a
+  // thread started while the engine's module loads would wait for the load).
+  auto open_engine = [&context, &o] { if (!o.dry_run) context.open_engine_early(); };
+  if (manifest->is_rust() || c.flag("two_parse")) open_engine();
   // Compilers' answers about themselves are remembered next to the cache
   // (a private, trusted one: a listing planted there would run).
   const std::optional<fs::path> probe_memo = context.probe_memo();
@@ -141,6 +145,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   // The driver's own commands, to split device passes.
   auto driver_probe = toolchain::make_driver_probe(*toolchain, probe_memo);
   plan::PlanOptions plan_options{driver_probe.get(), c.flag("two_parse"), probe_jobs(c, context.jobserver()), nullptr};
+  plan_options.probing = open_engine;
   if (c.flag("verbose"))
     plan_options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
   process::install_signal_handlers();  // Ctrl-C while probing stops the build cleanly
@@ -149,6 +154,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
   StableNamesQuestion names(toolchain->clang, roots, probe_memo, !manifest->is_rust() && c.flag("stable_names"),
                             plan_options.parallel_probes > 1);
   plan::Plan plan = plan::make_plan(*manifest, *toolchain, plan_options);
+  open_engine();  // where nothing was probed
   if (process::interrupted()) return Error{"interrupted", exit_code::interrupted};
   use_stable_kernel_names(plan, *manifest, roots, names, c);
   if (o.compdb) OB_TRY(plan::write_compilation_database(plan));

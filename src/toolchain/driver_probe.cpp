@@ -116,7 +116,7 @@ class ClangListingProbe final : public DriverProbe {
 
 std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
     DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
-    size_t parallel) {
+    size_t parallel, const std::function<void()>& started) {
   std::vector<std::optional<Result<std::vector<driver_listing::Argv>>>> slots(commands.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -131,6 +131,7 @@ std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
   };
   std::vector<std::thread> workers;
   for (size_t t = 1; t < std::min(parallel, commands.size()); ++t) workers.emplace_back(work);
+  if (started) started();
   work();
   for (auto& w : workers) w.join();
   std::vector<Result<std::vector<driver_listing::Argv>>> out;

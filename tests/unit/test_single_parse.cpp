@@ -251,9 +251,13 @@ TEST_CASE("plan: probes run at most parallel_probes at once", "[single-parse][pl
                manifest::Target{"nvptx64-nvidia-cuda", "sm_90"}, manifest::Target{"amdgcn-amd-amdhsa", "gfx90a"}};
   for (size_t limit : {1, 2}) {
     FakeProbe probe;
-    plan::make_plan(m, test::fake_toolchain(), plan::PlanOptions{&probe, false, limit, nullptr});
+    plan::PlanOptions options{&probe, false, limit, nullptr};
+    int probing = 0;  // told once that the probes run (the engine opens then)
+    options.probing = [&] { ++probing; };
+    plan::make_plan(m, test::fake_toolchain(), options);
     CHECK(probe.calls == 4);
     CHECK(probe.most == int(limit));
+    CHECK(probing == 1);
   }
 }
 

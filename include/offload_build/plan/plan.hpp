@@ -139,6 +139,9 @@ struct PlanOptions {
   size_t parallel_probes = 1;
   // Told which form the TUs got and why (the CLI prints it under -v).
   std::function<void(const std::string&)> note;
+  // Called once the driver probes' threads run (toolchain::list_all's
+  // `started`); not called when no probe runs.
+  std::function<void()> probing;
 };
 
 // Derive the whole plan for a manifest: per TU x target device compile,

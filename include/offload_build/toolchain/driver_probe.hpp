@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,10 +28,13 @@ class DriverProbe {
 };
 
 // The listings of several driver commands, in order, at most `parallel`
-// probes at once (they are compiler processes too).
+// probes at once (they are compiler processes too). `started`, when set, is
+// called once the threads that probe are running: a thread started while a
+// module loads waits for the whole load (glibc holds its TLS lock through
+// dlopen), so what loads one (the engine's client) starts from there.
 std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
     DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
-    size_t parallel);
+    size_t parallel, const std::function<void()>& started = {});
 
 // The GPUs on this machine, as clang's `native` finds them: the lines
 // `tc`'s offload-arch prints (sm_90, gfx90a...; empty when there is none).
