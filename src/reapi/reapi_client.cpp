@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v5. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v6. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -131,43 +131,34 @@ class GrpcClient final : public Client {
 
   bool put_value(const std::string& kind, const std::string& key, const std::string& text,
                  std::string& error) override {
+    return put_values(kind, {{key, text}}, error);
+  }
+
+  bool put_values(const std::string& kind, const std::vector<std::pair<std::string, std::string>>& values,
+                  std::string& error) override {
     if (!stores_values()) {
       error = "the engine does not let clients write its action cache (update_enabled is false)";
       return false;
     }
+    if (values.empty()) return true;
     if (budget_.too_slow(error)) return false;
-    const Action action = value_action(kind, key);
-    Prepared p = prepare(action, sha256_);
-    const re::Digest blob = digest_of(text, sha256_);
-    if (!text.empty()) p.blobs[blob.hash()] = {blob, Blob{text, {}}};
-    const std::string id = p.action_digest.hash();
+    // Every value's action and blob in one upload, then a result per value.
+    std::vector<Action> actions;
+    std::vector<Prepared> prepared;
+    std::vector<re::Digest> blobs;
+    Prepared all;
+    for (const auto& [key, text] : values) {
+      actions.push_back(value_action(kind, key));
+      prepared.push_back(prepare(actions.back(), sha256_));
+      blobs.push_back(digest_of(text, sha256_));
+      all.blobs.insert(prepared.back().blobs.begin(), prepared.back().blobs.end());
+      if (!text.empty()) all.blobs[blobs.back().hash()] = {blobs.back(), Blob{text, {}}};
+    }
     uint64_t bytes = 0;
-    if (!upload(p, action, bytes, error, id, /*ask_first=*/false)) return false;
-    Call call(*this, endpoint_.call_timeout_ms, id, &action);
-    re::UpdateActionResultRequest req;
-    req.set_instance_name(endpoint_.instance);
-    *req.mutable_action_digest() = p.action_digest;
-    auto* result = req.mutable_action_result();
-    if (!text.empty()) {
-      auto* out = result->add_output_files();
-      out->set_path(kind);
-      *out->mutable_digest() = blob;
-      // Inline too where small: an engine storing it as sent serves it in one call.
-      if (text.size() <= kInlineValueBytes) out->set_contents(text);
-    }
-    re::ActionResult stored;
-    auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
-    if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT && result->output_files_size() == 1 &&
-        !result->output_files(0).contents().empty()) {
-      // An engine that takes no inline contents in a result it stores: the digest alone.
-      result->mutable_output_files(0)->clear_contents();
-      Call again(*this, endpoint_.call_timeout_ms, id, &action);
-      s = ac_->UpdateActionResult(&again.ctx, req, &stored);
-    }
-    if (!s.ok()) {
-      error = "UpdateActionResult: " + status_text(s);
+    if (!upload(all, actions.front(), bytes, error, prepared.front().action_digest.hash(), /*ask_first=*/false))
       return false;
-    }
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!update_value(kind, values[i].second, actions[i], prepared[i], blobs[i], error)) return false;
     return true;
   }
 
@@ -304,6 +295,41 @@ class GrpcClient final : public Client {
     Clock::time_point start = Clock::now();
     bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
   };
+
+  // UpdateActionResult: `text` (its blob uploaded) as the one output of the
+  // value's action, inline too where small.
+  bool update_value(const std::string& kind, const std::string& text, const Action& action, const Prepared& p,
+                    const re::Digest& blob, std::string& error) {
+    const std::string id = p.action_digest.hash();
+    Call call(*this, endpoint_.call_timeout_ms, id, &action);
+    re::UpdateActionResultRequest req;
+    req.set_instance_name(endpoint_.instance);
+    *req.mutable_action_digest() = p.action_digest;
+    auto* result = req.mutable_action_result();
+    if (!text.empty()) {
+      auto* out = result->add_output_files();
+      out->set_path(kind);
+      *out->mutable_digest() = blob;
+      // Inline too where small: an engine storing it as sent serves it in one call.
+      if (text.size() <= kInlineValueBytes && !refuses_inline_) out->set_contents(text);
+    }
+    re::ActionResult stored;
+    auto s = ac_->UpdateActionResult(&call.ctx, req, &stored);
+    if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT && result->output_files_size() == 1 &&
+        !result->output_files(0).contents().empty()) {
+      // An engine that takes no inline contents in a result it stores: the
+      // digest alone, from now on.
+      refuses_inline_ = true;
+      result->mutable_output_files(0)->clear_contents();
+      Call again(*this, endpoint_.call_timeout_ms, id, &action);
+      s = ac_->UpdateActionResult(&again.ctx, req, &stored);
+    }
+    if (!s.ok()) {
+      error = "UpdateActionResult: " + status_text(s);
+      return false;
+    }
+    return true;
+  }
 
   // FindMissingBlobs (unless !ask_first: every blob is sent), then
   // BatchUpdateBlobs (small ones, up to the engine's batch size) and
@@ -582,13 +608,14 @@ class GrpcClient final : public Client {
   mutable std::mutex mutex_;
   std::set<grpc::ClientContext*> active_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> refuses_inline_{false};  // a stored result may not carry inline contents
   Capabilities caps_;
 };
 
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v5(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v6(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

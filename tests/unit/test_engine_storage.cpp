@@ -9,6 +9,7 @@
 #include "offload_build/exec/engine_link.hpp"
 #include "offload_build/exec/engine_storage.hpp"
 #include "offload_build/exec/working_set.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 #include "support/temp_dir.hpp"
 
@@ -24,6 +25,7 @@ struct FakeEngine {
   bool down = false;
   bool reachable = true;
   int opens = 0, capability_calls = 0, gets = 0;
+  std::vector<size_t> batches;  // put_values: how many values each call stored
 };
 
 struct FakeClient : reapi::Client {
@@ -55,6 +57,11 @@ struct FakeClient : reapi::Client {
     }
     e.values[kind + " " + key] = text;
     return true;
+  }
+  bool put_values(const std::string& kind, const std::vector<std::pair<std::string, std::string>>& values,
+                  std::string& error) override {
+    e.batches.push_back(values.size());
+    return reapi::Client::put_values(kind, values, error);
   }
   bool stores_values() const override { return e.update_enabled; }
   void cancel() override {}
@@ -108,6 +115,27 @@ TEST_CASE("engine layer: entries stored are served, by any backend over one engi
   auto layer = exec::engine_layer_config(f.link->config());
   CHECK(layer.display == "fake://pool (action cache)");
   CHECK(layer.prefix == exec::kEngineLayerPrefix);
+}
+
+TEST_CASE("engine layer: the local cache's uploads reach the engine together, a batch per call",
+          "[remote-execution][engine-storage]") {
+  Fixture f;
+  TempDir dir("ob-engine-batch");
+  storage::Storage local(dir / "cache");
+  auto layer = exec::engine_layer_config(f.link->config());
+  CHECK(layer.upload_batch == 16);
+  storage::LayeredOptions options;
+  options.factory = [&](const storage::RemoteConfig&) { return f.backend(); };
+  options.warning_fd = -1;
+  storage::LayeredStorage layers(local, {layer}, options);
+  for (int i = 0; i < 40; ++i)
+    REQUIRE(layers.put("result", "k" + std::to_string(i), storage::Entry{"{}", {{"o", std::string(100, 'x')}}}));
+  layers.finish_uploads();
+  // 16, 16, then the 8 left when the build ends: 3 calls, not 40.
+  CHECK(f.engine.batches == std::vector<size_t>{16, 16, 8});
+  CHECK(f.engine.values.size() == 40);
+  CHECK(layers.remote_counters().at(layer.display).uploads == 40);
+  CHECK(f.warnings.empty());
 }
 
 TEST_CASE("engine layer: an engine clients may not write holds nothing and is never asked",

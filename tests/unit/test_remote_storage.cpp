@@ -400,6 +400,56 @@ TEST_CASE("layered storage: uploads go to every writable remote, bounded, done b
   CHECK(local.counters().remotes.at("redis://w").uploads == 20);
 }
 
+TEST_CASE("layered storage: a remote that takes uploads together gets them a batch at a time, "
+          "the rest at the end or when a put waits for room",
+          "[remote]") {
+  // Sizes of the put_all calls the layer made.
+  struct BatchBackend final : RemoteBackend {
+    std::shared_ptr<FakeServer> s;
+    std::vector<size_t>* calls;
+    BatchBackend(std::shared_ptr<FakeServer> s, std::vector<size_t>* calls) : s(std::move(s)), calls(calls) {}
+    RemoteResult<std::optional<std::string>> get(std::string_view, std::string_view) override {
+      return std::optional<std::string>{};
+    }
+    RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value, bool) override {
+      s->values[redis_key(kind, key)] = std::string(value);
+      return true;
+    }
+    RemoteResult<bool> remove(std::string_view, std::string_view) override { return false; }
+    RemoteResult<std::vector<bool>> put_all(const std::vector<Put>& puts) override {
+      calls->push_back(puts.size());
+      return RemoteBackend::put_all(puts);
+    }
+  };
+  for (size_t room : {size_t{1} << 20, size_t{100}}) {
+    test::TempDir dir("ob-layered-batch");
+    Storage local(dir / "cache");
+    auto server = std::make_shared<FakeServer>();
+    std::vector<size_t> calls;
+    LayeredOptions options;
+    options.factory = [&](const RemoteConfig&) { return std::make_unique<BatchBackend>(server, &calls); };
+    options.max_queued_bytes = room;  // 100: smaller than one entry, every put() waits for room
+    options.warning_fd = -1;
+    RemoteConfig config = parse_ok("redis://w|allow-unsigned");
+    config.upload_batch = 4;
+    LayeredStorage layers(local, {config}, options);
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(layers.put("result", fmt::format("{:016x}", i), sample_entry(std::string(1000, 'a'))));
+    layers.finish_uploads();
+    INFO("room " << room);
+    CHECK(server->values.size() == 10);
+    size_t sent = 0;
+    for (size_t n : calls) {
+      CHECK(n >= 1);
+      CHECK(n <= 4);
+      sent += n;
+    }
+    CHECK(sent == 10);
+    // With room, whole batches while the build runs, the 2 left at its end.
+    if (room > 100) CHECK(calls == std::vector<size_t>{4, 4, 2});
+  }
+}
+
 TEST_CASE("the remote list: command line, else environment, else manifest", "[remote]") {
   using config::Origin;
   config::Config c;

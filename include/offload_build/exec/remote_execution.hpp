@@ -129,6 +129,15 @@ class Client {
     error = "this engine keeps no values";
     return false;
   }
+  // Several values of one kind, (key, text) each: what put_value does for
+  // each, the blobs sent together (one BatchUpdateBlobs where they fit).
+  // false and `error` when any was not stored.
+  virtual bool put_values(const std::string& kind, const std::vector<std::pair<std::string, std::string>>& values,
+                          std::string& error) {
+    for (const auto& [key, text] : values)
+      if (!put_value(kind, key, text, error)) return false;
+    return true;
+  }
   // Whether put_value can store (the engine's capabilities, once asked).
   virtual bool stores_values() const { return false; }
   // Cancel every call in flight (Ctrl-C): run() returns false soon. Any thread.
@@ -142,7 +151,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v5";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v6";
 // The most a dependency manifest may have.
 inline constexpr uint64_t kMaxManifestBytes = 4ull << 20;
 inline constexpr const char* kModuleName = "libob-remote-execution.so";

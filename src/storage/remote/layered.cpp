@@ -42,6 +42,7 @@ struct LayeredStorage::Remote {
   };
   std::deque<Upload> queue;
   size_t queued_bytes = 0;
+  size_t waiting = 0;  // put() calls waiting for room: the queue is sent now
   bool closing = false;
   std::condition_variable wake;   // the upload thread: work or closing
   std::condition_variable space;  // put(): room in the queue, or drained
@@ -342,10 +343,15 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
     std::unique_lock lock(r.mu);
     if (!r.worker.joinable()) r.worker = std::thread([this, &r] { upload_loop(r); });
     // Bounded: wait while the queue is full (never for a disabled remote).
-    r.space.wait(lock, [&] {
-      return r.disabled || r.queue.empty() ||
-             r.queued_bytes + value->size() <= options_.max_queued_bytes;
-    });
+    auto room = [&] {
+      return r.disabled || r.queue.empty() || r.queued_bytes + value->size() <= options_.max_queued_bytes;
+    };
+    if (!room()) {
+      ++r.waiting;
+      r.wake.notify_one();  // a batch short of full goes now
+      r.space.wait(lock, room);
+      --r.waiting;
+    }
     if (r.disabled) continue;
     r.queued_bytes += value->size();
     r.queue.push_back({std::string(kind), std::string(key), std::move(value)});
@@ -357,27 +363,44 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
 
 void LayeredStorage::upload_loop(Remote& r) {
   std::unique_ptr<RemoteBackend> backend;  // its own connection
+  // A remote that takes uploads together gets them a batch at a time; what
+  // is left goes when the build ends, or when a put() waits for room.
+  const size_t batch = std::max<size_t>(1, r.config.upload_batch);
   std::unique_lock lock(r.mu);
   for (;;) {
-    r.wake.wait(lock, [&] { return r.closing || !r.queue.empty(); });
+    r.wake.wait(lock, [&] {
+      return r.closing || r.queue.size() >= batch || (!r.queue.empty() && r.waiting > 0);
+    });
     if (r.queue.empty()) return;  // closing and drained
-    Remote::Upload up = std::move(r.queue.front());
-    r.queue.pop_front();
-    r.queued_bytes -= up.bytes->size();
+    std::vector<Remote::Upload> ups;
+    while (!r.queue.empty() && ups.size() < batch) {
+      ups.push_back(std::move(r.queue.front()));
+      r.queue.pop_front();
+      r.queued_bytes -= ups.back().bytes->size();
+    }
     r.space.notify_all();
     if (r.disabled) continue;  // dropped: the remote failed
     lock.unlock();
     if (!backend) backend = options_.factory(r.config);
-    RemoteResult<bool> done = false;
-    if (replaceable(r, *backend, up.kind, up.key)) {
-      done = timed(r, *backend, [&](RemoteBackend& b) { return b.put(up.kind, up.key, *up.bytes, true); });
+    std::vector<const Remote::Upload*> sent;
+    std::vector<RemoteBackend::Put> puts;
+    for (const auto& up : ups)
+      if (!r.disabled && replaceable(r, *backend, up.kind, up.key)) {
+        sent.push_back(&up);
+        puts.push_back({up.kind, up.key, *up.bytes});
+      }
+    RemoteResult<std::vector<bool>> done = std::vector<bool>{};
+    if (!puts.empty() && !r.disabled) {
+      done = timed(r, *backend, [&](RemoteBackend& b) { return b.put_all(puts); });
       if (!done) fail(r, done.failure());
     }
     lock.lock();
-    if (done && *done) {
-      ++r.counters.uploads;
-      r.counters.bytes_written += up.bytes->size();
-    }
+    if (done)
+      for (size_t i = 0; i < sent.size() && i < (*done).size(); ++i)
+        if ((*done)[i]) {
+          ++r.counters.uploads;
+          r.counters.bytes_written += sent[i]->bytes->size();
+        }
   }
 }
 

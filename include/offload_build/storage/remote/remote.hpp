@@ -51,6 +51,9 @@ struct RemoteConfig {
   // they are allocated or decompressed, and entries bigger are not uploaded.
   uint64_t max_entry_bytes = kDefaultMaxRemoteEntryBytes;
   Layout layout = Layout::Subdirs;
+  // Uploads handed to the backend at once (RemoteBackend::put_all): 1 for
+  // the URL schemes; the engine's layer sends its values together.
+  size_t upload_batch = 1;
   std::map<std::string, std::string, std::less<>> options;  // another backend's attributes
   std::string display;            // the URL with every credential replaced by ***
   // Why this remote cannot be used although it parsed (a credential's
@@ -103,6 +106,20 @@ class RemoteBackend {
                                  std::string_view value, bool overwrite) = 0;
   // Remove; false when there was nothing.
   virtual RemoteResult<bool> remove(std::string_view kind, std::string_view key) = 0;
+  // Store several values, each overwriting: whether each was stored. A
+  // backend that can send them together overrides it.
+  struct Put {
+    std::string_view kind, key, value;
+  };
+  virtual RemoteResult<std::vector<bool>> put_all(const std::vector<Put>& puts) {
+    std::vector<bool> stored;
+    for (const auto& p : puts) {
+      auto done = put(p.kind, p.key, p.value, true);
+      if (!done) return done.failure();
+      stored.push_back(*done);
+    }
+    return stored;
+  }
 
   // The most the next calls may take, each: the layer sets it before every
   // call from what is left of this remote's time budget for the build
