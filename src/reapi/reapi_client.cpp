@@ -384,7 +384,7 @@ class GrpcClient final : public Client {
         return false;
       }
       std::string data;
-      if (!blob_bytes(it->second.second, it->second.first, data, error)) return false;
+      if (!blob_bytes(it->second.second, it->second.first, sha256_, data, error)) return false;
       bytes += data.size();
       if (int64_t(data.size()) > batch_budget) {
         if (!write_stream(it->second.first, data, error, id, action)) return false;
@@ -397,35 +397,6 @@ class GrpcClient final : public Client {
       r->set_data(std::move(data));
     }
     return flush();
-  }
-
-  // A blob's bytes: in memory, or the local file, which must still have the
-  // digest it was given (a file edited during the build is refused).
-  bool blob_bytes(const Blob& blob, const re::Digest& d, std::string& out, std::string& error) {
-    if (blob.file.empty()) {
-      out = blob.data;
-      return true;
-    }
-    const int fd = ::open(blob.file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      error = "cannot read " + blob.file.string() + ": " + std::strerror(errno);
-      return false;
-    }
-    out.clear();
-    char buf[65536];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      out.append(buf, size_t(n));
-      if (int64_t(out.size()) > d.size_bytes()) break;
-    }
-    ::close(fd);
-    if (int64_t(out.size()) != d.size_bytes() || sha256_(out.data(), out.size()) != d.hash()) {
-      error = blob.file.string() + " changed during the build";
-      return false;
-    }
-    return true;
   }
 
   std::string resource(const char* kind, const re::Digest& d) const {
@@ -511,11 +482,7 @@ class GrpcClient final : public Client {
   }
 
   bool verify(const re::Digest& d, const std::string& data, std::string& error) const {
-    if (int64_t(data.size()) != d.size_bytes() || sha256_(data.data(), data.size()) != d.hash()) {
-      error = "a blob's content does not match its digest " + d.hash().substr(0, 16) + "...";
-      return false;
-    }
-    return true;
+    return verify_blob(d, data, sha256_, error);
   }
 
   // stdout, stderr and every declared output of `ar` into `result`.

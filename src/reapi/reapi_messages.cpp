@@ -1,6 +1,12 @@
 // An action as REAPI messages (reapi_messages.hpp).
 #include "reapi_messages.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <functional>
 
 namespace ob::reapi {
@@ -83,6 +89,41 @@ double seconds_between(const google::protobuf::Timestamp& a, const google::proto
   if (a.seconds() == 0 || b.seconds() == 0) return 0;
   const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
   return d > 0 ? d : 0;
+}
+
+bool blob_bytes(const Blob& blob, const re::Digest& d, Sha256Hex sha256, std::string& out, std::string& error) {
+  if (blob.file.empty()) {
+    out = blob.data;
+    return true;
+  }
+  const int fd = ::open(blob.file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot read " + blob.file.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  out.clear();
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, size_t(n));
+    if (int64_t(out.size()) > d.size_bytes()) break;
+  }
+  ::close(fd);
+  if (int64_t(out.size()) != d.size_bytes() || sha256(out.data(), out.size()) != d.hash()) {
+    error = blob.file.string() + " changed during the build";
+    return false;
+  }
+  return true;
+}
+
+bool verify_blob(const re::Digest& d, const std::string& data, Sha256Hex sha256, std::string& error) {
+  if (int64_t(data.size()) != d.size_bytes() || sha256(data.data(), data.size()) != d.hash()) {
+    error = "a blob's content does not match its digest " + d.hash().substr(0, 16) + "...";
+    return false;
+  }
+  return true;
 }
 
 Action value_action(const std::string& kind, const std::string& key) {

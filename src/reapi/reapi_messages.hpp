@@ -29,6 +29,11 @@ struct Prepared {
   std::string action_key;  // HASH/SIZE
 };
 
+// A blob's bytes: in memory, or the local file, which must still have the
+// digest it was given (a file edited during the build is refused).
+bool blob_bytes(const Blob& blob, const re::Digest& d, Sha256Hex sha256, std::string& out, std::string& error);
+// Whether `data` has digest `d`; else false and `error`.
+bool verify_blob(const re::Digest& d, const std::string& data, Sha256Hex sha256, std::string& error);
 // The digest of `data` as REAPI names it.
 re::Digest digest_of(const std::string& data, Sha256Hex sha256);
 // The action's messages: the input root as a Merkle tree of Directory
