@@ -25,8 +25,6 @@
 // zstd (level kZstdLevel) unless that saves less than 16 bytes + 1/64; then
 // it is stored as is with flag bit 0 clear.
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -37,6 +35,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -85,24 +84,7 @@ uint64_t checksum(std::string_view header32, std::string_view stored) {
 
 // HMAC-SHA256 of the header's first 32 bytes and the stored payload.
 std::string mac(std::string_view signing_key, std::string_view header32, std::string_view stored) {
-  static EVP_MAC* const hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  if (!hmac) throw std::runtime_error("OpenSSL has no HMAC");
-  std::unique_ptr<EVP_MAC_CTX, void (*)(EVP_MAC_CTX*)> ctx(EVP_MAC_CTX_new(hmac), &EVP_MAC_CTX_free);
-  if (!ctx) throw std::bad_alloc();
-  char digest[] = "SHA256";
-  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
-                               OSSL_PARAM_construct_end()};
-  unsigned char out[EVP_MAX_MD_SIZE];
-  size_t len = 0;
-  if (EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(signing_key.data()),
-                   signing_key.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(header32.data()),
-                     header32.size()) != 1 ||
-      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(stored.data()),
-                     stored.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), out, &len, sizeof out) != 1 || len != kMacSize)
-    throw std::runtime_error("HMAC-SHA256 failed");
-  return std::string(reinterpret_cast<const char*>(out), len);
+  return hmac_sha256(signing_key, {header32, stored});
 }
 
 std::string binding_of(std::string_view kind, std::string_view key) {

@@ -65,15 +65,35 @@ Hasher& Hasher::field(std::string_view name, std::string_view value) {
   return *this;
 }
 
-std::string Hasher::hex() const {
+std::string Hasher::digest() const {
   // Finish a copy so this hasher can go on.
   SHA256_CTX copy = *ctx_;
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  check(SHA256_Final(digest, &copy), "SHA256_Final");
-  return to_hex(digest, sizeof digest);
+  unsigned char out[SHA256_DIGEST_LENGTH];
+  check(SHA256_Final(out, &copy), "SHA256_Final");
+  return std::string(reinterpret_cast<const char*>(out), sizeof out);
+}
+
+std::string Hasher::hex() const {
+  const std::string raw = digest();
+  return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
 }
 
 std::string sha256_hex(std::string_view bytes) { return Hasher().update(bytes).hex(); }
+
+std::string hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts) {
+  constexpr size_t kBlock = 64;  // SHA-256's block size
+  std::string k(key.size() > kBlock ? Hasher().update(key).digest() : std::string(key));
+  k.resize(kBlock, '\0');
+  std::string inner_pad(kBlock, '\0'), outer_pad(kBlock, '\0');
+  for (size_t i = 0; i < kBlock; ++i) {
+    inner_pad[i] = static_cast<char>(k[i] ^ 0x36);
+    outer_pad[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  Hasher inner;
+  inner.update(inner_pad);
+  for (auto part : parts) inner.update(part);
+  return Hasher().update(outer_pad).update(inner.digest()).digest();
+}
 
 Result<std::string> sha256_file(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "support/entry_bomb.hpp"
@@ -383,6 +385,23 @@ TEST_CASE("SHA-256 hasher matches the standard vectors and is unambiguous", "[ca
 
   Hasher moved = std::move(h);
   CHECK(moved.hex() == sha256_hex("abc"));
+}
+
+TEST_CASE("HMAC-SHA256 matches RFC 4231's vectors, the long key included", "[cache]") {
+  auto hex = [](const std::string& raw) {
+    std::string out;
+    for (unsigned char c : raw) out += fmt::format("{:02x}", c);
+    return out;
+  };
+  // Test case 1: a 20-byte key of 0x0b.
+  CHECK(hex(hmac_sha256(std::string(20, '\x0b'), {"Hi There"})) ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  // Test case 2: a key shorter than the block; the message split in parts.
+  CHECK(hex(hmac_sha256("Jefe", {"what do ya want ", "for nothing?"})) ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // Test case 6: a 131-byte key, longer than the block, hashed first.
+  CHECK(hex(hmac_sha256(std::string(131, '\xaa'), {"Test Using Larger Than Block-Size Key - Hash Key First"})) ==
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST_CASE("sha256_file streams files and names the missing one", "[cache]") {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@ class Hasher {
   Hasher& field(std::string_view name, std::string_view value);
   // Lowercase hex, 64 characters.
   std::string hex() const;
+  // The same digest as 32 raw bytes.
+  std::string digest() const;
 
  private:
   std::unique_ptr<SHA256state_st> ctx_;
@@ -41,6 +44,11 @@ class Hasher {
 
 // SHA-256 of `bytes`, lowercase hex.
 std::string sha256_hex(std::string_view bytes);
+
+// HMAC-SHA256 (RFC 2104) under `key` of `parts` one after another: 32 raw
+// bytes. Built on the SHA-256 above, not on EVP_MAC: EVP's provider tables
+// are 16,000 relocations every start of the program pays (docs/BENCHMARKS.md B6).
+std::string hmac_sha256(std::string_view key, std::initializer_list<std::string_view> parts);
 
 // SHA-256 of a file's contents, read in chunks; the error names the file.
 Result<std::string> sha256_file(const fs::path& path);
