@@ -71,6 +71,7 @@ class Slots {
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+constexpr const char* kManifestKind = "dependency-manifest";  // the engine's name for a job's manifest
 const auto printable = printable_engine_text;
 
 bool compilers_match(reapi::Client& client, const RemoteRunnerSetup& setup);
@@ -309,6 +310,9 @@ class Runner final : public RemoteRunner {
     // A manifest is stored after every scanned job the engine ran: none
     // means it never ran this job, so its action cache is not asked first.
     built->action.not_cached = w.no_manifest;
+    // The manifest to store once it ran goes up with its inputs.
+    const auto manifest = key.empty() || known ? std::nullopt : manifest_of(w, *built);
+    if (manifest) built->action.values_after.push_back({kManifestKind, key, *manifest});
     reapi::ActionResult result;
     std::string error;
     const bool ran = client_->run(built->action, result, error);
@@ -332,7 +336,7 @@ class Runner final : public RemoteRunner {
       return std::nullopt;
     }
     auto done = unpack(w, built->outputs, result, why);
-    if (done && !key.empty() && !known) store_manifest(w, *built, key);
+    if (done && manifest) store_manifest(key, *manifest);
     return done;
   }
 
@@ -348,7 +352,7 @@ class Runner final : public RemoteRunner {
   // needs no scan, and its record of lookups is the manifest's.
   std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
     std::string text, error, why;
-    if (!client_->get_value("dependency-manifest", key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
+    if (!client_->get_value(kManifestKind, key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
     if (text.empty()) {
       w.no_manifest = client_->stores_values();
       return std::nullopt;
@@ -366,21 +370,26 @@ class Runner final : public RemoteRunner {
     return m;
   }
 
-  // After a scanned job ran on the engine: what the scan found, for the next
-  // checkout. A refusal (update_enabled false) is asked once per build.
-  void store_manifest(const Work& w, const ActionBuilder::Built& built, const std::string& key) {
-    if (manifests_refused_) return;
+  // What the scan found, as the job's manifest: none when the engine keeps no
+  // values or the lookups are unknown (a manifest could not vouch for absences).
+  std::optional<std::string> manifest_of(const Work& w, const ActionBuilder::Built& built) {
+    if (manifests_refused_ || !client_->stores_values()) return std::nullopt;
     std::vector<std::string> absent;
     if (w.scan_lookups) {
       std::string why;
       auto paths = toolchain::read_lookups_record(*w.scan_lookups, why);
-      if (!paths) return;  // lookups unknown: a manifest could not vouch for absences
+      if (!paths) return std::nullopt;
       absent = std::move(*paths);
     }
-    const auto manifest = builder_.manifest_text(built, absent);
+    return builder_.manifest_text(built, absent);
+  }
+
+  // After a scanned job ran on the engine: what the scan found, for the next
+  // checkout. A refusal (update_enabled false) is asked once per build.
+  void store_manifest(const std::string& key, const std::string& manifest) {
+    if (manifests_refused_) return;
     std::string error;
-    if (!manifest) return;
-    if (!client_->put_value("dependency-manifest", key, *manifest, error)) {
+    if (!client_->put_value(kManifestKind, key, manifest, error)) {
       manifests_refused_ = true;
       return;
     }

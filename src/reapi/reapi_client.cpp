@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v6. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v7. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "offload_build/exec/remote_execution.hpp"
 #include "reapi_budget.hpp"
 #include "reapi_messages.hpp"
+#include "reapi_upload.hpp"
 
 namespace ob::reapi {
 namespace {
@@ -67,19 +68,7 @@ class GrpcClient final : public Client {
       error = "GetCapabilities: " + status_text(s);
       return false;
     }
-    const auto& exec = caps.execution_capabilities();
-    out.exec_enabled = exec.exec_enabled();
-    if (!out.exec_enabled) {
-      error = "the engine does not execute actions (ExecutionCapabilities.exec_enabled is false)";
-      return false;
-    }
-    if (exec.digest_function() != re::DigestFunction::SHA256) {
-      error = "the engine's digest function is not SHA-256";
-      return false;
-    }
-    out.update_enabled = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
-    const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
-    if (batch > 0) out.max_batch_bytes = batch;
+    if (!read_capabilities(caps, out, error)) return false;
     std::lock_guard lock(mutex_);
     caps_ = out;
     return true;
@@ -142,17 +131,16 @@ class GrpcClient final : public Client {
     }
     if (values.empty()) return true;
     if (budget_.too_slow(error)) return false;
-    // Every value's action and blob in one upload, then a result per value.
+    // Every value's action and blob in one upload (less what went with an
+    // action: Action::values_after), then a result per value.
     std::vector<Action> actions;
     std::vector<Prepared> prepared;
-    std::vector<re::Digest> blobs;
+    std::vector<re::Digest> blobs(values.size());
     Prepared all;
-    for (const auto& [key, text] : values) {
-      actions.push_back(value_action(kind, key));
-      prepared.push_back(prepare(actions.back(), sha256_));
-      blobs.push_back(digest_of(text, sha256_));
+    for (size_t i = 0; i < values.size(); ++i) {
+      actions.push_back(value_action(kind, values[i].first));
+      prepared.push_back(prepare_value(kind, values[i].first, values[i].second, sha256_, blobs[i]));
       all.blobs.insert(prepared.back().blobs.begin(), prepared.back().blobs.end());
-      if (!text.empty()) all.blobs[blobs.back().hash()] = {blobs.back(), Blob{text, {}}};
     }
     uint64_t bytes = 0;
     if (!upload(all, actions.front(), bytes, error, prepared.front().action_digest.hash(), /*ask_first=*/false))
@@ -195,8 +183,36 @@ class GrpcClient final : public Client {
         return false;
       }
     }
-    if (!upload(p, action, result.uploaded_bytes, error, id) || budget_.too_slow(error)) return false;
+    for (const auto& v : action.values_after) {
+      re::Digest blob;
+      const Prepared value = prepare_value(v.kind, v.key, v.text, sha256_, blob);
+      p.blobs.insert(value.blobs.begin(), value.blobs.end());
+    }
+    re::ExecuteResponse response;
+    // Twice at most: an Execute that finds an input missing (a blob the CAS
+    // held and evicted since) is answered FAILED_PRECONDITION; the blobs are
+    // then asked about and sent again.
+    for (int attempt = 0;; ++attempt) {
+      if (!upload(p, action, result.uploaded_bytes, error, id, true) || budget_.too_slow(error) ||
+          !execute(p, action, id, response, error))
+        return false;
+      if (response.status().code() != int(grpc::StatusCode::FAILED_PRECONDITION) || attempt == 1) break;
+      known_.forget(p.blobs);
+    }
+    if (response.status().code() != 0) {
+      error = "Execute: " + status_text(grpc::Status(grpc::StatusCode(response.status().code()),
+                                                     response.status().message()));
+      return false;
+    }
+    if (!fetch(action, response.result(), result, error, id)) return false;
+    result.cached = response.cached_result();
+    return true;
+  }
 
+  // Execute with the streamed Operation (WaitExecution after a dropped
+  // stream): its response, whatever its status.
+  bool execute(const Prepared& p, const Action& action, const std::string& id, re::ExecuteResponse& response,
+               std::string& error) {
     re::ExecuteRequest req;
     req.set_instance_name(endpoint_.instance);
     *req.mutable_action_digest() = p.action_digest;
@@ -226,22 +242,14 @@ class GrpcClient final : public Client {
       if (error.empty()) error = "Execute: no result within " + std::to_string(endpoint_.execution_timeout_ms / 1000) + " s";
       return false;
     }
-    if (op.has_error()) {
-      error = "Execute: " + status_text(grpc::Status(grpc::StatusCode(op.error().code()), op.error().message()));
-      return false;
+    if (op.has_error()) {  // as a response with that status (FAILED_PRECONDITION is retried)
+      *response.mutable_status() = op.error();
+      return true;
     }
-    re::ExecuteResponse response;
     if (!op.response().UnpackTo(&response)) {
       error = "Execute: the operation's response is not an ExecuteResponse";
       return false;
     }
-    if (response.status().code() != 0) {
-      error = "Execute: " + status_text(grpc::Status(grpc::StatusCode(response.status().code()),
-                                                     response.status().message()));
-      return false;
-    }
-    if (!fetch(action, response.result(), result, error, id)) return false;
-    result.cached = response.cached_result();
     return true;
   }
 
@@ -331,24 +339,32 @@ class GrpcClient final : public Client {
     return true;
   }
 
-  // FindMissingBlobs (unless !ask_first: every blob is sent), then
-  // BatchUpdateBlobs (small ones, up to the engine's batch size) and
-  // ByteStream Write (the rest).
-  bool upload(const Prepared& p, const Action& action, uint64_t& bytes, std::string& error,
-              const std::string& id, bool ask_first = true) {
-    re::FindMissingBlobsRequest find;
-    find.set_instance_name(endpoint_.instance);
-    for (const auto& [hash, blob] : p.blobs) *find.add_blob_digests() = blob.first;
-    re::FindMissingBlobsResponse missing;
-    if (!ask_first) {
-      *missing.mutable_missing_blob_digests() = find.blob_digests();
-    } else {
+  // The blobs the CAS is not known to hold (reapi_upload.hpp): FindMissingBlobs
+  // first where `ask_first` and they are many, then BatchUpdateBlobs (small
+  // ones, up to the engine's batch size) and ByteStream Write (the rest).
+  bool upload(const Prepared& p, const Action& action, uint64_t& bytes, std::string& error, const std::string& id,
+              bool ask_first) {
+    UploadPlan plan = plan_upload(p.blobs, known_, ask_first);
+    if (!plan.ask.empty()) {
+      re::FindMissingBlobsRequest find;
+      find.set_instance_name(endpoint_.instance);
+      for (const auto& d : plan.ask) *find.add_blob_digests() = d;
+      re::FindMissingBlobsResponse missing;
       Call call(*this, endpoint_.call_timeout_ms, id, &action);
       auto s = cas_->FindMissingBlobs(&call.ctx, find, &missing);
       if (!s.ok()) {
         error = "FindMissingBlobs: " + status_text(s);
         return false;
       }
+      std::set<std::string> named;
+      for (const auto& d : missing.missing_blob_digests()) named.insert(d.hash());
+      std::vector<re::Digest> held;
+      for (const auto& d : plan.ask) (named.count(d.hash()) ? plan.send : held).push_back(d);
+      if (named.size() != plan.send.size()) {
+        error = "FindMissingBlobs named a blob we did not ask about";
+        return false;
+      }
+      known_.add(held);
     }
     int64_t batch_limit;
     {
@@ -377,12 +393,8 @@ class GrpcClient final : public Client {
       in_batch = 0;
       return true;
     };
-    for (const auto& d : missing.missing_blob_digests()) {
+    for (const auto& d : plan.send) {
       auto it = p.blobs.find(d.hash());
-      if (it == p.blobs.end()) {
-        error = "FindMissingBlobs named a blob we did not ask about";
-        return false;
-      }
       std::string data;
       if (!blob_bytes(it->second.second, it->second.first, sha256_, data, error)) return false;
       bytes += data.size();
@@ -396,23 +408,14 @@ class GrpcClient final : public Client {
       in_batch += int64_t(data.size());
       r->set_data(std::move(data));
     }
-    return flush();
-  }
-
-  std::string resource(const char* kind, const re::Digest& d) const {
-    std::string name = endpoint_.instance.empty() ? "" : endpoint_.instance + "/";
-    return name + kind + d.hash() + "/" + std::to_string(d.size_bytes());
+    if (!flush()) return false;
+    known_.add(plan.send);
+    return true;
   }
 
   bool write_stream(const re::Digest& d, const std::string& data, std::string& error, const std::string& id,
                     const Action& action) {
-    static std::atomic<uint64_t> counter{0};
-    std::random_device rd;
-    char uuid[64];
-    std::snprintf(uuid, sizeof uuid, "%08x-%04x-4%03x-8%03x-%012llx", rd(), rd() & 0xffff, rd() & 0xfff,
-                  rd() & 0xfff, (unsigned long long)(counter++));
-    const std::string name = (endpoint_.instance.empty() ? "" : endpoint_.instance + "/") + "uploads/" +
-                             uuid + "/blobs/" + d.hash() + "/" + std::to_string(d.size_bytes());
+    const std::string name = upload_resource(endpoint_.instance, d);
     Call call(*this, endpoint_.call_timeout_ms, id, &action);
     bs::WriteResponse resp;
     auto writer = bytestream_->Write(&call.ctx, &resp);
@@ -453,7 +456,7 @@ class GrpcClient final : public Client {
     if (d.size_bytes() == 0) return verify(d, out, error);
     Call call(*this, endpoint_.call_timeout_ms, id);
     bs::ReadRequest req;
-    req.set_resource_name(resource("blobs/", d));
+    req.set_resource_name(read_resource(endpoint_.instance, d));
     if (limit) req.set_read_limit(int64_t(limit));
     auto reader = bytestream_->Read(&call.ctx, req);
     bs::ReadResponse chunk;
@@ -549,15 +552,17 @@ class GrpcClient final : public Client {
       return true;
     }
     auto s = reader.Finish();
+    if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {  // as the operation's error: retried once
+      op.set_done(true);
+      op.mutable_error()->set_code(int(s.error_code()));
+      op.mutable_error()->set_message(s.error_message());
+      return true;
+    }
     // A dropped stream (UNAVAILABLE, an OK end without a result) is asked again
     // with WaitExecution; anything else is the engine's failure.
     if (s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      if (name.empty()) {
-        error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
-        return false;
-      }
       error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
-      return !cancelled_;
+      return !name.empty() && !cancelled_;
     }
     error = std::string(what) + ": " + status_text(s);
     return false;
@@ -577,12 +582,13 @@ class GrpcClient final : public Client {
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> refuses_inline_{false};  // a stored result may not carry inline contents
   Capabilities caps_;
+  KnownBlobs known_;  // what the CAS holds, as this client learned it
 };
 
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v6(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v7(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <atomic>
+#include <cstdio>
 #include <functional>
+#include <random>
 
 namespace ob::reapi {
 
@@ -133,6 +136,45 @@ Action value_action(const std::string& kind, const std::string& key) {
   a.mnemonic = kind;
   a.target_id = key;
   return a;
+}
+
+Prepared prepare_value(const std::string& kind, const std::string& key, const std::string& text, Sha256Hex sha256,
+                       re::Digest& blob) {
+  Prepared p = prepare(value_action(kind, key), sha256);
+  blob = digest_of(text, sha256);
+  if (!text.empty()) p.blobs[blob.hash()] = {blob, Blob{text, {}}};
+  return p;
+}
+
+std::string read_resource(const std::string& instance, const re::Digest& d) {
+  return (instance.empty() ? "" : instance + "/") + "blobs/" + d.hash() + "/" + std::to_string(d.size_bytes());
+}
+
+bool read_capabilities(const re::ServerCapabilities& caps, Capabilities& out, std::string& error) {
+  const auto& exec = caps.execution_capabilities();
+  out.exec_enabled = exec.exec_enabled();
+  if (!out.exec_enabled) {
+    error = "the engine does not execute actions (ExecutionCapabilities.exec_enabled is false)";
+    return false;
+  }
+  if (exec.digest_function() != re::DigestFunction::SHA256) {
+    error = "the engine's digest function is not SHA-256";
+    return false;
+  }
+  out.update_enabled = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
+  const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
+  if (batch > 0) out.max_batch_bytes = batch;
+  return true;
+}
+
+std::string upload_resource(const std::string& instance, const re::Digest& d) {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "%08x-%04x-4%03x-8%03x-%012llx", rd(), rd() & 0xffff, rd() & 0xfff,
+                rd() & 0xfff, (unsigned long long)(counter++));
+  return (instance.empty() ? "" : instance + "/") + "uploads/" + uuid + "/blobs/" + d.hash() + "/" +
+         std::to_string(d.size_bytes());
 }
 
 }  // namespace ob::reapi

@@ -22,10 +22,13 @@ struct Blob {
   std::filesystem::path file;
 };
 
-// What an action is as messages: its blobs by digest hash, and its digest.
+// Blobs by digest hash.
+using BlobMap = std::map<std::string, std::pair<re::Digest, Blob>>;
+
+// What an action is as messages: its blobs, and its digest.
 struct Prepared {
   re::Digest action_digest;
-  std::map<std::string, std::pair<re::Digest, Blob>> blobs;  // by hash
+  BlobMap blobs;
   std::string action_key;  // HASH/SIZE
 };
 
@@ -47,5 +50,15 @@ double seconds_between(const google::protobuf::Timestamp& a, const google::proto
 // named `kind`, of an action that never runs (no input root, a command no
 // worker has: offload-build-KIND KEY).
 Action value_action(const std::string& kind, const std::string& key);
+// A value's action as messages, `text`'s blob among them (`blob`: its digest).
+Prepared prepare_value(const std::string& kind, const std::string& key, const std::string& text, Sha256Hex sha256,
+                       re::Digest& blob);
+// The resource name a ByteStream Read of `d` reads.
+std::string read_resource(const std::string& instance, const re::Digest& d);
+// GetCapabilities' answer as `out`: false and `error` when the engine
+// cannot run our actions (no execution, not SHA-256).
+bool read_capabilities(const re::ServerCapabilities& caps, Capabilities& out, std::string& error);
+// The resource name a ByteStream Write of `d` uploads to (a fresh uuid in it).
+std::string upload_resource(const std::string& instance, const re::Digest& d);
 
 }  // namespace ob::reapi

@@ -283,6 +283,8 @@ TEST_CASE("remote execution: an engine that refuses inline contents still holds 
   CHECK_THAT(engine.calls(), Catch::Contains("Execute failed"));
   CHECK_THAT(engine.calls(), !Catch::Contains("GetActionResult device"));
   CHECK_THAT(engine.calls(), !Catch::Contains("GetActionResult host-ir"));
+  // Small uploads go without asking first: fewer FindMissingBlobs than executions.
+  CHECK(count_occurrences(engine.calls(), "FindMissingBlobs ") < count_occurrences(engine.calls(), "Execute failed"));
 
   // A fresh build, an empty local cache: all 13 jobs from the engine's CAS.
   fs::remove_all(project / "build");
@@ -295,5 +297,27 @@ TEST_CASE("remote execution: an engine that refuses inline contents still holds 
   CHECK(engine_layer_hits(tmp / "cache-2") >= 13);
   CHECK(objects(project / "build") == expected);
   CHECK(run_tool({(project / "build/vector").string()}, project, kMandatory).out == kExpected);
+}
+
+// An engine whose CAS evicted an input the client sent before (its record of
+// what the CAS holds is then wrong): Execute answers FAILED_PRECONDITION, the
+// client sends the action's blobs again and executes once more, with no warning.
+TEST_CASE("remote execution: an input the engine evicted is sent again, and the job executes with no warning",
+          "[integration][remote-execution]") {
+  TempDir tmp("ob-reapi-evict");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  const auto expected = local_reference(project, tmp / "cache-local");
+  LyingEngine engine(tmp / "engine", "evicting");
+  auto r = build(project, tmp / "cache", {"--remote-execution", engine.url()});
+  INFO(r.err);
+  INFO(engine.calls());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("warning: remote_execution") == std::string::npos);
+  const std::string calls = engine.calls();
+  CHECK(count_occurrences(calls, "Execute evicted") >= 3);
+  // Each evicted action executed once more: its dropped action and command
+  // were sent again (else that Execute is refused, and the engine warned about).
+  CHECK(count_occurrences(calls, "Execute failed") == count_occurrences(calls, "Execute evicted"));
+  CHECK(objects(project / "build") == expected);
 }
 #endif

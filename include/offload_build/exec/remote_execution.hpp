@@ -63,6 +63,13 @@ struct Action {
   bool do_not_cache = false;    // never served from nor stored in the action cache
   bool skip_cache_lookup = false;  // never served from the action cache (executed; the engine may store it)
   bool not_cached = false;  // the caller knows the action cache lacks it: no GetActionResult first (Execute may still look)
+  // Values (Client::put_value's) to be stored once this action ran: their
+  // blobs go up with its inputs, so each put_value after sends only its
+  // UpdateActionResult.
+  struct Value {
+    std::string kind, key, text;
+  };
+  std::vector<Value> values_after;
   std::string mnemonic;         // RequestMetadata.action_mnemonic: "device", "host-ir", ...
   std::string target_id;        // RequestMetadata.target_id: the job as --explain names it
 };
@@ -100,8 +107,9 @@ class Client {
   // (or the engine cannot be reached).
   virtual bool capabilities(Capabilities& out, std::string& error) = 0;
   // Run one action: GetActionResult first (unless do_not_cache,
-  // skip_cache_lookup or not_cached), then FindMissingBlobs, BatchUpdateBlobs / ByteStream Write for what the CAS
-  // lacks, Execute with the streamed Operation (WaitExecution after a dropped
+  // skip_cache_lookup or not_cached), then BatchUpdateBlobs / ByteStream Write
+  // for the blobs the CAS is not known to hold (FindMissingBlobs first when
+  // they are over 64 KiB: reapi_upload.hpp), Execute with the streamed Operation (WaitExecution after a dropped
   // stream), ByteStream Read of every output (size-capped, digest-checked).
   // A command that ran and failed is a result (exit_code != 0); false and
   // `error` only when the engine failed (unreachable, UNAVAILABLE, deadline,
@@ -120,9 +128,10 @@ class Client {
     text.clear();
     return true;
   }
-  // Store `text` as the value named by `kind` and `key` (the blob, sent
-  // without asking whether the engine has it: a value is stored after a
-  // miss, so it almost never has; then UpdateActionResult; empty `text`: none). false and `error` when the
+  // Store `text` as the value named by `kind` and `key` (the blob, unless it
+  // went up with an action's inputs (Action::values_after), sent without
+  // asking whether the engine has it: a value is stored after a miss, so it
+  // almost never has; then UpdateActionResult; empty `text`: none). false and `error` when the
   // engine failed or does not let clients write its action cache.
   virtual bool put_value(const std::string& /*kind*/, const std::string& /*key*/, const std::string& /*text*/,
                          std::string& error) {
@@ -151,7 +160,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v6";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v7";
 // The most a dependency manifest may have.
 inline constexpr uint64_t kMaxManifestBytes = 4ull << 20;
 inline constexpr const char* kModuleName = "libob-remote-execution.so";

@@ -12,9 +12,9 @@
 //   oversized   each output names a digest of 1 TiB
 //   other-compiler  the compiler check answered with another compiler's
 //               --version (one worker of a pool upgraded in place)
-//   slow        as bad-digest, and each GetActionResult and FindMissingBlobs
-//               answered after --delay-ms (default 3100): within a generous
-//               call-timeout, never failing a call
+//   slow        as bad-digest, and each GetActionResult, FindMissingBlobs and
+//               BatchUpdateBlobs answered after --delay-ms (default 3100):
+//               within a generous call-timeout, never failing a call
 //   slow-failing  honest but slow: each GetActionResult answered NOT_FOUND
 //               after --delay-ms, each Execute at once with the compile
 //               failing (exit 1): no engine fault, the job reruns locally
@@ -23,9 +23,14 @@
 //               inline contents is refused (INVALID_ARGUMENT), as a strict
 //               engine may; results are served as stored, never inline;
 //               each Execute fails the compile (exit 1)
+//   evicting    as strict-store, but the first Execute of each action drops
+//               the action's and its command's blobs from the CAS and
+//               answers FAILED_PRECONDITION, as an engine whose CAS evicted
+//               them since the client sent them
 //
 // Each call it answers is one line on stdout (the test's log), the
-// action's mnemonic after GetActionResult and FindMissingBlobs: the test
+// action's mnemonic after GetActionResult, FindMissingBlobs and
+// BatchUpdateBlobs: the test
 // checks that the client asked for what it then refused, and what it asked.
 //
 //   ob_fake_reapi --port PORT --mode MODE
@@ -42,6 +47,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,8 +95,24 @@ int delay_ms = 3100;
 Store store;
 std::mutex results_m;
 std::map<std::string, re::ActionResult> results;  // strict-store: the action cache, by action hash
+std::set<std::string> evicted;                     // evicting: the actions whose blobs were dropped
+
+// The first time for this action: its and its command's blobs dropped, true.
+bool evict_once(const re::Digest& action, const re::Action& a) {
+  {
+    std::lock_guard lock(results_m);
+    if (!evicted.insert(action.hash()).second) return false;
+  }
+  std::lock_guard lock(store.m);
+  store.blobs.erase(action.hash());
+  store.blobs.erase(a.command_digest().hash());
+  return true;
+}
 
 // The slow mode's wait before answering.
+// Clients may write the action cache; results are kept as stored.
+bool stores() { return mode == "strict-store" || mode == "evicting"; }
+
 void dawdle() {
   if (mode == "slow" || mode == "slow-failing") std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
 }
@@ -179,7 +201,7 @@ class CapabilitiesService final : public re::Capabilities::Service {
     caps->mutable_execution_capabilities()->set_digest_function(re::DigestFunction::SHA256);
     caps->mutable_cache_capabilities()->add_digest_function(re::DigestFunction::SHA256);
     caps->mutable_cache_capabilities()->set_max_batch_total_size_bytes(4 << 20);
-    if (mode == "strict-store")
+    if (stores())
       caps->mutable_cache_capabilities()->mutable_action_cache_update_capabilities()->set_update_enabled(true);
     caps->mutable_low_api_version()->set_major(2);
     caps->mutable_high_api_version()->set_major(2);
@@ -201,6 +223,8 @@ class CasService final : public re::ContentAddressableStorage::Service {
   grpc::Status BatchUpdateBlobs(grpc::ServerContext* ctx, const re::BatchUpdateBlobsRequest* req,
                                 re::BatchUpdateBlobsResponse* resp) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
+    say("BatchUpdateBlobs " + mnemonic(ctx));
+    if (mode == "slow") dawdle();
     for (const auto& r : req->requests()) {
       store.put(r.digest().hash(), r.data());
       auto* out = resp->add_responses();
@@ -250,7 +274,7 @@ class ActionCacheService final : public re::ActionCache::Service {
     say("GetActionResult " + mnemonic(ctx));
     dawdle();
     if (mode == "slow-failing") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
-    if (mode == "strict-store") {
+    if (stores()) {
       std::lock_guard lock(results_m);
       auto it = results.find(req->action_digest().hash());
       if (it == results.end()) return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
@@ -269,7 +293,7 @@ class ActionCacheService final : public re::ActionCache::Service {
   grpc::Status UpdateActionResult(grpc::ServerContext* ctx, const re::UpdateActionResultRequest* req,
                                   re::ActionResult* stored) override {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
-    if (mode != "strict-store") return {grpc::StatusCode::PERMISSION_DENIED, "update_enabled is false"};
+    if (!stores()) return {grpc::StatusCode::PERMISSION_DENIED, "update_enabled is false"};
     for (const auto& f : req->action_result().output_files())
       if (!f.contents().empty()) {
         say("UpdateActionResult refused inline contents");
@@ -300,7 +324,11 @@ class ExecutionService final : public re::Execution::Service {
       if (mode == "other-compiler") out = "clang version 99.0.0 (another worker's)\n";
       response.mutable_result()->set_stdout_raw(out);
       say("Execute compiler check " + argv[0]);
-    } else if (mode == "slow-failing" || mode == "strict-store") {
+    } else if (mode == "evicting" && evict_once(req->action_digest(), action)) {
+      response.mutable_status()->set_code(int(grpc::StatusCode::FAILED_PRECONDITION));
+      response.mutable_status()->set_message("an input is missing from the CAS");
+      say("Execute evicted");
+    } else if (mode == "slow-failing" || stores()) {
       response.mutable_result()->set_exit_code(1);
       response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
       say("Execute failed");
@@ -328,9 +356,9 @@ int main(int argc, char** argv) {
   }
   if (port.empty() ||
       (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
-       mode != "slow" && mode != "slow-failing" && mode != "strict-store")) {
+       mode != "slow" && mode != "slow-failing" && mode != "strict-store" && mode != "evicting")) {
     std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing|"
-                 "strict-store [--delay-ms N]\n";
+                 "strict-store|evicting [--delay-ms N]\n";
     return 2;
   }
   CapabilitiesService capabilities;

@@ -1,0 +1,46 @@
+// What an upload sends (reapi_client.cpp): the blobs the engine's CAS is
+// known to hold are neither asked about nor sent again; a few small unknown
+// ones are sent without asking first.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "reapi_messages.hpp"
+
+namespace ob::reapi {
+
+// Unknown blobs of at most this many bytes in all are sent without a
+// FindMissingBlobs first: one BatchUpdateBlobs of them costs less than the
+// round trip that would ask (a cold job's action, command, trees and source).
+inline constexpr int64_t kSendUnasked = 64 << 10;
+
+// The blobs an engine's CAS is known to hold, as one client learned them this
+// run: each it uploaded and each FindMissingBlobs did not name. An Execute
+// answered FAILED_PRECONDITION (the CAS evicted one) makes the client forget
+// the action's blobs and upload again, asking first. Bounded: past kMax it
+// starts over.
+class KnownBlobs {
+ public:
+  bool has(const std::string& hash) const;
+  void add(const std::vector<re::Digest>& digests);
+  void forget(const BlobMap& blobs);
+
+ private:
+  static constexpr size_t kMax = 1 << 20;
+  mutable std::mutex m_;
+  std::unordered_set<std::string> hashes_;
+};
+
+struct UploadPlan {
+  std::vector<re::Digest> ask;   // FindMissingBlobs first; those it names are sent
+  std::vector<re::Digest> send;  // sent without asking
+};
+// `blobs` less those `known` holds: asked about when `ask_first` and they
+// are more than kSendUnasked bytes in all, else sent.
+UploadPlan plan_upload(const BlobMap& blobs, const KnownBlobs& known, bool ask_first);
+
+}  // namespace ob::reapi
