@@ -32,10 +32,11 @@ class EngineBackend final : public storage::RemoteBackend {
 
   storage::RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
                                   bool /*overwrite*/) override {
-    return store(kind, key, std::string(value));
+    return store(kind, key, value);
   }
 
-  // Values sent together: one upload of their blobs, then a result each.
+  // Values sent together: one upload of their blobs, then a result each
+  // (put and remove: one value).
   storage::RemoteResult<std::vector<bool>> put_all(const std::vector<Put>& puts) override {
     reapi::Client* client = usable();
     if (!client) return std::vector<bool>(puts.size(), false);
@@ -54,6 +55,11 @@ class EngineBackend final : public storage::RemoteBackend {
   }
 
  private:
+  bool store(std::string_view kind, std::string_view key, std::string_view value) {
+    auto stored = put_all({Put{kind, key, value}});
+    return stored && !(*stored).empty() && (*stored).front();
+  }
+
   // The client when the engine is up and holds values; nullptr otherwise
   // (a client module missing is remote execution's error, said there).
   reapi::Client* usable() {
@@ -61,15 +67,6 @@ class EngineBackend final : public storage::RemoteBackend {
     auto client = link_->client();
     if (!client || !*client || !(*client)->stores_values()) return nullptr;
     return *client;
-  }
-
-  storage::RemoteResult<bool> store(std::string_view kind, std::string_view key, const std::string& value) {
-    reapi::Client* client = usable();
-    if (!client) return false;
-    std::string error;
-    if (client->put_value(kValueKind, storage::redis_key(kind, key), value, error)) return true;
-    link_->failed(error);
-    return false;
   }
 
   std::shared_ptr<EngineLink> link_;
