@@ -139,7 +139,7 @@ class GrpcClient final : public Client {
     Prepared all;
     for (size_t i = 0; i < values.size(); ++i) {
       actions.push_back(value_action(kind, values[i].first));
-      prepared.push_back(prepare_value(kind, values[i].first, values[i].second, sha256_, blobs[i]));
+      prepared.push_back(prepare_value(actions.back(), values[i].second, sha256_, blobs[i]));
       all.blobs.insert(prepared.back().blobs.begin(), prepared.back().blobs.end());
     }
     uint64_t bytes = 0;
@@ -185,7 +185,7 @@ class GrpcClient final : public Client {
     }
     for (const auto& v : action.values_after) {
       re::Digest blob;
-      const Prepared value = prepare_value(v.kind, v.key, v.text, sha256_, blob);
+      const Prepared value = prepare_value(value_action(v.kind, v.key), v.text, sha256_, blob);
       p.blobs.insert(value.blobs.begin(), value.blobs.end());
     }
     re::ExecuteResponse response;

@@ -138,9 +138,8 @@ Action value_action(const std::string& kind, const std::string& key) {
   return a;
 }
 
-Prepared prepare_value(const std::string& kind, const std::string& key, const std::string& text, Sha256Hex sha256,
-                       re::Digest& blob) {
-  Prepared p = prepare(value_action(kind, key), sha256);
+Prepared prepare_value(const Action& value, const std::string& text, Sha256Hex sha256, re::Digest& blob) {
+  Prepared p = prepare(value, sha256);
   blob = digest_of(text, sha256);
   if (!text.empty()) p.blobs[blob.hash()] = {blob, Blob{text, {}}};
   return p;

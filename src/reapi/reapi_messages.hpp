@@ -50,9 +50,9 @@ double seconds_between(const google::protobuf::Timestamp& a, const google::proto
 // named `kind`, of an action that never runs (no input root, a command no
 // worker has: offload-build-KIND KEY).
 Action value_action(const std::string& kind, const std::string& key);
-// A value's action as messages, `text`'s blob among them (`blob`: its digest).
-Prepared prepare_value(const std::string& kind, const std::string& key, const std::string& text, Sha256Hex sha256,
-                       re::Digest& blob);
+// A value's action (value_action) as messages, `text`'s blob among them
+// (`blob`: its digest).
+Prepared prepare_value(const Action& value, const std::string& text, Sha256Hex sha256, re::Digest& blob);
 // The resource name a ByteStream Read of `d` reads.
 std::string read_resource(const std::string& instance, const re::Digest& d);
 // GetCapabilities' answer as `out`: false and `error` when the engine
