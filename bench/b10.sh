@@ -103,7 +103,10 @@ start_worker() {
 worker_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15 + $16 + $17) / hz }' "/proc/$WPID/stat"; }
 # Its JVM's own CPU seconds so far (its actions' not counted).
 jvm_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$WPID/stat"; }
-since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# since A B: B - A (seconds).
+since() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+# The JVM CPU figures as the section prints them.
+two_places() { printf '%.2f ' "$@" | sed 's/ $//'; }
 # cpu_of FILE CMD...: run CMD; FILE gets its CPU seconds, children included.
 cpu_of() {
   local file=$1; shift
@@ -168,15 +171,15 @@ for rep in $(seq "$REPS"); do
   rm -rf "$p/build" "$WORK/c"
   t0=$(now)
   $ob -q --cache-dir "$WORK/c" --trace "$WORK/local-$rep.trace.json" build
-  LOCAL_T+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')")
+  LOCAL_T+=("$(since "$t0" "$(now)")")
   rm -rf "$p/build" "$WORK/c"
   w0=$(worker_cpu)
   j0=$(jvm_cpu)
   t0=$(now)
   cpu_of "$WORK/remote-$rep.cpu" $ob --cache-dir "$WORK/c" --remote-execution "grpc://127.0.0.1:$WPORT" \
     --trace "$WORK/remote-$rep.trace.json" build 2>"$WORK/remote-$rep.err"
-  REMOTE_T+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')")
-  awk -v a="$w0" -v b="$(worker_cpu)" 'BEGIN { print b - a }' >"$WORK/worker-$rep.cpu"
+  REMOTE_T+=("$(since "$t0" "$(now)")")
+  since "$w0" "$(worker_cpu)" >"$WORK/worker-$rep.cpu"
   REP_JVM+=("$(since "$j0" "$(jvm_cpu)")")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -289,7 +292,7 @@ section() {
   echo "$((WARMUPS + 1)) cold builds before, as a team's long-running engine is warm; the first and the second build"
   echo "through the freshly started worker, its JVM loading and compiling its own code as it serves, are"
   echo "rows of their own. The worker's own CPU (its JVM; its compiles not counted) per cold build: the"
-  echo "$((WARMUPS + 1)) before, ${JVM_CPU[*]} s; the timed ones, ${REP_JVM[*]} s."
+  echo "$((WARMUPS + 1)) before, $(two_places "${JVM_CPU[@]}") s; the timed ones, $(two_places "${REP_JVM[@]}") s."
   echo
   echo "| build | time | |"
   echo "|---|---|---|"

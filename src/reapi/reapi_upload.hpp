@@ -21,8 +21,8 @@ inline constexpr int64_t kSendUnasked = 64 << 10;
 // The blobs an engine's CAS is known to hold, as one client learned them this
 // run: each it uploaded and each FindMissingBlobs did not name. An Execute
 // answered FAILED_PRECONDITION (the CAS evicted one) makes the client forget
-// the action's blobs and upload again, asking first. Bounded: past kMax it
-// starts over.
+// the action's blobs and upload them again (asking first when they are over
+// kSendUnasked). Bounded: past kMax it starts over.
 class KnownBlobs {
  public:
   bool has(const std::string& hash) const;
