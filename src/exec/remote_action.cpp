@@ -106,9 +106,9 @@ fs::path ActionBuilder::cwd_of(const process::Command& cmd) {
 
 std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, const process::Command& cmd,
                                                          const std::vector<fs::path>& temps,
-                                                         const std::function<bool(const process::Command&)>& scan,
-                                                         std::optional<fs::path>& scan_lookups, std::string& why,
-                                                         const Manifest* known) {
+                                                         const ScanFn& scan,
+                                                         std::optional<std::vector<std::string>>& absent,
+                                                         std::string& why, const Manifest* known) {
   Layout l;
   l.cwd = cwd_of(cmd);
   // What -march=native means is this machine's CPU: a worker would build for its own.
@@ -116,7 +116,7 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
     why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
     return std::nullopt;
   }
-  auto files = files_read(job, cmd, l.cwd, temps, scan, scan_lookups, why, known);
+  auto files = files_read(job, cmd, l.cwd, temps, scan, absent, why, known);
   if (!files) return std::nullopt;
   l.root = root_;
   std::set<fs::path> seen;
@@ -158,9 +158,12 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   return built;
 }
 
+// The depfile a job's dependency scan names (never written: ScanBatcher).
+static fs::path scan_depfile(const std::vector<fs::path>& temps) { return fs::path(temps.back()).concat(".scan"); }
+
 std::optional<process::Command> ActionBuilder::scan_command(const process::Command& cmd,
                                                             const std::vector<fs::path>& temps) {
-  const fs::path depfile = fs::path(temps.back()).concat(".scan");
+  const fs::path depfile = scan_depfile(temps);
   auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, depfile.string());
   if (!argv) return std::nullopt;
   process::Command s = cmd;
@@ -173,8 +176,8 @@ std::optional<process::Command> ActionBuilder::scan_command(const process::Comma
 // a scan with its own flags and target lists finds (or, `known`, found last time).
 std::optional<std::vector<fs::path>> ActionBuilder::files_read(
     const plan::Job& job, const process::Command& cmd, const fs::path& cwd, const std::vector<fs::path>& temps,
-    const std::function<bool(const process::Command&)>& scan, std::optional<fs::path>& scan_lookups,
-    std::string& why, const Manifest* known) {
+    const ScanFn& scan, std::optional<std::vector<std::string>>& absent, std::string& why,
+    const Manifest* known) {
   std::vector<fs::path> files;
   for (const auto& in : job.inputs) files.push_back(in.is_absolute() ? in : cwd / in);
   if (!job.depfile) return files;
@@ -187,24 +190,19 @@ std::optional<std::vector<fs::path>> ActionBuilder::files_read(
     why = "its command is not a compile the dependency scan knows";
     return std::nullopt;
   }
-  const fs::path depfile = fs::path(temps.back()).concat(".scan");
   // The lookups that found nothing (record_lookups) are the
   // preprocessor's: the scan's, with the compile's flags and target, made
   // here on this machine's paths. The scan records them (the preload
-  // library's record of the depfile it writes); a result from the engine
-  // is stored with them (the runner), so it serves the next build
-  // from the local cache and a header created where it looked misses.
-  std::error_code ec;
-  auto redirected = s->env;
-  if ((scan_lookups = toolchain::redirect_lookups(redirected, depfile))) fs::remove(*scan_lookups, ec);
-  const bool ok = scan(*s);
-  auto text = util::read_regular_file(depfile, 64ull << 20, "a dependency scan");
-  fs::remove(depfile, ec);
-  if (!ok || !text) {
+  // library); a result from the engine is stored with them (the runner),
+  // so it serves the next build from the local cache and a header created
+  // where it looked misses.
+  auto found = scan(*s, scan_depfile(temps));
+  if (!found) {
     why = "its dependency scan failed";
     return std::nullopt;
   }
-  for (const auto& dep : setup_.parse_depfile(*text)) {
+  absent = std::move(found->absent);
+  for (const auto& dep : setup_.parse_depfile(found->depfile)) {
     fs::path p(dep);
     files.push_back(p.is_absolute() ? p : cwd / p);
   }

@@ -184,7 +184,7 @@ class Runner final : public RemoteRunner {
     plan::Job job;
     process::Command command;
     std::vector<fs::path> temps;
-    std::optional<fs::path> scan_lookups;  // the dependency scan's record of lookups
+    std::optional<std::vector<std::string>> absent;  // the scan's lookups that found nothing (where recorded)
     bool no_scan = false;                  // its dependency manifest held
     bool no_manifest = false;              // the engine holds no manifest for it: never run there
   };
@@ -237,14 +237,11 @@ class Runner final : public RemoteRunner {
     if (sends && !down() && !stopping_) {
       std::string why;
       auto done = run_remote(w, why);
-      if (w.scan_lookups) {
-        // The remote result's record of lookups: the scan's, where the job
-        // cache reads the depfile's temporary's.
-        std::error_code ec;
-        if (done && done->exit_code == 0)
-          fs::rename(*w.scan_lookups, toolchain::lookups_record(w.temps.back()), ec);
-        fs::remove(*w.scan_lookups, ec);
-      }
+      // The remote result's record of lookups: the scan's, where the job
+      // cache reads the depfile's temporary's.
+      if (done && done->exit_code == 0 && w.absent)
+        (void)util::write_file_atomic(toolchain::lookups_record(w.temps.back()),
+                                      toolchain::lookups_record_text(*w.absent));
       if (done) return *done;
       record(w.job.id, {RanWhere::Fallback, 0, 0, why});
     } else if (sends && !down_earlier_.empty()) {
@@ -304,8 +301,9 @@ class Runner final : public RemoteRunner {
     const std::string key = manifest_key(w.job);
     const auto known = key.empty() ? std::nullopt : served_manifest(w, key);
     auto built = builder_.build(
-        w.job, w.command, w.temps, [this](const process::Command& scan) { return scans_.run(scan); },
-        w.scan_lookups, why, known ? &*known : nullptr);
+        w.job, w.command, w.temps,
+        [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.absent,
+        why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
     // A manifest is stored after every scanned job the engine ran: none
     // means it never ran this job, so its action cache is not asked first.
@@ -360,10 +358,7 @@ class Runner final : public RemoteRunner {
     auto m = builder_.manifest_match(text, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;
-    if (auto record = toolchain::redirect_lookups(env, fs::path(w.temps.back()).concat(".scan"))) {
-      if (!util::write_file_atomic(*record, toolchain::lookups_record_text(m->absent))) return std::nullopt;
-      w.scan_lookups = *record;
-    }
+    if (toolchain::redirect_lookups(env, w.temps.back())) w.absent = m->absent;
     w.no_scan = true;
     std::lock_guard lock(m_);
     ++counts_.scans_skipped;
@@ -374,14 +369,7 @@ class Runner final : public RemoteRunner {
   // values or the lookups are unknown (a manifest could not vouch for absences).
   std::optional<std::string> manifest_of(const Work& w, const ActionBuilder::Built& built) {
     if (manifests_refused_ || !client_->stores_values()) return std::nullopt;
-    std::vector<std::string> absent;
-    if (w.scan_lookups) {
-      std::string why;
-      auto paths = toolchain::read_lookups_record(*w.scan_lookups, why);
-      if (!paths) return std::nullopt;
-      absent = std::move(*paths);
-    }
-    return builder_.manifest_text(built, absent);
+    return builder_.manifest_text(built, w.absent ? *w.absent : std::vector<std::string>{});
   }
 
   // After a scanned job ran on the engine: what the scan found, for the next

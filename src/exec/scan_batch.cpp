@@ -75,9 +75,9 @@ void ScanBatcher::prefetch(const process::Command& scan) {
   pending_.push_back(std::move(r));
 }
 
-bool ScanBatcher::run(const process::Command& scan) {
+std::optional<ScanFound> ScanBatcher::run(const process::Command& scan, const fs::path& depfile) {
   auto r = request(scan);
-  if (!r) return run_(scan);
+  if (!r) return run_alone(scan, depfile);
   std::unique_lock lock(m_);
   // Prefetched (the same scan): its answer, or the batch that will give it.
   bool fresh = true;
@@ -112,17 +112,36 @@ bool ScanBatcher::run(const process::Command& scan) {
     busy_ = false;
     cv_.notify_all();
   }
-  lock.unlock();
-  // The depfile and the record its own clang -M would have written.
-  process::Command own = scan;
-  const auto record = toolchain::redirect_lookups(own.env, r->batch.depfile);
+  // The depfile and the lookups its own clang -M would have recorded.
+  ScanFound found;
+  auto env = scan.env;
+  const bool records = toolchain::redirect_lookups(env, r->batch.depfile).has_value();
   auto text = r->files ? depfile_text(*r->files) : std::nullopt;
-  if (!text || (record && !r->absent) || !util::write_file_atomic(r->batch.depfile, *text) ||
-      (record && !util::write_file_atomic(*record, toolchain::lookups_record_text(*r->absent))))
-    return run_(scan);
-  std::lock_guard count(m_);
+  if (!text || (records && !r->absent)) {
+    lock.unlock();
+    return run_alone(scan, depfile);
+  }
+  found.depfile = std::move(*text);
+  if (records) found.absent = r->absent;
   ++counts_.batched;
-  return true;
+  return found;
+}
+
+std::optional<ScanFound> ScanBatcher::run_alone(const process::Command& scan, const fs::path& depfile) const {
+  auto env = scan.env;
+  const auto record = toolchain::redirect_lookups(env, depfile);
+  std::error_code ec;
+  if (record) fs::remove(*record, ec);
+  std::optional<ScanFound> found;
+  if (run_(scan)) {
+    auto text = util::read_regular_file(depfile, 64ull << 20, "a dependency scan");
+    std::string why;
+    if (text) found = ScanFound{std::move(*text), record ? toolchain::read_lookups_record(*record, why) : std::nullopt};
+    if (found && record && !found->absent) found.reset();
+  }
+  fs::remove(depfile, ec);
+  if (record) fs::remove(*record, ec);
+  return found;
 }
 
 void ScanBatcher::run_batch(std::vector<std::shared_ptr<Request>>& batch) {

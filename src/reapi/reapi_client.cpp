@@ -223,7 +223,7 @@ class GrpcClient final : public Client {
     {
       Call call(*this, deadline, id, &action);
       auto reader = execution_->Execute(&call.ctx, req);
-      if (!read_operation(*reader, op, name, call, error, "Execute")) return false;
+      if (!read_operation(*reader, op, name, call.ctx, cancelled_, error, "Execute")) return false;
     }
     // A stream dropped before the operation was done: ask for it by name.
     for (int attempt = 0; !op.done() && attempt < 3; ++attempt) {
@@ -236,7 +236,7 @@ class GrpcClient final : public Client {
       wait.set_name(name);
       Call call(*this, deadline, id, &action);
       auto reader = execution_->WaitExecution(&call.ctx, wait);
-      if (!read_operation(*reader, op, name, call, error, "WaitExecution")) return false;
+      if (!read_operation(*reader, op, name, call.ctx, cancelled_, error, "WaitExecution")) return false;
     }
     if (!op.done()) {
       if (error.empty()) error = "Execute: no result within " + std::to_string(endpoint_.execution_timeout_ms / 1000) + " s";
@@ -274,17 +274,7 @@ class GrpcClient final : public Client {
     Call(GrpcClient& c, Clock::time_point deadline, const std::string& action_id, const Action* action)
         : client(c) {
       ctx.set_deadline(deadline);
-      re::RequestMetadata md;
-      md.mutable_tool_details()->set_tool_name("offload-build");
-      md.mutable_tool_details()->set_tool_version(c.endpoint_.tool_version);
-      md.set_action_id(action_id);
-      md.set_tool_invocation_id(c.endpoint_.invocation_id);
-      md.set_correlated_invocations_id(c.endpoint_.invocation_id);
-      if (action) {
-        md.set_action_mnemonic(action->mnemonic);
-        md.set_target_id(action->target_id);
-      }
-      ctx.AddMetadata(kMetadataKey, md.SerializeAsString());
+      ctx.AddMetadata(kMetadataKey, request_metadata(c.endpoint_, action_id, action));
       for (const auto& [k, v] : c.endpoint_.headers) ctx.AddMetadata(k, v);
       std::lock_guard lock(c.mutex_);
       if (c.cancelled_) ctx.TryCancel();
@@ -366,12 +356,7 @@ class GrpcClient final : public Client {
       }
       known_.add(held);
     }
-    int64_t batch_limit;
-    {
-      std::lock_guard lock(mutex_);
-      batch_limit = caps_.max_batch_bytes;
-    }
-    const int64_t batch_budget = batch_limit - 64 * 1024;  // room for the messages' own bytes
+    const int64_t budget = batch_budget();
     re::BatchUpdateBlobsRequest batch;
     int64_t in_batch = 0;
     auto flush = [&]() -> bool {
@@ -398,11 +383,11 @@ class GrpcClient final : public Client {
       std::string data;
       if (!blob_bytes(it->second.second, it->second.first, sha256_, data, error)) return false;
       bytes += data.size();
-      if (int64_t(data.size()) > batch_budget) {
+      if (int64_t(data.size()) > budget) {
         if (!write_stream(it->second.first, data, error, id, action)) return false;
         continue;
       }
-      if (in_batch + int64_t(data.size()) > batch_budget && !flush()) return false;
+      if (in_batch + int64_t(data.size()) > budget && !flush()) return false;
       auto* r = batch.add_requests();
       *r->mutable_digest() = it->second.first;
       in_batch += int64_t(data.size());
@@ -492,10 +477,7 @@ class GrpcClient final : public Client {
   bool fetch(const Action& action, const re::ActionResult& ar, ActionResult& result, std::string& error,
              const std::string& id) {
     result.exit_code = ar.exit_code();
-    const auto& md = ar.execution_metadata();
-    result.worker = md.worker();
-    result.queued_s = seconds_between(md.queued_timestamp(), md.worker_start_timestamp());
-    result.executed_s = seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp());
+    read_execution_metadata(ar.execution_metadata(), result);
     // The command's text: at most max_text_bytes kept (an engine may send
     // hundreds of megabytes); a blob over it is read only that far.
     const uint64_t cap = endpoint_.max_text_bytes;
@@ -514,58 +496,73 @@ class GrpcClient final : public Client {
     if (ar.exit_code() != 0) return true;  // a failed command's outputs are not asked for
     std::map<std::string, const re::OutputFile*> by_path;
     for (const auto& f : ar.output_files()) by_path[f.path()] = &f;
+    std::vector<const re::OutputFile*> files;
+    std::vector<re::Digest> unread;  // neither inline nor empty
     for (const auto& want : action.output_files) {
       auto it = by_path.find(want);
       if (it == by_path.end()) {
         error = "the result lacks the output " + want;
         return false;
       }
-      OutputFile out{want, {}, it->second->is_executable()};
-      const auto& d = it->second->digest();
-      if (!it->second->contents().empty() || d.size_bytes() == 0) {
-        out.content = it->second->contents();
+      files.push_back(it->second);
+      if (it->second->contents().empty() && it->second->digest().size_bytes() != 0)
+        unread.push_back(it->second->digest());
+    }
+    std::map<std::string, std::string> read;  // by hash
+    if (!read_blobs(unread, read, error, id)) return false;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const re::OutputFile& f = *files[i];
+      OutputFile out{action.output_files[i], {}, f.is_executable()};
+      if (!f.contents().empty() || f.digest().size_bytes() == 0) {
+        out.content = f.contents();
         if (uint64_t(out.content.size()) > endpoint_.max_blob_bytes) {
           error = "an inlined output is over the cap";
           return false;
         }
-        if (!verify(d, out.content, error)) return false;
-      } else if (!read_blob(d, out.content, error, id)) {
-        return false;
+        if (!verify(f.digest(), out.content, error)) return false;
+      } else {
+        out.content = read[f.digest().hash()];
       }
       result.outputs.push_back(std::move(out));
     }
     return true;
   }
 
-  template <class Reader>
-  bool read_operation(Reader& reader, google::longrunning::Operation& op, std::string& name, Call& call,
-                      std::string& error, const char* what) {
-    google::longrunning::Operation next;
-    while (reader.Read(&next)) {
-      op = next;
-      if (!op.name().empty()) name = op.name();
-      if (op.done()) break;
+  // The blobs `want` by hash, each checked against its digest and the cap:
+  // two or more that fit the engine's batch size in one BatchReadBlobs (an
+  // engine without it, asked once, or a blob it did not answer: read alone),
+  // the others with a ByteStream Read each.
+  bool read_blobs(const std::vector<re::Digest>& want, std::map<std::string, std::string>& out, std::string& error,
+                  const std::string& id) {
+    if (!no_batch_read_ && read_in_one_batch(want, endpoint_.max_blob_bytes, batch_budget())) {
+      re::BatchReadBlobsRequest req;
+      req.set_instance_name(endpoint_.instance);
+      std::map<std::string, const re::Digest*> asked;
+      for (const auto& d : want)
+        if (asked.emplace(d.hash(), &d).second) *req.add_digests() = d;
+      re::BatchReadBlobsResponse resp;
+      Call call(*this, endpoint_.call_timeout_ms, id);
+      auto s = cas_->BatchReadBlobs(&call.ctx, req, &resp);
+      if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) no_batch_read_ = true;  // Bazel's worker: asked once
+      if (!s.ok() && !no_batch_read_) {
+        error = "BatchReadBlobs: " + status_text(s);
+        return false;
+      }
+      for (auto& r : *resp.mutable_responses()) {
+        auto it = asked.find(r.digest().hash());
+        if (r.status().code() != 0 || it == asked.end()) continue;
+        if (!verify(*it->second, r.data(), error)) return false;
+        out[it->first] = std::move(*r.mutable_data());
+      }
     }
-    if (op.done()) {
-      call.ctx.TryCancel();
-      reader.Finish();
-      return true;
-    }
-    auto s = reader.Finish();
-    if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {  // as the operation's error: retried once
-      op.set_done(true);
-      op.mutable_error()->set_code(int(s.error_code()));
-      op.mutable_error()->set_message(s.error_message());
-      return true;
-    }
-    // A dropped stream (UNAVAILABLE, an OK end without a result) is asked again
-    // with WaitExecution; anything else is the engine's failure.
-    if (s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
-      return !name.empty() && !cancelled_;
-    }
-    error = std::string(what) + ": " + status_text(s);
-    return false;
+    for (const auto& d : want)
+      if (!out.count(d.hash()) && !read_blob(d, out[d.hash()], error, id)) return false;
+    return true;
+  }
+
+  int64_t batch_budget() const {  // the engine's batch size, less room for the messages' own bytes
+    std::lock_guard lock(mutex_);
+    return caps_.max_batch_bytes - 64 * 1024;
   }
 
   Endpoint endpoint_;
@@ -581,6 +578,7 @@ class GrpcClient final : public Client {
   std::set<grpc::ClientContext*> active_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> refuses_inline_{false};  // a stored result may not carry inline contents
+  std::atomic<bool> no_batch_read_{false};   // BatchReadBlobs is UNIMPLEMENTED there
   Capabilities caps_;
   KnownBlobs known_;  // what the CAS holds, as this client learned it
 };

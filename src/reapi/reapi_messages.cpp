@@ -88,10 +88,16 @@ std::string status_text(const grpc::Status& s) {
   return text;
 }
 
-double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
+static double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b) {
   if (a.seconds() == 0 || b.seconds() == 0) return 0;
   const double d = double(b.seconds() - a.seconds()) + double(b.nanos() - a.nanos()) / 1e9;
   return d > 0 ? d : 0;
+}
+
+void read_execution_metadata(const re::ExecutedActionMetadata& md, ActionResult& out) {
+  out.worker = md.worker();
+  out.queued_s = seconds_between(md.queued_timestamp(), md.worker_start_timestamp());
+  out.executed_s = seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp());
 }
 
 bool blob_bytes(const Blob& blob, const re::Digest& d, Sha256Hex sha256, std::string& out, std::string& error) {
@@ -174,6 +180,20 @@ std::string upload_resource(const std::string& instance, const re::Digest& d) {
                 rd() & 0xfff, (unsigned long long)(counter++));
   return (instance.empty() ? "" : instance + "/") + "uploads/" + uuid + "/blobs/" + d.hash() + "/" +
          std::to_string(d.size_bytes());
+}
+
+std::string request_metadata(const Endpoint& endpoint, const std::string& action_id, const Action* action) {
+  re::RequestMetadata md;
+  md.mutable_tool_details()->set_tool_name("offload-build");
+  md.mutable_tool_details()->set_tool_version(endpoint.tool_version);
+  md.set_action_id(action_id);
+  md.set_tool_invocation_id(endpoint.invocation_id);
+  md.set_correlated_invocations_id(endpoint.invocation_id);
+  if (action) {
+    md.set_action_mnemonic(action->mnemonic);
+    md.set_target_id(action->target_id);
+  }
+  return md.SerializeAsString();
 }
 
 }  // namespace ob::reapi

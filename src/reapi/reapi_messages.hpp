@@ -8,7 +8,10 @@
 #include <string>
 #include <utility>
 
+#include <grpcpp/grpcpp.h>
+
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
+#include "google/longrunning/operations.pb.h"
 #include "offload_build/exec/remote_execution.hpp"
 
 namespace ob::reapi {
@@ -44,8 +47,8 @@ re::Digest digest_of(const std::string& data, Sha256Hex sha256);
 Prepared prepare(const Action& action, Sha256Hex sha256);
 // A gRPC status as one line of text: its code's name, then its message (300 bytes at most).
 std::string status_text(const grpc::Status& s);
-// Seconds from `a` to `b` (an execution's metadata); 0 when either is unset.
-double seconds_between(const google::protobuf::Timestamp& a, const google::protobuf::Timestamp& b);
+// The worker, and the seconds queued and executing (0 where unset), of an execution's metadata.
+void read_execution_metadata(const re::ExecutedActionMetadata& md, ActionResult& out);
 // A value kept in the action cache (Client::get_value) is the one output,
 // named `kind`, of an action that never runs (no input root, a command no
 // worker has: offload-build-KIND KEY).
@@ -60,5 +63,43 @@ std::string read_resource(const std::string& instance, const re::Digest& d);
 bool read_capabilities(const re::ServerCapabilities& caps, Capabilities& out, std::string& error);
 // The resource name a ByteStream Write of `d` uploads to (a fresh uuid in it).
 std::string upload_resource(const std::string& instance, const re::Digest& d);
+
+// The RequestMetadata header of one call, serialized: this tool, the
+// build's invocation, `action_id` and, given the action, its mnemonic and target.
+std::string request_metadata(const Endpoint& endpoint, const std::string& action_id, const Action* action);
+
+// An Execute's (or WaitExecution's) stream read to its end: true with `op`
+// done (a FAILED_PRECONDITION status becomes the operation's error: an input
+// evicted, retried by the caller), or with `name` set and `error` saying why
+// the stream dropped (UNAVAILABLE, an end without a result: asked again by
+// name unless `cancelled`); false and `error` for any other failure.
+template <class Reader>
+bool read_operation(Reader& reader, google::longrunning::Operation& op, std::string& name, grpc::ClientContext& ctx,
+                    bool cancelled, std::string& error, const char* what) {
+  google::longrunning::Operation next;
+  while (reader.Read(&next)) {
+    op = next;
+    if (!op.name().empty()) name = op.name();
+    if (op.done()) break;
+  }
+  if (op.done()) {
+    ctx.TryCancel();
+    reader.Finish();
+    return true;
+  }
+  auto s = reader.Finish();
+  if (s.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+    op.set_done(true);
+    op.mutable_error()->set_code(int(s.error_code()));
+    op.mutable_error()->set_message(s.error_message());
+    return true;
+  }
+  if (s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    error = std::string(what) + ": " + (s.ok() ? "the stream ended without a result" : status_text(s));
+    return !name.empty() && !cancelled;
+  }
+  error = std::string(what) + ": " + status_text(s);
+  return false;
+}
 
 }  // namespace ob::reapi

@@ -31,4 +31,13 @@ UploadPlan plan_upload(const BlobMap& blobs, const KnownBlobs& known, bool ask_f
   return plan;
 }
 
+bool read_in_one_batch(const std::vector<re::Digest>& want, uint64_t max_blob, int64_t batch) {
+  int64_t total = 0;
+  for (const auto& d : want) {
+    if (uint64_t(d.size_bytes()) > max_blob) return false;
+    total += d.size_bytes();
+  }
+  return want.size() >= 2 && total <= batch;
+}
+
 }  // namespace ob::reapi

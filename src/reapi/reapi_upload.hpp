@@ -1,6 +1,6 @@
 // What an upload sends (reapi_client.cpp): the blobs the engine's CAS is
 // known to hold are neither asked about nor sent again; a few small unknown
-// ones are sent without asking first.
+// ones are sent without asking first. And which downloads go in one batch.
 #pragma once
 
 #include <cstdint>
@@ -42,5 +42,10 @@ struct UploadPlan {
 // `blobs` less those `known` holds: asked about when `ask_first` and they
 // are more than kSendUnasked bytes in all, else sent.
 UploadPlan plan_upload(const BlobMap& blobs, const KnownBlobs& known, bool ask_first);
+
+// Whether the blobs `want` are read in one BatchReadBlobs: two or more, each
+// at most `max_blob` bytes (a larger one is refused when read alone), all at
+// most `batch` bytes.
+bool read_in_one_batch(const std::vector<re::Digest>& want, uint64_t max_blob, int64_t batch);
 
 }  // namespace ob::reapi

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/scan_batch.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/process/command.hpp"
 
@@ -41,8 +42,8 @@ class ActionBuilder {
   explicit ActionBuilder(const RemoteRunnerSetup& setup);
 
   // The dependency scan of `cmd` (its own flags and target, preprocessing
-  // only), writing its depfile beside the job's last temporary and, where
-  // the compile records lookups, their record beside that; nullopt: not a
+  // only), naming a depfile beside the job's last temporary and, where the
+  // compile records lookups, their record beside that; nullopt: not a
   // compile the scan knows.
   static std::optional<process::Command> scan_command(const process::Command& cmd, const std::vector<fs::path>& temps);
 
@@ -63,13 +64,14 @@ class ActionBuilder {
     std::vector<fs::path> reads;
     std::vector<std::string> absent;
   };
+  // Runs a dependency scan command (scan_command's, naming the depfile) on this machine.
+  using ScanFn = std::function<std::optional<ScanFound>(const process::Command&, const fs::path& depfile)>;
   // `job` run as `cmd` writing `temps`, as an action; nullopt and `why` when it
-  // stays here. `scan` runs a dependency scan command on this machine (true:
-  // it succeeded); `scan_lookups` is set to the scan's record of lookups.
-  // With `known` (a dependency manifest that holds), no scan runs.
+  // stays here. `absent` is set to the scan's lookups that found nothing,
+  // where the compile records them. With `known` (a dependency manifest that
+  // holds), no scan runs.
   std::optional<Built> build(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
-                             const std::function<bool(const process::Command&)>& scan,
-                             std::optional<fs::path>& scan_lookups, std::string& why,
+                             const ScanFn& scan, std::optional<std::vector<std::string>>& absent, std::string& why,
                              const Manifest* known = nullptr);
   // The dependency manifest of `built` (its reads) whose lookups did not find
   // `absent` (absolute); nullopt when a file changed since, or it is over
@@ -86,8 +88,8 @@ class ActionBuilder {
   std::string manifest_path(const fs::path& p, const fs::path& cwd) const;
   std::optional<std::vector<fs::path>> files_read(const plan::Job& job, const process::Command& cmd,
                                                   const fs::path& cwd, const std::vector<fs::path>& temps,
-                                                  const std::function<bool(const process::Command&)>& scan,
-                                                  std::optional<fs::path>& scan_lookups, std::string& why,
+                                                  const ScanFn& scan,
+                                                  std::optional<std::vector<std::string>>& absent, std::string& why,
                                                   const Manifest* known);
   bool lay_out(const plan::Job& job, const std::vector<fs::path>& temps, Layout& l, std::string& why);
   bool add_inputs(Layout& l, reapi::Action& action, std::string& why);

@@ -1,8 +1,9 @@
 // Dependency scans in batches (docs/DISTRIBUTED.md): the scans of every job
 // known to be about to run (prefetch: its cache lookup missed) and of those
 // asked for while a batch runs go together, as one clang-scan-deps over all
-// of them (toolchain/frontends/clang_scan.hpp), not one clang -M each. Each scan gets the depfile its own clang -M would have written, and
-// the record of lookups: the batch's, every lookup that found nothing in any
+// of them (toolchain/frontends/clang_scan.hpp), not one clang -M each. Each
+// scan gets, in memory, the depfile its own clang -M would have written, and
+// the lookups that found nothing: the batch's, every lookup that found nothing in any
 // of its compiles (more absent paths than its own, never fewer: a header
 // created at any of them only makes the job miss). A scan the batch cannot
 // answer (a cc1 command, no clang-scan-deps beside the compiler, a failure)
@@ -12,14 +13,28 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "offload_build/process/command.hpp"
 
 namespace ob::exec {
+
+namespace fs = std::filesystem;
+
+// What a dependency scan found.
+struct ScanFound {
+  std::string depfile;  // the depfile's text
+  // Each lookup that found nothing, where the scan's environment records
+  // lookups (toolchain::redirect_lookups); nullopt where it does not.
+  std::optional<std::vector<std::string>> absent;
+};
 
 class ScanBatcher {
  public:
@@ -27,10 +42,10 @@ class ScanBatcher {
   using RunFn = std::function<bool(const process::Command&)>;
   ScanBatcher(size_t threads, RunFn run) : threads_(threads), run_(std::move(run)) {}
 
-  // Run `scan` (a dependency_scan_argv command): true when its depfile (and,
-  // when its environment asks, its record of lookups) was written. Any
-  // thread; it may wait for a batch another thread runs.
-  bool run(const process::Command& scan);
+  // Run `scan` (a dependency_scan_argv command naming `depfile`): what it
+  // found, nullopt when it failed; no file is left behind. Any thread; it
+  // may wait for a batch another thread runs.
+  std::optional<ScanFound> run(const process::Command& scan, const fs::path& depfile);
   // `scan` will be asked for (its job runs soon): scanned with the next
   // batch, its answer kept until run() asks. Any thread.
   void prefetch(const process::Command& scan);
@@ -48,6 +63,8 @@ class ScanBatcher {
   struct Request;
   std::shared_ptr<Request> request(const process::Command& scan) const;
   void run_batch(std::vector<std::shared_ptr<Request>>& batch);
+  // `scan` alone, as its own clang -M: what it wrote, read back and removed.
+  std::optional<ScanFound> run_alone(const process::Command& scan, const fs::path& depfile) const;
 
   size_t threads_;
   RunFn run_;

@@ -28,7 +28,8 @@
 //               answers FAILED_PRECONDITION, as an engine whose CAS evicted
 //               them since the client sent them
 //
-// Each call it answers is one line on stdout (the test's log), the
+// Each call it answers is one line on stdout (the test's log; BatchReadBlobs
+// with the number of blobs asked for), the
 // action's mnemonic after GetActionResult, FindMissingBlobs and
 // BatchUpdateBlobs: the test
 // checks that the client asked for what it then refused, and what it asked.
@@ -229,6 +230,18 @@ class CasService final : public re::ContentAddressableStorage::Service {
       store.put(r.digest().hash(), r.data());
       auto* out = resp->add_responses();
       *out->mutable_digest() = r.digest();
+    }
+    return grpc::Status::OK;
+  }
+  // What the store holds under each hash (a lie under bad-digest, as ByteStream Read's).
+  grpc::Status BatchReadBlobs(grpc::ServerContext* ctx, const re::BatchReadBlobsRequest* req,
+                              re::BatchReadBlobsResponse* resp) override {
+    if (auto s = check_metadata(ctx); !s.ok()) return s;
+    say("BatchReadBlobs " + std::to_string(req->digests_size()));
+    for (const auto& d : req->digests()) {
+      auto* out = resp->add_responses();
+      *out->mutable_digest() = d;
+      if (!store.get(d.hash(), *out->mutable_data())) out->mutable_status()->set_code(int(grpc::StatusCode::NOT_FOUND));
     }
     return grpc::Status::OK;
   }
