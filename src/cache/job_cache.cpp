@@ -50,7 +50,7 @@ std::vector<Candidate> candidates_of(storage::LayeredStorage& storage, const std
   if (lookup.status != storage::LookupStatus::Hit) return {};
   auto candidates = decode_manifest_meta(lookup.entry);
   if (candidates) return std::move(*candidates);
-  storage.discard("manifest", key);
+  storage.discard(kManifestEntryKind, key);
   corrupt = true;
   return {};
 }
@@ -111,7 +111,7 @@ std::optional<std::string> JobCache::find_result_key(const plan::Job& job, const
                                                      std::vector<Dep>& matched, Lock& lock) {
   if (!job.depfile) return result_key(key, {});
   lock.unlock();
-  storage::Lookup manifest = storage_.get("manifest", key.direct);
+  storage::Lookup manifest = storage_.get(kManifestEntryKind, key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
   lock.lock();
@@ -248,14 +248,14 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
   if (rkey) {
     // The job's own temporaries and the storage: nothing of ours, unlocked.
     lock.unlock();
-    storage::Lookup result = storage_.get("result", *rkey);
+    storage::Lookup result = storage_.get(kResultEntryKind, *rkey);
     std::string diagnostics;
     size_t jobs = 1;
     Restored restored = result.status == storage::LookupStatus::Hit
                             ? restore(job, result.entry, temps, diagnostics, jobs)
                             : Restored::Unwritable;
     if (restored == Restored::Corrupt) {
-      storage_.discard("result", *rkey);
+      storage_.discard(kResultEntryKind, *rkey);
       result.status = storage::LookupStatus::Corrupt;
     }
     lock.lock();
@@ -311,7 +311,7 @@ std::vector<Dep> JobCache::deps_from_depfile(const plan::Job& job, std::string_v
 
 void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
                                const std::string& result, bool local) {
-  storage::Lookup lookup = local ? storage_.get_local("manifest", key.direct) : storage_.get("manifest", key.direct);
+  storage::Lookup lookup = local ? storage_.get_local(kManifestEntryKind, key.direct) : storage_.get(kManifestEntryKind, key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, lookup, corrupt);
   std::vector<Candidate> updated{{deps, result}};
@@ -320,8 +320,8 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
     if (c.result != result) updated.push_back(std::move(c));
   }
   const storage::Entry entry{encode_manifest_meta(updated), {}};
-  if (local) storage_.put_local("manifest", key.direct, entry);
-  else storage_.put("manifest", key.direct, entry);
+  if (local) storage_.put_local(kManifestEntryKind, key.direct, entry);
+  else storage_.put(kManifestEntryKind, key.direct, entry);
 }
 
 void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
@@ -426,7 +426,7 @@ void JobCache::put_result(const plan::Job& job, const Pending& pending, const st
   entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
   const bool local = options_.local_only && options_.local_only(job);
-  if (!(local ? storage_.put_local("result", rkey, entry) : storage_.put("result", rkey, entry))) {
+  if (!(local ? storage_.put_local(kResultEntryKind, rkey, entry) : storage_.put(kResultEntryKind, rkey, entry))) {
     ++counters_.store_failures;
     return;
   }

@@ -77,6 +77,16 @@ void EngineLink::failed(const std::string& error) {
                             printable_engine_text(error)));
 }
 
+void EngineLink::note_absent(std::string name) {
+  std::lock_guard lock(absent_m_);
+  absent_.insert(std::move(name));
+}
+
+bool EngineLink::absent(const std::string& name) const {
+  std::lock_guard lock(absent_m_);
+  return absent_.count(name) > 0;
+}
+
 void EngineLink::cancel() {
   std::lock_guard lock(client_m_);
   if (client_) client_->cancel();

@@ -26,7 +26,10 @@ class EngineBackend final : public storage::RemoteBackend {
       link_->failed(error);  // the engine's one warning; the layer takes it as a miss
       return std::optional<std::string>();
     }
-    if (text.empty()) return std::optional<std::string>();
+    if (text.empty()) {
+      link_->note_absent(name);
+      return std::optional<std::string>();
+    }
     return std::optional<std::string>(std::move(text));
   }
 

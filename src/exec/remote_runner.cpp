@@ -186,7 +186,6 @@ class Runner final : public RemoteRunner {
     std::vector<fs::path> temps;
     std::optional<std::vector<std::string>> absent;  // the scan's lookups that found nothing (where recorded)
     bool no_scan = false;                  // its dependency manifest held
-    bool no_manifest = false;              // the engine holds no manifest for it: never run there
   };
 
   static void poke(int fd) {
@@ -305,9 +304,8 @@ class Runner final : public RemoteRunner {
         [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.absent,
         why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
-    // A manifest is stored after every scanned job the engine ran: none
-    // means it never ran this job, so its action cache is not asked first.
-    built->action.not_cached = w.no_manifest;
+    // The engine layer found nothing of the job: its action cache is not asked first.
+    built->action.not_cached = setup_.ran_nowhere && setup_.ran_nowhere(w.job);
     // The manifest to store once it ran goes up with its inputs.
     const auto manifest = key.empty() || known ? std::nullopt : manifest_of(w, *built);
     if (manifest) built->action.values_after.push_back({kManifestKind, key, *manifest});
@@ -351,10 +349,7 @@ class Runner final : public RemoteRunner {
   std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
     std::string text, error, why;
     if (!client_->get_value(kManifestKind, key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
-    if (text.empty()) {
-      w.no_manifest = client_->stores_values();
-      return std::nullopt;
-    }
+    if (text.empty()) return std::nullopt;
     auto m = builder_.manifest_match(text, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;

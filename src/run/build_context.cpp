@@ -73,10 +73,7 @@ Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErro
 // URL adds none: the remote runner says it.
 void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered,
                                     bool launcher) {
-  const auto use = engine_cache();
-  if (config().text("remote_execution").empty() || !config().flag("engine_storage") ||
-      (use != exec::EngineCache::Use && use != exec::EngineCache::Trusted))
-    return;
+  if (!engine_layer_on()) return;
   auto link = engine_link(launcher);
   if (!link) return;
   remotes.push_back(exec::engine_layer_config((*link)->config()));
@@ -90,6 +87,12 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
     if (c.prefix == exec::kEngineLayerPrefix) return exec::make_engine_backend(link, c.max_entry_bytes, set);
     return storage::make_remote_backend(c);
   };
+}
+
+bool BuildContext::engine_layer_on() const {
+  const auto use = engine_cache();
+  return !config().text("remote_execution").empty() && config().flag("engine_storage") && !config().flag("no_cache") &&
+         (use == exec::EngineCache::Use || use == exec::EngineCache::Trusted);
 }
 
 Result<std::shared_ptr<exec::EngineLink>> BuildContext::engine_link(bool launcher) {
@@ -185,11 +188,26 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
   };
   // A job's dependency manifest in the engine is named by its direct key
   // (cache/job_key.hpp): what decides its outputs before any file is read.
-  setup.manifest_key = [&plan, key_files](const plan::Job& job) {
+  // None with the engine layer on: its entries under the same key (the
+  // direct-mode manifest: every file read, with its digest) serve the whole
+  // job, so a manifest would be stored and asked for in vain.
+  auto job_key = [&plan, key_files](const plan::Job& job) -> std::optional<cache::JobKey> {
     std::lock_guard lock(key_files->mu);
-    const cache::JobKey key = cache::compute_job_key(plan, job, key_files->files);
-    return key.inputs_missing ? std::string() : storage::sha256_hex("dependency manifest\n" + key.direct);
+    cache::JobKey key = cache::compute_job_key(plan, job, key_files->files);
+    if (key.inputs_missing) return std::nullopt;
+    return key;
   };
+  if (!engine_layer_on())
+    setup.manifest_key = [job_key](const plan::Job& job) {
+      const auto key = job_key(job);
+      return key ? storage::sha256_hex("dependency manifest\n" + key->direct) : std::string();
+    };
+  else  // the entry the job cache asks the layer for first (cache::JobCache::find_result_key)
+    setup.ran_nowhere = [job_key, link = *link](const plan::Job& job) {
+      const auto key = job_key(job);
+      return key && link->absent(job.depfile ? storage::redis_key(cache::kManifestEntryKind, key->direct)
+                                             : storage::redis_key(cache::kResultEntryKind, cache::result_key(*key, {})));
+    };
   // A launcher compile: the engine opened on its first job that goes (a
   // compile served by the cache never loads the client), compiler checks
   // once per make/ninja run (remembered next to the cache).

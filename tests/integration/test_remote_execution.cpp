@@ -267,12 +267,21 @@ TEST_CASE("remote execution: a CMake launcher build of a fresh checkout runs no 
   CHECK(count_occurrences(first.err, ": executed remotely (") == 9);
   CHECK(count_occurrences(first.err, "(no scan here)") == 0);
 
-  // Each compile process of the other checkout finds its manifests: its
-  // device pass and host parse are served with no scan (the host codegen
-  // reads only the host IR), by the engine's action cache (engine_storage
-  // off: it would serve the whole compile from the entries it holds).
+  // engine_storage off (with it the entries the engine holds serve a whole
+  // compile, below, and no manifest is stored): the same checkout again,
+  // served by the engine's action cache, leaves the compiles' manifests.
   Env own = explain;
   own.emplace_back("OFFLOAD_BUILD_ENGINE_STORAGE", "false");
+  fs::remove_all(a / "build");
+  auto seeded = cmake_build(a, tmp / "cache-a2", worker.url(), own);
+  INFO(seeded.out << seeded.err);
+  REQUIRE(seeded.exit_code == 0);
+  CHECK(count_occurrences(seeded.err, ": served by the engine's action cache") == 9);
+  CHECK(count_occurrences(seeded.err, "(no scan here)") == 0);
+
+  // Each compile process of the other checkout finds its manifests: its
+  // device pass and host parse are served with no scan (the host codegen
+  // reads only the host IR), by the engine's action cache.
   auto fresh = cmake_build(b, tmp / "cache-b", worker.url(), own);
   INFO(fresh.out << fresh.err);
   REQUIRE(fresh.exit_code == 0);
@@ -459,11 +468,20 @@ TEST_CASE("remote execution: a fresh checkout is served by the engine without a 
   REQUIRE(first.exit_code == 0);
   CHECK_THAT(first.err, Catch::Contains("remote execution: 9 executed"));
   CHECK(first.err.find("without a dependency scan") == std::string::npos);
+  // engine_storage off (with it the entries the engine holds serve a fresh
+  // checkout whole, next test case, and no manifest is stored): the same
+  // checkout from an empty local cache, its compiles scanned and served by
+  // the engine's action cache, leaves their manifests.
+  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}};
+  fs::remove_all(a / "build");
+  auto seeded = build_project(a, tmp / "cache-a2", {"--remote-execution", worker.url()}, own);
+  INFO(seeded.err);
+  REQUIRE(seeded.exit_code == 0);
+  CHECK_THAT(seeded.err, Catch::Contains("remote execution: 0 executed, 9 from the engine's cache"));
+  CHECK(seeded.err.find("without a dependency scan") == std::string::npos);
 
   // The other checkout, an empty local cache: every compile from the engine,
-  // none scanned; the objects are a local build's. (engine_storage off: the
-  // entries the engine holds would serve them whole, next test case.)
-  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}};
+  // none scanned; the objects are a local build's.
   auto fresh = build_project(b, tmp / "cache-b", {"--remote-execution", worker.url()}, own);
   INFO(fresh.err);
   REQUIRE(fresh.exit_code == 0);

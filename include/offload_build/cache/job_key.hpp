@@ -21,6 +21,11 @@ namespace ob::cache {
 // an entry stored without them is never trusted.
 inline constexpr const char* kKeyFormat = "offload-build cache key v4";
 
+// The kinds of the entries stored: under a job's direct key, its dependency
+// sets; under its result key (result_key), its outputs.
+inline constexpr const char* kManifestEntryKind = "manifest";
+inline constexpr const char* kResultEntryKind = "result";
+
 // Environment variables that change what a job of `kind` produces.
 const std::vector<std::string>& relevant_environment(plan::JobKind kind);
 

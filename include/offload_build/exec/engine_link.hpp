@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "offload_build/exec/remote_runner.hpp"
@@ -47,6 +48,10 @@ class EngineLink {
   // client() is nullptr. Any thread.
   void failed(const std::string& error);
   bool down() const { return down_; }
+  // Values (by the engine layer's names) the engine was asked for in this
+  // build and does not hold: noted by the layer, asked by the runner. Any thread.
+  void note_absent(std::string name);
+  bool absent(const std::string& name) const;
   // Cancel every call in flight (Ctrl-C). Any thread.
   void cancel();
   const RemoteExecutionConfig& config() const { return setup_.config; }
@@ -59,6 +64,8 @@ class EngineLink {
   std::mutex client_m_;  // guards client_ against cancel()
   std::unique_ptr<reapi::Client> client_;
   std::atomic<bool> down_{false};
+  mutable std::mutex absent_m_;
+  std::set<std::string> absent_;
   bool down_earlier_ = false;
 };
 

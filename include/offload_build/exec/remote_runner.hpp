@@ -129,6 +129,11 @@ struct RemoteRunnerSetup {
   // its outputs before any file is read: its direct key), "" for none; any
   // thread. Unset: no manifests (every compile with a depfile is scanned).
   std::function<std::string(const plan::Job&)> manifest_key;
+  // With the local cache's engine layer instead (no manifests): true when
+  // the layer, asked in this build for the job's entry under its direct key,
+  // found none (EngineLink::absent): nothing says the job ran there, so its
+  // action is executed without asking the action cache first. Any thread.
+  std::function<bool(const plan::Job&)> ran_nowhere;
   // One line, said once per build (the first engine failure); any thread.
   std::function<void(const std::string&)> warn;
   // Open the engine on the first job that goes to it, not at once (launcher

@@ -128,6 +128,8 @@ class BuildContext {
 
  private:
   void add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered, bool launcher);
+  // Whether the local cache has the engine as a layer (exec/engine_storage.hpp).
+  bool engine_layer_on() const;
   // The engine of this build, made once: for the cache's engine layer or the
   // remote runner, whichever asks first. An error for a bad URL.
   Result<std::shared_ptr<exec::EngineLink>> engine_link(bool launcher);
