@@ -112,17 +112,16 @@ std::optional<ScanFound> ScanBatcher::run(const process::Command& scan, const fs
     busy_ = false;
     cv_.notify_all();
   }
+  lock.unlock();  // a done request is not written again
   // The depfile and the lookups its own clang -M would have recorded.
   ScanFound found;
   auto env = scan.env;
   const bool records = toolchain::redirect_lookups(env, r->batch.depfile).has_value();
   auto text = r->files ? depfile_text(*r->files) : std::nullopt;
-  if (!text || (records && !r->absent)) {
-    lock.unlock();
-    return run_alone(scan, depfile);
-  }
+  if (!text || (records && !r->absent)) return run_alone(scan, depfile);
   found.depfile = std::move(*text);
   if (records) found.absent = r->absent;
+  std::lock_guard count(m_);
   ++counts_.batched;
   return found;
 }
