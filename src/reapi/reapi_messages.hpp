@@ -3,6 +3,7 @@
 // every blob the engine may lack.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -72,10 +73,10 @@ std::string request_metadata(const Endpoint& endpoint, const std::string& action
 // done (a FAILED_PRECONDITION status becomes the operation's error: an input
 // evicted, retried by the caller), or with `name` set and `error` saying why
 // the stream dropped (UNAVAILABLE, an end without a result: asked again by
-// name unless `cancelled`); false and `error` for any other failure.
+// name unless `cancelled` by then); false and `error` for any other failure.
 template <class Reader>
 bool read_operation(Reader& reader, google::longrunning::Operation& op, std::string& name, grpc::ClientContext& ctx,
-                    bool cancelled, std::string& error, const char* what) {
+                    const std::atomic<bool>& cancelled, std::string& error, const char* what) {
   google::longrunning::Operation next;
   while (reader.Read(&next)) {
     op = next;
