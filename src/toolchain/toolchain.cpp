@@ -304,10 +304,11 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   tc.lib_dir = root / "lib";
 
   std::vector<std::string> missing, packages;
+  const int named = tc.major ? tc.major : std::stoi(v);
   const std::pair<std::string_view, const fs::path*> required[] = {
       {"clang", &tc.clang},
       {"clang++", &tc.clangxx},
-      {"llvm-offload-binary (or clang-offload-packager)", &tc.offload_binary},
+      {named < 20 ? "llvm-offload-binary (or clang-offload-packager)" : "llvm-offload-binary", &tc.offload_binary},
       {"clang-linker-wrapper", &tc.linker_wrapper}};
   for (const auto& [name, path] : required) {
     if (is_executable(*path)) continue;
@@ -315,7 +316,7 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
     std::string pkg = package_for(name, v);
     if (std::find(packages.begin(), packages.end(), pkg) == packages.end()) packages.push_back(pkg);
   }
-  const int major = tc.major ? tc.major : std::stoi(v);
+  const int major = named;
   if (major < kOldestLlvm)  // e.g. clang-14 on PATH: no offload driver to model
     return Error::usage(fmt::format(
         "LLVM toolchain at {} is LLVM {}, older than LLVM {}, the oldest whose offload driver offload-build "
