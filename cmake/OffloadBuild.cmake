@@ -7,7 +7,10 @@
 #   them too) its link options, and sets its C and CXX compiler launcher to
 #   offload-build, which splits each offload compile into cached, parallel
 #   device passes. NOGPULIB adds -nogpulib (LLVM 22 from Debian ships no
-#   OpenMP GPU device runtime: only ompx_bare kernels build then).
+#   OpenMP GPU device runtime: only ompx_bare kernels build then). With an
+#   LLVM that has one (LLVM 19 in a private prefix: scripts/setup.sh --llvm
+#   19), the compile options that reach it are added (offload-build
+#   runtime-flags asks the compiler's installation).
 #   NO_LAUNCHER: the flags only.
 #
 # offload_build_enable_launcher([LANGUAGES <lang>...])
@@ -115,6 +118,33 @@ function(offload_build_target_flags out_var)
   set(${out_var} "${flags}" PARENT_SCOPE)
 endfunction()
 
+# The compile options the project's compiler needs to reach its LLVM's
+# device runtime for these targets (an LLVM in a private prefix: where its
+# bitcode is; AMD without ROCm: -nogpulib for that triple), as offload-build
+# knows them (`offload-build runtime-flags`), in ${out_var}; compile only.
+function(_offload_build_runtime_flags out_var)
+  set(compiler "${CMAKE_C_COMPILER}")
+  if(NOT compiler)
+    set(compiler "${CMAKE_CXX_COMPILER}")
+  endif()
+  set(result "")
+  if(compiler AND OffloadBuild_EXECUTABLE)
+    execute_process(COMMAND "${OffloadBuild_EXECUTABLE}" runtime-flags --compiler "${compiler}" ${ARGN}
+                    OUTPUT_VARIABLE json RESULT_VARIABLE rc ERROR_QUIET)
+    if(rc EQUAL 0)
+      string(JSON n LENGTH "${json}" compile)
+      if(n GREATER 0)
+        math(EXPR last "${n} - 1")
+        foreach(i RANGE ${last})
+          string(JSON flag GET "${json}" compile ${i})
+          list(APPEND result "SHELL:${flag}")
+        endforeach()
+      endif()
+    endif()
+  endif()
+  set(${out_var} "${result}" PARENT_SCOPE)
+endfunction()
+
 function(offload_build_targets target)
   cmake_parse_arguments(PARSE_ARGV 1 OB "NOGPULIB;NO_LAUNCHER" "" "TARGETS")
   if(OB_UNPARSED_ARGUMENTS)
@@ -127,7 +157,8 @@ function(offload_build_targets target)
   if(OB_NOGPULIB)
     list(APPEND flags -nogpulib)
   endif()
-  target_compile_options(${target} PRIVATE ${flags})
+  _offload_build_runtime_flags(runtime ${OB_TARGETS})
+  target_compile_options(${target} PRIVATE ${flags} ${runtime})
   get_target_property(type ${target} TYPE)
   if(NOT type STREQUAL "OBJECT_LIBRARY")
     target_link_options(${target} PUBLIC ${flags})

@@ -112,6 +112,8 @@ struct Call {
   int argc = 0;
   char** argv = nullptr;
   int program_at = 0;  // verify's PROGRAM
+  std::string flags_compiler;            // runtime-flags --compiler
+  std::vector<std::string> flags_targets;  // runtime-flags TARGET...
 };
 
 // A command word: its --help line (null: it adds itself and its
@@ -154,6 +156,15 @@ const Command kCommands[] = {
        doctor_remotes(c.global, std::cout);  // a remote is optional: never changes the exit code
        return code;
      }},
+    {"runtime-flags",
+     "Print (JSON) the compile options COMPILER needs to reach its LLVM's device runtime for TARGET... "
+     "(the CMake package's offload_build_targets asks)",
+     false,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->add_option("--compiler", c.flags_compiler, "The C or C++ compiler (a path or a name on PATH)")->required();
+       sub->add_option("targets", c.flags_targets, "Offload targets: host, sm_XX, gfxNNN")->required();
+     },
+     [](Call& c) { return runtime_flags(c.flags_compiler, c.flags_targets); }},
     {"cargo",
      "Rust offload on a cargo project: cargo build|run|test|check|clippy [CARGO ARGS] [-- ARGS] (`cargo --help`)",
      false,

@@ -5,6 +5,13 @@
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/run/program.hpp"
+#include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
 
 namespace ob::cli {
 
@@ -40,6 +47,23 @@ Result<int> verify(const Request& o, std::vector<std::string> command) {
                   "offload-build as the compiler launcher: docs/LAUNCHER.md) and that "
                   "OMP_TARGET_OFFLOAD is not DISABLED",
                   program));
+}
+
+Result<int> runtime_flags(const std::string& compiler, const std::vector<std::string>& targets) {
+  const auto path = toolchain::program_path(compiler);
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);
+  if (ec) return Error::usage("runtime-flags: compiler " + compiler + " not found");
+  auto tc = toolchain::toolchain_at(real.parent_path().parent_path());
+  if (!tc) return Error::usage("runtime-flags: " + compiler + ": " + tc.error().message);
+  std::vector<manifest::Target> wanted;
+  for (const auto& t : targets) {
+    auto target = manifest::resolve_target(t);
+    if (!target) return Error::usage("runtime-flags: " + target.error().message);
+    wanted.push_back(*target);
+  }
+  std::cout << nlohmann::json{{"compile", toolchain::clang_openmp::runtime_compile_flags(*tc, wanted)}}.dump() << '\n';
+  return exit_code::ok;
 }
 
 }  // namespace ob::cli

@@ -221,3 +221,52 @@ TEST_CASE("doctor names LLVM 19's device runtimes, and LLVM 22's missing runtime
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("LLVM 19 does (scripts/setup.sh --llvm 19 unpacks it"));
 }
+
+TEST_CASE("CMake package with LLVM 19 as CMAKE_<LANG>_COMPILER: generic kernels for host, sm_90, gfx90a, cached",
+          "[integration][llvm19][cmake]") {
+  OB_LLVM19(root);
+  if (!has_cuda()) OB_SKIP("no CUDA ptxas at /usr/local/cuda (the sm_90 device link)");
+  TempDir tmp;
+  // What the package asks offload-build: the options clang 19 needs for its runtime.
+  auto flags = run_ob({"runtime-flags", "--compiler", (root / "bin/clang").string(), "host", "sm_90", "gfx90a"});
+  INFO(flags.err);
+  REQUIRE(flags.exit_code == 0);
+  CHECK(nlohmann::json::parse(flags.out)["compile"][0] == "--libomptarget-nvptx-bc-path=" + (root / "lib").string());
+  CHECK(run_ob({"runtime-flags", "--compiler", std::string(kLlvmBin) + "/clang", "sm_90"}).out == "{\"compile\":[]}\n");
+  CHECK(run_ob({"runtime-flags", "--compiler", std::string(kLlvmBin) + "/clang", "sm_9"}).exit_code == 2);
+
+  const fs::path prefix = tmp / "prefix", cache = tmp / "cache";
+  auto install = run_tool({"cmake", "--install", fs::path(OB_BINARY).parent_path().string(), "--prefix", prefix.string()});
+  REQUIRE(install.exit_code == 0);
+  const fs::path src = copy_example("cmake-project", tmp.path());
+  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", cache.string()}, {"MAKEFLAGS", std::nullopt},
+                {"CMAKE_GENERATOR", std::nullopt},
+                {"PATH", std::string("/usr/local/cuda/bin:") + std::getenv("PATH")}};
+  auto build_in = [&](const fs::path& build) {
+    auto c = run_tool({"cmake", "-S", src.string(), "-B", build.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                       "-DCMAKE_PREFIX_PATH=" + prefix.string(), "-DCMAKE_C_COMPILER=" + (root / "bin/clang").string(),
+                       "-DCMAKE_CXX_COMPILER=" + (root / "bin/clang++").string(), "-DOFFLOAD_TARGETS=host;sm_90;gfx90a"},
+                      {}, env);
+    INFO(c.out << c.err);
+    REQUIRE(c.exit_code == 0);
+    auto b = run_tool({"cmake", "--build", build.string()}, {}, env);
+    INFO(b.out << b.err);
+    REQUIRE(b.exit_code == 0);
+  };
+  build_in(tmp / "b1");
+  auto cold = cache_stats(cache);
+  CHECK(cold["unchanged_by_reason"].empty());  // every offload compile split
+  CHECK(cold["misses"].get<int>() > 0);
+  auto listing = run_tool({(root / "bin/llvm-objdump").string(), "--offloading", (tmp / "b1/vecdemo").string()});
+  CHECK(count_occurrences(listing.out, "OFFLOADING IMAGE") == 3);
+  auto run = run_tool({(tmp / "b1/vecdemo").string()}, tmp / "b1",
+                      {{"OMP_TARGET_OFFLOAD", "MANDATORY"}, {"LIBOMPTARGET_INFO", "-1"},
+                       {"LD_LIBRARY_PATH", (root / "lib").string()}});
+  INFO(run.err);
+  CHECK(run.out == "vecdemo: y[7]=15.0 dot=131072.0 out[1]=1.0 device=1 bad=0 OK\n");
+  // A second build directory: every compile from the cache.
+  build_in(tmp / "b2");
+  auto warm = cache_stats(cache);
+  CHECK(warm["misses"] == cold["misses"]);
+  CHECK(warm["hits"].get<int>() > cold["hits"].get<int>());
+}

@@ -60,10 +60,27 @@ TEST_CASE("options naming a file the compile reads are keyed by content", "[laun
   CHECK(t.compile->keyed_files.empty());
 }
 
+TEST_CASE("a device runtime bitcode path (libomptarget nvptx bc-path) goes to its family's device passes, keyed",
+          "[launcher][clang_cli][flagkeys]") {
+  const Argv file{"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu,nvptx64-nvidia-cuda",
+                  "-Xopenmp-target=nvptx64-nvidia-cuda", "-march=sm_90", "--libomptarget-nvptx-bc-path=rt/x.bc",
+                  "-c", "k.c", "-o", "k.o"};
+  auto p = toolchain::clang_cli::parse(file);
+  REQUIRE(p.compile);
+  CHECK(p.compile->keyed_files == Argv{"rt/x.bc"});
+  bool seen = false;
+  for (const auto& a : p.compile->args)
+    if (a.kind == toolchain::frontend::ArgKind::DeviceLibrary) {
+      seen = true;
+      CHECK(a.triple == "nvptx64-nvidia-cuda");
+    }
+  CHECK(seen);
+}
+
 TEST_CASE("options naming what cannot be keyed, and unknown options, run the compile unchanged",
           "[launcher][clang_cli][flagkeys]") {
   for (const Argv& extra : {Argv{"-B", "bin"}, Argv{"-Bbin"}, Argv{"--prefix=bin"}, Argv{"-resource-dir", "r"},
-                            Argv{"--cuda-path=/cuda"}, Argv{"--libomptarget-nvptx-bc-path=x.bc"},
+                            Argv{"--cuda-path=/cuda"},
                             Argv{"-fprofile-use"}, Argv{"-fplugin-arg-x-y=z"}, Argv{"-fmodules"},
                             Argv{"-fmodule-file=m.pcm"}, Argv{"-include-pch", "p.pch"}, Argv{"-Wa,-I,dir"},
                             Argv{"-Xclang", "-load", "-Xclang", "x.so"}, Argv{"-Xclang=-load"},

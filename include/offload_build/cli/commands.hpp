@@ -37,6 +37,12 @@ Result<int> run(const Request& options, const ProgramOptions& run_options);
 // `verify [--] PROGRAM ARGS...`: run any program as `run --verify` runs the
 // manifest's; fails when no kernel ran on an offload device.
 Result<int> verify(const Request& options, std::vector<std::string> command);
+
+// `runtime-flags --compiler C TARGET...`: {"compile": [...]} on stdout, the
+// options C's LLVM needs for TARGET's device runtime
+// (clang_openmp::runtime_compile_flags); an error naming a bad target or an
+// LLVM offload-build cannot use.
+Result<int> runtime_flags(const std::string& compiler, const std::vector<std::string>& targets);
 // `clean`: remove the manifest's build directory (never the cache, never a
 // directory outside the project); under --dry-run, say what it would remove.
 Result<int> clean(const Request& options);

@@ -121,6 +121,14 @@ void note_text_option(CompileRequest& req, const std::string& t) {
 std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_view sp,
                                   const std::vector<std::string>& tokens, const std::string& value,
                                   std::optional<std::string>& lang) {
+  if (util::starts_with(sp, "--libomptarget-") && sp.ends_with("-bc-path=")) {
+    // Where a GPU family's device runtime bitcode is (LLVM 16-19 in a
+    // private prefix): its device passes get it, its file is keyed (finish).
+    const bool nvptx = sp == "--libomptarget-nvptx-bc-path=";
+    add_arg(s, ArgKind::DeviceLibrary, tokens, value,
+            std::string(nvptx ? manifest::kNvptxTriple : manifest::kAmdgcnTriple));
+    return std::nullopt;
+  }
   if (sp == "-c") {
     s.compile_only = true;
     add_arg(s, ArgKind::Common, {t});

@@ -146,6 +146,25 @@ Parsed finish(Scan s) {
   if (r.targets.empty() && r.native.empty()) return pass("no offload targets", kNotOffload);
   s.req.targets = std::move(r.targets);
   s.req.native = std::move(r.native);
+  // The device runtime bitcode a --libomptarget-*-bc-path= names: no depfile
+  // lists it, so its content is keyed (the directory's file for each arch).
+  for (const auto& a : s.req.args) {
+    if (a.kind != ArgKind::DeviceLibrary) continue;
+    std::error_code ec;
+    if (!fs::is_directory(a.value, ec)) {
+      s.req.keyed_files.push_back(a.value);
+      continue;
+    }
+    const std::string family = a.triple == manifest::kNvptxTriple ? "nvptx" : "amdgpu";
+    for (const auto& t : s.req.targets) {
+      if (t.triple != a.triple) continue;
+      for (const auto& name : {"libomptarget-" + family + "-" + t.arch + ".bc", "libomptarget-" + family + ".bc"})
+        if (fs::exists(fs::path(a.value) / name, ec)) {
+          s.req.keyed_files.push_back((fs::path(a.value) / name).string());
+          break;
+        }
+    }
+  }
   if (s.req.deps) {
     s.req.deps->file = s.dep_file;
     s.req.deps->targets = s.dep_targets;

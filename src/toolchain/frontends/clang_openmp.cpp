@@ -71,6 +71,23 @@ std::vector<std::string> device_runtime_flags(const Toolchain& tc, const manifes
   return flags;
 }
 
+std::vector<std::string> runtime_compile_flags(const Toolchain& tc, const std::vector<manifest::Target>& targets) {
+  std::vector<std::string> flags;
+  auto add = [&](std::string f) {
+    if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(std::move(f));
+  };
+  for (const auto& t : targets) {
+    if (!t.is_gpu()) continue;
+    const auto rt = tc.device_runtime(t);
+    if (!rt) continue;
+    const bool nvptx = t.family() == manifest::TargetFamily::Nvptx;
+    if (rt->bitcode_elsewhere)
+      add((nvptx ? "--libomptarget-nvptx-bc-path=" : "--libomptarget-amdgpu-bc-path=") + rt->file.parent_path().string());
+    if (rt->without_rocm_libs) add("-Xopenmp-target=" + t.triple + " -nogpulib");
+  }
+  return flags;
+}
+
 std::string target_selector(const manifest::Target& target) {
   return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;
 }

@@ -45,6 +45,15 @@ struct OptionFiles {
 };
 OptionFiles option_files(const manifest::Manifest& m);
 
+// The compile options a one-shot compile of `targets` with `tc`'s clang
+// needs to reach the device runtime (the CMake package asks for them through
+// `offload-build runtime-flags`): a private prefix's bitcode directory
+// (--libomptarget-nvptx-bc-path=DIR), and "-Xopenmp-target=amdgcn-amd-amdhsa
+// -nogpulib" for an AMD GPU without ROCm's device libraries; each item one
+// shell-quoted group. Empty where the driver finds all itself, or where there
+// is no runtime (then only ompx_bare kernels build: -nogpulib is the caller's).
+std::vector<std::string> runtime_compile_flags(const Toolchain& tc, const std::vector<manifest::Target>& targets);
+
 // The host linker a manifest's program is linked with: ld.lld when the
 // manifest asks for it ("linker": "lld", the default) and the toolchain has
 // it, else the system's ld. A Rust crate's host pass links with rustc's

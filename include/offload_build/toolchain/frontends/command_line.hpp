@@ -60,6 +60,7 @@ enum class ArgKind {
   XOpenmpTarget,   // -Xopenmp-target[=TRIPLE] ARG            (device pass of TRIPLE)
   XArch,           // -Xarch_NAME ARG: host, device or an arch (passes it applies to)
   RecordFile,      // -foptimization-record-file=F (the host pass's record; see opt_record)
+  DeviceLibrary,   // --libomptarget-nvptx-bc-path=DIR (device passes of its family: `triple`)
 };
 
 struct Arg {
