@@ -322,6 +322,14 @@ if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b10.sh" "${b10_args[@]}" --section "$WORK/b1
   printf '## B10: remote execution on a REAPI engine\n\nnot run: bench/b10.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b10.md"
 fi
 
+# ---------------------------------------------------------------- LLVM 19
+say "B1/B2 with LLVM 19's generic kernels beside LLVM 22's bare ones (bench/llvm_versions.sh)"
+lv_args=(--reps "$REPS")
+[ "$QUICK" = 1 ] && lv_args=(--reps 1 --tus 2)
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/llvm_versions.sh" "${lv_args[@]}" --section "$WORK/llvm.md" >>"$LOG" 2>&1; then
+  printf '## LLVM 19 generic kernels beside LLVM 22 bare kernels\n\nnot run: bench/llvm_versions.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/llvm.md"
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 ELAPSED=$((SECONDS - T0))
 
@@ -513,6 +521,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   cat "$WORK/b9.md"
   echo
   cat "$WORK/b10.md"
+  echo
+  cat "$WORK/llvm.md"
   echo
   echo "## Where the time goes ($last, one cold and one warm build, from \`--report\`)"
   echo
