@@ -186,11 +186,10 @@ std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_vie
   return std::nullopt;
 }
 
-}  // namespace
-
-Parsed parse(const std::vector<std::string>& argv) {
-  Scan s;
-  if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile, {}};
+// Every argument of `argv` classified into `s` through the option table;
+// the refusal when the command runs unchanged whatever it compiles.
+std::optional<Parsed> scan(const std::vector<std::string>& argv, Scan& s) {
+  if (argv.empty()) return Parsed{std::nullopt, "empty command", unchanged::kNotCompile, {}};
   s.req.compiler = argv.front();
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -232,7 +231,21 @@ Parsed parse(const std::vector<std::string>& argv) {
     }
     if (auto refused = read_option(s, t, sp, tokens, value, lang)) return *refused;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parsed parse(const std::vector<std::string>& argv) {
+  Scan s;
+  if (auto refused = scan(argv, s)) return *refused;
   return finish(std::move(s));
+}
+
+Parsed parse_plain(const std::vector<std::string>& argv) {
+  Scan s;
+  if (auto refused = scan(argv, s)) return *refused;
+  return finish_plain(std::move(s));
 }
 
 }  // namespace ob::toolchain::clang_cli
