@@ -199,3 +199,25 @@ TEST_CASE("what stays uncacheable says why in cache stats and under --explain", 
   CHECK(counter(after, "hits") + counter(after, "misses") == 0);
   CHECK(unchanged(after, "OFFLOAD_BUILD_DISABLE") == 1);
 }
+
+TEST_CASE("an offload compile by a clang whose LLVM has no llvm-offload-binary is cached whole",
+          "[launcher][plain][integration]") {
+  Launcher l;
+  fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
+  // An older LLVM's layout: bin/clang, and no llvm-offload-binary beside it.
+  const fs::path clang = l.tmp / "llvm-old/bin/clang";
+  write(clang, "#!/bin/sh\nexec " + kClang + " \"$@\"\n");
+  fs::permissions(clang, fs::perms::owner_all);
+  const Argv compile{clang.string(), "-fopenmp", kHostTargets, "-O2", "-c", "saxpy.c", "-o", "s.o"};
+  auto first = l.ob(compile, {{"OFFLOAD_BUILD_VERBOSE", "1"}});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::Contains("caching the compile as one job (no LLVM installation"));
+  fs::remove(l.tmp / "s.o");
+  REQUIRE(l.ob(compile).exit_code == 0);
+  CHECK(fs::exists(l.tmp / "s.o"));
+  auto s = l.stats();
+  CHECK(counter(s, "hits") == 1);
+  CHECK(counter(s, "misses") == 1);
+  CHECK(unchanged(s, "not clang") == 0);
+}
