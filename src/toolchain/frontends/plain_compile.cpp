@@ -37,19 +37,6 @@ constexpr std::string_view kGccUncacheable[] = {
 // Options naming a file the compile reads that no depfile lists: keyed by content.
 constexpr std::string_view kGccFiles[] = {"-fplugin=", "-specs=", "--specs="};
 
-template <size_t N>
-bool any_is(const std::string_view (&set)[N], std::string_view t) {
-  for (auto s : set)
-    if (t == s) return true;
-  return false;
-}
-template <size_t N>
-std::string_view prefix_in(const std::string_view (&set)[N], std::string_view t) {
-  for (auto s : set)
-    if (starts_with(t, s)) return s;
-  return {};
-}
-
 Parsed refused(std::string why, const char* code, std::string option = {}) {
   return Parsed{std::nullopt, std::move(why), code, std::move(option)};
 }
@@ -74,9 +61,9 @@ void add(GccScan& s, ArgKind kind, std::vector<std::string> tokens, std::string 
 std::optional<Parsed> gcc_option(GccScan& s, const std::string& t, const std::string& sp, std::vector<std::string> tokens,
                                  const std::string& value) {
   using namespace unchanged;
-  if (any_is(kGccNotCompile, t) || !prefix_in(kGccNotCompilePrefix, t).empty())
+  if (util::is_one_of(t, kGccNotCompile) || !util::prefix_in(t, kGccNotCompilePrefix).empty())
     return refused("option " + t, kNotCompile, clang_cli::option_name(t));
-  if (auto p = prefix_in(kGccUncacheable, t); !p.empty()) return refused("option " + t, kOption, std::string(p));
+  if (auto p = util::prefix_in(t, kGccUncacheable); !p.empty()) return refused("option " + t, kOption, std::string(p));
   if (sp == "-c") s.compile_only = true;
   if (sp == "-o") {
     if (value == "-") return refused("output to stdout", kNotCompile);
@@ -102,7 +89,7 @@ std::optional<Parsed> gcc_option(GccScan& s, const std::string& t, const std::st
     add(s, ArgKind::DepPhony, std::move(tokens));
     return std::nullopt;
   }
-  if (auto p = prefix_in(kGccFiles, t); !p.empty()) s.req.keyed_files.push_back(t.substr(p.size()));
+  if (auto p = util::prefix_in(t, kGccFiles); !p.empty()) s.req.keyed_files.push_back(t.substr(p.size()));
   if (starts_with(t, "-g")) s.req.debug_info = t != "-g0" && !starts_with(t, "-gno-");
   add(s, ArgKind::Common, std::move(tokens));
   return std::nullopt;
@@ -149,7 +136,7 @@ Parsed parse_gcc(const std::vector<std::string>& argv) {
     std::string sp = t;
     std::vector<std::string> tokens{t};
     std::string value;
-    if (any_is(kGccSeparate, t)) {
+    if (util::is_one_of(t, kGccSeparate)) {
       if (i + 1 >= argv.size()) return refused("option " + t + " without a value", kOption, t);
       tokens.push_back(argv[++i]);
       value = tokens.back();
