@@ -3,6 +3,11 @@
 #   setup.sh          everything: to build, test and benchmark (scripts/test.sh)
 #   setup.sh --demo   only what building and installing offload-build and
 #                     building its examples needs (scripts/demo.sh)
+#   setup.sh --llvm N [PREFIX]
+#                     LLVM N (16 or 19: the Debian majors that ship an OpenMP
+#                     GPU device runtime) unpacked into PREFIX without apt
+#                     (scripts/llvm-prefix.sh; its libomp conflicts with LLVM
+#                     22's as packages). Prints the toolchain root to use.
 # Idempotent and non-interactive: safe to run again; skips apt when all is
 # present. LLVM 22 comes from LLVM's apt repository (apt.llvm.org) on a stock
 # Debian 12: without it, this stops and prints the commands that add it.
@@ -12,6 +17,7 @@ group=all
 case "${1:-}" in
   "") ;;
   --demo) group=demo ;;
+  --llvm) shift; exec bash "$(dirname "$0")/llvm-prefix.sh" "$@" ;;
   *) echo "setup: unknown argument '$1'; usage: scripts/setup.sh [--demo]" >&2; exit 2 ;;
 esac
 

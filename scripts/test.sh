@@ -13,6 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 bash scripts/setup.sh
+# LLVM 19 in a private prefix beside LLVM 22 (tests/integration/test_llvm_versions.cpp).
+bash scripts/setup.sh --llvm 19 >/dev/null
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOFFLOAD_BUILD_TESTS=ON

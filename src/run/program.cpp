@@ -11,6 +11,8 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/report/offload_log.hpp"
+#include "offload_build/toolchain/runtime_libs.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::run {
 
@@ -54,7 +56,29 @@ int program_status(int status) {
 
 }  // namespace
 
+namespace {
+
+// The offload runtime of the LLVM the program was linked with first on
+// LD_LIBRARY_PATH (toolchain/runtime_libs.hpp): the llvm setting's LLVM,
+// then every LLVM installed here.
+void use_programs_runtime(process::Command& cmd, const Request& o) {
+  if (cmd.argv.empty()) return;
+  std::vector<fs::path> roots;
+  if (auto llvm = o.config.path("llvm")) roots.push_back(*llvm);
+  for (auto& root : toolchain::installed_llvms()) roots.push_back(std::move(root));
+  fs::path program = cmd.argv.front();
+  if (program.is_relative() && !cmd.cwd.empty()) program = cmd.cwd / program;
+  const auto dir = toolchain::runtime_library_dir(program, roots);
+  if (!dir) return;
+  std::string path = dir->string();
+  if (const char* given = config::env_or_null("LD_LIBRARY_PATH"); given && *given) path += std::string(":") + given;
+  cmd.env.emplace_back("LD_LIBRARY_PATH", std::move(path));
+}
+
+}  // namespace
+
 Result<int> run_program(process::Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
+  use_programs_runtime(cmd, o);
   if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;
   if (verify && !user_wants_log) cmd.env.emplace_back("LIBOMPTARGET_INFO", "-1");

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/toolchain/toolchain.hpp"
+
 #include "offload_build/util/files.hpp"
 
 namespace ob::toolchain {
@@ -27,10 +29,11 @@ Result<void> check_device_object(const manifest::Target& t, const fs::path& sour
       "  Only 'ompx_bare' kernels that call no OpenMP runtime function can be built for a GPU "
       "here: write the region as '#pragma omp target teams ompx_bare num_teams(..) "
       "thread_limit(..)' using <gpuintrin.h>, build this source for target \"host\" only, or "
-      "point \"toolchain\" in offload.json at an LLVM that has the GPU OpenMP runtime.\n"
+      "point \"toolchain\" in offload.json at an LLVM that has the GPU OpenMP runtime: LLVM {} does "
+      "(scripts/setup.sh --llvm {} unpacks it beside LLVM 22 and prints its root).\n"
       "  (`offload-build doctor` shows which device runtimes are installed.)",
       source.string(), t.short_name(), t.triple, t.triple,
-      t.family() == manifest::TargetFamily::Nvptx ? "nvptx" : "amdgpu"));
+      t.family() == manifest::TargetFamily::Nvptx ? "nvptx" : "amdgpu", kRuntimeLlvm, kRuntimeLlvm));
 }
 
 }  // namespace ob::toolchain

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/toolchain/doctor_facts.hpp"
+#include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::doctor {
@@ -59,7 +60,9 @@ std::string list_or(const std::vector<std::string>& items, std::string_view none
 
 std::string gpu_capability(const std::optional<fs::path>& runtime) {
   if (runtime) return fmt::format("full OpenMP offload (device runtime {})", runtime->string());
-  return "bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed";
+  return fmt::format("bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed (LLVM {} "
+                     "has one: scripts/setup.sh --llvm {} unpacks it beside this LLVM)",
+                     kRuntimeLlvm, kRuntimeLlvm);
 }
 
 std::string visible(const std::vector<std::string>& archs, std::string_view vendor,
@@ -307,9 +310,19 @@ std::string format_report(const DoctorFacts& f) {
   rows.push_back({"x86_64-unknown-linux-gnu",
                   f.libomptarget ? "host plugin: yes (" + f.libomptarget->string() + ")"
                                  : "host plugin: no (libomptarget.so not found)"});
-  rows.push_back({"nvptx64-nvidia-cuda", f.nvptx_runtime ? f.nvptx_runtime->string() : "none"});
-  rows.push_back({"amdgcn-amd-amdhsa", f.amdgcn_runtime ? f.amdgcn_runtime->string() : "none"});
+  auto runtime = [](const std::optional<fs::path>& rt, const std::vector<std::string>& archs) {
+    if (!rt) return std::string("none");
+    if (archs.empty()) return rt->string();
+    return fmt::format("{} archs, {} .. {}, in {}", archs.size(), archs.front(), archs.back(),
+                       rt->parent_path().string());
+  };
+  rows.push_back({"nvptx64-nvidia-cuda", runtime(f.nvptx_runtime, f.nvptx_archs)});
+  rows.push_back({"amdgcn-amd-amdhsa", runtime(f.amdgcn_runtime, f.amdgcn_archs)});
   out += "\nDevice runtimes\n" + table(rows);
+
+  rows.clear();
+  for (const auto& [root, has] : f.llvms) rows.push_back({root.string(), has});
+  if (!rows.empty()) out += "\nLLVMs installed here (point \"toolchain\" or OFFLOAD_BUILD_LLVM at one)\n" + table(rows);
 
   rows.clear();
   auto ran = [](bool did, const std::vector<std::string>& items) {

@@ -87,8 +87,11 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
     if (!f.root) return std::nullopt;
     return *f.root / "bin" / name;
   };
-  for (const char* name : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper",
-                           "clang-nvlink-wrapper", "ld.lld", "llvm-objdump"}) {
+  // The packager is clang-offload-packager before LLVM 20.
+  const bool old_packager = f.root && !is_executable(*f.root / "bin/llvm-offload-binary") &&
+                            is_executable(*f.root / "bin/clang-offload-packager");
+  for (const char* name : {"clang", "clang++", old_packager ? "clang-offload-packager" : "llvm-offload-binary",
+                           "clang-linker-wrapper", "clang-nvlink-wrapper", "ld.lld", "llvm-objdump"}) {
     f.tools.push_back(tool_fact(name, bin_tool(name)));
   }
   f.llvm_version = f.tools.front().version;
@@ -119,6 +122,14 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
   if (f.root) {
     f.nvptx_runtime = find_device_runtime(*f.root, manifest::kNvptxTriple);
     f.amdgcn_runtime = find_device_runtime(*f.root, manifest::kAmdgcnTriple);
+    f.nvptx_archs = runtime_archs(*f.root, manifest::kNvptxTriple);
+    f.amdgcn_archs = runtime_archs(*f.root, manifest::kAmdgcnTriple);
+  }
+  for (const auto& root : installed_llvms()) {
+    std::vector<std::string> has;
+    for (auto triple : {manifest::kNvptxTriple, manifest::kAmdgcnTriple})
+      if (find_device_runtime(root, triple)) has.push_back(std::string(triple));
+    f.llvms.emplace_back(root, has.empty() ? "no GPU device runtime" : "GPU device runtime: " + util::join(has, ", "));
   }
   f.gpus = probe_gpus(f.root);
   return f;

@@ -45,6 +45,7 @@ std::string package_version(const fs::path& root) {
 std::string package_for(std::string_view tool, const std::string& v) {
   if (tool == "clang" || tool == "clang++") return "clang-" + v;
   if (tool == "clang-linker-wrapper") return "clang-tools-" + v;
+  if (util::starts_with(tool, "llvm-offload-binary") && v != "22" && std::stoi(v) < 20) return "clang-tools-" + v;
   return "llvm-" + v;  // llvm-offload-binary
 }
 
@@ -121,7 +122,7 @@ std::vector<fs::path> runtime_dirs(const fs::path& lib, std::string_view triple)
 
 }  // namespace
 
-std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple) {
+std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple, std::string_view arch) {
   std::vector<std::string_view> bc_prefixes;
   if (triple == manifest::kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
   else if (triple == manifest::kAmdgcnTriple) bc_prefixes = {"libomptarget-amdgpu", "libomptarget-amdgcn"};
@@ -129,10 +130,18 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
 
   const fs::path lib = root / "lib";
   const std::vector<fs::path> triple_dirs = runtime_dirs(lib, triple);
+  // One file for every arch (libomptarget-nvptx.bc), or one per arch (LLVM
+  // 16-19: libomptarget-nvptx-sm_90.bc), which serves only its own arch.
   auto find_bc = [&](const fs::path& dir) -> std::optional<fs::path> {
+    std::error_code ec;
     for (auto prefix : bc_prefixes) {
-      auto hits = glob_dir(dir, prefix, ".bc");
-      if (!hits.empty()) return hits.front();
+      if (arch.empty()) {
+        auto hits = glob_dir(dir, prefix, ".bc");
+        if (!hits.empty()) return hits.front();
+        continue;
+      }
+      for (const std::string name : {fmt::format("{}-{}.bc", prefix, arch), fmt::format("{}.bc", prefix)})
+        if (fs::exists(dir / name, ec)) return dir / name;
     }
     return std::nullopt;
   };
@@ -145,22 +154,130 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
   return std::nullopt;
 }
 
+std::vector<std::string> runtime_archs(const fs::path& root, std::string_view triple) {
+  const std::string prefix = triple == manifest::kNvptxTriple    ? "libomptarget-nvptx-"
+                             : triple == manifest::kAmdgcnTriple ? "libomptarget-amdgpu-"
+                                                                 : "";
+  std::vector<std::string> archs;
+  if (prefix.empty()) return archs;
+  for (const auto& f : glob_dir(root / "lib", prefix, ".bc")) {
+    const std::string name = f.filename().string();
+    archs.push_back(name.substr(prefix.size(), name.size() - prefix.size() - 3));
+  }
+  return archs;
+}
+
+std::vector<fs::path> installed_llvms() {
+  std::vector<std::pair<int, fs::path>> found;
+  const ToolchainSearch search;
+  for (int n = search.newest; n >= search.oldest; --n) {
+    const fs::path root = search.system_prefix / fmt::format("llvm-{}", n);
+    if (is_executable(root / "bin/clang")) found.emplace_back(n, root);
+  }
+  fs::path base;
+  if (auto dir = config::env("OFFLOAD_BUILD_TOOLCHAINS")) base = *dir;
+  else if (auto data = config::env("XDG_DATA_HOME")) base = fs::path(*data) / "offload-build";
+  else if (auto home = config::env("HOME")) base = fs::path(*home) / ".local/share/offload-build";
+  for (int n = search.newest; !base.empty() && n >= search.oldest; --n) {
+    const fs::path root = base / fmt::format("llvm-{0}/usr/lib/llvm-{0}", n);
+    if (is_executable(root / "bin/clang")) found.emplace_back(n, root);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<fs::path> roots;
+  for (auto& [n, root] : found) roots.push_back(std::move(root));
+  return roots;
+}
+
+int program_llvm_major(const std::string& program) {
+  static std::mutex mutex;
+  static std::map<std::string, int> memo;
+  std::lock_guard lock(mutex);
+  if (auto it = memo.find(program); it != memo.end()) return it->second;
+  std::optional<fs::path> path;
+  if (program.find('/') != std::string::npos) path = program;
+  else if (const char* env = config::env_or_null("PATH")) path = find_in_path(program, env);
+  int major = 0;
+  std::error_code ec;
+  if (path)
+    if (const fs::path real = fs::canonical(*path, ec); !ec) major = llvm_major(real.parent_path().parent_path());
+  if (major == 0) {  // clang-19, clang++-19.1
+    const std::string name = fs::path(program).filename().string();
+    const size_t dash = name.rfind('-');
+    const std::string digits = dash == std::string::npos ? "" : name.substr(dash + 1, name.find('.', dash) - dash - 1);
+    if (!digits.empty() && digits.size() <= 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      major = std::stoi(digits);
+  }
+  if (major == 0) major = kDefaultLlvm;
+  memo.emplace(program, major);
+  return major;
+}
+
+namespace {
+
+// ROCm's device libraries (ocml.bc ...), which LLVM 19's driver links into
+// every AMD GPU compile unless told -nogpulib.
+bool has_rocm_device_libs() {
+  std::vector<fs::path> roots{"/opt/rocm"};
+  if (auto env = config::env("ROCM_PATH")) roots.insert(roots.begin(), fs::path(*env));
+  std::error_code ec;
+  for (const auto& r : roots)
+    if (fs::exists(r / "amdgcn/bitcode/ocml.bc", ec)) return true;
+  return false;
+}
+
+// What a device pass needs to use `file`, the runtime of `target` in `tc`.
+DeviceRuntime describe_runtime(const Toolchain& tc, const manifest::Target& target, fs::path file) {
+  DeviceRuntime rt{std::move(file)};
+  // Debian's clang looks in /usr/lib/llvm-N/lib, not next to itself.
+  rt.bitcode_elsewhere = rt.file.extension() == ".bc" &&
+                         rt.file.parent_path() != fs::path(fmt::format("/usr/lib/llvm-{}/lib", tc.major));
+  rt.without_rocm_libs = target.family() == manifest::TargetFamily::Amdgcn && tc.major > 0 && tc.major < 20 &&
+                         !has_rocm_device_libs();
+  return rt;
+}
+
+}  // namespace
+
 bool Toolchain::has_device_runtime(const manifest::Target& target) const {
   if (target.triple == manifest::kHostTriple) return true;
   return device_runtime(target).has_value();
 }
 
-std::optional<fs::path> Toolchain::device_runtime(const manifest::Target& target) const {
+std::optional<DeviceRuntime> Toolchain::device_runtime(const manifest::Target& target) const {
   if (target.triple == manifest::kHostTriple) return std::nullopt;
   // Asked for every GPU job of a plan (its argv and its output check), and
-  // the search lists lib/ and lib/clang/: remembered per triple by this
+  // the search lists lib/ and lib/clang/: remembered per target by this
   // Toolchain and its copies.
   std::lock_guard lock(runtimes->mutex);
-  auto it = runtimes->by_triple.find(target.triple);
-  if (it == runtimes->by_triple.end())
-    it = runtimes->by_triple.emplace(target.triple, find_device_runtime(root, target.triple)).first;
+  const std::string name = target.triple + ":" + target.arch;
+  auto it = runtimes->by_target.find(name);
+  if (it == runtimes->by_target.end()) {
+    std::optional<DeviceRuntime> found;
+    if (auto file = find_device_runtime(root, target.triple, target.arch))
+      found = describe_runtime(*this, target, std::move(*file));
+    it = runtimes->by_target.emplace(name, std::move(found)).first;
+  }
   return it->second;
 }
+
+std::string Toolchain::image_arch(const manifest::Target& target) const {
+  if (target.triple == manifest::kHostTriple && major > 0 && major < 20) return "";
+  return target.arch;
+}
+
+// The newest when several.
+int llvm_major(const fs::path& root) {
+  int best = 0;
+  for (const auto& dir : glob_dir(root / "lib" / "clang", "", "")) {
+    const std::string name = dir.filename().string();
+    const std::string digits = name.substr(0, name.find('.'));
+    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    best = std::max(best, std::stoi(digits));
+  }
+  return best;
+}
+
 
 Result<Toolchain> toolchain_at(const fs::path& given_root) {
   const fs::path root = normalize_root(given_root);
@@ -177,16 +294,21 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   const fs::path bin = root / "bin";
   tc.clang = bin / "clang";
   tc.clangxx = bin / "clang++";
+  tc.major = llvm_major(root);
+  // LLVM 20 renamed clang-offload-packager (22 keeps the old name as an alias that warns).
   tc.offload_binary = bin / "llvm-offload-binary";
+  if (!is_executable(tc.offload_binary) && is_executable(bin / "clang-offload-packager"))
+    tc.offload_binary = bin / "clang-offload-packager";
   tc.linker_wrapper = bin / "clang-linker-wrapper";
   tc.objdump = bin / "llvm-objdump";
   tc.lib_dir = root / "lib";
 
   std::vector<std::string> missing, packages;
+  const int named = tc.major ? tc.major : std::stoi(v);
   const std::pair<std::string_view, const fs::path*> required[] = {
       {"clang", &tc.clang},
       {"clang++", &tc.clangxx},
-      {"llvm-offload-binary", &tc.offload_binary},
+      {named < 20 ? "llvm-offload-binary (or clang-offload-packager)" : "llvm-offload-binary", &tc.offload_binary},
       {"clang-linker-wrapper", &tc.linker_wrapper}};
   for (const auto& [name, path] : required) {
     if (is_executable(*path)) continue;
@@ -194,19 +316,20 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
     std::string pkg = package_for(name, v);
     if (std::find(packages.begin(), packages.end(), pkg) == packages.end()) packages.push_back(pkg);
   }
+  const int major = named;
+  if (major < kOldestLlvm)  // e.g. clang-14 on PATH: no offload driver to model
+    return Error::usage(fmt::format(
+        "LLVM toolchain at {} is LLVM {}, older than LLVM {}, the oldest whose offload driver offload-build "
+        "models; install {} (scripts/setup.sh does; scripts/setup.sh --llvm 19 unpacks LLVM 19, which has a GPU "
+        "device runtime, into a private prefix) or set $OFFLOAD_BUILD_LLVM (a manifest build also reads "
+        "\"toolchain\" in offload.json)",
+        root.string(), major, kOldestLlvm, kInstallAll));
   if (!missing.empty()) {
-    // An older LLVM (e.g. clang-14 on PATH) lacks these tools for good: point at LLVM 22.
-    std::string too_old;
-    if (std::stoi(v) < 22) {
-      too_old = fmt::format(" (LLVM {} is older than the LLVM 22 offload-build needs)", v);
-      packages = {std::string(kInstallAll)};
-    }
     return Error::usage(fmt::format(
         "LLVM toolchain at {} is incomplete: {} not found in {}{}; install {} (scripts/setup.sh "
         "does) or set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo "
         "mode reads no offload.json)",
-        root.string(), util::join(missing, ", "), bin.string(), too_old,
-        util::join(packages, " ")));
+        root.string(), util::join(missing, ", "), bin.string(), "", util::join(packages, " ")));
   }
   const char* path_env = config::env_or_null("PATH");
   tc.cuda_path = find_cuda(kDefaultCudaRoot, path_env ? path_env : "");
@@ -262,11 +385,11 @@ Result<Toolchain> find_toolchain_in(const ToolchainSearch& search) {
                           : fmt::format("{}/llvm-{{{}..{}}}", search.system_prefix.string(),
                                         search.newest, search.oldest);
   return Error::usage(fmt::format(
-      "no LLVM {0} toolchain found (looked in {1}, {2}); run scripts/setup.sh or install "
-      "clang-{0} clang-tools-{0} lld-{0} llvm-{0} libomp-{0}-dev liboffload-{0}, or set "
+      "no LLVM {0}+ toolchain found (looked in {1}, {2}); run scripts/setup.sh or install "
+      "clang-{3} clang-tools-{3} lld-{3} llvm-{3} libomp-{3}-dev liboffload-{3}, or set "
       "$OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo mode reads no "
       "offload.json)",
-      search.oldest, range, path_note));
+      search.oldest, range, path_note, kDefaultLlvm));
 }
 
 Result<Toolchain> find_toolchain(const std::optional<fs::path>& hint, const std::optional<fs::path>& llvm) {

@@ -95,10 +95,10 @@ TEST_CASE("conclusions for the typical machine", "[doctor]") {
   CHECK(c[0] == "host (x86_64): full OpenMP offload; programs run here through libomptarget's "
                 "host plugin");
   CHECK(c[1] == "nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime "
-                "installed; device link uses CUDA at /usr/local/cuda; no NVIDIA GPU visible here, "
+                "installed (LLVM 19 has one: scripts/setup.sh --llvm 19 unpacks it beside this LLVM); device link uses CUDA at /usr/local/cuda; no NVIDIA GPU visible here, "
                 "so nvptx64 programs build here but run elsewhere");
   CHECK(c[2] == "amdgcn: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime "
-                "installed; device link uses ld.lld; no AMD GPU visible here, so amdgcn programs "
+                "installed (LLVM 19 has one: scripts/setup.sh --llvm 19 unpacks it beside this LLVM); device link uses ld.lld; no AMD GPU visible here, so amdgcn programs "
                 "build here but run elsewhere");
   CHECK(c[4] == "rust: nightly rustc 1.97 accepts -Zoffload; built without LLVM Offload, so "
                 "offload-build uses the -Zoffload=Test host pass and packages device images itself");
@@ -180,8 +180,8 @@ GPUs visible
 
 Conclusions
   host (x86_64): full OpenMP offload; programs run here through libomptarget's host plugin
-  nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed; device link uses CUDA at /usr/local/cuda; no NVIDIA GPU visible here, so nvptx64 programs build here but run elsewhere
-  amdgcn: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed; device link uses ld.lld; no AMD GPU visible here, so amdgcn programs build here but run elsewhere
+  nvptx64: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed (LLVM 19 has one: scripts/setup.sh --llvm 19 unpacks it beside this LLVM); device link uses CUDA at /usr/local/cuda; no NVIDIA GPU visible here, so nvptx64 programs build here but run elsewhere
+  amdgcn: bare kernels only (ompx_bare with -nogpulib), no OpenMP device runtime installed (LLVM 19 has one: scripts/setup.sh --llvm 19 unpacks it beside this LLVM); device link uses ld.lld; no AMD GPU visible here, so amdgcn programs build here but run elsewhere
   fortran: flang compiles offload code (split and cached), but cannot link an offload program: flang's kernels call __kmpc_target_init and other OpenMP device-runtime entry points that no installed runtime provides for the host device, and there is no GPU device runtime
   rust: nightly rustc 1.97 accepts -Zoffload; built without LLVM Offload, so offload-build uses the -Zoffload=Test host pass and packages device images itself
 

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "offload_build/toolchain/runtime_libs.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "support/skip.hpp"
 
@@ -98,18 +99,85 @@ TEST_CASE("toolchain_at lists several missing tools once per package", "[toolcha
                  Catch::Contains("install clang-23 llvm-23 (scripts/setup.sh does)"));
 }
 
-TEST_CASE("toolchain_at on an old LLVM points at LLVM 22", "[toolchain]") {
+TEST_CASE("toolchain_at on an LLVM older than 16 points at LLVM 22 and 19", "[toolchain]") {
   FakeTree t;
   fs::path root = t.llvm("llvm-14", {"llvm-offload-binary"});
   auto tc = toolchain::toolchain_at(root);
   REQUIRE_FALSE(tc.ok());
   CHECK(tc.error().message ==
-        "LLVM toolchain at " + root.string() + " is incomplete: llvm-offload-binary not found in " +
-            (root / "bin").string() +
-            " (LLVM 14 is older than the LLVM 22 offload-build needs); install clang-22 "
-            "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 (scripts/setup.sh does) or "
-            "set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo mode "
-            "reads no offload.json)");
+        "LLVM toolchain at " + root.string() +
+            " is LLVM 14, older than LLVM 16, the oldest whose offload driver offload-build models; install "
+            "clang-22 clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22 (scripts/setup.sh does; "
+            "scripts/setup.sh --llvm 19 unpacks LLVM 19, which has a GPU device runtime, into a private prefix) "
+            "or set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json)");
+  // The major is the resource directory's, whatever the root is called.
+  fs::path renamed = t.llvm("opt/clang-15");
+  t.file("opt/clang-15/lib/clang/15/include/omp.h");
+  CHECK_THAT(toolchain::toolchain_at(renamed).error().message, Catch::Contains("is LLVM 15, older than LLVM 16"));
+}
+
+TEST_CASE("toolchain_at: LLVM 16-19 package with clang-offload-packager", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("llvm-19", {"llvm-offload-binary"});
+  t.file("llvm-19/lib/clang/19/include/omp.h");
+  auto missing = toolchain::toolchain_at(root);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message,
+             Catch::Contains("llvm-offload-binary (or clang-offload-packager) not found") &&
+                 Catch::Contains("install clang-tools-19"));
+  t.file("llvm-19/bin/clang-offload-packager", true);
+  auto tc = toolchain::toolchain_at(root);
+  REQUIRE(tc.ok());
+  CHECK(tc->major == 19);
+  CHECK(tc->offload_binary == root / "bin/clang-offload-packager");
+  // Its driver names the host device's image arch "", LLVM 22's "generic".
+  const manifest::Target host{std::string(manifest::kHostTriple), "generic"};
+  const manifest::Target nv{std::string(manifest::kNvptxTriple), "sm_90"};
+  CHECK(tc->image_arch(host).empty());
+  CHECK(tc->image_arch(nv) == "sm_90");
+  t.file("llvm-22/lib/clang/22/include/omp.h");
+  auto tc22 = toolchain::toolchain_at(t.llvm("llvm-22"));
+  CHECK(tc22->image_arch(host) == "generic");
+  // Both names there: the new one (22's old name warns).
+  t.file("llvm-22/bin/clang-offload-packager", true);
+  CHECK(toolchain::toolchain_at(t.dir / "llvm-22")->offload_binary == t.dir / "llvm-22/bin/llvm-offload-binary");
+}
+
+TEST_CASE("a per-arch device runtime serves its own arch, from a private prefix by its directory", "[toolchain]") {
+  FakeTree t;
+  fs::path root = t.llvm("prefix/usr/lib/llvm-19");
+  t.file("prefix/usr/lib/llvm-19/lib/clang/19/include/omp.h");
+  t.file("prefix/usr/lib/llvm-19/lib/libomptarget-nvptx-sm_80.bc");
+  t.file("prefix/usr/lib/llvm-19/lib/libomptarget-nvptx-sm_90.bc");
+  t.file("prefix/usr/lib/llvm-19/lib/libomptarget-amdgpu-gfx90a.bc");
+  auto tc = toolchain::toolchain_at(root);
+  REQUIRE(tc.ok());
+  const manifest::Target sm90{std::string(manifest::kNvptxTriple), "sm_90"};
+  const manifest::Target sm100{std::string(manifest::kNvptxTriple), "sm_100"};
+  const manifest::Target gfx90a{std::string(manifest::kAmdgcnTriple), "gfx90a"};
+  const manifest::Target gfx942{std::string(manifest::kAmdgcnTriple), "gfx942"};
+  REQUIRE(tc->device_runtime(sm90));
+  CHECK(tc->device_runtime(sm90)->file == root / "lib/libomptarget-nvptx-sm_90.bc");
+  CHECK(tc->device_runtime(sm90)->bitcode_elsewhere);  // not /usr/lib/llvm-19/lib
+  CHECK_FALSE(tc->device_runtime(sm90)->without_rocm_libs);
+  CHECK_FALSE(tc->has_device_runtime(sm100));
+  CHECK_FALSE(tc->has_device_runtime(gfx942));
+  REQUIRE(tc->device_runtime(gfx90a));
+  if (!fs::exists("/opt/rocm/amdgcn/bitcode/ocml.bc")) CHECK(tc->device_runtime(gfx90a)->without_rocm_libs);
+  CHECK(toolchain::runtime_archs(root, manifest::kNvptxTriple) == std::vector<std::string>{"sm_80", "sm_90"});
+  CHECK(toolchain::runtime_archs(root, manifest::kHostTriple).empty());
+}
+
+TEST_CASE("program_llvm_major: the installation's resource directory, else the name's suffix", "[toolchain]") {
+  FakeTree t;
+  t.llvm("llvm-19");
+  t.file("llvm-19/lib/clang/19/include/omp.h");
+  fs::create_directories(t.dir / "bin");
+  fs::create_symlink(t.dir / "llvm-19/bin/clang", t.dir / "bin/cc-for-project");
+  CHECK(toolchain::program_llvm_major((t.dir / "bin/cc-for-project").string()) == 19);
+  CHECK(toolchain::program_llvm_major("/nonexistent/clang-18") == 18);
+  CHECK(toolchain::program_llvm_major("/nonexistent/clang++-17.1") == 17);
+  CHECK(toolchain::program_llvm_major("/nonexistent/clang") == toolchain::kDefaultLlvm);
 }
 
 TEST_CASE("toolchain_at rejects a non-executable tool and a missing directory", "[toolchain]") {
@@ -161,7 +229,7 @@ TEST_CASE("find_toolchain_in skips an incomplete newer llvm-N", "[toolchain]") {
   FakeTree t;
   t.llvm("usr-lib/llvm-25", {"clang-linker-wrapper"});
   t.llvm("usr-lib/llvm-22");
-  t.llvm("usr-lib/llvm-21");  // older than 22: never chosen
+  t.llvm("usr-lib/llvm-15");  // older than 16: never chosen
   auto s = fake_search(t);
   CHECK(toolchain::find_toolchain_in(s)->root == t.dir / "usr-lib/llvm-22");
   fs::remove_all(t.dir / "usr-lib/llvm-22");
@@ -194,8 +262,8 @@ TEST_CASE("find_toolchain_in: nothing found says where it looked and what to ins
   REQUIRE_FALSE(tc.ok());
   CHECK(tc.error().code == exit_code::usage);
   CHECK(tc.error().message ==
-        "no LLVM 22 toolchain found (looked in " + (t.dir / "usr-lib").string() +
-            "/llvm-{30..22}, clang on PATH: not found); run scripts/setup.sh or install clang-22 "
+        "no LLVM 16+ toolchain found (looked in " + (t.dir / "usr-lib").string() +
+            "/llvm-{30..16}, clang on PATH: not found); run scripts/setup.sh or install clang-22 "
             "clang-tools-22 lld-22 llvm-22 libomp-22-dev liboffload-22, or set $OFFLOAD_BUILD_LLVM (a manifest "
             "build also reads \"toolchain\" in offload.json; cargo mode reads no offload.json)");
   CHECK_FALSE(toolchain::toolchain_root_candidate(s).has_value());
@@ -204,7 +272,7 @@ TEST_CASE("find_toolchain_in: nothing found says where it looked and what to ins
   auto tc2 = toolchain::find_toolchain_in(s);
   REQUIRE_FALSE(tc2.ok());
   CHECK_THAT(tc2.error().message,
-             Catch::Contains("clang on PATH: " + old.string() + " is not a complete LLVM 22+"));
+             Catch::Contains("clang on PATH: " + old.string() + " is not a complete LLVM 16+"));
 }
 
 TEST_CASE("find_in_path and find_cuda", "[toolchain]") {
@@ -255,23 +323,23 @@ TEST_CASE("device runtimes are found in every known place", "[toolchain]") {
   }
   SECTION("lib/clang/N/lib/<triple>/libompdevice.a") {
     t.file("llvm/lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
-    CHECK(now().device_runtime(nv) == root / "lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
+    CHECK(now().device_runtime(nv)->file == root / "lib/clang/22/lib/nvptx64-nvidia-cuda/libompdevice.a");
     CHECK_FALSE(now().has_device_runtime(amd));
   }
   SECTION("lib/<triple>/libompdevice.a") {
     t.file("llvm/lib/amdgcn-amd-amdhsa/libompdevice.a");
-    CHECK(now().device_runtime(amd) == root / "lib/amdgcn-amd-amdhsa/libompdevice.a");
+    CHECK(now().device_runtime(amd)->file == root / "lib/amdgcn-amd-amdhsa/libompdevice.a");
     CHECK_FALSE(now().has_device_runtime(nv));
   }
   SECTION("lib/libomptarget-*.bc") {
     t.file("llvm/lib/libomptarget-nvptx-sm_90.bc");
     t.file("llvm/lib/libomptarget-amdgpu-gfx90a.bc");
-    CHECK(now().device_runtime(nv) == root / "lib/libomptarget-nvptx-sm_90.bc");
-    CHECK(now().device_runtime(amd) == root / "lib/libomptarget-amdgpu-gfx90a.bc");
+    CHECK(now().device_runtime(nv)->file == root / "lib/libomptarget-nvptx-sm_90.bc");
+    CHECK(now().device_runtime(amd)->file == root / "lib/libomptarget-amdgpu-gfx90a.bc");
   }
   SECTION("lib/<triple>/libomptarget-nvptx.bc") {
     t.file("llvm/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
-    CHECK(now().device_runtime(nv) == root / "lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
+    CHECK(now().device_runtime(nv)->file == root / "lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc");
   }
   SECTION("unrelated files do not count") {
     t.file("llvm/lib/libomptarget.so.22.1");
@@ -308,7 +376,7 @@ TEST_CASE("searched_dirs holds the directory of everything the searches find", "
   REQUIRE(tc.ok());
   const auto dirs = toolchain::searched_dirs(*tc, {nv, amd}, "/opt/bin:relative");
   auto searched = [&](const fs::path& d) { return std::find(dirs.begin(), dirs.end(), d) != dirs.end(); };
-  for (const auto& found : {*tc->device_runtime(nv), *tc->device_runtime(amd), *toolchain::find_libomptarget(tc->lib_dir), tc->clang}) {
+  for (const auto& found : {tc->device_runtime(nv)->file, tc->device_runtime(amd)->file, *toolchain::find_libomptarget(tc->lib_dir), tc->clang}) {
     INFO(found);
     CHECK(searched(found.parent_path()));
   }
@@ -320,4 +388,23 @@ TEST_CASE("searched_dirs holds the directory of everything the searches find", "
   // Where nothing is found yet, but a runtime could appear.
   CHECK(searched(root / "lib/nvptx64-nvidia-cuda"));
   CHECK(searched(root / "lib/clang/22/lib/amdgcn-amd-amdhsa"));
+}
+
+TEST_CASE("needed_libraries reads an ELF's DT_NEEDED and nothing from anything else", "[toolchain]") {
+  const auto ls = toolchain::needed_libraries("/bin/ls");
+  CHECK(std::find(ls.begin(), ls.end(), "libc.so.6") != ls.end());
+  FakeTree t;
+  CHECK(toolchain::needed_libraries(t.file("script.sh")).empty());
+  CHECK(toolchain::needed_libraries(t.dir / "missing").empty());
+  // A truncated ELF header: nothing, no crash.
+  const fs::path cut = t.dir / "cut";
+  {
+    std::ifstream in("/bin/ls", std::ios::binary);
+    std::string head(40, '\0');
+    in.read(head.data(), 40);
+    std::ofstream(cut, std::ios::binary) << head;
+  }
+  CHECK(toolchain::needed_libraries(cut).empty());
+  // No LLVM holds a runtime /bin/ls needs.
+  CHECK_FALSE(toolchain::runtime_library_dir("/bin/ls", {"/usr/lib/llvm-22"}).has_value());
 }

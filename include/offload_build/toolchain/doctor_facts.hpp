@@ -46,6 +46,9 @@ struct DoctorFacts {
   bool flang_found = false;            // root/bin/flang (flang-NN): Fortran offload compiles
   std::optional<fs::path> nvptx_runtime;
   std::optional<fs::path> amdgcn_runtime;
+  std::vector<std::string> nvptx_archs, amdgcn_archs;  // a per-arch runtime's archs (LLVM 16-19)
+  // Every LLVM installed here (installed_llvms) with its device runtimes in a word.
+  std::vector<std::pair<fs::path, std::string>> llvms;
   RustFacts rust;
   GpuFacts gpus;
 };

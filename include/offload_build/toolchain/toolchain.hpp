@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "offload_build/manifest/target.hpp"
 #include "offload_build/toolchain/rustc_probe.hpp"
@@ -18,11 +19,28 @@ namespace ob::toolchain {
 
 namespace fs = std::filesystem;
 
+// A GPU family's OpenMP device runtime as one LLVM installation has it, and
+// what a device pass must be told to use it (the frontend spells the flags:
+// clang_openmp::device_runtime_flags).
+struct DeviceRuntime {
+  fs::path file;  // libomptarget-nvptx-sm_90.bc, libompdevice.a, libomptarget.devicertl.a
+  // The bitcode is where the driver does not look itself: Debian's clang
+  // looks in /usr/lib/llvm-N/lib, not next to itself (a private prefix).
+  bool bitcode_elsewhere = false;
+  // An AMD GPU without ROCm's device libraries, which LLVM 16-19's driver
+  // links into every compile unless told not to; the OpenMP runtime itself
+  // comes at the link (libomptarget.devicertl.a).
+  bool without_rocm_libs = false;
+};
+
+// An LLVM installation described by what it has, not by its major: the
+// packager's name, each target's device runtime, the image names.
 struct Toolchain {
   fs::path root;             // e.g. /usr/lib/llvm-22
+  int major = 0;             // root/lib/clang/<N> (0 when unknown)
   fs::path clang;            // root/bin/clang
   fs::path clangxx;          // root/bin/clang++
-  fs::path offload_binary;   // root/bin/llvm-offload-binary
+  fs::path offload_binary;   // root/bin/llvm-offload-binary, clang-offload-packager before LLVM 20
   fs::path linker_wrapper;   // root/bin/clang-linker-wrapper
   fs::path objdump;          // root/bin/llvm-objdump
   fs::path lib_dir;          // root/lib (libomptarget.so)
@@ -38,11 +56,14 @@ struct Toolchain {
   // Searched once per triple by a Toolchain and its copies: it describes the
   // installation as it was when first asked (a plan asks for every GPU job).
   bool has_device_runtime(const manifest::Target& target) const;
-  std::optional<fs::path> device_runtime(const manifest::Target& target) const;
+  std::optional<DeviceRuntime> device_runtime(const manifest::Target& target) const;
+  // The arch a package names an image of `target` by, as this LLVM's driver
+  // writes it: the host device's is "generic" from LLVM 20 on, empty before.
+  std::string image_arch(const manifest::Target& target) const;
 
   struct DeviceRuntimes {
     std::mutex mutex;
-    std::map<std::string, std::optional<fs::path>> by_triple;
+    std::map<std::string, std::optional<DeviceRuntime>> by_target;
   };
   std::shared_ptr<DeviceRuntimes> runtimes = std::make_shared<DeviceRuntimes>();
 };
@@ -61,9 +82,9 @@ Result<Toolchain> toolchain_at(const fs::path& root);
 struct ToolchainSearch {
   std::optional<fs::path> hint;       // "toolchain" in offload.json: used alone when set
   std::optional<fs::path> env_root;   // the llvm setting ($OFFLOAD_BUILD_LLVM): used alone when set
-  fs::path system_prefix = "/usr/lib";  // holds llvm-30 .. llvm-22
+  fs::path system_prefix = "/usr/lib";  // holds llvm-30 .. llvm-16, the newest first
   int newest = 30;
-  int oldest = 22;
+  int oldest = 16;  // kOldestLlvm
   std::string path_env;                 // $PATH, for the clang-on-PATH fallback
 
   static ToolchainSearch from_environment(const std::optional<fs::path>& hint,
@@ -89,9 +110,38 @@ std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view
 // lib_dir/libomptarget.so.<version> (newest), else lib_dir/libomptarget.so.
 std::optional<fs::path> find_libomptarget(const fs::path& lib_dir);
 
-// OpenMP device runtime under `root` for a triple (nvptx64-nvidia-cuda or
-// amdgcn-amd-amdhsa); nullopt for any other triple or when none is installed.
-std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple);
+// OpenMP device runtime under `root` for a GPU target (nvptx64-nvidia-cuda or
+// amdgcn-amd-amdhsa, its arch: LLVM 16-19 ship one bitcode file per arch);
+// an empty arch takes any arch's. nullopt for any other triple or when none
+// is installed.
+std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple,
+                                            std::string_view arch = {});
+
+// The oldest LLVM whose offload driver offload-build models (the packager,
+// -fopenmp-targets, --offload-device-only/--offload-host-only, the linker wrapper).
+inline constexpr int kOldestLlvm = 16;
+// The LLVM offload-build is built and tested with, and the one that ships a
+// GPU device runtime in Debian's registry (scripts/llvm-prefix.sh).
+inline constexpr int kDefaultLlvm = 22;
+inline constexpr int kRuntimeLlvm = 19;
+
+// N of root/lib/clang/N, the LLVM major of an installation; 0 when unknown.
+int llvm_major(const fs::path& root);
+// The LLVM major of the compiler `program` runs (a path, or a name on PATH,
+// links resolved: /usr/bin/clang-19 is /usr/lib/llvm-19/bin/clang), else the
+// version its name ends in (clang-19), else kDefaultLlvm. Remembered per name.
+int program_llvm_major(const std::string& program);
+
+// The archs a GPU family's per-arch device runtime bitcode covers under
+// `root` (LLVM 16-19: libomptarget-nvptx-sm_35.bc ... sm_90.bc), sorted;
+// empty when it has one file for every arch or none.
+std::vector<std::string> runtime_archs(const fs::path& root, std::string_view triple);
+
+// Where LLVM installations live besides the one a search picks: the system's
+// /usr/lib/llvm-N (16 and newer) and the private prefixes scripts/llvm-prefix.sh
+// makes ($OFFLOAD_BUILD_TOOLCHAINS, else ${XDG_DATA_HOME:-~/.local/share}/offload-build:
+// llvm-N/usr/lib/llvm-N); each root that has bin/clang, newest first.
+std::vector<fs::path> installed_llvms();
 
 // Every directory the searches above list to find `tc` and what it holds for
 // `targets`: where LLVM was looked for, its bin/ and lib/, lib/clang/<N>/lib,

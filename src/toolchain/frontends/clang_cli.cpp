@@ -49,11 +49,11 @@ namespace {
 // What an argument forwarded to one pass (-Xclang ARG, -Xarch_NAME ARG,
 // -Xopenmp-target ARG) means: "" when it may be forwarded, else why the
 // compile runs unchanged; a file it names is added to `files`.
-std::string forwarded(std::string_view via, const std::string& arg, std::vector<std::string>& files) {
+std::string forwarded(std::string_view via, const std::string& arg, std::vector<std::string>& files, int major) {
   const std::string said = std::string(via) + " " + arg;
   if (via == "-Xclang" && (!util::prefix_in(arg, kForeignCc1).empty() || util::is_one_of(arg, kHarmlessCc1)))
     return util::is_one_of(arg, kHarmlessCc1) ? "" : said;
-  auto o = find_option(arg);
+  auto o = find_option(arg, major);
   // cc1 spells options of its own: under -Xclang a driver spelling counts
   // only as itself, as NAME=VALUE, or as -D/-U/-I/-O/-W (-load is no -l).
   if (o && via == "-Xclang" && arg != o->spelling && !o->spelling.ends_with('=') &&
@@ -156,12 +156,12 @@ std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_vie
     for (const auto& x : util::split(value, ',')) s.archs.push_back(x);
   } else if (sp == "-Xopenmp-target" || sp == "-Xopenmp-target=" || sp == "-Xarch_") {
     const std::string& arg = tokens.back();
-    if (auto why = forwarded(t, arg, s.req.keyed_files); !why.empty())
+    if (auto why = forwarded(t, arg, s.req.keyed_files, s.major); !why.empty())
       return pass(why, unchanged::kOption, t + " " + arg);
     if (sp == "-Xarch_") add_arg(s, ArgKind::XArch, tokens, t.substr(7));
     else add_arg(s, ArgKind::XOpenmpTarget, tokens, arg, sp == "-Xopenmp-target" ? "" : t.substr(16));
   } else if (sp == "-Xclang" || sp == "-Xclang=") {
-    if (auto why = forwarded("-Xclang", value, s.req.keyed_files); !why.empty())
+    if (auto why = forwarded("-Xclang", value, s.req.keyed_files, s.major); !why.empty())
       return pass(why, unchanged::kOption, "-Xclang " + value);
     add_arg(s, ArgKind::Common, tokens);
   } else if (sp == "-mllvm" || sp == "-mllvm=") {
@@ -178,6 +178,7 @@ std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_vie
 std::optional<Parsed> scan(const std::vector<std::string>& argv, Scan& s) {
   if (argv.empty()) return Parsed{std::nullopt, "empty command", unchanged::kNotCompile, {}};
   s.req.compiler = argv.front();
+  s.major = program_llvm_major(argv.front());  // clang 19's flags for clang 19's command
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& t = argv[i];
@@ -187,7 +188,7 @@ std::optional<Parsed> scan(const std::vector<std::string>& argv, Scan& s) {
       add_arg(s, ArgKind::Input, {t}, t);
       continue;
     }
-    const auto o = find_option(t);
+    const auto o = find_option(t, s.major);
     if (!o) return pass("unknown option " + t, unchanged::kOption, t);
     // The option's tokens (with a separate value) and its value.
     std::vector<std::string> tokens{t};

@@ -13,6 +13,7 @@ namespace ob::toolchain::clang_cli {
 // What the scan collected besides the classified arguments.
 struct Scan {
   CompileRequest req;
+  int major = kDefaultLlvm;               // the LLVM of argv[0]: whose flag list reads the command
   bool compile_only = false;             // -c
   bool openmp = false;                   // -fopenmp (last of -fopenmp / -fno-openmp wins)
   std::vector<std::string> triples;      // -fopenmp-targets= / --offload-targets= entries

@@ -524,13 +524,21 @@ constexpr OptionInfo kTable[] = {
 constexpr std::string_view kClang22Flags[] = {
 #include "clang22_flags.inc"
 };
+constexpr std::string_view kClang19Flags[] = {
+#include "clang19_flags.inc"
+};
 
 }  // namespace
 
 std::span<const OptionInfo> option_table() { return kTable; }
 std::span<const std::string_view> clang22_flags() { return kClang22Flags; }
+int flags_major(int major) { return major > 0 && major <= 20 ? 19 : 22; }
+std::span<const std::string_view> clang_flags(int major) {
+  if (flags_major(major) == 19) return kClang19Flags;
+  return kClang22Flags;
+}
 
-std::optional<OptionInfo> find_option(std::string_view token) {
+std::optional<OptionInfo> find_option(std::string_view token, int major) {
   const OptionInfo* best = nullptr;
   for (const auto& o : kTable) {
     if (token == o.spelling) return o;
@@ -538,8 +546,8 @@ std::optional<OptionInfo> find_option(std::string_view token) {
     if (!best || o.spelling.size() > best->spelling.size()) best = &o;
   }
   if (best) return *best;
-  if (std::binary_search(std::begin(kClang22Flags), std::end(kClang22Flags), token))
-    return OptionInfo{token, F::Flag, E::Text};
+  const auto flags = clang_flags(major);
+  if (std::binary_search(flags.begin(), flags.end(), token)) return OptionInfo{token, F::Flag, E::Text};
   return std::nullopt;
 }
 

@@ -18,6 +18,12 @@ namespace ob::toolchain::clang_openmp {
 // --offload-arch=ARCH for a GPU, -fopenmp-targets=TRIPLE for the host device.
 std::string target_selector(const manifest::Target& target);
 
+// What a device pass for `target` needs to use `tc`'s device runtime
+// (Toolchain::device_runtime): its bitcode directory where the driver does
+// not look, -nogpulib for an AMD GPU without ROCm's device libraries, and
+// -nogpulib where there is none (only ompx_bare kernels build then).
+std::vector<std::string> device_runtime_flags(const Toolchain& tc, const manifest::Target& target);
+
 // What makes a host pass embed a package: -Xclang -fembed-offload-object=PACKAGE.
 std::vector<std::string> embed_package(const std::string& package);
 

@@ -57,6 +57,20 @@ bool is_preprocessor_option(const std::string& a, bool& takes_next) {
   return false;
 }
 
+std::vector<std::string> device_runtime_flags(const Toolchain& tc, const manifest::Target& target) {
+  if (!target.is_gpu()) return {};
+  const auto rt = tc.device_runtime(target);
+  if (!rt) return {"-nogpulib"};  // only ompx_bare kernels build
+  std::vector<std::string> flags;
+  if (rt->bitcode_elsewhere) {
+    const bool nvptx = target.family() == manifest::TargetFamily::Nvptx;
+    flags.push_back((nvptx ? "--libomptarget-nvptx-bc-path=" : "--libomptarget-amdgpu-bc-path=") +
+                    rt->file.parent_path().string());
+  }
+  if (rt->without_rocm_libs) flags.push_back("-nogpulib");
+  return flags;
+}
+
 std::string target_selector(const manifest::Target& target) {
   return target.is_gpu() ? "--offload-arch=" + target.arch : "-fopenmp-targets=" + target.triple;
 }
@@ -80,7 +94,7 @@ std::vector<std::string> package(const Toolchain& tc, const std::vector<Image>& 
   std::vector<std::string> argv{tc.offload_binary.string(), "-o", out.string()};
   for (const auto& img : sorted) {
     std::string image = "--image=file=" + img.file.string() + ",triple=" + img.target.triple +
-                        ",arch=" + img.target.arch + ",kind=openmp";
+                        ",arch=" + tc.image_arch(img.target) + ",kind=openmp";
     for (const auto& f : img.features) image += ",feature=" + f;
     argv.push_back(std::move(image));
   }
@@ -108,7 +122,7 @@ class ManifestCompile final : public frontend::Compile {
                         bool /*callers_depfile: none in a manifest build*/) const override {
     frontend::Argv argv{compiler_for(tc_, src_.language).string(), "-fopenmp",
                         target_selector(target)};
-    if (target.is_gpu() && !tc_.has_device_runtime(target)) argv.push_back("-nogpulib");
+    for (auto& f : device_runtime_flags(tc_, target)) argv.push_back(std::move(f));
     argv.push_back("--offload-device-only");
     append_common(argv, m_);
     argv.insert(argv.end(), m_.device_flags.begin(), m_.device_flags.end());

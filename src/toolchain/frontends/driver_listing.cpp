@@ -87,7 +87,10 @@ std::string tool_of(const Argv& argv) {
 }
 }  // namespace
 
-bool packages(const Argv& argv) { return tool_of(argv) == "llvm-offload-binary"; }
+bool packages(const Argv& argv) {
+  const std::string tool = tool_of(argv);
+  return tool == "llvm-offload-binary" || tool == "clang-offload-packager";  // its name before LLVM 20
+}
 
 bool assembles(const Argv& argv) {
   return tool_of(argv) == "ptxas" || (argv.size() > 1 && argv[1] == "-cc1as");

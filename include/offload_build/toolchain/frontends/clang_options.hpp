@@ -7,6 +7,8 @@
 // (`clang-22 --autocomplete=-`) against it. docs/LAUNCHER.md.
 #pragma once
 
+#include "offload_build/toolchain/toolchain.hpp"
+
 #include <optional>
 #include <span>
 #include <string>
@@ -48,12 +50,18 @@ std::span<const OptionInfo> option_table();
 // The -f/-m/-g flags clang-22 lists (clang22_flags.inc), keyed as written
 // unless the table says otherwise.
 std::span<const std::string_view> clang22_flags();
+// The flags of the clang of LLVM `major` (clangNN_flags.inc, generated from
+// that driver by scripts/gen_clang_flags.py: 19 and 22), the nearest
+// generated list for a major without one (16-20: 19's; 21 and newer: 22's).
+std::span<const std::string_view> clang_flags(int major);
+// The major whose list clang_flags(major) is.
+int flags_major(int major);
 
 // The option `token` is (exact spellings first, then the longest joined
-// prefix, then clang-22's flags); nullopt: an option the table does not know.
-// For a Separate or JoinedOrSeparate spelling written alone, the value is
-// the next argument.
-std::optional<OptionInfo> find_option(std::string_view token);
+// prefix, then the flags of the clang of LLVM `major`); nullopt: an option
+// the table does not know. For a Separate or JoinedOrSeparate spelling
+// written alone, the value is the next argument.
+std::optional<OptionInfo> find_option(std::string_view token, int major = kDefaultLlvm);
 
 // "option", "text", "path (not read)", ...: for messages and tests.
 std::string_view effect_name(OptionEffect e);

@@ -1,0 +1,34 @@
+// The LLVM 19 that scripts/setup.sh --llvm 19 (scripts/llvm-prefix.sh)
+// unpacks into a private prefix: the LLVM with a GPU OpenMP device runtime,
+// beside the system's LLVM 22. scripts/test.sh installs it; a test without
+// it is skipped for a reason tests/allowed_skips.txt does not allow.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+namespace ob::test {
+
+namespace fs = std::filesystem;
+
+// $OB_TEST_LLVM19, else llvm-19/usr/lib/llvm-19 under $OFFLOAD_BUILD_TOOLCHAINS,
+// ${XDG_DATA_HOME:-~/.local/share}/offload-build: the root with bin/clang.
+inline std::optional<fs::path> llvm19_root() {
+  std::optional<fs::path> root;
+  if (const char* r = std::getenv("OB_TEST_LLVM19")) root = r;
+  else if (const char* t = std::getenv("OFFLOAD_BUILD_TOOLCHAINS")) root = fs::path(t) / "llvm-19/usr/lib/llvm-19";
+  else if (const char* x = std::getenv("XDG_DATA_HOME")) root = fs::path(x) / "offload-build/llvm-19/usr/lib/llvm-19";
+  else if (const char* h = std::getenv("HOME")) root = fs::path(h) / ".local/share/offload-build/llvm-19/usr/lib/llvm-19";
+  std::error_code ec;
+  if (!root || !fs::exists(*root / "bin/clang", ec)) return std::nullopt;
+  return root;
+}
+
+}  // namespace ob::test
+
+// `root`: LLVM 19's root, or the test is skipped.
+#define OB_LLVM19(root)                                                                          \
+  const auto root##_found = ::ob::test::llvm19_root();                                           \
+  if (!root##_found) OB_SKIP("no LLVM 19 in a private prefix: run scripts/setup.sh --llvm 19"); \
+  const fs::path root = *root##_found
