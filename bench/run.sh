@@ -14,6 +14,8 @@
 #      clang, ccache (with base_dir) and sccache
 #   B8 the same for a CMake build through the launcher (fresh clone, fresh build
 #      directory, links included), vs ccache and sccache as compiler launchers
+#   B8b B8 with 50 plain TUs beside 10 offload ones, every compile through the
+#      launcher, vs ccache (bench/b8b.sh, which also runs alone)
 #   B9 a fresh clone with an empty local cache and a warm Redis / HTTP remote,
 #      vs ccache and sccache on the same servers (bench/b9.sh, which also runs
 #      alone; needs redis-server and nginx)
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; REPS=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -306,6 +308,14 @@ else
   say "B8 skipped: $B8_STATUS"
 fi
 
+# ---------------------------------------------------------------- B8b
+say "B8b: CMake with 50 plain and 10 offload TUs (bench/b8b.sh)"
+b8b_args=(--reps "$REPS")
+[ "$QUICK" = 1 ] && b8b_args+=(--plain 10 --offload 2 --targets host)
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b8b.sh" "${b8b_args[@]}" --section "$WORK/b8b.md" >>"$LOG" 2>&1; then
+  printf '## B8b: CMake with plain compiles\n\nnot run: bench/b8b.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b8b.md"
+fi
+
 # ---------------------------------------------------------------- B9
 say "B9: remote storage (bench/b9.sh)"
 b9_args=(--reps "$REPS")
@@ -517,6 +527,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   else
     echo "$B8_STATUS"
   fi
+  echo
+  cat "$WORK/b8b.md"
   echo
   cat "$WORK/b9.md"
   echo

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/depfile.hpp"
+#include "offload_build/exec/executor.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
@@ -49,9 +51,17 @@ std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::
   std::set<fs::path> absent;
   std::map<fs::path, Stamp> dirs;  // system directories, stamped before their paths are checked
   std::vector<fs::path> system_paths;
+  // The job's own outputs under their temporary names (and the compiler's
+  // temporaries beside them, "NAME-abc123.tmp"), which it looked for before
+  // it wrote them: never an input.
+  std::vector<std::string> temps;
+  for (const auto& out : job.outputs) temps.push_back(exec::temporary_path(out, job.id).string());
+  auto own_temp = [&temps](const fs::path& p) {
+    return std::any_of(temps.begin(), temps.end(), [&](const std::string& t) { return util::starts_with(p.string(), t); });
+  };
   for (const auto& p : paths) {
     const fs::path full = fs::path(p).lexically_normal();
-    if (util::is_under(full, plan.build_dir)) continue;
+    if (util::is_under(full, plan.build_dir) || own_temp(full)) continue;
     bool kernel = false;
     for (const auto& k : kernel_dirs) kernel |= util::is_under(full, k);
     if (kernel) continue;

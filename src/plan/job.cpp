@@ -43,7 +43,7 @@ void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std
 
 void record_lookups(Plan& plan, const std::optional<fs::path>& library) {
   for (auto& job : plan.jobs) {
-    if (!job.inode_sensitive || !job.depfile) continue;
+    if (!(job.inode_sensitive || job.records_lookups) || !job.depfile) continue;
     job.records_lookups = true;
     if (!library) continue;
     toolchain::add_lookups_env(job.env, *job.depfile, *library);

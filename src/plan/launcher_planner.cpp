@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compile_planner.hpp"
+#include "offload_build/toolchain/frontends/plain_compile.hpp"
 
 namespace ob::plan {
 
@@ -94,6 +95,19 @@ Plan make_whole_compile_plan(const toolchain::frontend::CompileRequest& req, std
   job.stable_names = true;  // stored only when every compile of the split used them
   job.key_facts = std::move(facts);
   plan.add(std::move(job));
+  return plan;
+}
+
+Plan make_plain_compile_plan(const toolchain::frontend::CompileRequest& req, const fs::path& compiler,
+                             const fs::path& cwd, std::vector<std::string> facts) {
+  Plan plan = make_whole_compile_plan(req, {}, cwd, std::move(facts), {});
+  Job& job = plan.jobs.front();
+  job.argv = toolchain::frontend::plain_compile_argv(req, arg_path(*job.depfile, cwd).string());
+  job.argv.front() = compiler.string();
+  if (!job.keep_depfile) plan.directories = {plan.build_dir};
+  job.inode_sensitive = req.names_kernels;
+  job.stable_names = false;  // use_stable_names says whether the library names them
+  job.records_lookups = true;
   return plan;
 }
 

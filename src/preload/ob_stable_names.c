@@ -463,6 +463,28 @@ OB_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
   return r;
 }
 
+/* GCC writes its depfile through stdio, whose own open glibc does not let
+ * us see: a file opened to write is noted as the open above notes it. */
+typedef FILE* (*fopen_fn)(const char*, const char*);
+static int stdio_writes(const char* mode) {
+  return mode && (strchr(mode, 'w') || strchr(mode, 'a') || strchr(mode, '+'));
+}
+#define STDIO_OPEN(name)                                                  \
+  OB_EXPORT FILE* name(const char* path, const char* mode) {              \
+    static fopen_fn real;                                                 \
+    FILE* f;                                                              \
+    if (!real) real = (fopen_fn)dlsym(RTLD_NEXT, #name);                  \
+    if (!real) {                                                          \
+      errno = ENOSYS;                                                     \
+      return NULL;                                                        \
+    }                                                                     \
+    f = real(path, mode);                                                 \
+    if (f && stdio_writes(mode)) note_write(path);                        \
+    return f;                                                             \
+  }
+STDIO_OPEN(fopen)
+STDIO_OPEN(fopen64)
+
 /* The driver looks programs up along PATH with access(2). */
 OB_EXPORT int access(const char* path, int mode) {
   REAL(access, access_fn);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -19,11 +20,13 @@
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
+#include "offload_build/toolchain/frontends/plain_compile.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/strings.hpp"
 #include "launcher_build.hpp"
 #include "launcher_compile.hpp"
 #include "launcher_link.hpp"
+#include "launcher_plain.hpp"
 #include "launcher_setup.hpp"
 #include "launcher_unchanged.hpp"
 
@@ -34,27 +37,16 @@ namespace {
 // A registered frontend's driver (clang*, flang*), gcc, g++, cc, c++ (with a
 // target prefix or version suffix).
 bool looks_like_compiler(const std::string& name) {
-  if (toolchain::frontend::recognize(name, std::nullopt)) return true;
-  for (std::string_view c : {"cc", "c++", "gcc", "g++"}) {
-    if (name == c || util::ends_with(name, "-" + std::string(c)) ||
-        util::starts_with(name, std::string(c) + "-"))
-      return true;
-  }
-  return false;
+  return toolchain::frontend::recognize(name, std::nullopt) || toolchain::frontend::is_gcc(name);
 }
 
 // The command set up (prepare) asked of its frontend once each, in turn,
 // whether it is an offload compile, link or one-step build, going straight
 // to that path, whose plan launcher_run.cpp runs. -1 with `l.why` when it
 // runs unchanged: the compile's reason, and the link's when that says more.
-int split(Launch& l, const Request& o) {
+int split(Launch& l, const Request& o, const std::function<BuildContext&()>& context) {
   const LaunchSetup& setup = *l.setup;
   Unchanged& why = l.why;
-  // Made for the path that takes the command, before any descriptor of ours
-  // is open: make's closed jobserver descriptors must not be mistaken for the
-  // cache's or the signal self-pipe's.
-  std::optional<BuildContext> made;
-  auto context = [&]() -> BuildContext& { return made ? *made : made.emplace(o); };
   // A path's plan run (launcher_run.cpp); `failed` says why when it cannot be.
   auto run = [&](PathAnswer answer, Unchanged& failed) {
     if (answer.done) return *answer.done;
@@ -116,18 +108,26 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   process::set_echo_policy({c.flag("verbose"), nullptr});
   Launch l;
   l.command = std::move(command);
+  // Made for the path that takes the command, before any descriptor of ours
+  // is open: make's closed jobserver descriptors must not be mistaken for the
+  // cache's or the signal self-pipe's.
+  std::optional<BuildContext> made;
+  const std::function<BuildContext&()> context = [&]() -> BuildContext& { return made ? *made : made.emplace(o); };
   try {
     prepare(l, o);
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
     if (l.setup && c.flag("test_hook_internal_error"))
       throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
     if (l.setup)
-      if (const int code = split(l, o); code >= 0) return code;
+      if (const int code = split(l, o, context); code >= 0) return code;
+    // Not split: cached as one job where it can be, as ccache caches it.
+    if (const int code = cache_plain(l, o, context); code >= 0) return code;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.
     l.why = {"internal error: " + util::shorten(e.what(), 300), toolchain::frontend::unchanged::kInternal, {}};
   }
+  made.reset();  // as before any path took the command: nothing of ours open
   return pass_through(l.given, l.why, o, l.prefix);
 }
 

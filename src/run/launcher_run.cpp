@@ -17,6 +17,7 @@
 #include "offload_build/run/build_context.hpp"
 #include "offload_build/run/pictures.hpp"
 #include "offload_build/run/session.hpp"
+#include "offload_build/toolchain/stable_names.hpp"
 
 namespace ob::run {
 
@@ -39,11 +40,12 @@ void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const s
 }
 
 // Runs a launcher plan (not under --dry-run) with the cache and the
-// jobserver; nullopt when a job failed. With `record` (--report, the
+// jobserver; nullopt when a job failed (with `failure_is_final`, the one
+// job's exit code after what it printed). With `record` (--report, the
 // pictures), the jobs' events go to the session's recorder. With `whole`,
 // the compile's whole entry is stored after it succeeded.
 std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& context, Session& session, bool record,
-                                     cache::WholeCompile* whole) {
+                                     cache::WholeCompile* whole, bool failure_is_final) {
   const Request& o = context.options();
   open_launcher_cache(context);
   // With remote_execution: the jobs that go run on the engine (opened on the
@@ -70,6 +72,10 @@ std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& conte
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
+  if (!summary && failure_is_final && plan.jobs.size() == 1 && runner.exit_codes.count(0)) {
+    std::cerr << report::in_clang_order(plan, runner.output);
+    return runner.exit_codes[0] != 0 ? runner.exit_codes[0] : exit_code::failure;
+  }
   if (!summary && !o.config.flag("verbose")) return std::nullopt;
   const std::string said = report::in_clang_order(plan, runner.output);
   std::cerr << said;
@@ -97,6 +103,7 @@ std::optional<int> run_split(Split& split, const LaunchSetup& setup, BuildContex
   plan::Plan& plan = split.plan;
   // Stable kernel names (flang's too); lookup records only where a depfile lists what was read.
   if (split.stable_names) use_stable_kernel_names(plan, setup, context.probe_memo(), o);
+  else if (!o.config.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
   if (o.config.flag("verbose") && !split.verbose.empty()) std::cerr << "offload-build: " << split.verbose << '\n';
   process::install_signal_handlers();  // Ctrl-C stops the run cleanly
   if (o.dry_run) {
@@ -106,13 +113,15 @@ std::optional<int> run_split(Split& split, const LaunchSetup& setup, BuildContex
   const bool record = o.report || wants_pictures(o);
   Session session(kLauncher);
   session.project = split.project;
-  auto code = run_launcher_plan(plan, context, session, record, split.whole.get());
+  auto code = run_launcher_plan(plan, context, session, record, split.whole.get(), split.failure_is_final);
   if (!code) {
     why = split.failed;
     return std::nullopt;
   }
   if (!record) return code;
-  const auto result = *code == 0 ? report::BuildResult::Ok : report::BuildResult::Interrupted;
+  const auto result = *code == 0                      ? report::BuildResult::Ok
+                      : *code == exit_code::interrupted ? report::BuildResult::Interrupted
+                                                        : report::BuildResult::Failed;
   if (wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
     write_pictures(o, session.timeline(plan, result), plan.program.string() + ".timings.html", true);
   if (o.report) write_launcher_report(o, command, report::make_report(session.report_data(&plan, result)), nullptr, *code);

@@ -30,6 +30,9 @@ struct Split {
   // Why the command runs unchanged when a job failed (the compiler then
   // prints exactly its own diagnostics).
   Unchanged failed;
+  // The plan's one job is the caller's own compile (launcher_plain.cpp): its
+  // failure is the compiler's (what it printed, its exit code), not run again.
+  bool failure_is_final = false;
 };
 
 // A launcher path's answer: a plan to run, an exit code already known (a

@@ -122,6 +122,18 @@ bool may_run_remotely(const std::vector<std::string>& command) {
   return compiler && toolchain::frontend::compiles_no_device_code(command, *compiler, cwd);
 }
 
+PrefixedCommand through_prefix(std::vector<std::string> argv, const Prefix& prefix,
+                               const std::vector<std::string>& compile) {
+  PrefixedCommand c{std::move(argv), {}, !prefix.words.empty() && may_run_remotely(compile)};
+  if (!c.prefixed) return c;
+  if (!prefix.name.empty()) {  // a masquerade: as the wrapper run as the link
+    c.argv.front() = prefix.name;
+    c.env.emplace_back("PATH", prefix.path);
+  }
+  c.argv.insert(c.argv.begin(), prefix.words.begin(), prefix.words.end());
+  return c;
+}
+
 void note_local_offload(const Prefix& prefix, const Request& o) {
   if (prefix.wrapper.empty() || o.config.flag("quiet")) return;
   const std::string name = fs::path(prefix.wrapper).filename().string();

@@ -88,20 +88,18 @@ int wait_like(pid_t pid) {
 
 int pass_through(const std::vector<std::string>& compile, const Unchanged& why, const Request& o,
                  const Prefix& prefix) {
-  std::vector<std::string> command = compile;
-  const bool prefixed = !prefix.words.empty() && may_run_remotely(compile);
-  std::vector<std::pair<std::string, std::optional<std::string>>> env;
-  if (prefixed && !prefix.name.empty()) {  // a masquerade: as the wrapper run as the link
-    command.front() = prefix.name;
-    env.emplace_back("PATH", prefix.path);
-  }
-  if (prefixed) command.insert(command.begin(), prefix.words.begin(), prefix.words.end());
+  auto [command, env, prefixed] = through_prefix(compile, prefix, compile);
   if (o.dry_run) {
     if (o.config.flag("verbose")) std::cerr << "offload-build: running the compiler unchanged: " << why.reason << '\n';
     std::cout << util::shell_join(command) << '\n';
     return exit_code::ok;
   }
   note_unchanged(why, o);
+  if (o.config.flag("explain")) {  // what --explain says of every compile: why this one is not cached
+    const std::string output = toolchain::frontend::output_arg(compile);
+    std::cerr << "offload-build: explain: " << (output.empty() ? compile.front() : output)
+              << ": not cached (run unchanged): " << why.reason << " (\"" << why.code << "\")\n";
+  }
   // --trace: the compile is one event of the make/ninja run's trace.
   std::optional<report::StepTimeline> timeline;
   std::optional<report::TimedStep> step;

@@ -178,10 +178,12 @@ TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles ru
     CHECK(lines_with(served, "saxpy.c").empty());
     CHECK(lines_with(served, "sum.c").empty());
     CHECK(lines_with(read_file(local.log), "COMPILE_OK").empty());  // not in DISTCC_HOSTS
-    // offload-build split the offload compiles and ran the plain ones unchanged.
+    // offload-build split the offload compiles and cached the plain ones
+    // whole: each a miss, run through the prefix (the log above), none unchanged.
     const auto stats = l.stats();
-    CHECK(stats["misses"].get<int>() > 0);
-    CHECK(stats["unchanged_by_reason"].value("not an offload compile", 0) == 2);
+    CHECK(stats["misses"].get<int>() > 2);
+    CHECK(stats["stores"].get<int>() > 2);
+    CHECK(stats["unchanged_by_reason"].value("not an offload compile", 0) == 0);
   };
 
   SECTION("prefix_command=distcc ($OFFLOAD_BUILD_PREFIX_COMMAND)") {
@@ -215,6 +217,15 @@ TEST_CASE("distcc: plain compiles go through prefix_command, offload compiles ru
                     project, l.env(distcc_env));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
+    CHECK(lines_with(read_file(client_log), "compile util.c on " + remote.host() + " completed ok").size() == 1);
+    // Cached whole: the same compile again is a hit and runs nothing, distcc neither.
+    fs::remove(project / "util.o");
+    auto again = run_ob({"--prefix-command", " distcc  ", "wrap", "--", "/usr/bin/clang-22", "-O2", "-c", "util.c",
+                         "-o", "util.o"},
+                        project, l.env(distcc_env));
+    REQUIRE(again.exit_code == 0);
+    CHECK(fs::exists(project / "util.o"));
+    CHECK(l.stats()["hits"] == 1);
     CHECK(lines_with(read_file(client_log), "compile util.c on " + remote.host() + " completed ok").size() == 1);
     auto missing = run_ob({"--prefix-command", "no-such-distcc -j", "wrap", "--", "/usr/bin/clang-22", "-c",
                            "util.c", "-o", "util.o"},

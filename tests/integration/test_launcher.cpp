@@ -137,12 +137,13 @@ TEST_CASE("what runs unchanged is counted by reason and said once per build unde
   Launcher l;
   fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / "saxpy.c");
   const Env verbose{{"OFFLOAD_BUILD_VERBOSE", "1"}};
-  // Two plain compiles of one build (this test is their parent process): one line.
-  auto first = l.ob({kClang, "-O2", "-c", "saxpy.c", "-o", "p1.o"}, verbose);
-  auto second = l.ob({kClang, "-O2", "-c", "saxpy.c", "-o", "p2.o"}, verbose);
+  // Two preprocessing runs of one build (this test is their parent process):
+  // one line. (Plain compiles are cached whole: test_launcher_plain.cpp.)
+  auto first = l.ob({kClang, "-O2", "-E", "saxpy.c", "-o", "p1.i"}, verbose);
+  auto second = l.ob({kClang, "-O2", "-E", "saxpy.c", "-o", "p2.i"}, verbose);
   REQUIRE(first.exit_code == 0);
   REQUIRE(second.exit_code == 0);
-  CHECK(count_occurrences(first.err, "running the compiler unchanged: no -fopenmp") == 1);
+  CHECK(count_occurrences(first.err, "running the compiler unchanged: option -E") == 1);
   CHECK(second.err.find("running the compiler unchanged") == std::string::npos);
   // -ftime-trace writes a trace named after each compile step's output.
   auto trace = l.ob({kClang, "-fopenmp", kHostTargets, "-ftime-trace", "-c", "saxpy.c", "-o", "t.o"}, verbose);
@@ -162,11 +163,11 @@ TEST_CASE("what runs unchanged is counted by reason and said once per build unde
   if (ref.exit_code != 0) CHECK(memos == 1);  // (a machine with a GPU splits it instead)
 
   auto stats = l.stats()["unchanged_by_reason"];
-  CHECK(stats["not an offload compile"] == 2);
+  CHECK(stats["not a compile to an object"] == 2);
   CHECK(stats["unsupported option"] == 1);
   if (ref.exit_code != 0) CHECK(stats["no GPU for native"] == 1);
   auto text = l.ob({"--cache-dir", l.cache.string(), "cache", "stats"});
-  CHECK_THAT(text.out, Catch::Contains("compiles run unchanged") && Catch::Contains("not an offload compile"));
+  CHECK_THAT(text.out, Catch::Contains("compiles run unchanged") && Catch::Contains("not a compile to an object"));
 }
 
 TEST_CASE("launcher objects link and run, and the second compile is served from the cache",

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 
 #include "integration/launcher_support.hpp"
 #include "support/ob_process.hpp"
@@ -108,12 +109,14 @@ TEST_CASE("the programs offload-build starts never see a remote credential", "[l
   const fs::path dump = p.tmp / "env-dump.sh", seen = p.tmp / "env.txt";
   write_file(dump, "#!/bin/sh\nenv > '" + seen.string() + "'\nexec \"$@\"\n");
   fs::permissions(dump, fs::perms::owner_all);
-  write_file(p.tmp / "plain.c", "int plain(void) { return 1; }\n");
   std::vector<std::string> urls = kNasty;
   urls.push_back("redis://:S3cret@127.0.0.1:1");  // parses: written out in the variable
   for (const auto& url : urls) {
     INFO("URL: " << url);
     fs::remove(seen);
+    // Another source each time: a plain compile is cached, and a hit runs nothing.
+    write_file(p.tmp / "plain.c", "int plain(void) { return " + std::to_string(url.size()) + "; }\n// " +
+                                      std::to_string(std::hash<std::string>{}(url)) + "\n");
     auto r = run_ob({"--prefix-command", dump.string(), "wrap", "--", "/usr/bin/clang-22", "-c", "plain.c", "-o",
                      "plain.o"},
                     p.tmp.path(), p.env({{"OFFLOAD_BUILD_REMOTE_STORAGE", url}}));

@@ -166,15 +166,18 @@ TEST_CASE("trace option: one complete event per job of a manifest build, with sa
 namespace {
 
 // A make -j3 run through the launcher with OFFLOAD_BUILD_TRACE: 4 offload
-// compiles, a plain one (run unchanged) and an offload link. The trace file.
+// compiles, a plain one (cached whole: one host job), an assembly source (run
+// unchanged) and an offload link. The trace file.
 fs::path make_with_trace(const Launcher& l) {
   for (const char* n : {"a", "b", "c", "d"})
     fs::copy(fs::path(OB_EXAMPLES) / "saxpy-c/saxpy.c", l.tmp / (std::string(n) + ".c"));
   write_file(l.tmp / "plain.c", "int plain(void) { return 1; }\n");
+  write_file(l.tmp / "asm.s", "\t.text\n");
   const std::string compile = std::string(OB_BINARY) + " " + kClang + " -O2 -fopenmp " + kHostTargets;
-  write_file(l.tmp / "Makefile", "all: a.o b.o c.o d.o plain.o prog\n"
+  const std::string plain = std::string(OB_BINARY) + " " + kClang + " -c $< -o $@\n";
+  write_file(l.tmp / "Makefile", "all: a.o b.o c.o d.o plain.o asm.o prog\n"
                                  "%.o: %.c\n\t" + compile + " -c $< -o $@\n"
-                                 "plain.o: plain.c\n\t" + std::string(OB_BINARY) + " " + kClang + " -c $< -o $@\n"
+                                 "plain.o: plain.c\n\t" + plain + "asm.o: asm.s\n\t" + plain +
                                  "prog: a.o\n\t" + compile + " a.o -o prog\n");
   const fs::path trace = l.tmp / "trace.json";
   auto r = run_tool({"make", "-j3", "-s"}, l.tmp.path(), l.env({{"OFFLOAD_BUILD_TRACE", trace.string()}}));
@@ -197,10 +200,10 @@ TEST_CASE("trace in launcher mode: a make -j3 run of several compiles is one val
     CHECK(e.at("dur").get<long long>() >= 1);
   }
   // Each of the 4 offload compiles: host-ir, device, package, host; the link
-  // cached as one job; the plain compile run unchanged.
-  CHECK(by_kind == std::map<std::string, int>{{"host-ir", 4}, {"device", 4}, {"package", 4}, {"host", 4},
+  // cached as one job; the plain compile one host job; the assembly run unchanged.
+  CHECK(by_kind == std::map<std::string, int>{{"host-ir", 4}, {"device", 4}, {"package", 4}, {"host", 5},
                                               {"link", 1}, {"unchanged", 1}});
-  CHECK(pids.size() == 6);  // one process per make recipe
+  CHECK(pids.size() == 7);  // one process per make recipe
   CHECK(temp_outputs(l.tmp.path()).empty());
 
   SECTION("a file that is not such a trace is left alone, and the compile still succeeds") {

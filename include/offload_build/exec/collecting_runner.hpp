@@ -22,7 +22,10 @@ class CollectingRunner final : public CommandRunner {
   Result<void> start(const JobView& job) override { return inner_->start(job); }
   std::optional<Completion> wait_any() override {
     auto c = inner_->wait_any();
-    if (c) output[c->job] = c->output;  // the executor also gets it, for the cache
+    if (c) {
+      output[c->job] = c->output;  // the executor also gets it, for the cache
+      exit_codes[c->job] = c->exit_code;
+    }
     return c;
   }
   void wake() override { inner_->wake(); }
@@ -31,6 +34,8 @@ class CollectingRunner final : public CommandRunner {
   RemoteRunner* remote() override { return inner_->remote(); }
   // What each job printed (a cache hit's replayed output is put here too).
   std::map<plan::JobId, std::string> output;
+  // How each job that ran ended (its command's exit code).
+  std::map<plan::JobId, int> exit_codes;
 
  private:
   std::unique_ptr<CommandRunner> inner_;

@@ -55,6 +55,16 @@ Plan make_whole_compile_plan(const toolchain::frontend::CompileRequest& req, std
                              const fs::path& cwd, std::vector<std::string> facts,
                              std::vector<fs::path> tools);
 
+// A compile the launcher does not split, cached as one job that runs
+// (plain_compile.hpp; ccache's unit): make_whole_compile_plan's job, its
+// argv the caller's command line (argv[0] `compiler`, its path) writing the
+// caller's depfile, or -MD -MF into the work directory when it asked for
+// none, so that the depfile lists what it read; it records the lookups that
+// found nothing, and names kernels (inode-sensitive) where
+// `req.names_kernels`. `facts`: Job::key_facts.
+Plan make_plain_compile_plan(const toolchain::frontend::CompileRequest& req, const fs::path& compiler,
+                             const fs::path& cwd, std::vector<std::string> facts);
+
 // -save-temps (listing_planner.cpp): `listing`, the driver's commands for the
 // caller's own command line (`clang ... -###`), one job each, in the
 // driver's order where one reads or overwrites what another writes (so the

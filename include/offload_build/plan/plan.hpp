@@ -162,7 +162,7 @@ Plan make_rust_plan(const manifest::Manifest& manifest, const toolchain::Toolcha
 void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std::string& salt);
 
 // Make every C/C++ compile (an inode-sensitive job with a depfile: it reads
-// headers) record the lookups that found nothing (Job::records_lookups):
+// headers; or one a planner marked records_lookups) record the lookups that found nothing (Job::records_lookups):
 // OB_LOOKUPS_ENV names its depfile, and a compile that does not run with the
 // preload library already (stable names off, or a compiler that ignores
 // them) gets `library` in record-only mode. `library` nullopt (missing):

@@ -3,8 +3,10 @@
 // here. docs/DISTRIBUTED.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "offload_build/run/request.hpp"
@@ -34,6 +36,17 @@ Prefix take_prefix(std::vector<std::string>& command, const Request& options);
 // Whether `command` may run through the prefix: it compiles no device code
 // (frontend::compiles_no_device_code; an unreadable response file: no).
 bool may_run_remotely(const std::vector<std::string>& command);
+// A command as it runs, through the prefix or not.
+struct PrefixedCommand {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;  // a masquerade's PATH
+  bool prefixed = false;
+};
+// `argv` run through `prefix` when there is one and `compile` (the command
+// as given) may run remotely: the prefix's words first, a masquerade's
+// compiler by its name with its PATH; else `argv` as it is.
+PrefixedCommand through_prefix(std::vector<std::string> argv, const Prefix& prefix,
+                               const std::vector<std::string>& compile);
 // The wrapper form's note that offload compiles run here, once per build.
 void note_local_offload(const Prefix& prefix, const Request& options);
 

@@ -35,4 +35,19 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
+// Whether `t` is one of `set` (a table of spellings).
+template <class Set>
+bool is_one_of(std::string_view t, const Set& set) {
+  for (std::string_view s : set)
+    if (t == s) return true;
+  return false;
+}
+// The first of `set` that `t` starts with; empty when none does.
+template <class Set>
+std::string_view prefix_in(std::string_view t, const Set& set) {
+  for (std::string_view s : set)
+    if (t.substr(0, s.size()) == s) return s;
+  return {};
+}
+
 }  // namespace ob::util

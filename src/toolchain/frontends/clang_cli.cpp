@@ -26,19 +26,6 @@ constexpr std::string_view kHarmlessCc1[] = {"-disable-llvm-passes", "-disable-l
 // Driver spellings cc1 also takes with a joined value.
 constexpr std::string_view kCc1Joined[] = {"-D", "-U", "-I", "-O", "-W"};
 
-template <size_t N>
-bool any_exact(const std::string_view (&set)[N], std::string_view t) {
-  for (auto s : set)
-    if (t == s) return true;
-  return false;
-}
-template <size_t N>
-bool any_prefix(const std::string_view (&set)[N], std::string_view t) {
-  for (auto s : set)
-    if (starts_with(t, s)) return true;
-  return false;
-}
-
 bool enables_debug_info(std::string_view t) {
   if (!starts_with(t, "-g") || starts_with(t, "-gno-") || starts_with(t, "-gz")) return false;
   return t != "-g0" && t != "-ggdb0";
@@ -64,13 +51,13 @@ namespace {
 // compile runs unchanged; a file it names is added to `files`.
 std::string forwarded(std::string_view via, const std::string& arg, std::vector<std::string>& files, int major) {
   const std::string said = std::string(via) + " " + arg;
-  if (via == "-Xclang" && (any_prefix(kForeignCc1, arg) || any_exact(kHarmlessCc1, arg)))
-    return any_exact(kHarmlessCc1, arg) ? "" : said;
+  if (via == "-Xclang" && (!util::prefix_in(arg, kForeignCc1).empty() || util::is_one_of(arg, kHarmlessCc1)))
+    return util::is_one_of(arg, kHarmlessCc1) ? "" : said;
   auto o = find_option(arg, major);
   // cc1 spells options of its own: under -Xclang a driver spelling counts
   // only as itself, as NAME=VALUE, or as -D/-U/-I/-O/-W (-load is no -l).
   if (o && via == "-Xclang" && arg != o->spelling && !o->spelling.ends_with('=') &&
-      !any_exact(kCc1Joined, o->spelling))
+      !util::is_one_of(o->spelling, kCc1Joined))
     o.reset();
   if (!o) return "unknown option " + said;
   switch (o->effect) {
@@ -194,11 +181,10 @@ std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_vie
   return std::nullopt;
 }
 
-}  // namespace
-
-Parsed parse(const std::vector<std::string>& argv) {
-  Scan s;
-  if (argv.empty()) return {std::nullopt, "empty command", unchanged::kNotCompile, {}};
+// Every argument of `argv` classified into `s` through the option table;
+// the refusal when the command runs unchanged whatever it compiles.
+std::optional<Parsed> scan(const std::vector<std::string>& argv, Scan& s) {
+  if (argv.empty()) return Parsed{std::nullopt, "empty command", unchanged::kNotCompile, {}};
   s.req.compiler = argv.front();
   s.major = program_llvm_major(argv.front());  // clang 19's flags for clang 19's command
   std::optional<std::string> lang;  // the -x in effect; nullopt: from the extension
@@ -241,7 +227,21 @@ Parsed parse(const std::vector<std::string>& argv) {
     }
     if (auto refused = read_option(s, t, sp, tokens, value, lang)) return *refused;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parsed parse(const std::vector<std::string>& argv) {
+  Scan s;
+  if (auto refused = scan(argv, s)) return *refused;
   return finish(std::move(s));
+}
+
+Parsed parse_plain(const std::vector<std::string>& argv) {
+  Scan s;
+  if (auto refused = scan(argv, s)) return *refused;
+  return finish_plain(std::move(s));
 }
 
 }  // namespace ob::toolchain::clang_cli

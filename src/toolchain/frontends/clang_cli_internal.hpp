@@ -33,6 +33,8 @@ struct Scan {
 
 // Decide: a compile to split (targets resolved), or the reason to pass through.
 Parsed finish(Scan scan);
+// Decide: a compile cached as one job (parse_plain), or why it is not.
+Parsed finish_plain(Scan scan);
 
 // Whether option `t`, written alone, takes the next argument as its value
 // (-I DIR, -o FILE, -x LANG, -Xclang ARG, -Xarch_NAME ARG, ...).

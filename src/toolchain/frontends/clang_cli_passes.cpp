@@ -2,6 +2,7 @@
 // caller's own command line: a device pass per target, the host pass and,
 // for single parse, the host-IR parse and the host codegen.
 #include "clang_compiles.hpp"
+#include "offload_build/toolchain/frontends/plain_compile.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::clang_cli {
@@ -92,9 +93,10 @@ bool native_only_for_host(const CompileRequest& req, const Arg& arg) {
 }
 
 // The host pass's options. Its source and the preprocessor options are
-// left out unless `with_source`.
+// left out unless `with_source`; the device and record options unless
+// `every_arg` (a compile run whole: plain_compile_argv).
 std::vector<std::string> host_options(const CompileRequest& req, const std::string& out,
-                                      bool with_source) {
+                                      bool with_source, bool every_arg = false) {
   std::vector<std::string> argv{req.compiler};
   bool wrote_output = false;
   for (const auto& a : req.args) {
@@ -103,6 +105,12 @@ std::vector<std::string> host_options(const CompileRequest& req, const std::stri
         (a.kind == ArgKind::Input ||
          (a.kind == ArgKind::Common && clang_openmp::is_preprocessor_option(a.tokens.front(), takes_next))))
       continue;
+    if (every_arg && (a.kind == ArgKind::XOpenmpTarget || a.kind == ArgKind::RecordFile ||
+                      a.kind == ArgKind::OffloadArch || a.kind == ArgKind::XArch ||
+                      a.kind == ArgKind::DeviceLibrary)) {
+      append(argv, a.tokens);
+      continue;
+    }
     switch (a.kind) {
       case ArgKind::Output:
         append(argv, {"-o", out});
@@ -223,3 +231,15 @@ std::unique_ptr<frontend::Compile> launcher_compile(const CompileRequest& req, c
 }
 
 }  // namespace ob::toolchain::clang_cli
+
+namespace ob::toolchain::frontend {
+
+// One pass too, for clang and GCC alike (plain_compile.hpp): the caller's
+// arguments in order, -o and the dependency options normalized.
+std::vector<std::string> plain_compile_argv(const CompileRequest& req, const std::string& depfile) {
+  std::vector<std::string> argv = clang_cli::host_options(req, req.output_arg(), true, true);
+  clang_cli::append(argv, clang_cli::dep_flags(req, depfile, req.deps.has_value()));
+  return argv;
+}
+
+}  // namespace ob::toolchain::frontend

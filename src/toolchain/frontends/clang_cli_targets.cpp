@@ -126,28 +126,16 @@ Resolved resolve_targets(const Scan& s) {
 
 }  // namespace
 
-Parsed finish(Scan s) {
-  auto pass = [](std::string why, const char* code) { return Parsed{std::nullopt, std::move(why), code, {}}; };
-  using namespace unchanged;
-  if (!s.compile_only) return pass("not a compile to an object (no -c)", kNotCompile);
-  if (s.inputs.empty()) return pass("no source file", kNotCompile);
-  if (s.inputs.size() > 1) return pass("several inputs", kNotCompile);
-  const auto& in = s.inputs.front();
-  if (in.lang && *in.lang != "c" && *in.lang != "c++") return pass("language -x " + *in.lang, kNotOffload);
-  const auto ext = manifest::language_from_extension(in.path);
-  if (in.lang) s.req.language = *in.lang == "c" ? manifest::Language::C : manifest::Language::Cxx;
-  else if (ext && (*ext == manifest::Language::C || *ext == manifest::Language::Cxx)) s.req.language = *ext;
-  else return pass("input " + in.path + " is not a C or C++ source", kNotOffload);
-  s.req.source = in.path;
-  if (!s.openmp) return pass("no -fopenmp", kNotOffload);
-  if (s.triples.empty() && s.archs.empty()) return pass("no offload targets", kNotOffload);
-  Resolved r = resolve_targets(s);
-  if (!r.problem.empty()) return pass(r.problem, kTargets);
-  if (r.targets.empty() && r.native.empty()) return pass("no offload targets", kNotOffload);
-  s.req.targets = std::move(r.targets);
-  s.req.native = std::move(r.native);
-  // The device runtime bitcode a --libomptarget-*-bc-path= names: no depfile
-  // lists it, so its content is keyed (the directory's file for each arch).
+namespace {
+
+Parsed refuse(std::string why, const char* code, std::string option = {}) {
+  return Parsed{std::nullopt, std::move(why), code, std::move(option)};
+}
+
+// The device runtime bitcode a --libomptarget-*-bc-path= names: no depfile
+// lists it, so its content is keyed (the directory's file for each arch of
+// `targets`).
+void key_device_libraries(Scan& s, const std::vector<manifest::Target>& targets) {
   for (const auto& a : s.req.args) {
     if (a.kind != ArgKind::DeviceLibrary) continue;
     std::error_code ec;
@@ -156,7 +144,7 @@ Parsed finish(Scan s) {
       continue;
     }
     const std::string family = a.triple == manifest::kNvptxTriple ? "nvptx" : "amdgpu";
-    for (const auto& t : s.req.targets) {
+    for (const auto& t : targets) {
       if (t.triple != a.triple) continue;
       for (const auto& name : {"libomptarget-" + family + "-" + t.arch + ".bc", "libomptarget-" + family + ".bc"})
         if (fs::exists(fs::path(a.value) / name, ec)) {
@@ -165,21 +153,79 @@ Parsed finish(Scan s) {
         }
     }
   }
+}
+
+// The one C or C++ source of a compile to an object (s.req.source and
+// language set), or why the scan is none.
+std::optional<Parsed> take_source(Scan& s) {
+  using namespace unchanged;
+  if (!s.compile_only) return refuse("not a compile to an object (no -c)", kNotCompile);
+  if (s.inputs.empty()) return refuse("no source file", kNotCompile);
+  if (s.inputs.size() > 1) return refuse("several inputs", kNotCompile);
+  const auto& in = s.inputs.front();
+  if (in.lang && *in.lang != "c" && *in.lang != "c++") return refuse("language -x " + *in.lang, kNotOffload);
+  const auto ext = manifest::language_from_extension(in.path);
+  if (in.lang) s.req.language = *in.lang == "c" ? manifest::Language::C : manifest::Language::Cxx;
+  else if (ext && (*ext == manifest::Language::C || *ext == manifest::Language::Cxx)) s.req.language = *ext;
+  else return refuse("input " + in.path + " is not a C or C++ source", kNotOffload);
+  s.req.source = in.path;
+  return std::nullopt;
+}
+
+// The caller's depfile options (s.req.deps), or why they are refused.
+std::optional<Parsed> take_deps(Scan& s) {
   if (s.req.deps) {
     s.req.deps->file = s.dep_file;
     s.req.deps->targets = s.dep_targets;
     s.req.deps->phony = s.dep_phony;
   } else if (s.dep_file || !s.dep_targets.empty()) {
-    return Parsed{std::nullopt, "-MF/-MT without -MD or -MMD", kOption, s.dep_file ? "-MF" : "-MT"};
+    return refuse("-MF/-MT without -MD or -MMD", unchanged::kOption, s.dep_file ? "-MF" : "-MT");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parsed finish(Scan s) {
+  using namespace unchanged;
+  if (auto refused = take_source(s)) return *refused;
+  if (!s.openmp) return refuse("no -fopenmp", kNotOffload);
+  if (s.triples.empty() && s.archs.empty()) return refuse("no offload targets", kNotOffload);
+  Resolved r = resolve_targets(s);
+  if (!r.problem.empty()) return refuse(r.problem, kTargets);
+  if (r.targets.empty() && r.native.empty()) return refuse("no offload targets", kNotOffload);
+  s.req.targets = std::move(r.targets);
+  s.req.native = std::move(r.native);
+  key_device_libraries(s, s.req.targets);
+  if (auto refused = take_deps(s)) return *refused;
   if (s.records) {
     // Without -o clang names each device's record after the source and its
     // target; with -o (as build systems write it) every pass shares one name.
     if (!s.req.output && !s.record_file)
-      return Parsed{std::nullopt, "optimization records without -o", kOption, "-fsave-optimization-record"};
+      return refuse("optimization records without -o", kOption, "-fsave-optimization-record");
     s.req.opt_record = s.record_file ? *s.record_file
                                      : fs::path(*s.req.output).replace_extension(".opt." + s.record_format).string();
   }
+  return Parsed{std::move(s.req), {}, {}, {}};
+}
+
+Parsed finish_plain(Scan s) {
+  using namespace unchanged;
+  if (auto refused = take_source(s)) return *refused;
+  if (auto refused = take_deps(s)) return *refused;
+  // Files named after the output, which the job writes under a temporary name.
+  if (s.records) return refuse("an optimization record (named after the output)", kOption, "-fsave-optimization-record");
+  if (s.req.save_temps) return refuse("-save-temps (temporary files named after the source)", kOption, "-save-temps");
+  if (s.openmp && (!s.triples.empty() || !s.archs.empty())) {
+    const bool native = std::find(s.archs.begin(), s.archs.end(), "native") != s.archs.end();
+    const Resolved r = resolve_targets(s);
+    if (native || !r.native.empty())
+      return refuse("a native offload arch (what it compiles for depends on this machine's GPUs)", kTargets);
+    key_device_libraries(s, r.targets);
+  }
+  // Under -fopenmp clang names target regions (host fallbacks too) after
+  // each file's device and inode: stable names, as in a split.
+  s.req.names_kernels = s.openmp;
   return Parsed{std::move(s.req), {}, {}, {}};
 }
 

@@ -41,6 +41,11 @@ std::string option_name(std::string_view token);
 // Classify `argv` (argv[0] the compiler, response files already expanded).
 // Pure: reads no file and runs nothing.
 Parsed parse(const std::vector<std::string>& argv);
+// The same command line as a compile the launcher caches as one job, as
+// ccache does (plain_compile.hpp): a -c of one C or C++ source to an object
+// whose every option the table keys (offload or not, any targets but
+// `native`), with no optimization record or -save-temps; else why not.
+Parsed parse_plain(const std::vector<std::string>& argv);
 
 // Expand @FILE arguments (recursively, GNU quoting as clang does on Linux),
 // relative to `cwd`. nullopt when a response file cannot be read (missing,

@@ -115,6 +115,10 @@ struct CompileRequest {
   // -mllvm values that may name a file (-mllvm -x=VALUE): the launcher runs
   // the compile unchanged when a file or directory of that name exists.
   std::vector<std::string> maybe_files;
+  // A compile cached as one job (plain_compile.hpp): whether its object names
+  // OpenMP target regions after the files' identities (clang's -fopenmp),
+  // so that it runs with stable kernel names. A split compile always does.
+  bool names_kernels = true;
 
   // The -o path as written, or clang's default (<source stem>.o in the cwd).
   std::string output_arg() const;
