@@ -13,8 +13,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 bash scripts/setup.sh
-# LLVM 19 in a private prefix beside LLVM 22 (tests/integration/test_llvm_versions.cpp).
+# LLVM 19 and 16 in private prefixes beside LLVM 22 (tests/integration/test_llvm_versions.cpp).
 bash scripts/setup.sh --llvm 19 >/dev/null
+bash scripts/setup.sh --llvm 16 >/dev/null
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOFFLOAD_BUILD_TESTS=ON

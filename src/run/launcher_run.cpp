@@ -72,9 +72,13 @@ std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& conte
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
   if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
-  if (!summary && failure_is_final && plan.jobs.size() == 1 && runner.exit_codes.count(0)) {
+  // The compiler failed: its own output and exit code. Had it succeeded and
+  // the job still failed (no object or depfile where it said, a lookup it
+  // raced), the compile runs unchanged: never fail where the compiler would not.
+  if (!summary && failure_is_final && plan.jobs.size() == 1 && runner.exit_codes.count(0) &&
+      runner.exit_codes[0] != 0) {
     std::cerr << report::in_clang_order(plan, runner.output);
-    return runner.exit_codes[0] != 0 ? runner.exit_codes[0] : exit_code::failure;
+    return runner.exit_codes[0];
   }
   if (!summary && !o.config.flag("verbose")) return std::nullopt;
   const std::string said = report::in_clang_order(plan, runner.output);

@@ -255,6 +255,10 @@ std::optional<DeviceRuntime> Toolchain::device_runtime(const manifest::Target& t
     std::optional<DeviceRuntime> found;
     if (auto file = find_device_runtime(root, target.triple, target.arch))
       found = describe_runtime(*this, target, std::move(*file));
+    // LLVM 16 ships the AMD GPU runtime only as bitcode its driver links at
+    // compile time, and only with ROCm's device libraries (its
+    // libomptarget.devicertl.a holds nvptx alone): unusable without them.
+    if (found && found->without_rocm_libs && major <= 16) found.reset();
     it = runtimes->by_target.emplace(name, std::move(found)).first;
   }
   return it->second;

@@ -133,7 +133,7 @@ TEST_CASE("a host-only -fopenmp compile, gcc and g++ are cached whole", "[launch
   }
 }
 
-TEST_CASE("a cached compile replays its warnings; a failing one is not stored and fails as the compiler",
+TEST_CASE("a cached compile replays its warnings, and a failing one is not stored and fails as the compiler",
           "[launcher][plain][integration]") {
   Launcher l;
   write(l.tmp / "w.c", "int f(int x) { int unused; return x; }\n");

@@ -270,3 +270,27 @@ TEST_CASE("CMake package with LLVM 19 as CMAKE_<LANG>_COMPILER: generic kernels 
   CHECK(warm["misses"] == cold["misses"]);
   CHECK(warm["hits"].get<int>() > cold["hits"].get<int>());
 }
+
+TEST_CASE("LLVM 16 from a private prefix: generic kernels for host and sm_90 link and run, and gfx90a needs ROCm",
+          "[integration][llvm16]") {
+  OB_LLVM16(root);
+  if (!has_cuda()) OB_SKIP("no CUDA ptxas at /usr/local/cuda (the sm_90 device link)");
+  TempDir tmp;
+  const fs::path dir = project_with("saxpy-c", tmp, root, {"host", "sm_90"});
+  auto r = run_ob({"-C", dir.string(), "--cache-dir", (tmp / "cache").string(), "run", "--verify"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "saxpy: n=1048576 y[10]=21.000000 max_err=0 OK\non_device=yes\n");
+  CHECK_THAT(r.err, Catch::Contains("offload-build: verify: offload: 1 kernel launch on device 0"));
+  auto listing = run_tool({(root / "bin/llvm-objdump").string(), "--offloading", (dir / "build/saxpy").string()});
+  CHECK_THAT(listing.out, Catch::Contains("arch            sm_90\ntriple          nvptx64-nvidia-cuda"));
+  CHECK(count_occurrences(run_tool({"readelf", "-d", (dir / "build/saxpy").string()}).out, "libomptarget.so.16") == 1);
+  // LLVM 16's AMD runtime is bitcode its driver links only with ROCm's
+  // device libraries: without them a generic region is refused, by name.
+  if (fs::exists("/opt/rocm/amdgcn/bitcode/ocml.bc")) return;
+  TempDir other;
+  const fs::path amd = project_with("saxpy-c", other, root, {"gfx90a"});
+  auto refused = build_project(amd, {}, {"--no-cache"});
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.err, Catch::Contains("needs the OpenMP device runtime"));
+}
