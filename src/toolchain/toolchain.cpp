@@ -30,14 +30,18 @@ bool is_dir(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
+// `text` as a number of 1-3 digits (an LLVM major), else nullopt.
+std::optional<int> llvm_number(std::string_view text) {
+  if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::stoi(std::string(text));
+}
+
 // "22" for /usr/lib/llvm-22; the version Debian package names use otherwise.
 std::string package_version(const fs::path& root) {
   std::string name = root.filename().string();
   if (name.empty()) name = root.parent_path().filename().string();
-  if (util::starts_with(name, "llvm-") && name.size() > 5 && name.size() <= 8 &&
-      std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return name.substr(5);
-  }
+  if (util::starts_with(name, "llvm-") && llvm_number(std::string_view(name).substr(5))) return name.substr(5);
   return "22";
 }
 
@@ -45,7 +49,7 @@ std::string package_version(const fs::path& root) {
 std::string package_for(std::string_view tool, const std::string& v) {
   if (tool == "clang" || tool == "clang++") return "clang-" + v;
   if (tool == "clang-linker-wrapper") return "clang-tools-" + v;
-  if (util::starts_with(tool, "llvm-offload-binary") && v != "22" && std::stoi(v) < 20) return "clang-tools-" + v;
+  if (util::starts_with(tool, "llvm-offload-binary") && std::stoi(v) < 20) return "clang-tools-" + v;
   return "llvm-" + v;  // llvm-offload-binary
 }
 
@@ -203,9 +207,7 @@ int program_llvm_major(const std::string& program) {
   if (major == 0) {  // clang-19, clang++-19.1
     const std::string name = fs::path(program).filename().string();
     const size_t dash = name.rfind('-');
-    const std::string digits = dash == std::string::npos ? "" : name.substr(dash + 1, name.find('.', dash) - dash - 1);
-    if (!digits.empty() && digits.size() <= 3 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      major = std::stoi(digits);
+    if (dash != std::string::npos) major = llvm_number(name.substr(dash + 1, name.find('.', dash) - dash - 1)).value_or(0);
   }
   if (major == 0) major = kDefaultLlvm;
   memo.emplace(program, major);
@@ -274,14 +276,10 @@ int llvm_major(const fs::path& root) {
   int best = 0;
   for (const auto& dir : glob_dir(root / "lib" / "clang", "", "")) {
     const std::string name = dir.filename().string();
-    const std::string digits = name.substr(0, name.find('.'));
-    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      continue;
-    best = std::max(best, std::stoi(digits));
+    if (auto n = llvm_number(name.substr(0, name.find('.')))) best = std::max(best, *n);
   }
   return best;
 }
-
 
 Result<Toolchain> toolchain_at(const fs::path& given_root) {
   const fs::path root = normalize_root(given_root);
@@ -320,20 +318,19 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
     std::string pkg = package_for(name, v);
     if (std::find(packages.begin(), packages.end(), pkg) == packages.end()) packages.push_back(pkg);
   }
-  const int major = named;
-  if (major < kOldestLlvm)  // e.g. clang-14 on PATH: no offload driver to model
+  if (named < kOldestLlvm)  // e.g. clang-14 on PATH: no offload driver to model
     return Error::usage(fmt::format(
         "LLVM toolchain at {} is LLVM {}, older than LLVM {}, the oldest whose offload driver offload-build "
         "models; install {} (scripts/setup.sh does; scripts/setup.sh --llvm 19 unpacks LLVM 19, which has a GPU "
         "device runtime, into a private prefix) or set $OFFLOAD_BUILD_LLVM (a manifest build also reads "
         "\"toolchain\" in offload.json)",
-        root.string(), major, kOldestLlvm, kInstallAll));
+        root.string(), named, kOldestLlvm, kInstallAll));
   if (!missing.empty()) {
     return Error::usage(fmt::format(
-        "LLVM toolchain at {} is incomplete: {} not found in {}{}; install {} (scripts/setup.sh "
+        "LLVM toolchain at {} is incomplete: {} not found in {}; install {} (scripts/setup.sh "
         "does) or set $OFFLOAD_BUILD_LLVM (a manifest build also reads \"toolchain\" in offload.json; cargo "
         "mode reads no offload.json)",
-        root.string(), util::join(missing, ", "), bin.string(), "", util::join(packages, " ")));
+        root.string(), util::join(missing, ", "), bin.string(), util::join(packages, " ")));
   }
   const char* path_env = config::env_or_null("PATH");
   tc.cuda_path = find_cuda(kDefaultCudaRoot, path_env ? path_env : "");
