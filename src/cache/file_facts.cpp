@@ -93,6 +93,11 @@ Stamp stat_stamp(const fs::path& path) {
 }
 
 const Stamp& FileFactsCache::stamp(const fs::path& path, const fs::path& cwd) {
+  if (util::starts_with(path.native(), kEnvDepPrefix)) {  // a variable's stamp is its value's hash
+    auto [it, inserted] = stamps_.try_emplace(path.native());
+    if (inserted) it->second = Stamp{true, std::stoull(get(path, cwd).sha256.substr(0, 15), nullptr, 16), 0, 0, 0};
+    return it->second;
+  }
   const fs::path full = full_path(path, cwd);
   auto [it, inserted] = stamps_.try_emplace(full.string());
   if (inserted) it->second = stat_stamp(full);

@@ -35,7 +35,7 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
   const std::vector<fs::path>& programs = built->programs;
   if (programs.size() != 1)
     return Error::usage(fmt::format("cargo built {} programs; say which to run with --bin NAME", programs.size()));
-  return run_program(o, {parsed->verify, parsed->program}, programs.front());
+  return run_program(o, {parsed->verify, parsed->program, /*rust=*/true}, programs.front());
 }
 
 int cargo_offload_main(int argc, char** argv) {

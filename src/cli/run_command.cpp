@@ -6,6 +6,7 @@
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/run/program.hpp"
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
@@ -18,7 +19,10 @@ namespace ob::cli {
 Result<int> run(const Request& o, const ProgramOptions& r) {
   auto program = build(o);
   if (!program) return program.error();
-  return run_program(o, r, *program);
+  ProgramOptions options = r;
+  auto m = manifest::load_manifest(manifest_path(o), toolchain::frontend::manifest_options());
+  options.rust = m && m->is_rust();
+  return run_program(o, options, *program);
 }
 
 Result<int> run_program(const Request& o, const ProgramOptions& r, const fs::path& program) {
@@ -30,7 +34,8 @@ Result<int> run_program(const Request& o, const ProgramOptions& r, const fs::pat
                      "device; its target regions ran on the host. Check that OMP_TARGET_OFFLOAD is "
                      "not DISABLED and that the offload targets (the manifest's \"targets\", "
                      "Cargo.toml's [package.metadata.offload] targets or --target) include one this "
-                     "machine can run (\"host\" always can)");
+                     "machine can run (\"host\" always can)",
+                     r.rust);
 }
 
 Result<int> verify(const Request& o, std::vector<std::string> command) {

@@ -68,6 +68,11 @@ std::vector<fs::path> CargoRunner::programs() const {
   return programs_;
 }
 
+std::vector<fs::path> CargoRunner::host_mirs() const {
+  std::lock_guard lock(mu_);
+  return host_mirs_;
+}
+
 Result<void> CargoRunner::start(const JobView& view) {
   const plan::Job& job = view.job;  // the plan's: it outlives the run
   std::lock_guard lock(mu_);
@@ -179,7 +184,7 @@ CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::
     const std::optional<fs::path> archive = toolchain::cargo::device_archive(out->messages, d.pkg);
     const std::optional<fs::path> output = d.image_link ? archive : d.output;
     std::error_code ec;
-    if (output && fs::exists(*output, ec)) {
+    if (output && fs::exists(*output, ec) && fs::exists(d.mir, ec)) {
       // What it read, for the cache's second level (Job::depfile, Job::env_deps).
       const std::optional<std::string> depfile =
           archive ? toolchain::cargo::device_depfile(*archive, d.config_env) : std::nullopt;
@@ -197,6 +202,8 @@ CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::
         fs::copy_file(from, temp, fs::copy_options::overwrite_existing, ec);
         if (ec) return failed(c, fmt::format("cannot copy {} to {}: {}", from.string(), temp.string(), ec.message()));
       }
+      fs::copy_file(d.mir, temps[1], fs::copy_options::overwrite_existing, ec);
+      if (ec) return failed(c, fmt::format("cannot copy {} to {}: {}", d.mir.string(), temps[1].string(), ec.message()));
       c.up_to_date = fresh;
       return c;
     }
@@ -231,15 +238,20 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
   if (out->exit_code != 0)
     return failed(c, h.failed + "\n  command: " + toolchain::cargo::display(inv));
   bool fresh = true;  // cargo compiled none of the package's targets
-  std::vector<fs::path> programs;
-  for (const auto& m : out->messages)
-    if (auto a = toolchain::cargo::parse_artifact(m);
-        a && std::find(h.ids.begin(), h.ids.end(), a->package_id) != h.ids.end()) {
-      fresh = fresh && a->fresh;
-      if (a->executable) programs.push_back(*a->executable);
-    }
+  std::vector<fs::path> programs, mirs;
+  for (const auto& m : out->messages) {
+    auto a = toolchain::cargo::parse_artifact(m);
+    if (!a) continue;
+    // The local crates' MIR: where launches are (a registry crate launches none).
+    if (util::starts_with(a->package_id, "path+file://"))
+      if (auto mir = toolchain::cargo::artifact_mir(*a)) mirs.push_back(std::move(*mir));
+    if (std::find(h.ids.begin(), h.ids.end(), a->package_id) == h.ids.end()) continue;
+    fresh = fresh && a->fresh;
+    if (a->executable) programs.push_back(*a->executable);
+  }
   std::lock_guard lock(mu_);
   programs_ = std::move(programs);
+  host_mirs_ = std::move(mirs);
   c.up_to_date = fresh;
   return c;
 }

@@ -122,23 +122,26 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
       const std::string& config = c.config(t.triple).place;
       const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags, config});
       const fs::path target_dir = toolchain::cargo::device_target_dir(c.pkg, t, config);
-      CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t, config), std::nullopt, nullptr,
-                           target_dir, toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t, config), {}};
+      const fs::path emitted = toolchain::cargo::device_output(c.pkg, t, config);
+      CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t, config), std::nullopt,
+                           fe.device_mir(emitted), nullptr, target_dir,
+                           toolchain::cargo::device_clean(s.cargo_bin, c.pkg, s.user, t, config), {}};
       for (const auto& [name, setting] : s.config_env) step.config_env.push_back(name);
       step.echo_json = inv.echo_json;
       step.render = inv.render;
       step.colour = inv.colour;
       step.quiet = inv.quiet;
       if (fe.needs_image_link(t))
-        step.image_link = [&fe, tc = &s.tc, t, kernels = c.kernels](const fs::path& archive, const fs::path& out) {
-          return fe.image_link(*tc, t, kernels, archive, out);
+        step.image_link = [&fe, tc = &s.tc, t, object = fe.device_side_outputs(t, emitted).back()](
+                              const fs::path& archive, const fs::path& out) {
+          return fe.image_link(*tc, t, object, archive, out);
         };
       else
-        step.output = toolchain::cargo::device_output(c.pkg, t, config);
+        step.output = emitted;
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
-      job.outputs = {step.image};
+      job.outputs = {step.image, fs::path(step.image).replace_extension(".kernels.mir")};
       // What cargo and rustc say the pass read (toolchain::cargo::device_depfile).
       job.depfile = fs::path(step.image).replace_extension(".deps");
       job.env_deps = true;

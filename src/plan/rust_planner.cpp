@@ -42,7 +42,9 @@ Plan make_rust_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc)
     job.argv = fe.device(tc, m, rel(root), target, rel(out), rel(dep));
     job.inputs = {root};
     job.outputs = {out};
+    for (const auto& side : fe.device_side_outputs(target, out)) job.outputs.push_back(side);
     job.depfile = dep;
+    job.env_deps = true;  // env!, option_env!: rustc's dep-info names them
     JobId id = add(std::move(job));
     fs::path image = out;
     if (fe.needs_image_link(target)) {
@@ -52,8 +54,9 @@ Plan make_rust_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc)
       link.kind = JobKind::ImageLink;
       link.target = target;
       link.source = root;
-      link.argv = fe.image_link(tc, target, m.rust_kernels, rel(out), rel(image));
-      link.inputs = {out};
+      const fs::path crate_object = fe.device_side_outputs(target, out).back();
+      link.argv = fe.image_link(tc, target, rel(crate_object), rel(out), rel(image));
+      link.inputs = {crate_object, out};
       if (tc.rust_device_stub) link.inputs.push_back(*tc.rust_device_stub);
       link.outputs = {image};
       link.deps = {id};
@@ -74,15 +77,17 @@ Plan make_rust_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc)
   const rust_chain::Links links = rust_chain::add(plan, fe, tc, images, device_jobs, paths, add);
 
   const fs::path host_dep = common_jobs::with_suffix(stem, ".host.d");
+  const fs::path host_mir = common_jobs::with_suffix(stem, ".launches.mir");
   Job link;
   link.kind = JobKind::Link;
   link.source = root;
   link.argv = fe.host(tc, m, rel(root), links.embedded ? std::optional(rel(*links.embedded)) : std::nullopt,
                       reads_package ? std::optional(paths.package) : std::nullopt, rel(plan.program),
-                      rel(host_dep));
+                      rel(host_dep), rel(host_mir));
   link.inputs = {root, links.embedded.value_or(paths.package)};
-  link.outputs = {plan.program};
+  link.outputs = {plan.program, host_mir};
   link.depfile = host_dep;
+  link.env_deps = true;
   link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/true);
   link.tools.push_back(fe.link_driver(tc));
   std::sort(link.tools.begin(), link.tools.end());

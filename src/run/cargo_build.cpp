@@ -12,6 +12,7 @@
 
 #include "cargo_explain.hpp"
 #include "cargo_timings.hpp"
+#include "rust_launch_check.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
 #include "offload_build/run/build_context.hpp"
 #include "offload_build/run/pictures.hpp"
@@ -78,8 +79,11 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
   for (auto& c : candidates) {
     c.scan = toolchain::rust::scan_crate(c.pkg.lib_root);
     OB_TRY(toolchain::rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
+    // A crate with kernels the reader sees, or one that splits on the device
+    // cfg (its kernels may come from a macro, a proc macro, include!): what
+    // its device pass compiled is checked against the launches after the build.
     c.kernels = toolchain::rust::device_kernel_symbols(c.scan);
-    if (c.kernels.empty()) continue;
+    if (c.kernels.empty() && !c.scan.cfg_names.count(c.pkg.device_cfg)) continue;
     if (c.dirs.empty()) c.dirs = dirs_of(c.pkg, toolchain::cargo::local_dependencies(metadata, c.pkg));
     s.crates.push_back(c);
   }
@@ -230,6 +234,18 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   report::ProgressTee listeners({&lines, &session.recorder});
   BuildContext::RunOptions run;
   run.observer = &listeners;
+  // The launches of the crates the host pass built, against the kernels the
+  // device passes compiled; a program that fails it is removed (cargo relinks it).
+  run.check_outputs = [&](const plan::Job& job, const std::vector<fs::path>&) -> Result<void> {
+    if (job.id != cp.host || s.user.command == "check" || s.user.command == "clippy") return {};
+    auto checked = check_rust_launches(cp.plan, s.tc, runner.host_mirs(), s.pkg.device_cfg);
+    if (checked) return checked;
+    for (const auto& p : runner.programs()) {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+    return checked;
+  };
   // --explain compares with what each pass read when it last succeeded.
   run.cache.planner_explain = [&explain](const plan::Job& job) { return explain.changed(job); };
   // The page cargo writes for this host pass, not an earlier one's.

@@ -33,6 +33,7 @@
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "noop_build.hpp"
+#include "rust_launch_check.hpp"
 
 namespace ob::run {
 
@@ -99,6 +100,17 @@ std::string working_set_identity(const manifest::Manifest& m) {
     h.field("content", util::read_file(source.path).value_or(""));
   }
   return h.hex();
+}
+
+// What a job wrote, checked before it is committed: a Rust program's
+// launches against the kernels its device passes compiled; a GPU object
+// built without a device runtime for calls into it.
+Result<void> check_outputs(const manifest::Manifest& m, const toolchain::Toolchain& tc, const plan::Plan& plan,
+                           const plan::Job& job, const std::vector<fs::path>& outs) {
+  if (m.is_rust() && job.kind == plan::JobKind::Link && outs.size() > 1)
+    return check_rust_launches(plan, tc, {outs[1]}, m.device_cfg);
+  if (!job.forbid_device_runtime_calls || !job.target) return {};
+  return toolchain::check_device_object(*job.target, plan::arg_path(job.source, plan.cwd), outs.front());
 }
 
 void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, const toolchain::NameRoots& roots,
@@ -176,9 +188,8 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
       *remote ? std::unique_ptr<exec::CommandRunner>(std::move(*remote)) : exec::make_process_runner(true);
   BuildContext::RunOptions run;
   run.observer = &listeners;
-  run.check_outputs = [&plan](const plan::Job& job, const std::vector<fs::path>& outs) {
-    if (!job.forbid_device_runtime_calls || !job.target) return Result<void>{};
-    return toolchain::check_device_object(*job.target, plan::arg_path(job.source, plan.cwd), outs.front());
+  run.check_outputs = [&](const plan::Job& job, const std::vector<fs::path>& outs) {
+    return check_outputs(*manifest, *toolchain, plan, job, outs);
   };
   run.cache.allow_time_macros = manifest->cache_time_macros;
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { listeners.job_output(job, text); };

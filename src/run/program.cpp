@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <iostream>
 
@@ -13,6 +14,7 @@
 #include "offload_build/report/offload_log.hpp"
 #include "offload_build/toolchain/runtime_libs.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::run {
 
@@ -75,9 +77,23 @@ void use_programs_runtime(process::Command& cmd, const Request& o) {
   cmd.env.emplace_back("LD_LIBRARY_PATH", std::move(path));
 }
 
+// OMP_TARGET_OFFLOAD=DISABLED as libomptarget reads it (any case).
+bool disabled(const char* policy) {
+  if (!policy) return false;
+  std::string p = util::trim(policy);
+  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return p == "disabled";
+}
+
 }  // namespace
 
-Result<int> run_program(process::Command cmd, const Request& o, bool verify, std::string_view no_kernel) {
+Result<int> run_program(process::Command cmd, const Request& o, bool verify, std::string_view no_kernel,
+                        bool no_fallback) {
+  if (no_fallback && disabled(config::env_or_null("OMP_TARGET_OFFLOAD")))
+    return Error::usage(
+        "OMP_TARGET_OFFLOAD=DISABLED is set, so the offload runtime would skip every kernel launch, and a Rust "
+        "kernel has no host fallback: the program would run on and print its input unchanged. Unset "
+        "OMP_TARGET_OFFLOAD (offload-build then sets MANDATORY) or set it to MANDATORY or DEFAULT");
   use_programs_runtime(cmd, o);
   if (!config::env_or_null("OMP_TARGET_OFFLOAD")) cmd.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
   const bool user_wants_log = config::env_or_null("LIBOMPTARGET_INFO") != nullptr;

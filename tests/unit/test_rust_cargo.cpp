@@ -157,7 +157,9 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
                           "--target", "x86_64-unknown-linux-gnu", "--target-dir",
                           "/w/target/offload-device/host/rust-cargo", "--message-format=json-diagnostic-rendered-ansi",
                           "--offline", "--release", "--", "--cfg", "offload_device", "-Cpanic=abort",
-                          "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)"});
+                          "-Ccodegen-units=1", "--check-cfg=cfg(offload_device)",
+                          "--emit=mir=/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.mir",
+                          "--emit=obj=/w/target/offload-device/host/rust-cargo/offload/rust_cargo.host.crate.o"});
   // The archive stays where cargo puts it, so its fingerprint finds it next time.
   CHECK(device_archive({R"({"reason":"compiler-artifact","package_id":"path+file:///w/rc#rust-cargo@0.1.0",)"
                         R"("filenames":["/w/target/offload-device/host/rust-cargo/x86_64-unknown-linux-gnu/release/librust_cargo.a"]})"},
@@ -184,7 +186,8 @@ TEST_CASE("device pass: cargo rustc --lib per target in its own target dir", "[r
   auto gpu = device_pass("/rust/bin/cargo", test::fake_rust_toolchain(), *p, u, kSm90);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "staticlib") == 1);
   CHECK(std::count(gpu.argv.begin(), gpu.argv.end(), "-Clto=fat") == 0);  // from the profile instead
-  CHECK(gpu.argv.back() == "--emit=llvm-bc=/w/target/offload-device/sm_90/rust-cargo/offload/rust_cargo.sm_90.bc");
+  CHECK(gpu.argv.end()[-2] == "--emit=llvm-bc=/w/target/offload-device/sm_90/rust-cargo/offload/rust_cargo.sm_90.bc");
+  CHECK(gpu.argv.back() == "--emit=mir=/w/target/offload-device/sm_90/rust-cargo/offload/rust_cargo.sm_90.mir");
   CHECK(env_of(gpu, "CARGO_PROFILE_RELEASE_LTO") == "fat");
 }
 
@@ -248,7 +251,8 @@ TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {
   CHECK(env_of(inv, "RUSTFLAGS") ==
         "-Cdebuginfo=1 -Clto=fat --check-cfg=cfg(gpu) -Zunstable-options -Zoffload=Test "
         "-Clinker=/llvm/bin/clang -Clink-arg=--offload-link -Clink-arg=/w/target/offload/dev/devimg-0123.o "
-        "-Clink-arg=-L/llvm/lib -Clink-arg=-lomptarget -Clink-arg=-Wl,-rpath,/llvm/lib");
+        "-Clink-arg=-L/llvm/lib -Clink-arg=-lomptarget -Clink-arg=-Wl,-rpath,/llvm/lib "
+        "-Zmir-include-spans=on --emit=mir");
   CHECK(env_of(inv, "CARGO_ENCODED_RUSTFLAGS") == "<unset>");
   CHECK(env_of(inv, "CARGO_PROFILE_DEV_LTO") == "fat");
 

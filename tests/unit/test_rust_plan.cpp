@@ -42,7 +42,6 @@ manifest::Manifest fake_manifest(std::vector<manifest::Target> targets) {
 
 TEST_CASE("rust plan for the host device: device, image link, package, stub, embed, link", "[rust][plan]") {
   manifest::Manifest m = fake_manifest({kHost});
-  m.rust_kernels = {"saxpy"};
   toolchain::Toolchain tc = fake_toolchain();
   tc.rust_device_stub = "/ob/lib/offload-build/rust-device-stub.ll";
   const plan::Plan plan = plan::make_plan(m, tc);
@@ -55,17 +54,23 @@ TEST_CASE("rust plan for the host device: device, image link, package, stub, emb
                          "--target", "x86_64-unknown-linux-gnu", "--cfg", "offload_device",
                          "-Cpanic=abort", "-Ccodegen-units=1", "-Clto=fat", "--edition=2024", "-O",
                          "--emit=link=build/obj/src/main.rs.host.a",
+                         "--emit=mir=build/obj/src/main.rs.host.mir", "--emit=obj=build/obj/src/main.rs.host.crate.o",
                          "--emit=dep-info=build/obj/src/main.rs.host.d", "src/main.rs"});
   CHECK(dev.depfile == fs::path("/proj/build/obj/src/main.rs.host.d"));
-  CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a"});
+  // Besides the archive: the MIR (the kernels' signatures) and the crate's object.
+  CHECK(dev.outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a",
+                                             "/proj/build/obj/src/main.rs.host.mir",
+                                             "/proj/build/obj/src/main.rs.host.crate.o"});
   CHECK(dev.unit == 1);
 
   const plan::Job& image = plan.jobs[1];
   CHECK(image.kind == plan::JobKind::ImageLink);
   CHECK(image.argv == Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib",
-                           "-Wno-override-module", "-u", "saxpy", "-o", "build/obj/src/main.rs.host.o",
-                           "build/obj/src/main.rs.host.a", "/ob/lib/offload-build/rust-device-stub.ll"});
-  CHECK(image.inputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.a",
+                           "-Wno-override-module", "-o", "build/obj/src/main.rs.host.o",
+                           "build/obj/src/main.rs.host.crate.o", "build/obj/src/main.rs.host.a",
+                           "/ob/lib/offload-build/rust-device-stub.ll"});
+  CHECK(image.inputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.host.crate.o",
+                                              "/proj/build/obj/src/main.rs.host.a",
                                               "/ob/lib/offload-build/rust-device-stub.ll"});
   CHECK(image.deps == std::vector<plan::JobId>{0});
 
@@ -90,8 +95,10 @@ TEST_CASE("rust plan for the host device: device, image link, package, stub, emb
                           "-Clinker=/llvm/bin/clang", "-Clink-arg=--offload-link",
                           "-Clink-arg=build/obj/src/main.rs.devimg.o", "-Clink-arg=-L/llvm/lib",
                           "-Clink-arg=-lomptarget", "-Clink-arg=-Wl,-rpath,/llvm/lib",
-                          "--emit=link=build/rust-saxpy",
+                          "--emit=link=build/rust-saxpy", "-Zmir-include-spans=on",
+                          "--emit=mir=build/obj/src/main.rs.launches.mir",
                           "--emit=dep-info=build/obj/src/main.rs.host.d", "src/main.rs"});
+  CHECK(link.outputs == std::vector<fs::path>{"/proj/build/rust-saxpy", "/proj/build/obj/src/main.rs.launches.mir"});
   CHECK(link.inputs == std::vector<fs::path>{"/proj/src/main.rs", "/proj/build/obj/src/main.rs.devimg.o"});
   CHECK(link.depfile == fs::path("/proj/build/obj/src/main.rs.host.d"));
   CHECK(link.tools == std::vector<fs::path>{"/llvm/bin/clang", "/llvm/bin/clang-linker-wrapper", "/usr/bin/ld"});
@@ -107,8 +114,10 @@ TEST_CASE("rust plan for GPUs: fat-LTO bitcode per arch, CUDA for the link", "[r
                                   "--cfg", "offload_device", "-Cpanic=abort", "-Ccodegen-units=1",
                                   "-Clto=fat", "--edition=2024", "-O",
                                   "--emit=llvm-bc=build/obj/src/main.rs.sm_90.bc",
+                                  "--emit=mir=build/obj/src/main.rs.sm_90.mir",
                                   "--emit=dep-info=build/obj/src/main.rs.sm_90.d", "src/main.rs"});
-  CHECK(plan.jobs[1].outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.gfx90a.bc"});
+  CHECK(plan.jobs[1].outputs == std::vector<fs::path>{"/proj/build/obj/src/main.rs.gfx90a.bc",
+                                                      "/proj/build/obj/src/main.rs.gfx90a.mir"});
   // Images sorted like clang's: amdgcn before nvptx64.
   CHECK(plan.jobs[2].argv[3].find("gfx90a.bc,triple=amdgcn-amd-amdhsa,arch=gfx90a") != std::string::npos);
   const plan::Job& link = plan.jobs.back();
@@ -208,16 +217,19 @@ TEST_CASE("cargo plan: the same chain as a manifest crate's (package, stub, embe
   const plan::Job& dev = p.plan.jobs[0];
   CHECK(dev.cacheable);
   CHECK_FALSE(dev.key_material);  // the cache's to add (cache::cargo_cache::add_keys)
-  CHECK(dev.outputs == std::vector<fs::path>{"/ws/target/offload-device/host/app/offload/app.host.o"});
+  CHECK(dev.outputs == std::vector<fs::path>{"/ws/target/offload-device/host/app/offload/app.host.o",
+                                             "/ws/target/offload-device/host/app/offload/app.host.kernels.mir"});
   REQUIRE(p.devices.count(0));
+  CHECK(p.devices.at(0).mir == fs::path("/ws/target/offload-device/host/app/offload/app.host.mir"));
   CHECK(p.devices.at(0).image_link("lib.a", "out.o") ==
         Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib", "-Wno-override-module",
-             "-u", "saxpy", "-o", "out.o", "lib.a", "/ob/lib/offload-build/rust-device-stub.ll"});
+             "-o", "out.o", "/ws/target/offload-device/host/app/offload/app.host.crate.o", "lib.a",
+             "/ob/lib/offload-build/rust-device-stub.ll"});
   const plan::Job& pack = p.plan.jobs[1];
   CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "target/offload/dev/app.offload",
                           "--image=file=target/offload-device/host/app/offload/app.host.o,"
                           "triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
-  CHECK(pack.inputs == dev.outputs);
+  CHECK(pack.inputs == std::vector<fs::path>{dev.outputs.front()});
   CHECK(pack.deps == std::vector<plan::JobId>{0});
   CHECK(p.plan.jobs[2].argv == Argv{"touch", "target/offload/dev/offload-stub.ll"});
   CHECK(p.plan.jobs[2].describe(p.plan.cwd) == "stub offload-stub.ll");

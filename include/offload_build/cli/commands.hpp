@@ -25,6 +25,7 @@ using run::max_size_for;
 struct ProgramOptions {
   bool verify = false;                      // --verify: prove offload from the runtime log
   std::vector<std::string> args;            // after --: the program's arguments
+  bool rust = false;                        // a Rust offload program: its kernels have no host fallback
 };
 
 // The manifest build's entry and its manifest (run/manifest_build.hpp).

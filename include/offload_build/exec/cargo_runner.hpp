@@ -32,6 +32,8 @@ class CargoRunner final : public CommandRunner {
 
   // The programs the host pass built (its artifact messages).
   std::vector<fs::path> programs() const;
+  // The MIR of the local crates the host pass built (their launches).
+  std::vector<fs::path> host_mirs() const;
 
   Result<void> start(const JobView& view) override;
   std::optional<Completion> wait_any() override;
@@ -41,7 +43,7 @@ class CargoRunner final : public CommandRunner {
 
  private:
   Completion run(const plan::Job& job, const process::Command& command, const std::vector<fs::path>& temps);
-  // temps: the image, then the depfile.
+  // temps: the image, the MIR, then the depfile.
   Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const std::vector<fs::path>& temps);
   Completion host(const plan::Job& job, const plan::CargoHostStep& step);
 
@@ -53,6 +55,7 @@ class CargoRunner final : public CommandRunner {
   std::map<plan::JobId, std::thread> threads_;
   size_t running_ = 0;
   std::vector<fs::path> programs_;
+  std::vector<fs::path> host_mirs_;
   int done_fd_ = -1;  // eventfd: a job's thread ended
   int wake_fd_ = -1;  // eventfd: wake()
 };

@@ -45,9 +45,6 @@ struct Manifest {
   std::optional<fs::path> toolchain;      // LLVM root, absolute
   std::optional<fs::path> rustc;          // "toolchain": {"rustc": ...}, absolute (Rust)
   std::string device_cfg = "offload_device";  // Rust: the cfg only the device pass sets
-  // Rust: the device kernels' symbols, found by reading the crate before it is
-  // planned (rustc::prepare); the host device's image link pulls them.
-  std::vector<std::string> rust_kernels;
   std::optional<fs::path> cache_dir;      // absolute; else the default cache location
   std::optional<fs::path> base_dir;       // absolute: "base_dir" (cache keys, kernel names)
   std::optional<uint64_t> cache_max_size; // bytes

@@ -67,12 +67,13 @@ struct CargoSession {
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when
 // it says fresh but its output is gone), then the image link on the archive
-// cargo names, into the job's temporary.
+// cargo names, into the job's temporary; the pass's MIR copied to the second.
 struct CargoDeviceStep {
   toolchain::cargo::Package pkg;
   manifest::Target target;
   fs::path image;                  // the job's output (final path)
   std::optional<fs::path> output;  // a GPU's bitcode, which is the image; nullopt: the archive cargo names
+  fs::path mir;                    // the MIR rustc writes (a fixed place), the job's second output
   // The host device: the image link of `archive` into `out`.
   std::function<std::vector<std::string>(const fs::path& archive, const fs::path& out)> image_link;
   fs::path target_dir;              // the pass's own --target-dir

@@ -67,8 +67,8 @@ struct Job {
   // the cache stores it with the outputs and restores it on a hit.
   bool keep_depfile = false;
   // The depfile's `# env-dep:NAME` lines (rustc's dep-info) are inputs too:
-  // the variable's value is keyed like a file's content (the cargo flow's
-  // device pass, which keeps no build state).
+  // the variable's value is keyed like a file's content, and the build state
+  // stamps it by its value (a Rust crate's passes, manifest and cargo).
   bool env_deps = false;
   // Programs besides argv[0] whose identity decides the output (ptxas, nvlink, ld...).
   std::vector<fs::path> tools;

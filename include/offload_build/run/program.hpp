@@ -12,6 +12,10 @@ namespace ob::run {
 // it); with `verify`, read the offload runtime's log from its stderr, print
 // the summary and fail when no kernel was launched on an offload device
 // (`no_kernel` says what to check). The program's exit status is the result.
-Result<int> run_program(process::Command cmd, const Request& options, bool verify, std::string_view no_kernel);
+// A program without a host fallback (`no_fallback`: a Rust kernel's launch
+// does nothing when libomptarget skips it) is refused under
+// OMP_TARGET_OFFLOAD=DISABLED: it would print its unchanged input.
+Result<int> run_program(process::Command cmd, const Request& options, bool verify, std::string_view no_kernel,
+                        bool no_fallback = false);
 
 }  // namespace ob::run

@@ -394,6 +394,9 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   // leave cargo's fingerprint looking for it forever); a GPU's bitcode is extra.
   if (!rustc::needs_device_link(t))
     inv.argv.push_back("--emit=" + rustc::device_emit_kind(t) + "=" + device_output(p, t, in.config).string());
+  // The MIR (the kernels' signatures) and the host device's crate object, at
+  // fixed places: a path in the pass's flags is part of cargo's fingerprint.
+  for (auto& f : rustc::device_side_emits(t, device_output(p, t, in.config))) inv.argv.push_back(std::move(f));
   inv.env = {{"RUSTC", tc.rust->rustc.string()}, {"CARGO_INCREMENTAL", "0"},
              {profile_lto_var(device_profile(user)), "fat"}};
   // The flags as resolved (cargo's precedence, cargo_resolve): set even when
@@ -431,12 +434,16 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
   flags.push_back("-Clto=fat");  // -Zoffload needs it in every crate that launches kernels
   flags.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
   for (const auto& f : rustc::host_link_flags(tc, targets, embedded_object, native_host_out)) flags.push_back(f);
+  // Each crate's MIR beside its output (artifact_mir): the launches, checked
+  // against the images. Not rustdoc's (its --emit has other kinds).
+  std::vector<std::string> rustc_flags = flags;
+  for (auto& f : rustc::host_mir_emits(std::nullopt)) rustc_flags.push_back(std::move(f));
   // RUSTFLAGS reads best (-v, --dry-run); the encoded form only when a flag has a space.
-  const bool spaces = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+  const bool spaces = std::any_of(rustc_flags.begin(), rustc_flags.end(), [](const std::string& f) {
     return f.find_first_of(" \t") != std::string::npos;
   });
   inv.env = {{"RUSTC", tc.rust->rustc.string()},
-             {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(flags, spaces ? "\x1f" : " ")},
+             {spaces ? "CARGO_ENCODED_RUSTFLAGS" : "RUSTFLAGS", util::join(rustc_flags, spaces ? "\x1f" : " ")},
              {spaces ? "RUSTFLAGS" : "CARGO_ENCODED_RUSTFLAGS", std::nullopt},
              {profile_lto_var(user.profile), "fat"}};
   // cargo test runs the doc tests with `rustdoc` from PATH (rustup's default

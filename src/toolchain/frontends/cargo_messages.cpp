@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/config/config.hpp"
+#include "offload_build/toolchain/frontends/rustc.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
 
@@ -174,6 +175,29 @@ std::optional<std::string> script_warning(std::string_view line) {
 
 std::string warning_line(const std::string& text, bool colour) {
   return (colour ? "\x1b[1m\x1b[33mwarning\x1b[0m\x1b[1m:\x1b[0m " : "warning: ") + text + "\n";
+}
+
+std::optional<fs::path> artifact_mir(const Artifact& a) {
+  std::error_code ec;
+  for (const auto& f : a.filenames) {
+    const fs::path dir = f.parent_path();
+    std::string stem = f.stem().string();
+    if (dir.filename() == "deps") {
+      if (f.extension() == ".rlib" || f.extension() == ".rmeta" || f.extension() == ".a" || f.extension() == ".so")
+        stem = util::starts_with(stem, "lib") ? stem.substr(3) : stem;
+      else stem = f.filename().string();  // a test harness: deps/NAME-HASH
+      if (const fs::path mir = dir / (stem + ".mir"); fs::is_regular_file(mir, ec)) return mir;
+      continue;
+    }
+    // An uplifted program: the deps/ file it is a hard link of.
+    const std::string crate = rustc::crate_name(a.target_name) + "-";
+    for (fs::directory_iterator it(dir / "deps", ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (!util::starts_with(name, crate) || it->path().has_extension() || !fs::equivalent(it->path(), f, ec)) continue;
+      if (const fs::path mir = it->path().string() + ".mir"; fs::is_regular_file(mir, ec)) return mir;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace ob::toolchain::cargo

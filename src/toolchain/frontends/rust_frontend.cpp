@@ -24,10 +24,17 @@ class Rustc final : public RustFrontend {
               const fs::path& out, const fs::path& depfile) const override {
     return rustc::device_compile(tc, m, crate_root, t, out, depfile);
   }
-  Argv image_link(const Toolchain& tc, const manifest::Target& t, const std::vector<std::string>& kernels,
-                  const fs::path& archive, const fs::path& out) const override {
-    return rustc::device_link(tc, t, kernels, archive, out);
+  fs::path device_mir(const fs::path& out) const override { return rustc::device_mir(out); }
+  std::vector<fs::path> device_side_outputs(const manifest::Target& t, const fs::path& out) const override {
+    std::vector<fs::path> side{rustc::device_mir(out)};
+    if (rustc::needs_device_link(t)) side.push_back(rustc::device_crate_object(out));
+    return side;
   }
+  Argv image_link(const Toolchain& tc, const manifest::Target& t, const fs::path& crate_object,
+                  const fs::path& archive, const fs::path& out) const override {
+    return rustc::device_link(tc, t, crate_object, archive, out);
+  }
+
   Argv package(const Toolchain& tc, const std::vector<clang_openmp::Image>& images,
                const fs::path& out) const override {
     return clang_openmp::package(tc, images, out);
@@ -39,8 +46,8 @@ class Rustc final : public RustFrontend {
   }
   Argv host(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
             const std::optional<fs::path>& embedded, const std::optional<fs::path>& package,
-            const fs::path& out, const fs::path& depfile) const override {
-    return rustc::host_link(tc, m, crate_root, embedded, package, out, depfile);
+            const fs::path& out, const fs::path& depfile, const fs::path& mir) const override {
+    return rustc::host_link(tc, m, crate_root, embedded, package, out, depfile, mir);
   }
   fs::path link_driver(const Toolchain& tc) const override { return rustc::linker(tc); }
 

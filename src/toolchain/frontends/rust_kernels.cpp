@@ -1,5 +1,7 @@
 // The pre-compile check of a Rust offload crate: follow its module files, then
-// compare device kernels, host declarations and launches (see rust_kernels.hpp).
+// check what reads best in the source (the device cfg, device code, kernel
+// signatures; see rust_kernels.hpp). Kernels against launches are checked from
+// what rustc compiled (rust_mir.hpp).
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
 #include <algorithm>
@@ -27,30 +29,6 @@ bool is_common_cfg(const std::string& n) {
   static const std::set<std::string> common = {"test", "debug_assertions", "unix", "windows", "doc",
                                                "docsrs", "miri", "target_thread_local", "panic"};
   return common.count(n) > 0;
-}
-
-const FnItem* find(const std::vector<FnItem>& fns, const std::string& name) {
-  auto it = std::find_if(fns.begin(), fns.end(), [&](const FnItem& f) { return f.name == name; });
-  return it == fns.end() ? nullptr : &*it;
-}
-
-bool is_pointer_param(const std::string& param) {
-  const size_t colon = param.find(':');
-  return colon != std::string::npos && param.find_first_not_of(' ', colon + 1) != std::string::npos &&
-         param[param.find_first_not_of(' ', colon + 1)] == '*';
-}
-
-// The scalar types and array lengths a parameter's type names ("x : * mut [ f64 ; 8 ]": f64 8),
-// in order: what a host declaration must name alike.
-std::vector<std::string> type_words(const std::string& param) {
-  static const std::set<std::string> scalars = {"f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
-                                                "u16", "u32", "u64", "u128", "usize", "bool", "char"};
-  std::vector<std::string> out;
-  const size_t colon = param.find(':');
-  if (colon == std::string::npos) return out;
-  for (const auto& w : util::split(param.substr(colon + 1), ' '))
-    if (scalars.count(w) || (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])))) out.push_back(w);
-  return out;
 }
 
 }  // namespace
@@ -124,66 +102,9 @@ Result<void> check_crate(const CrateScan& scan, const std::string& cfg, const fs
         where(file, line, project_dir), cfg, hint, cfg, cfg));
   }
   OB_TRY(check_device_code(scan, kernels, cfg, project_dir));
-  for (const Mention& m : scan.marks)
-    if (util::starts_with(m.what, "kernel macro "))
-      return fail(fmt::format(
-          "{}: error: macro_rules! {} writes device kernels (#[rustc_offload_kernel]), which offload-build "
-          "cannot see: it reads the source without expanding macros, so the host device's image would "
-          "leave the kernels out and their launch would fail at run time (`Failed to load kernel`). Write "
-          "each kernel out as a function, `#[unsafe(no_mangle)] #[rustc_offload_kernel] pub extern \"C\" fn "
-          "NAME_f32(_dyn_ptr: *mut u8, ...) {{ ... }}`, and let the macro (or a generic function) write the "
-          "body it calls",
-          where(m.file, m.line, project_dir), m.what.substr(13)));
-  for (const FnItem* k : kernels) {
-    const std::string at = where(k->file, k->line, project_dir);
-    if (!k->no_mangle) {
-      return fail(fmt::format(
-          "{}: error: device kernel `{}` has no #[unsafe(no_mangle)]: rustc would mangle its "
-          "symbol, so the host's launch of `{}` would find no such kernel in the device image and "
-          "fail at run time; add #[unsafe(no_mangle)] above it",
-          at, k->name, k->name));
-    }
-    const FnItem* decl = find(scan.foreign, k->name);
-    if (!decl) {
-      return fail(fmt::format(
-          "{}: error: device kernel `{}` has no host declaration: the host pass launches it "
-          "through `unsafe extern \"C\" {{ fn {}(...); }}` under #[cfg(not({}))], declaring the "
-          "kernel's parameters without the leading launch-environment pointer",
-          at, k->name, k->name, cfg));
-    }
-    if (k->params.size() != decl->params.size() + 1 || !is_pointer_param(k->params.front())) {
-      return fail(fmt::format(
-          "{}: error: device kernel `{}` takes {} parameter(s) and its host declaration ({}) "
-          "takes {}: the offload runtime passes a launch-environment pointer before the kernel's "
-          "own arguments, so the device kernel needs it first, e.g. `fn {}(_dyn_ptr: *mut u8, "
-          "...)`, while the host's extern declaration leaves it out (without it the program "
-          "crashes when the kernel runs)",
-          at, k->name, k->params.size(), where(decl->file, decl->line, project_dir),
-          decl->params.size(), k->name));
-    }
-    for (size_t i = 0; i < decl->params.size(); ++i) {
-      const auto device = type_words(k->params[i + 1]), host = type_words(decl->params[i]);
-      if (device.empty() || host.empty() || device == host) continue;
-      const auto [line, column] = i < decl->param_at.size() ? decl->param_at[i] : std::pair{decl->line, 0};
-      return fail(fmt::format(
-          "{}:{}: error: the host declaration of kernel `{}` takes `{}` where the kernel takes `{}` ({}): "
-          "the launch would hand the kernel memory laid out as the host's type, and the kernel would read "
-          "garbage; declare it as the kernel takes it",
-          where(decl->file, line, project_dir), column, k->name, decl->params[i], k->params[i + 1],
-          where(k->file, k->line, project_dir)));
-    }
-  }
+  // The kernels and launches themselves are checked from what rustc compiled
+  // (rust_mir.hpp), after macros, paths and constants are resolved.
   OB_TRY(check_kernel_signatures(scan, kernels, cfg, project_dir));
-  for (const Launch& l : scan.launches) {
-    const bool defined = std::any_of(kernels.begin(), kernels.end(),
-                                     [&](const FnItem* k) { return k->name == l.kernel; });
-    if (defined || !scan.complete) continue;
-    return fail(fmt::format(
-        "{}: error: offload({}, ...) launches `{}`, but the crate defines no device kernel `{}`: "
-        "define `#[unsafe(no_mangle)] pub extern \"C\" fn {}(_dyn_ptr: *mut u8, ...)` under "
-        "#[cfg({})]",
-        where(l.file, l.line, project_dir), l.kernel, l.kernel, l.kernel, l.kernel, cfg));
-  }
   warn_panic_handler(scan, cfg, project_dir, warnings);
   return {};
 }

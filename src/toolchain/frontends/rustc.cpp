@@ -30,15 +30,20 @@ std::string device_output_suffix(const manifest::Target& t) { return t.is_gpu() 
 std::string device_image_suffix(const manifest::Target& t) { return t.is_gpu() ? ".bc" : ".o"; }
 bool needs_device_link(const manifest::Target& t) { return !t.is_gpu(); }
 
-std::vector<std::string> device_link(const Toolchain& tc, const manifest::Target& target,
-                                     const std::vector<std::string>& kernels,
-                                     const fs::path& archive, const fs::path& out) {
-  std::vector<std::string> argv{tc.clang.string(), "--target=" + target.triple, "-r", "-nostdlib",
-                                "-Wno-override-module"};
-  for (const auto& k : kernels) argv.insert(argv.end(), {"-u", k});
-  argv.insert(argv.end(), {"-o", out.string(), archive.string(),
-                           tc.rust_device_stub.value_or("rust-device-stub.ll").string()});
+fs::path device_mir(const fs::path& out) { return fs::path(out).replace_extension(".mir"); }
+fs::path device_crate_object(const fs::path& out) { return fs::path(out).replace_extension(".crate.o"); }
+
+std::vector<std::string> device_side_emits(const manifest::Target& t, const fs::path& out) {
+  std::vector<std::string> argv{"--emit=mir=" + device_mir(out).string()};
+  if (needs_device_link(t)) argv.push_back("--emit=obj=" + device_crate_object(out).string());
   return argv;
+}
+
+std::vector<std::string> device_link(const Toolchain& tc, const manifest::Target& target,
+                                     const fs::path& crate_object, const fs::path& archive, const fs::path& out) {
+  return {tc.clang.string(), "--target=" + target.triple, "-r", "-nostdlib", "-Wno-override-module",
+          "-o", out.string(), crate_object.string(), archive.string(),
+          tc.rust_device_stub.value_or("rust-device-stub.ll").string()};
 }
 
 std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
@@ -53,6 +58,10 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
   if (fat_lto) argv.push_back("-Clto=fat");
   if (rust.flavour == rust::Flavour::Native) argv.insert(argv.end(), {"-Zunstable-options", "-Zoffload=Device"});
   return argv;
+}
+
+std::vector<std::string> host_mir_emits(const std::optional<fs::path>& mir) {
+  return {"-Zmir-include-spans=on", mir ? "--emit=mir=" + mir->string() : "--emit=mir"};
 }
 
 fs::path linker(const Toolchain& tc) { return tc.clang; }
@@ -102,6 +111,7 @@ std::vector<std::string> device_compile(const Toolchain& tc, const manifest::Man
   append(argv, m.device_flags);
   // One --emit per file, so each path is a whole "KIND=PATH" argument.
   argv.push_back("--emit=" + device_emit_kind(target) + "=" + out.string());
+  append(argv, device_side_emits(target, out));
   argv.push_back("--emit=dep-info=" + depfile.string());
   argv.push_back(crate_root.string());
   return argv;
@@ -119,7 +129,7 @@ std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest
                                    const fs::path& crate_root,
                                    const std::optional<fs::path>& embedded_object,
                                    const std::optional<fs::path>& native_host_out,
-                                   const fs::path& out, const fs::path& depfile) {
+                                   const fs::path& out, const fs::path& depfile, const fs::path& mir) {
   std::vector<std::string> argv{tc.rust->rustc.string(), "--crate-name", crate_name(m.name),
                                 "--crate-type", "bin"};
   append(argv, cfg_flags(m));
@@ -129,6 +139,7 @@ std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest
   append(argv, host_link_flags(tc, m.targets, embedded_object, native_host_out));
   append(argv, user_link_flags(m));
   argv.push_back("--emit=link=" + out.string());
+  append(argv, host_mir_emits(mir));
   argv.push_back("--emit=dep-info=" + depfile.string());
   argv.push_back(crate_root.string());
   return argv;

@@ -23,7 +23,6 @@ Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose) {
   const rust::CrateScan scan = rust::scan_crate(m.sources.front().path);
   OB_TRY(rust::check_crate(scan, m.device_cfg, m.project_dir));
   OB_TRY(rust::check_kernel_abi(scan, m.targets, m.device_cfg, m.project_dir));
-  m.rust_kernels = rust::device_kernel_symbols(scan);
   OB_TRY(find_device_stub(m.targets, tc));
   auto rust = rust::find_rust_toolchain(m.rustc, m.project_dir);
   if (!rust) return rust.error();

@@ -75,6 +75,11 @@ struct Artifact {
 };
 // nullopt for any other line (other messages, text).
 std::optional<Artifact> parse_artifact(std::string_view line);
+// The MIR rustc wrote for an artifact of the host pass (host_mir_emits):
+// `deps/NAME-HASH.mir` beside a library's `deps/libNAME-HASH.rlib`, a test's
+// `deps/NAME-HASH`, or the file a program's uplifted copy is a link of;
+// nullopt when there is none (a build script, a proc macro).
+std::optional<fs::path> artifact_mir(const Artifact& a);
 // "build-finished" with its success flag; nullopt for any other line.
 std::optional<bool> parse_build_finished(std::string_view line);
 

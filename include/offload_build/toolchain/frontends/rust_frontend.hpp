@@ -41,9 +41,15 @@ class RustFrontend : public FrontendBase {
   // A manifest crate (paths as argv names them): the device pass for `t`.
   virtual Argv device(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
                       const manifest::Target& t, const fs::path& out, const fs::path& depfile) const = 0;
-  // The host device's image from a device pass's archive, pulling `kernels`.
-  virtual Argv image_link(const Toolchain& tc, const manifest::Target& t, const std::vector<std::string>& kernels,
+  // What a device pass writes besides `out` (paths as argv names them): its
+  // MIR, and for the host device the crate's object the image link takes.
+  virtual fs::path device_mir(const fs::path& out) const = 0;
+  virtual std::vector<fs::path> device_side_outputs(const manifest::Target& t, const fs::path& out) const = 0;
+  // The host device's image from a device pass's `out` (the archive) and the
+  // crate's object it wrote beside it (device_side_outputs).
+  virtual Argv image_link(const Toolchain& tc, const manifest::Target& t, const fs::path& crate_object,
                           const fs::path& archive, const fs::path& out) const = 0;
+
   // One crate's device images as one package.
   virtual Argv package(const Toolchain& tc, const std::vector<clang_openmp::Image>& images,
                        const fs::path& out) const = 0;
@@ -52,10 +58,11 @@ class RustFrontend : public FrontendBase {
   virtual Argv embed(const Toolchain& tc, const fs::path& stub, const fs::path& package,
                      const fs::path& out) const = 0;
   // A manifest crate's host pass, which links: with the object embedding
-  // the package, or the package itself (host_reads_package).
+  // the package, or the package itself (host_reads_package); it writes its
+  // MIR (the launches, rust_mir.hpp) to `mir`.
   virtual Argv host(const Toolchain& tc, const manifest::Manifest& m, const fs::path& crate_root,
                     const std::optional<fs::path>& embedded, const std::optional<fs::path>& package,
-                    const fs::path& out, const fs::path& depfile) const = 0;
+                    const fs::path& out, const fs::path& depfile, const fs::path& mir) const = 0;
   // The driver the host pass links through (a program whose identity decides it).
   virtual fs::path link_driver(const Toolchain& tc) const = 0;
 

@@ -44,15 +44,27 @@ std::vector<std::string> device_codegen_flags(const rust::RustToolchain& rust,
                                               const std::string& device_cfg, const manifest::Target& target,
                                               bool fat_lto = true);
 
-// The host device's image from the device pass's archive: a relocatable link
-// (clang -r) that pulls the crate's fat-LTO object by its kernels' symbols
-// (-u NAME each), the compiler_builtins members they need, and the stub
+// Besides its output `out`, every device pass writes its MIR (device_mir:
+// the kernels' signatures, rust_mir.hpp) and, for the host device, the
+// crate's own fat-LTO object (device_crate_object: the archive's first
+// member), which the image link takes whole: the image has every kernel
+// rustc compiled, however it was written (a macro, a proc macro, include!).
+fs::path device_mir(const fs::path& out);
+fs::path device_crate_object(const fs::path& out);
+std::vector<std::string> device_side_emits(const manifest::Target& target, const fs::path& out);
+
+// The host device's image: a relocatable link (clang -r) of the crate's
+// object, the archive's compiler_builtins members it needs, and the stub
 // (tc.rust_device_stub: rust-device-stub.ll, shipped with offload-build; shown
 // by that name when unset) that defines the unwinding personality `core`
 // refers to. Nothing of `std`.
 std::vector<std::string> device_link(const Toolchain& tc, const manifest::Target& target,
-                                     const std::vector<std::string>& kernels,
-                                     const fs::path& archive, const fs::path& out);
+                                     const fs::path& crate_object, const fs::path& archive, const fs::path& out);
+
+// The host pass's MIR at `mir` (nullopt: in rustc's output directory, as
+// cargo's crates write it), with each statement's file:line:column (the
+// launches, rust_mir.hpp).
+std::vector<std::string> host_mir_emits(const std::optional<fs::path>& mir);
 
 // Flags the host pass needs to link the images: -Zoffload, clang as the linker
 // with --offload-link, the embedded image object (flavour test), CUDA for nvptx
@@ -80,15 +92,17 @@ std::vector<std::string> embed_stub(const fs::path& stub);
 std::vector<std::string> embed(const Toolchain& tc, const fs::path& stub, const fs::path& package,
                                const fs::path& out);
 
-// The host pass, which also links: rustc with the host_link_flags, fat LTO.
+// The host pass, which also links: rustc with the host_link_flags, fat LTO;
+// it writes its MIR to `mir` (host_mir_emits).
 std::vector<std::string> host_link(const Toolchain& tc, const manifest::Manifest& m,
                                    const fs::path& crate_root,
                                    const std::optional<fs::path>& embedded_object,
                                    const std::optional<fs::path>& native_host_out,
-                                   const fs::path& out, const fs::path& depfile);
+                                   const fs::path& out, const fs::path& depfile,
+                                   const fs::path& mir);
 
-// Before planning a Rust build: check the crate's kernels (their symbols into
-// m.rust_kernels), find the nightly rustc and its flavour (into tc.rust), print
+// Before planning a Rust build: check the crate's source for the mistakes
+// read best there (rust_kernels.hpp), find the nightly rustc and its flavour (into tc.rust), print
 // them under -v, and find the host device's stub. Errors say what to install or change.
 Result<void> prepare(manifest::Manifest& m, Toolchain& tc, bool verbose);
 

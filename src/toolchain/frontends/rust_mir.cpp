@@ -1,0 +1,283 @@
+// The launches and kernels rustc compiled, from its MIR and the images'
+// symbols (rust_mir.hpp).
+#include "offload_build/toolchain/frontends/rust_mir.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/core.h>
+
+#include "offload_build/process/subprocess.hpp"
+#include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
+
+namespace ob::toolchain::rust {
+
+namespace {
+
+// The index just past the bracket closing the one opened at `open`
+// (`(`, `[`, `<` or `{`), or npos; `->` is an arrow, not a closing angle.
+size_t closing(std::string_view s, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
+    else if ((c == ')' || c == ']' || c == '}' || (c == '>' && (i == 0 || s[i - 1] != '-'))) && --depth == 0)
+      return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The last `::`-separated segment of a path outside any brackets.
+std::string last_segment(std::string_view path) {
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const char c = path[i];
+    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
+    else if (c == ')' || c == ']' || c == '}' || (c == '>' && (i == 0 || path[i - 1] != '-'))) --depth;
+    else if (depth == 0 && c == ':' && path[i + 1] == ':') start = i + 2;
+  }
+  return std::string(path.substr(start));
+}
+
+// "fn NAME(_1: T, _2: U) -> R {" at the start of a line.
+bool read_fn(std::string_view line, MirFn& out) {
+  if (!util::starts_with(line, "fn ")) return false;
+  line.remove_prefix(3);
+  // The parameter list opens at the first `(` outside the name's angle brackets.
+  int angle = 0;
+  size_t open = std::string_view::npos;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '<') ++angle;
+    else if (line[i] == '>' && angle > 0) --angle;
+    else if (line[i] == '(' && angle == 0) {
+      open = i;
+      break;
+    }
+  }
+  if (open == std::string_view::npos) return false;
+  const size_t close = closing(line, open);
+  if (close == std::string_view::npos) return false;
+  out.name = last_segment(line.substr(0, open));
+  out.params.clear();
+  for (const auto& p : split_types(line.substr(open + 1, close - open - 2))) {
+    const size_t colon = p.find(": ");
+    out.params.push_back(colon == std::string::npos ? p : p.substr(colon + 2));
+  }
+  return true;
+}
+
+// " // scope N at FILE:L:C: L:C" at the end of a statement.
+void read_span(std::string_view line, MirLaunch& l) {
+  const size_t scope = line.rfind("// scope ");
+  if (scope == std::string_view::npos) return;
+  const size_t at = line.find(" at ", scope);
+  if (at == std::string_view::npos) return;
+  std::string_view span = line.substr(at + 4);
+  const size_t end = span.rfind(": ");  // before the end position
+  if (end == std::string_view::npos) return;
+  span = span.substr(0, end);
+  const size_t c = span.rfind(':');
+  if (c == std::string_view::npos || c == 0) return;
+  const size_t l2 = span.rfind(':', c - 1);
+  if (l2 == std::string_view::npos) return;
+  l.file = std::string(span.substr(0, l2));
+  l.line = std::atoi(std::string(span.substr(l2 + 1, c - l2 - 1)).c_str());
+  l.column = std::atoi(std::string(span.substr(c + 1)).c_str());
+}
+
+// "_N = offload::<F {PATH}, (ARGS), R>(...)": a call of the intrinsic.
+bool read_launch(std::string_view line, MirLaunch& out) {
+  const std::string_view trimmed = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+  if (util::starts_with(trimmed, "//")) return false;
+  size_t at = line.find("offload::<");
+  if (at == std::string_view::npos) return false;
+  // The intrinsic itself: after `= ` or `intrinsics::`, not some other `offload`.
+  const std::string_view before = line.substr(0, at);
+  if (!util::ends_with(before, "= ") && !util::ends_with(before, "intrinsics::")) return false;
+  const size_t open = at + std::string_view("offload::").size();
+  const size_t close = closing(line, open);
+  if (close == std::string_view::npos) return false;
+  const auto generics = split_types(line.substr(open + 1, close - open - 2));
+  if (generics.size() != 3) return false;
+  const std::string& f = generics[0];
+  const size_t brace = f.rfind('{');
+  if (brace == std::string::npos || f.back() != '}') return false;
+  const std::string& args = generics[1];
+  if (args.size() < 2 || args.front() != '(' || args.back() != ')') return false;
+  out.path = f.substr(brace + 1, f.size() - brace - 2);
+  out.kernel = last_segment(out.path);
+  out.args = split_types(std::string_view(args).substr(1, args.size() - 2));
+  read_span(line, out);
+  return true;
+}
+
+struct Pointer {
+  bool pointer = false;  // a raw pointer or a reference
+  bool mut = false;
+  std::string pointee;
+};
+
+// `*const T`, `*mut T`, `&T`, `&mut T`, `&'a T`, `&'a mut T`.
+Pointer pointer_of(std::string_view t) {
+  Pointer p;
+  if (util::starts_with(t, "*const ")) return {true, false, std::string(t.substr(7))};
+  if (util::starts_with(t, "*mut ")) return {true, true, std::string(t.substr(5))};
+  if (!util::starts_with(t, "&")) return {false, false, std::string(t)};
+  t.remove_prefix(1);
+  if (util::starts_with(t, "'")) {
+    const size_t space = t.find(' ');
+    t.remove_prefix(space == std::string_view::npos ? t.size() : space + 1);
+  }
+  if (util::starts_with(t, "mut ")) return {true, true, std::string(t.substr(4))};
+  return {true, false, std::string(t)};
+}
+
+std::string at(const MirLaunch& l) {
+  if (l.file.empty()) return "offload::<..>(" + l.path + ", ..)";
+  return fmt::format("{}:{}:{}", l.file, l.line, l.column);
+}
+
+// What is wrong with launching `f` (found in `image`) as `l` does; "" when nothing.
+std::string launch_problem(const MirLaunch& l, const MirFn& f, const DeviceImage& image) {
+  const std::string target = image.target.short_name();
+  if (f.params.size() != l.args.size() + 1 || !pointer_of(f.params.front()).pointer)
+    return fmt::format(
+        "{}: error: kernel `{}` ({} device image) takes {} parameter(s) and this launch passes {}: the "
+        "offload runtime passes a launch-environment pointer before the kernel's own arguments, so the "
+        "kernel needs it first, `fn {}(_dyn_ptr: *mut u8, ...)`, and the launch (and the host's extern "
+        "declaration) leaves it out",
+        at(l), l.kernel, target, f.params.size(), l.args.size(), l.kernel);
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const Pointer want = pointer_of(f.params[i + 1]), given = pointer_of(l.args[i]);
+    if (!want.pointer || !given.pointer) continue;  // the signature checks say why a value cannot pass
+    if (want.pointee != given.pointee)
+      return fmt::format(
+          "{}: error: argument {} of this launch of `{}` is `{}` where the kernel ({} device image) takes "
+          "`{}`: the kernel would read memory laid out as the host's type; pass (and declare) it as the "
+          "kernel takes it",
+          at(l), i + 1, l.kernel, l.args[i], target, f.params[i + 1]);
+    if (want.mut && !given.mut)
+      return fmt::format(
+          "{}: error: argument {} of this launch of `{}` is `{}`, read-only, but the kernel ({} device image) "
+          "takes `{}` and may write through it: the runtime copies a read-only argument to the device and "
+          "never back, so what the kernel writes would be lost; pass (and declare) it as `*mut {}`",
+          at(l), i + 1, l.kernel, l.args[i], target, f.params[i + 1], given.pointee);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> split_types(std::string_view list) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t start = 0;
+  auto push = [&](size_t end) {
+    std::string part = util::trim(list.substr(start, end - start));
+    if (!part.empty()) out.push_back(std::move(part));
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    const char c = list[i];
+    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
+    else if (c == ')' || c == ']' || c == '}' || (c == '>' && (i == 0 || list[i - 1] != '-'))) --depth;
+    else if (c == ',' && depth == 0) {
+      push(i);
+      start = i + 1;
+    }
+  }
+  push(list.size());
+  return out;
+}
+
+Mir parse_mir(std::string_view text) {
+  Mir mir;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    MirFn f;
+    MirLaunch l;
+    if (read_fn(line, f)) mir.functions.push_back(std::move(f));
+    else if (read_launch(line, l)) mir.launches.push_back(std::move(l));
+  }
+  return mir;
+}
+
+Result<Mir> read_mir(const fs::path& mir) {
+  const auto text = util::read_file(mir);
+  if (!text) return Error::failure(mir.string() + ": cannot read the MIR rustc was asked to write (missing or over 64 MiB)");
+  return parse_mir(*text);
+}
+
+Result<DeviceImage> read_device_image(const Toolchain& tc, const manifest::Target& t, const fs::path& image,
+                                      const fs::path& mir) {
+  DeviceImage out{t, {}, {}};
+  auto parsed = read_mir(mir);
+  if (!parsed) return parsed.error();
+  out.functions = std::move(parsed->functions);
+  const fs::path nm = tc.root / "bin" / "llvm-nm";
+  auto listed = process::capture(
+      process::Command{{nm.string(), "--defined-only", "--extern-only", "--format=just-symbols", image.string()}, {}, {}},
+      60'000);
+  if (!listed) return listed.error();
+  if (listed->exit_code != 0)
+    return Error::failure(fmt::format("{} cannot list the symbols of {}: {}", nm.string(), image.string(),
+                                      util::trim(listed->err)));
+  for (const auto& s : util::split(listed->out, '\n'))
+    if (!util::trim(s).empty()) out.symbols.insert(util::trim(s));
+  return out;
+}
+
+std::vector<std::string> image_kernels(const DeviceImage& image) {
+  std::vector<std::string> out;
+  for (const auto& f : image.functions)
+    if (image.symbols.count(f.name) && std::find(out.begin(), out.end(), f.name) == out.end()) out.push_back(f.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<void> check_launches(const std::vector<Mir>& host, const std::vector<DeviceImage>& images,
+                            const std::string& device_cfg) {
+  std::vector<std::string> problems;
+  auto add = [&](std::string p) {
+    if (!p.empty() && std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
+  };
+  // Each target's images (one per kernel crate): a launch needs its kernel in one of them.
+  std::vector<manifest::Target> targets;
+  for (const auto& image : images)
+    if (std::find(targets.begin(), targets.end(), image.target) == targets.end()) targets.push_back(image.target);
+  for (const Mir& mir : host)
+    for (const MirLaunch& l : mir.launches)
+      for (const auto& t : targets) {
+        const DeviceImage* found = nullptr;
+        std::vector<std::string> kernels;
+        for (const auto& image : images) {
+          if (!(image.target == t)) continue;
+          if (image.symbols.count(l.kernel)) found = &image;
+          for (auto& k : image_kernels(image)) kernels.push_back(std::move(k));
+        }
+        if (!found) {
+          add(fmt::format(
+              "{}: error: this launch of `{}` finds no kernel `{}` in the {} device image, which defines {}: "
+              "the program would stop at run time (`Failed to load kernel {}`). Define it in the device pass "
+              "(under #[cfg({})]) as `#[unsafe(no_mangle)] #[rustc_offload_kernel] pub extern \"C\" fn {}"
+              "(_dyn_ptr: *mut u8, ...)` (without #[unsafe(no_mangle)] its symbol is mangled), or launch one "
+              "of the kernels it has",
+              at(l), l.path, l.kernel, t.short_name(),
+              kernels.empty() ? std::string("no kernel") : "`" + util::join(kernels, "`, `") + "`", l.kernel,
+              device_cfg, l.kernel));
+          continue;
+        }
+        const auto f = std::find_if(found->functions.begin(), found->functions.end(),
+                                    [&](const MirFn& fn) { return fn.name == l.kernel; });
+        if (f != found->functions.end()) add(launch_problem(l, *f, *found));
+      }
+  if (problems.empty()) return {};
+  return Error::failure(util::join(problems, "\n"));
+}
+
+}  // namespace ob::toolchain::rust
