@@ -8,6 +8,9 @@
 #include <fmt/core.h>
 
 #include "offload_build/cache/cargo_cache.hpp"
+#include "offload_build/cache/depfile.hpp"
+#include "offload_build/config/config.hpp"
+#include "offload_build/storage/hash.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
@@ -32,6 +35,29 @@ std::vector<std::string> minus(const std::vector<std::string>& a, const std::vec
     else in_b.erase(it);
   }
   return out;
+}
+
+// What a device pass's depfile (rustc's dep-info of every crate it compiled,
+// toolchain::cargo::device_depfile) says it read beyond the crates' files: a
+// file outside them (include_str!, a registry crate), each environment
+// variable (env!, option_env!, rerun-if-env-changed); each with its hash now.
+nlohmann::json depfile_reads(const plan::Job& job, const fs::path& root, const std::vector<fs::path>& dirs) {
+  nlohmann::json read = nlohmann::json::object();
+  if (!job.depfile) return read;
+  const auto text = util::read_file(*job.depfile, util::kMaxBuildOutput);
+  if (!text) return read;
+  for (const auto& dep : cache::parse_depfile(*text)) {
+    const fs::path p = (fs::path(dep).is_absolute() ? fs::path(dep) : root / dep).lexically_normal();
+    if (std::any_of(dirs.begin(), dirs.end(), [&](const fs::path& d) { return util::starts_with(p.string(), d.string() + "/"); }))
+      continue;  // in "files"
+    const auto bytes = util::read_file(p);
+    read[relative(p.string(), root)] = bytes ? storage::sha256_hex(*bytes) : "<absent>";
+  }
+  for (const auto& name : cache::parse_env_deps(*text)) {
+    const char* v = config::env_or_null(name.c_str());
+    read[std::string(cache::kEnvDepPrefix) + name] = storage::sha256_hex(v ? "set " + std::string(v) : "unset");
+  }
+  return read;
 }
 
 std::string slug(const std::string& text) {
@@ -73,6 +99,7 @@ std::optional<nlohmann::json> CargoExplain::inputs(const plan::Job& job) const {
   in["argv"] = argv;
   in["env"] = env;
   in["files"] = cache::cargo_cache::file_hashes(root, dirs);
+  if (p_.devices.count(job.id)) in["read"] = depfile_reads(job, root, dirs);
   return in;
 }
 
@@ -104,6 +131,15 @@ std::optional<std::string> CargoExplain::changed(const plan::Job& job) const {
     }
     for (const auto& [path, hash] : g)
       if (!f.count(path)) why.push_back("file removed: " + path);
+    // What the pass read last time, as it is now (the depfile is that run's).
+    const auto r = now->value("read", std::map<std::string, std::string>{});
+    for (const auto& [path, hash] : before.value("read", std::map<std::string, std::string>{})) {
+      auto it = r.find(path);
+      if (it == r.end() || it->second == hash) continue;
+      why.push_back(util::starts_with(path, cache::kEnvDepPrefix)
+                        ? "environment variable changed: " + path.substr(cache::kEnvDepPrefix.size())
+                        : "changed: " + path);
+    }
   } catch (const nlohmann::json::exception&) {
     return "no earlier build of this job recorded (in this profile)";
   }

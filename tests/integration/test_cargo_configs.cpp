@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cargo_workspace.hpp"
+#include "offload_build/util/strings.hpp"
 #include "rust_support.hpp"
 #include "support/ob_process.hpp"
 #include "support/temp_dir.hpp"
@@ -88,9 +89,21 @@ TEST_CASE("cargo flow: what the kernels read outside the crate's files keys the 
                                    "        println!(\"cargo::rustc-cfg=tripled\");\n    }\n}\n");
   const Env none{{"KSCALE", std::nullopt}, {"KTRIPLE", std::nullopt}};
   check_ok(cargo_run(ws, tmp / "cache", {}, none), "x[7]=7 expect=7 OK");
-  check_ok(cargo_run(ws, tmp / "cache", {}, {{"KSCALE", "2"}, {"KTRIPLE", std::nullopt}}), "x[7]=14 expect=14 OK");
+  // --explain names what the pass read outside the crates' files (before: "no input changed").
+  auto explain_of = [](const std::string& err) {
+    for (const auto& line : util::split(err, '\n'))
+      if (util::starts_with(line, "offload-build: explain: ") && line.find("device host kern") != std::string::npos)
+        return line;
+    return std::string();
+  };
+  auto scaled = cargo_run(ws, tmp / "cache", {}, {{"KSCALE", "2"}, {"KTRIPLE", std::nullopt}}, {"--explain"});
+  check_ok(scaled, "x[7]=14 expect=14 OK");
+  CHECK_THAT(explain_of(scaled.err), Catch::EndsWith("miss: environment variable changed: KSCALE"));
   write_file(ws / "factor.in", "5.0\n");
-  check_ok(cargo_run(ws, tmp / "cache", {}, none), "x[7]=35 expect=35 OK");
+  auto outside = cargo_run(ws, tmp / "cache", {}, none, {"--explain"});
+  check_ok(outside, "x[7]=35 expect=35 OK");
+  CHECK_THAT(explain_of(outside.err), Catch::Contains("changed: factor.in") &&
+                                          Catch::Contains("environment variable changed: KSCALE"));
   check_ok(cargo_run(ws, tmp / "cache", {}, {{"KSCALE", std::nullopt}, {"KTRIPLE", "1"}}), "x[7]=105 expect=105 OK");
   fs::create_directories(ws / ".cargo");
   write_file(ws / ".cargo/config.toml", "[env]\nKSCALE = \"3\"\n");
