@@ -26,6 +26,7 @@
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 #include "offload_build/toolchain/frontends/rustc.hpp"
+#include "offload_build/toolchain/rustc_probe.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
@@ -321,6 +322,8 @@ Result<int> without_device_pass(const Request& o, const CargoArgs& parsed, const
 
 Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, BuildContext& context) {
   const auto started = std::chrono::steady_clock::now();
+  // rustc's answers to the probes, remembered per binary next to the cache (as a manifest build's).
+  toolchain::rust::set_probe_memo_dir(context.probe_memo());
   auto session = open_session(o, args);
   if (!session) return session.error();
   if (session->crates.empty()) {
