@@ -124,6 +124,8 @@ std::vector<fs::path> runtime_dirs(const fs::path& lib, std::string_view triple)
   return dirs;
 }
 
+bool has_rocm_device_libs();
+
 }  // namespace
 
 std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_view triple, std::string_view arch) {
@@ -131,6 +133,13 @@ std::optional<fs::path> find_device_runtime(const fs::path& root, std::string_vi
   if (triple == manifest::kNvptxTriple) bc_prefixes = {"libomptarget-nvptx"};
   else if (triple == manifest::kAmdgcnTriple) bc_prefixes = {"libomptarget-amdgpu", "libomptarget-amdgcn"};
   else return std::nullopt;
+  // LLVM 16 ships the AMD GPU runtime only as bitcode its driver links at
+  // compile time, and only with ROCm's device libraries (its
+  // libomptarget.devicertl.a holds nvptx alone): none without them.
+  if (triple == manifest::kAmdgcnTriple) {
+    const int major = llvm_major(root);
+    if (major > 0 && major <= 16 && !has_rocm_device_libs()) return std::nullopt;
+  }
 
   const fs::path lib = root / "lib";
   const std::vector<fs::path> triple_dirs = runtime_dirs(lib, triple);
@@ -163,7 +172,7 @@ std::vector<std::string> runtime_archs(const fs::path& root, std::string_view tr
                              : triple == manifest::kAmdgcnTriple ? "libomptarget-amdgpu-"
                                                                  : "";
   std::vector<std::string> archs;
-  if (prefix.empty()) return archs;
+  if (prefix.empty() || !find_device_runtime(root, triple)) return archs;  // none usable (LLVM 16's AMD one)
   for (const auto& f : glob_dir(root / "lib", prefix, ".bc")) {
     const std::string name = f.filename().string();
     archs.push_back(name.substr(prefix.size(), name.size() - prefix.size() - 3));
@@ -257,10 +266,6 @@ std::optional<DeviceRuntime> Toolchain::device_runtime(const manifest::Target& t
     std::optional<DeviceRuntime> found;
     if (auto file = find_device_runtime(root, target.triple, target.arch))
       found = describe_runtime(*this, target, std::move(*file));
-    // LLVM 16 ships the AMD GPU runtime only as bitcode its driver links at
-    // compile time, and only with ROCm's device libraries (its
-    // libomptarget.devicertl.a holds nvptx alone): unusable without them.
-    if (found && found->without_rocm_libs && major <= 16) found.reset();
     it = runtimes->by_target.emplace(name, std::move(found)).first;
   }
   return it->second;
