@@ -81,7 +81,11 @@ Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest
           "cargo resolves the device pass of {} on its own, so {}\n  device pass: {}",
           name, s.pkg.name, feature_list(h->features), c.pkg.name, t.short_name(), feature_list(d.features),
           c.pkg.name,
-          own ? "offload-build gives it the host pass's features; this one could not be matched"
+          own && !c.pkg.member
+              ? fmt::format("{} is outside the workspace, for which cargo takes no --features: enable {} in the "
+                            "dependency on it (features = [...]) or make it a member of the workspace",
+                            c.pkg.name, feature_list(h->features))
+          : own ? "offload-build gives it the host pass's features; this one could not be matched"
               : fmt::format("only {}'s own Cargo.toml decides {}'s features there: enable {} in {}'s dependency on {} "
                             "(features = [...]) or in {}'s default features",
                             c.pkg.name, name, feature_list(h->features), c.pkg.name, name, name),

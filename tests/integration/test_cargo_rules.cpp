@@ -68,13 +68,13 @@ fs::path two_programs(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("cargo flow: each feature set packages its images into its own place, never over another's",
+TEST_CASE("cargo flow: each feature set packages its images into its own place and never over another's",
           "[integration][rust][cargo-rules]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-rules"};
   const fs::path ws = factor_workspace(tmp / "ws", "kern = { path = \"../kern\" }",
                                        "\n[features]\nsq = [\"kern/squares\"]\n");
-  const fs::path off = ws / "target/offload/debug";
+  const fs::path off = ws / "target/offload/dev";
   check_ok(cargo_run(ws, tmp / "cache", {"--features", "sq"}), "x[7]=14 expect=14 OK");
   const auto first = files_under(off);
   REQUIRE(ending_in(off, ".offload").size() == 1);
@@ -233,7 +233,7 @@ TEST_CASE("cargo flow: clean --release and clean -p remove offload-build's outpu
   check_ok(cargo_run(ws, tmp / "cache", {}, {}, {"--no-cache"}), "x[7]=7 expect=7 OK");
 }
 
-TEST_CASE("cargo flow: -C link-arg=-fuse-ld=lld links, from RUSTFLAGS and from cargo's config",
+TEST_CASE("cargo flow: -C link-arg=-fuse-ld=lld links from RUSTFLAGS and from cargo's config",
           "[integration][rust][cargo-rules]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-rules"};
