@@ -87,7 +87,8 @@ Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest
                             c.pkg.name, feature_list(h->features))
           : own ? "offload-build gives it the host pass's features; this one could not be matched"
               : fmt::format("only {}'s own Cargo.toml decides {}'s features there: enable {} in {}'s dependency on {} "
-                            "(features = [...]) or in {}'s default features",
+                            "(features = [...]; a direct one, added if need be: cargo unifies it) or in {}'s default "
+                            "features",
                             c.pkg.name, name, feature_list(h->features), c.pkg.name, name, name),
           device_command));
     if (own && (h->opt_level != d.opt_level || h->debug_assertions != d.debug_assertions ||

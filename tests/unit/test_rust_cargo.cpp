@@ -242,7 +242,7 @@ TEST_CASE("cargo metadata: the local crates a package depends on, not registry o
   CHECK((*with_bin)[0].name == "app");
 }
 
-TEST_CASE("user args: --locked and --frozen for every cargo call; one group's packages", "[rust][cargo]") {
+TEST_CASE("user args: --locked and --frozen for every cargo call and one group's packages", "[rust][cargo]") {
   const UserArgs u = split_user_args({"--workspace", "--exclude", "x", "--locked", "-p=y", "--release", "--bin", "b"});
   CHECK(lock_flags(u) == std::vector<std::string>{"--locked"});
   CHECK(lock_flags(split_user_args({"--frozen"})) == std::vector<std::string>{"--frozen"});
