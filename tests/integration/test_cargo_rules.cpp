@@ -149,6 +149,14 @@ TEST_CASE("cargo flow: a kernel crate that is a path dependency outside the work
   edit_file(ws / "Cargo.toml", "members = [\"app\", \"kern\"]", "members = [\"app\"]");
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=14 expect=14 OK");
   check_ok(cargo_run(ws, tmp / "cache", {"--release"}), "x[7]=14 expect=14 OK");
+  // A feature only the command line turns on (forwarded to it): cargo takes no --features for such a crate.
+  edit_file(ws / "app/Cargo.toml", ", features = [\"squares\"] }", " }\n\n[features]\nsq = [\"kern/squares\"]");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
+  auto r = cargo_run(ws, tmp / "cache", {"--features", "sq"});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("kern is outside the workspace, for which cargo takes no --features: enable "
+                                    "features [squares] in the dependency on it"));
 }
 
 TEST_CASE("cargo flow: two kernel crates enabling different features of one local crate get cargo's union",
