@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -145,7 +146,7 @@ size_t CargoRunner::running() const {
 CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::Command& command,
                                            const std::vector<fs::path>& temps) {
   if (auto d = plan_.devices.find(job.id); d != plan_.devices.end()) return device(job, d->second, temps);
-  if (job.id == plan_.host) return host(job, plan_.host_step);
+  if (job.id == plan_.host) return host(job);
   Completion c;
   c.job = job.id;
   if (auto check = plan_.checks.find(job.id); check != plan_.checks.end()) {
@@ -216,16 +217,50 @@ CommandRunner::Completion CargoRunner::device(const plan::Job& job, const plan::
   }
 }
 
-CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::CargoHostStep& h) {
+void CargoRunner::print_executables(std::vector<toolchain::cargo::Artifact> tests, const std::vector<std::string>& ids,
+                                    bool colour) {
+  // cargo's order: by package, then the target's kind (library, programs, tests, benches) and name.
+  auto rank = [&](const toolchain::cargo::Artifact& a) {
+    const auto pkg = std::find(ids.begin(), ids.end(), a.package_id) - ids.begin();
+    int kind = 4;
+    for (const auto& [k, r] : std::vector<std::pair<std::string, int>>{{"bench", 3}, {"test", 2}, {"bin", 1}, {"lib", 0}})
+      if (std::count(a.kinds.begin(), a.kinds.end(), k)) kind = r;
+    return std::tuple(pkg, kind, a.target_name);
+  };
+  std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  for (const auto& a : tests)
+    if (auto line = toolchain::cargo::executable_line(a, plan_.plan.cwd, colour)) diagnostics_.print_text(*line);
+}
+
+CommandRunner::Completion CargoRunner::host(const plan::Job& job) {
   Completion c;
   c.job = job.id;
+  bool fresh = true;  // cargo compiled none of the packages' targets
+  std::vector<fs::path> programs, mirs;
+  for (const plan::CargoHostStep& h : plan_.host_steps) {
+    auto ran = host_pass(h, programs, mirs);
+    if (!ran) return failed(c, ran.error().message);
+    c.cpu_s += ran->first;
+    fresh = fresh && ran->second;
+  }
+  std::lock_guard lock(mu_);
+  programs_ = std::move(programs);
+  host_mirs_ = std::move(mirs);
+  c.up_to_date = fresh;
+  return c;
+}
+
+Result<std::pair<double, bool>> CargoRunner::host_pass(const plan::CargoHostStep& h, std::vector<fs::path>& programs,
+                                                       std::vector<fs::path>& mirs) {
   auto bytes = util::read_file(h.package, util::kMaxBuildOutput);
-  if (!bytes) return failed(c, "cannot read " + h.package.string());
+  if (!bytes) return Error::failure("cannot read " + h.package.string());
   const fs::path named = h.named(toolchain::cargo::content_hash(*bytes));
   std::error_code ec;
   fs::create_directories(named.parent_path(), ec);
-  fs::copy_file(h.image, named, fs::copy_options::overwrite_existing, ec);
-  if (ec) return failed(c, fmt::format("cannot copy {} to {}: {}", h.image.string(), named.string(), ec.message()));
+  // Whole or not at all: another build of this configuration may be linking it now.
+  auto image = util::read_file(h.image, util::kMaxBuildOutput);
+  if (!image || !util::write_file_atomic(named, *image))
+    return Error::failure(fmt::format("cannot copy {} to {}", h.image.string(), named.string()));
   for (fs::directory_iterator it(named.parent_path(), ec), end; h.remove_stale && !ec && it != end; it.increment(ec)) {
     std::error_code ignored;
     if (util::starts_with(it->path().filename().string(), "devimg-") && it->path() != named)
@@ -233,12 +268,10 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
   }
   const auto inv = h.pass(named);
   auto out = cargo_run::run_cargo(inv, plan_.plan.cwd, children_, diagnostics_);
-  if (!out) return failed(c, out.error().message);
-  c.cpu_s = out->cpu_s;
-  if (out->exit_code != 0)
-    return failed(c, h.failed + "\n  command: " + toolchain::cargo::display(inv));
-  bool fresh = true;  // cargo compiled none of the package's targets
-  std::vector<fs::path> programs, mirs;
+  if (!out) return out.error();
+  if (out->exit_code != 0) return Error::failure(h.failed + "\n  command: " + toolchain::cargo::display(inv));
+  bool fresh = true;
+  std::vector<toolchain::cargo::Artifact> tests;
   for (const auto& m : out->messages) {
     auto a = toolchain::cargo::parse_artifact(m);
     if (!a) continue;
@@ -248,12 +281,10 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job, const plan::Ca
     if (std::find(h.ids.begin(), h.ids.end(), a->package_id) == h.ids.end()) continue;
     fresh = fresh && a->fresh;
     if (a->executable) programs.push_back(*a->executable);
+    if (a->test && a->executable) tests.push_back(*a);
   }
-  std::lock_guard lock(mu_);
-  programs_ = std::move(programs);
-  host_mirs_ = std::move(mirs);
-  c.up_to_date = fresh;
-  return c;
+  if (h.list_executables && !inv.quiet) print_executables(tests, h.ids, inv.colour);
+  return std::pair{out->cpu_s, fresh};
 }
 
 }  // namespace ob::exec

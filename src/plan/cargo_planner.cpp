@@ -59,11 +59,11 @@ CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::Rust
 // The host pass: cargo build told where the embedded images are (or the
 // package, for rustc's native flavour), named by the package's content.
 CargoHostStep host_step(const CargoSession& s, const toolchain::frontend::RustFrontend& fe, const rust_chain::Paths& paths,
-                        const rust_chain::Links& links, const fs::path& off) {
+                        const rust_chain::Links& links, const fs::path& off, const HostGroup& group) {
   const bool reads_package = fe.host_reads_package(s.tc);
   CargoHostStep host;
   host.pkg = s.pkg;
-  for (const auto& pkg : s.packages) host.ids.push_back(pkg.id);
+  for (const auto& pkg : group.packages) host.ids.push_back(pkg.id);
   host.package = paths.package;
   host.image = links.embedded.value_or(paths.package);
   if (links.embedded) {
@@ -72,8 +72,8 @@ CargoHostStep host_step(const CargoSession& s, const toolchain::frontend::RustFr
   } else {  // -Zoffload=Host= wants this name
     host.named = [off](const std::string& hash) { return off / ("native-" + hash) / "host.out"; };
   }
-  host.pass = [&s, &fe, reads_package](const fs::path& named) {
-    auto inv = fe.cargo_host(s.cargo_bin, s.tc, s.pkg, s.user, s.targets,
+  host.pass = [&s, &fe, reads_package, user = group.user](const fs::path& named) {
+    auto inv = fe.cargo_host(s.cargo_bin, s.tc, s.pkg, user, s.targets,
                              reads_package ? std::nullopt : std::optional(named),
                              reads_package ? std::optional(named) : std::nullopt, s.host_rustflags.flags);
     // --timings / --trace: cargo writes its own page, whose crates become bars (run/cargo_timings.hpp).
@@ -86,37 +86,37 @@ CargoHostStep host_step(const CargoSession& s, const toolchain::frontend::RustFr
       inv.env.emplace_back("OMP_TARGET_OFFLOAD", "MANDATORY");
     return inv;
   };
+  host.list_executables = s.user.command == "test" && std::count(group.user.all.begin(), group.user.all.end(), "--no-run");
   host.failed = s.user.command == "test" ? "cargo test failed (its output above says which tests)"
                                          : "the host pass failed (cargo's messages above say why)";
   // A linker of the user's choice: clang's --offload-link (clang-linker-wrapper) runs the link.
+  // (lld is kept from collecting the offload entries: toolchain::cargo::links_with_lld.)
   for (const auto& f : s.host_rustflags.flags)
-    if (f.find("-fuse-ld=") != std::string::npos)
+    if (f.find("-fuse-ld=") != std::string::npos && !toolchain::cargo::links_with_lld({f}))
       host.failed += fmt::format(
           "\n  note: the rustflags (from {}) give `{}`: the host pass links through clang's --offload-link "
           "(clang-linker-wrapper), which runs the host linker itself; if the link failed there, leave that flag "
           "out for `cargo offload` (RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS without it win over cargo's config) "
-          "or try -fuse-ld=lld, LLVM's own",
+          "or use -fuse-ld=lld, LLVM's own, which offload-build links with",
           s.host_rustflags.origin, f);
   return host;
 }
 
-}  // namespace
+// Per kernel crate, its images (one per target), the jobs that make them and their configurations.
+struct Made {
+  std::vector<JobId> jobs;
+  std::vector<toolchain::clang_openmp::Image> images;
+  std::vector<std::string> configs;
+};
 
-CargoPlan make_cargo_plan(const CargoSession& s) {
-  const toolchain::frontend::RustFrontend& fe = *toolchain::frontend::rust_for_language(manifest::Language::Rust);
-  if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s, fe);
-  CargoPlan p;
+// The device passes: per kernel crate x target a cacheable job writing its image.
+std::vector<Made> add_device_jobs(CargoPlan& p, const CargoSession& s, const toolchain::frontend::RustFrontend& fe) {
   Plan& plan = p.plan;
-  plan.cwd = s.dir;
-  plan.build_dir = s.pkg.target_directory;
-  plan.base_dirs = {s.pkg.workspace_root};  // a depfile's files keyed relative to it
   auto rel = [&](const fs::path& f) { return arg_path(f, plan.cwd); };
   auto line = [&](const std::string& text) { p.script += text + "\n"; };
-  line("cd " + util::shell_quote(s.dir.string()));
-
-  std::vector<JobId> device_jobs;
-  std::vector<toolchain::clang_openmp::Image> images;
-  for (const auto& c : s.crates) {
+  std::vector<Made> made(s.crates.size());
+  for (size_t ci = 0; ci < s.crates.size(); ++ci) {
+    const KernelCrate& c = s.crates[ci];
     for (const auto& t : s.targets) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
       const std::string& config = c.config(t.triple).place;
@@ -149,37 +149,80 @@ CargoPlan make_cargo_plan(const CargoSession& s) {
       plan.directories.push_back(step.image.parent_path());
       line(toolchain::cargo::display(inv));
       if (step.image_link) line(util::shell_join(step.image_link("<the archive cargo names>", step.image)));
-      images.push_back({rel(step.image), t});
+      made[ci].images.push_back({rel(step.image), t});
+      made[ci].configs.push_back(c.pkg.id + " " + t.triple + " " + config);
       const JobId id = plan.add(std::move(job));
-      device_jobs.push_back(id);
+      made[ci].jobs.push_back(id);
       p.devices.emplace(id, std::move(step));
     }
   }
+  return made;
+}
 
-  const fs::path off = toolchain::cargo::offload_dir(s.pkg, s.user.profile);
-  plan.directories.push_back(off);
-  const std::string lib = s.pkg.lib.value_or(toolchain::rustc::crate_name(s.pkg.name));
-  rust_chain::Paths paths;
-  paths.package = off / (lib + ".offload");
-  paths.stub = off / "offload-stub.ll";
-  paths.embedded = off / (lib + ".devimg.o");
-  paths.subject = s.pkg.name;
-  paths.stub_subject = paths.stub.filename();
-  const rust_chain::Links links = rust_chain::add(plan, fe, s.tc, images, device_jobs, paths, [&](Job job) {
-    job.cacheable = false;  // only the device images are worth a cache entry
-    line(util::shell_join(job.argv));
-    return plan.add(std::move(job));
-  });
-
-  CargoHostStep& host = p.host_step = host_step(s, fe, paths, links, off);
-  // The host pass names its image by the package's content, known once the package is made.
-  line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
-  const auto pass = host.pass(host.named("HASH"));
-  line(toolchain::cargo::display(pass));
-  Job link = job_of(JobKind::Link, s.pkg.name, pass.argv, {links.last});
+// Per group of programs, the package of its crates' images in that configuration's own place; then the
+// host job, which runs each group's host pass in turn.
+void add_host_jobs(CargoPlan& p, const CargoSession& s, const toolchain::frontend::RustFrontend& fe,
+                   const std::vector<Made>& made) {
+  Plan& plan = p.plan;
+  auto rel = [&](const fs::path& f) { return arg_path(f, plan.cwd); };
+  auto line = [&](const std::string& text) { p.script += text + "\n"; };
+  std::vector<HostGroup> groups = s.groups;
+  if (groups.empty()) {  // a session not grouped (run/cargo_build.cpp groups it): every package, every crate
+    groups.push_back({s.packages.empty() ? std::vector{s.pkg} : s.packages, {}, s.user});
+    for (size_t i = 0; i < s.crates.size(); ++i) groups.back().crates.push_back(i);
+  }
+  std::vector<JobId> chains;
+  for (const HostGroup& g : groups) {
+    std::vector<JobId> device_jobs;
+    std::vector<toolchain::clang_openmp::Image> images;
+    std::vector<std::string> configs;
+    for (size_t ci : g.crates) {
+      device_jobs.insert(device_jobs.end(), made[ci].jobs.begin(), made[ci].jobs.end());
+      images.insert(images.end(), made[ci].images.begin(), made[ci].images.end());
+      configs.insert(configs.end(), made[ci].configs.begin(), made[ci].configs.end());
+    }
+    const toolchain::cargo::Package& first = g.packages.front();
+    const fs::path off = toolchain::cargo::images_dir(s.pkg, s.user.profile, configs);
+    plan.directories.push_back(off);
+    const std::string lib = first.lib.value_or(toolchain::rustc::crate_name(first.name));
+    rust_chain::Paths paths;
+    paths.package = off / (lib + ".offload");
+    paths.stub = off / "offload-stub.ll";
+    paths.embedded = off / (lib + ".devimg.o");
+    paths.subject = first.name;
+    paths.stub_subject = paths.stub.filename();
+    const rust_chain::Links links = rust_chain::add(plan, fe, s.tc, images, device_jobs, paths, [&](Job job) {
+      job.cacheable = false;  // only the device images are worth a cache entry
+      line(util::shell_join(job.argv));
+      return plan.add(std::move(job));
+    });
+    chains.push_back(links.last);
+    CargoHostStep& host = p.host_steps.emplace_back(host_step(s, fe, paths, links, off, g));
+    // The host pass names its image by the package's content, known once the package is made.
+    line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
+    line(toolchain::cargo::display(host.pass(host.named("HASH"))));
+  }
+  const CargoHostStep& first = p.host_steps.front();
+  const auto pass = first.pass(first.named("HASH"));
+  Job link = job_of(JobKind::Link, s.pkg.name, pass.argv, chains);
   link.env = pass.env;
-  link.inputs = {host.package, host.image};
+  for (const auto& h : p.host_steps) link.inputs.insert(link.inputs.end(), {h.package, h.image});
   p.host = plan.add(std::move(link));
+}
+
+}  // namespace
+
+CargoPlan make_cargo_plan(const CargoSession& s) {
+  const toolchain::frontend::RustFrontend& fe = *toolchain::frontend::rust_for_language(manifest::Language::Rust);
+  if (s.user.command == "check" || s.user.command == "clippy") return make_check_plan(s, fe);
+  CargoPlan p;
+  Plan& plan = p.plan;
+  plan.cwd = s.dir;
+  plan.build_dir = s.pkg.target_directory;
+  plan.base_dirs = {s.pkg.workspace_root};  // a depfile's files keyed relative to it
+  p.script = "cd " + util::shell_quote(s.dir.string()) + "\n";
+
+  add_host_jobs(p, s, fe, add_device_jobs(p, s, fe));
 
   std::sort(plan.directories.begin(), plan.directories.end());
   plan.directories.erase(std::unique(plan.directories.begin(), plan.directories.end()), plan.directories.end());

@@ -81,9 +81,14 @@ Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest
           "cargo resolves the device pass of {} on its own, so {}\n  device pass: {}",
           name, s.pkg.name, feature_list(h->features), c.pkg.name, t.short_name(), feature_list(d.features),
           c.pkg.name,
-          own ? "offload-build gives it the host pass's features; this one could not be matched"
+          own && !c.pkg.member
+              ? fmt::format("{} is outside the workspace, for which cargo takes no --features: enable {} in the "
+                            "dependency on it (features = [...]) or make it a member of the workspace",
+                            c.pkg.name, feature_list(h->features))
+          : own ? "offload-build gives it the host pass's features; this one could not be matched"
               : fmt::format("only {}'s own Cargo.toml decides {}'s features there: enable {} in {}'s dependency on {} "
-                            "(features = [...]) or in {}'s default features",
+                            "(features = [...]; a direct one, added if need be: cargo unifies it) or in {}'s default "
+                            "features",
                             c.pkg.name, name, feature_list(h->features), c.pkg.name, name, name),
           device_command));
     if (own && (h->opt_level != d.opt_level || h->debug_assertions != d.debug_assertions ||
@@ -97,6 +102,32 @@ Result<void> compare(const CargoSession& s, const KernelCrate& c, const manifest
           d.opt_level, d.debug_assertions, d.overflow_checks, device_command));
   }
   return {};
+}
+
+// cargo builds a package once per target with the union of the features the
+// crates of the build enable in it; the device pass of one kernel crate sees
+// only its own: each feature the host pass gives a direct dependency of the
+// kernel crate beyond the device pass's, as `dep/feature` (cargo's spelling on
+// the command line, for a workspace member's dependency). Empty when none is
+// missing, or when the device pass has one the host pass has not (compare
+// reports that).
+std::vector<std::string> unified_features(const KernelCrate& c, const manifest::Target& t, const std::string& host,
+                                          const std::vector<cargo::Unit>& host_units,
+                                          const std::vector<cargo::Unit>& device_units) {
+  std::vector<std::string> out;
+  if (!c.pkg.member || !c.features) return out;
+  for (const auto& own : device_units) {
+    if (own.pkg_id != c.pkg.id || own.mode != "build" || own.platform != t.triple) continue;
+    for (size_t i : own.dependencies) {
+      if (i >= device_units.size()) continue;
+      const cargo::Unit& d = device_units[i];
+      const cargo::Unit* h = cargo::library_unit(host_units, d.pkg_id, host);
+      if (!h || !std::includes(h->features.begin(), h->features.end(), d.features.begin(), d.features.end())) continue;
+      for (const auto& f : h->features)
+        if (!std::binary_search(d.features.begin(), d.features.end(), f)) out.push_back(package_name(d.pkg_id) + "/" + f);
+    }
+  }
+  return out;
 }
 
 // cargo's [env] table: each NAME with its setting (a string, or a table with
@@ -121,6 +152,7 @@ Result<void> resolve_passes(CargoSession& s) {
   // Rustflags: cargo's config as cargo merges it, read once for every triple.
   std::vector<std::string> get{s.cargo_bin.string()};
   for (const auto& a : config_args(s.user)) get.push_back(a);
+  for (const auto& a : cargo::lock_flags(s.user)) get.push_back(a);
   get.insert(get.end(), {"-Zunstable-options", "config", "get", "--format", "json"});
   const cargo::Env env{{"RUSTC", s.tc.rust->rustc.string()}};
   auto config = process::capture(process::Command{get, s.dir, env});
@@ -138,28 +170,56 @@ Result<void> resolve_passes(CargoSession& s) {
     s.device_rustflags[t.triple] = *flags;
   }
 
-  // Features: what the host pass resolves, from its unit graph.
-  const cargo::Invocation host_pass = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, s.user, s.targets, std::nullopt,
-                                                       std::nullopt, s.host_rustflags.flags);
-  auto host_graph = ask_cargo(s, with_unit_graph(host_pass), "`cargo build --unit-graph` (the host pass's plan)");
-  if (!host_graph) return host_graph.error();
-  auto host_units = cargo::parse_unit_graph(*host_graph);
-  if (!host_units) return host_units.error();
-  for (auto& c : s.crates)
-    if (const cargo::Unit* u = cargo::library_unit(*host_units, c.pkg.id, host)) c.features = u->features;
+  // Features: what the host pass resolves, from its unit graph (each group's:
+  // every group of programs has its own host pass).
+  std::vector<std::vector<cargo::Unit>> graphs;
+  std::vector<size_t> graph_of(s.crates.size(), 0);  // the host graph each crate's device passes are checked against
+  std::vector<bool> known(s.crates.size(), false);  // its features taken from a host graph
+  for (const HostGroup& g : s.groups) {
+    const cargo::Invocation host_pass = cargo::host_pass(s.cargo_bin, s.tc, s.pkg, g.user, s.targets, std::nullopt,
+                                                         std::nullopt, s.host_rustflags.flags);
+    auto host_graph = ask_cargo(s, with_unit_graph(host_pass), "`cargo build --unit-graph` (the host pass's plan)");
+    if (!host_graph) return host_graph.error();
+    auto host_units = cargo::parse_unit_graph(*host_graph);
+    if (!host_units) return host_units.error();
+    graphs.push_back(std::move(*host_units));
+    for (size_t ci : g.crates) {
+      KernelCrate& c = s.crates[ci];
+      const cargo::Unit* u = cargo::library_unit(graphs.back(), c.pkg.id, host);
+      if (!u) continue;
+      if (known[ci] && *c.features != u->features)
+        return Error::usage(fmt::format(
+            "the programs of {} and {} link {}'s kernels but their host passes build it with different features "
+            "({} and {}): one device image cannot be both; build them apart (-p)",
+            s.groups[graph_of[ci]].packages.front().name, g.packages.front().name, c.pkg.name,
+            feature_list(*c.features), feature_list(u->features)));
+      if (known[ci]) continue;
+      known[ci] = true;
+      graph_of[ci] = graphs.size() - 1;
+      c.features = u->features;
+    }
+  }
 
   // The device passes' graphs, checked against it; each names its pass's configuration.
-  for (auto& c : s.crates)
-    for (const auto& t : s.targets) {
-      const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t,
-                                          {c.features, s.device_rustflags[t.triple].flags});
-      auto graph = ask_cargo(s, with_unit_graph(inv), "`cargo rustc --unit-graph` (the device pass's plan)");
-      if (!graph) return graph.error();
-      auto units = cargo::parse_unit_graph(*graph);
-      if (!units) return units.error();
-      OB_TRY(compare(s, c, t, host, *host_units, *units, util::shell_join(inv.argv)));
-      c.configs[t.triple] = cargo::device_config(*graph, c.pkg, s.device_rustflags[t.triple].flags);
-    }
+  for (size_t ci = 0; ci < s.crates.size(); ++ci) {
+    KernelCrate& c = s.crates[ci];
+    for (const auto& t : s.targets)
+      for (int round = 0;; ++round) {  // again with the features cargo unifies (a few rounds at most)
+        const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t,
+                                            {c.features, s.device_rustflags[t.triple].flags});
+        auto graph = ask_cargo(s, with_unit_graph(inv), "`cargo rustc --unit-graph` (the device pass's plan)");
+        if (!graph) return graph.error();
+        auto units = cargo::parse_unit_graph(*graph);
+        if (!units) return units.error();
+        if (auto more = unified_features(c, t, host, graphs[graph_of[ci]], *units); !more.empty() && round < 4) {
+          c.features->insert(c.features->end(), more.begin(), more.end());
+          continue;
+        }
+        OB_TRY(compare(s, c, t, host, graphs[graph_of[ci]], *units, util::shell_join(inv.argv)));
+        c.configs[t.triple] = cargo::device_config(*graph, c.pkg, s.device_rustflags[t.triple].flags);
+        break;
+      }
+  }
   return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "cargo_clean.hpp"
 #include "cargo_explain.hpp"
 #include "cargo_timings.hpp"
 #include "rust_launch_check.hpp"
@@ -106,6 +107,39 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
       s.pkg.name, s.pkg.device_cfg));
 }
 
+// The programs grouped by the kernel crates in their dependency graphs
+// (plan::HostGroup); a package with none in its graph (a tool of the
+// workspace) joins the first group. One group keeps the user's arguments.
+void group_programs(plan::CargoSession& s, std::string_view metadata) {
+  std::vector<toolchain::cargo::Package> without;
+  for (const auto& pkg : s.packages) {
+    std::vector<std::string> ids{pkg.id};
+    for (const auto& d : toolchain::cargo::local_dependencies(metadata, pkg)) ids.push_back(d.id);
+    std::vector<size_t> crates;
+    for (size_t i = 0; i < s.crates.size(); ++i)
+      if (std::count(ids.begin(), ids.end(), s.crates[i].pkg.id)) crates.push_back(i);
+    if (crates.empty()) {
+      without.push_back(pkg);
+      continue;
+    }
+    auto g = std::find_if(s.groups.begin(), s.groups.end(), [&](const plan::HostGroup& h) { return h.crates == crates; });
+    if (g == s.groups.end()) g = s.groups.insert(s.groups.end(), plan::HostGroup{{}, crates, s.user});
+    g->packages.push_back(pkg);
+  }
+  if (s.groups.empty()) {
+    std::vector<size_t> all(s.crates.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    s.groups.push_back({{}, all, s.user});
+  }
+  s.groups.front().packages.insert(s.groups.front().packages.end(), without.begin(), without.end());
+  if (s.groups.size() == 1) return;
+  for (auto& g : s.groups) {
+    std::vector<std::string> names;
+    for (const auto& p : g.packages) names.push_back(p.name);
+    g.user = toolchain::cargo::for_packages(s.user, names);
+  }
+}
+
 Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args) {
   const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
@@ -127,10 +161,12 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
                        {},
                        {},
                        {},
+                       {},
                        {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
   std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
+  for (const auto& f : toolchain::cargo::lock_flags(s.user)) meta.push_back(f);  // never a rewritten Cargo.lock
   for (size_t i = 0; i < cargo_args.size(); ++i)
     if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
       meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
@@ -142,7 +178,7 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
   if (out->exit_code != 0)
     return Error::usage(fmt::format(
         "`cargo metadata` failed in {}:\n{}{}", s.dir.string(), util::trim(out->err),
-        out->err.find("offline") != std::string::npos
+        out->err.find("offline") != std::string::npos && out->err.find("was passed to prevent this") == std::string::npos
             ? "\noffload-build runs cargo with --offline (it never fetches): run `cargo fetch` once in the "
               "project, then the build again"
             : ""));
@@ -158,6 +194,7 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
   s.pkg = s.packages.front();
   OB_TRY(find_kernel_crates(s, out->out));
   if (s.crates.empty()) return s;  // no kernel crate in this build (inactive_kernel_crates)
+  group_programs(s, out->out);
   auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
   if (!targets) return targets.error();
   s.targets = *targets;
@@ -337,11 +374,16 @@ Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, BuildCon
 }
 
 Result<int> cargo_own(const Request& o, const std::vector<std::string>& args) {
-  // Nothing of offload-build's: cargo's own, with the toolchain both passes use
-  // (`clean` removes the device dirs too: they are under the target dir).
+  // cargo's own, with the toolchain both passes use (a plain `clean` removes
+  // the device dirs too: they are under the target dir).
   auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
   if (!rust) return rust.error();
-  return run_cargo(o, rust->cargo.value_or("cargo"), args, rust->rustc);
+  const fs::path cargo = rust->cargo.value_or("cargo");
+  auto code = run_cargo(o, cargo, args, rust->rustc);
+  // -p, --release, --profile: what cargo removed of its own, offload-build removes of its.
+  if (code && *code == exit_code::ok && !o.dry_run && !args.empty() && args[0] == "clean")
+    OB_TRY(clean_offload_outputs(o, cargo, args));
+  return code;
 }
 
 }  // namespace ob::run

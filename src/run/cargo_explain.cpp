@@ -85,8 +85,12 @@ std::optional<nlohmann::json> CargoExplain::inputs(const plan::Job& job) const {
     dirs.push_back(root);  // the package and every crate of its workspace
     for (const auto& c : s_.crates) dirs.insert(dirs.end(), c.dirs.begin(), c.dirs.end());
     // The device images it embeds: the package's content names the copy it links.
-    auto bytes = util::read_file(p_.host_step.package, util::kMaxBuildOutput);
-    in["images"] = bytes ? toolchain::cargo::content_hash(*bytes) : "<none>";
+    std::string images;
+    for (const auto& h : p_.host_steps) {
+      auto bytes = util::read_file(h.package, util::kMaxBuildOutput);
+      images += (images.empty() ? "" : " ") + (bytes ? toolchain::cargo::content_hash(*bytes) : "<none>");
+    }
+    in["images"] = images;
   } else {
     return std::nullopt;
   }

@@ -80,20 +80,28 @@ pub fn report() -> String {
   return dir;
 }
 
-// `cargo run` in app, under OMP_TARGET_OFFLOAD=MANDATORY, without the
-// environment's rustflags (unless `env` sets them); `extra` after `run`.
-inline process::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
-                                   Env env = {}, std::vector<std::string> ours = {}) {
-  std::vector<std::string> args{"-C", (ws / "app").string(), "--cache-dir", cache.string()};
+// `offload-build -C DIR --cache-dir CACHE OURS... cargo ARGS...` under
+// OMP_TARGET_OFFLOAD=MANDATORY, without the environment's rustflags (unless
+// `env` sets them).
+inline process::Captured cargo_in(const fs::path& dir, const fs::path& cache, const std::vector<std::string>& cargo_args,
+                                  Env env = {}, const std::vector<std::string>& ours = {}) {
+  std::vector<std::string> args{"-C", dir.string(), "--cache-dir", cache.string()};
   args.insert(args.end(), ours.begin(), ours.end());
-  args.insert(args.end(), {"cargo", "run"});
-  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("cargo");
+  args.insert(args.end(), cargo_args.begin(), cargo_args.end());
   env.insert(env.end(), kMandatory.begin(), kMandatory.end());
   for (const char* v : {"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS",
                         "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS"})
     if (std::none_of(env.begin(), env.end(), [&](const auto& e) { return e.first == v; }))
       env.emplace_back(v, std::nullopt);
   return run_ob(args, {}, env);
+}
+
+// `cargo run` in app (cargo_in); `extra` after `run`.
+inline process::Captured cargo_run(const fs::path& ws, const fs::path& cache, std::vector<std::string> extra = {},
+                                   Env env = {}, std::vector<std::string> ours = {}) {
+  extra.insert(extra.begin(), "run");
+  return cargo_in(ws / "app", cache, extra, std::move(env), ours);
 }
 
 // The program printed exactly `line` and succeeded.

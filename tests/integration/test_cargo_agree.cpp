@@ -68,12 +68,14 @@ TEST_CASE("cargo flow: RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS win over the config
   check_ok(cargo_run(ws, tmp / "cache", {}, {{"CARGO_ENCODED_RUSTFLAGS", "--cfg\x1fnothing"}}), "x[7]=7 expect=7 OK");
 }
 
-TEST_CASE("cargo flow: a dependency of the kernel crate whose features could differ stops the build, naming both",
+TEST_CASE("cargo flow: a dependency of the kernel crate gets the features cargo unifies into it, one further down "
+          "whose features could differ stops the build naming both",
           "[integration][rust][cargo-agree]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-agree"};
   // kern's factor comes from `util`, whose feature only app enables: cargo
-  // unifies it into the host pass, while the device pass of kern alone lacks it.
+  // unifies it into the host pass, and the device pass of kern gets it too
+  // (`--features util/big`: util is kern's own dependency).
   const fs::path ws = factor_workspace(tmp / "ws", "kern = { path = \"../kern\" }\nutil = { path = \"../util\", "
                                                    "features = [\"big\"] }");
   fs::create_directories(ws / "util/src");
@@ -84,6 +86,15 @@ TEST_CASE("cargo flow: a dependency of the kernel crate whose features could dif
   edit_file(ws / "Cargo.toml", "members = [\"app\", \"kern\"]", "members = [\"app\", \"kern\", \"util\"]");
   edit_file(ws / "kern/Cargo.toml", "[features]", "[dependencies]\nutil = { path = \"../util\" }\n\n[features]");
   edit_file(ws / "kern/src/lib.rs", "let mut f = 1.0;", "let mut f = util::base();");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=70 expect=70 OK");
+  // Through `mid`: cargo's command line cannot reach util's features from kern's device pass.
+  fs::create_directories(ws / "mid/src");
+  write_file(ws / "mid/Cargo.toml", "[package]\nname = \"mid\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"
+                                    "publish = false\n\n[dependencies]\nutil = { path = \"../util\" }\n");
+  write_file(ws / "mid/src/lib.rs", "#![no_std]\npub use util::base;\n");
+  edit_file(ws / "Cargo.toml", "\"util\"]", "\"util\", \"mid\"]");
+  edit_file(ws / "kern/Cargo.toml", "util = { path = \"../util\" }", "mid = { path = \"../mid\" }");
+  edit_file(ws / "kern/src/lib.rs", "util::base()", "mid::base()");
   auto r = cargo_run(ws, tmp / "cache");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 2);
@@ -93,6 +104,7 @@ TEST_CASE("cargo flow: a dependency of the kernel crate whose features could dif
                         Catch::Contains("device pass of kern for host: no features") &&
                         Catch::Contains("enable features [big] in kern's dependency on util"));
   // Done as it says: the program is right.
-  edit_file(ws / "kern/Cargo.toml", "util = { path = \"../util\" }", "util = { path = \"../util\", features = [\"big\"] }");
+  edit_file(ws / "kern/Cargo.toml", "mid = { path = \"../mid\" }",
+            "mid = { path = \"../mid\" }\nutil = { path = \"../util\", features = [\"big\"] }");
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=70 expect=70 OK");
 }

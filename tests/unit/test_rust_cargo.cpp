@@ -237,6 +237,23 @@ TEST_CASE("cargo metadata: the local crates a package depends on, not registry o
   CHECK(deps[0].device_cfg == "dev");
   CHECK(deps[0].target_directory == fs::path("/w/target"));
   CHECK(deps[1].name == "util");
+  CHECK_FALSE(deps[0].member);  // a path dependency outside the workspace: no --features for it
+  // --bin: only the packages that have it.
+  auto with_bin = select_packages(ws, "/w", Selection{{}, true, {}, {"app"}});
+  REQUIRE(with_bin.ok());
+  REQUIRE(with_bin->size() == 1);
+  CHECK((*with_bin)[0].name == "app");
+}
+
+TEST_CASE("user args: --locked and --frozen for every cargo call and one group's packages", "[rust][cargo]") {
+  const UserArgs u = split_user_args({"--workspace", "--exclude", "x", "--locked", "-p=y", "--release", "--bin", "b"});
+  CHECK(lock_flags(u) == std::vector<std::string>{"--locked"});
+  CHECK(lock_flags(split_user_args({"--frozen"})) == std::vector<std::string>{"--frozen"});
+  CHECK(u.selection.bins == std::vector<std::string>{"b"});
+  const UserArgs one = for_packages(u, {"app", "tool"});
+  CHECK(one.all == std::vector<std::string>{"--locked", "--release", "--bin", "b", "-p", "app", "-p", "tool"});
+  CHECK(one.selection.packages == std::vector<std::string>{"app", "tool"});
+  CHECK_FALSE(one.selection.workspace);
 }
 
 TEST_CASE("host pass: cargo build told where the images are", "[rust][cargo]") {

@@ -3,6 +3,9 @@
 // cargo flow's plan shares the chain after the device images.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <regex>
+
 #include "offload_build/plan/cargo_plan.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/frontends/rust_frontend.hpp"
@@ -225,33 +228,76 @@ TEST_CASE("cargo plan: the same chain as a manifest crate's (package, stub, embe
         Argv{"/llvm/bin/clang", "--target=x86_64-unknown-linux-gnu", "-r", "-nostdlib", "-Wno-override-module",
              "-o", "out.o", "/ws/target/offload-device/host/app/offload/app.host.crate.o", "lib.a",
              "/ob/lib/offload-build/rust-device-stub.ll"});
+  // The package and its embedded object in the configuration's own dir.
+  REQUIRE(p.host_steps.size() == 1);
+  const fs::path off = p.host_steps.front().package.parent_path();
+  CHECK(off.parent_path() == "/ws/target/offload/dev");
+  CHECK(std::regex_match(off.filename().string(), std::regex("images-[0-9a-f]{16}")));
+  const std::string rel = "target/offload/dev/" + off.filename().string();
   const plan::Job& pack = p.plan.jobs[1];
-  CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", "target/offload/dev/app.offload",
+  CHECK(pack.argv == Argv{"/llvm/bin/llvm-offload-binary", "-o", rel + "/app.offload",
                           "--image=file=target/offload-device/host/app/offload/app.host.o,"
                           "triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"});
   CHECK(pack.inputs == std::vector<fs::path>{dev.outputs.front()});
   CHECK(pack.deps == std::vector<plan::JobId>{0});
-  CHECK(p.plan.jobs[2].argv == Argv{"touch", "target/offload/dev/offload-stub.ll"});
+  CHECK(p.plan.jobs[2].argv == Argv{"touch", rel + "/offload-stub.ll"});
   CHECK(p.plan.jobs[2].describe(p.plan.cwd) == "stub offload-stub.ll");
   const plan::Job& embed = p.plan.jobs[3];
   CHECK(embed.argv == Argv{"/llvm/bin/clang", "-Wno-override-module", "-c", "-x", "ir",
-                           "target/offload/dev/offload-stub.ll", "-Xclang",
-                           "-fembed-offload-object=target/offload/dev/app.offload", "-o",
-                           "target/offload/dev/app.devimg.o"});
+                           rel + "/offload-stub.ll", "-Xclang", "-fembed-offload-object=" + rel + "/app.offload",
+                           "-o", rel + "/app.devimg.o"});
   CHECK(embed.deps == std::vector<plan::JobId>{2, 1});
   for (const auto& j : p.plan.jobs)
     if (j.id != 0) CHECK_FALSE(j.cacheable);
   CHECK(p.host == 4);
   CHECK(p.plan.jobs[4].deps == std::vector<plan::JobId>{3});
-  CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.devimg.o"));
-  CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/devimg-H.o"));
+  CHECK(p.host_steps.front().image == off / "app.devimg.o");
+  CHECK(p.host_steps.front().named("H") == off / "devimg-H.o");
+  // Another configuration of the device pass (features, profile): another dir.
+  plan::CargoSession other = s;
+  other.crates.front().configs["x86_64-unknown-linux-gnu"] = {"p", "q"};
+  CHECK(plan::make_cargo_plan(other).host_steps.front().package.parent_path() != off);
+}
+
+TEST_CASE("cargo plan: programs of different kernel crates, each group its own package and host pass",
+          "[rust][plan][cargo]") {
+  plan::CargoSession s = fake_session(fake_toolchain(), {kHost});
+  toolchain::cargo::Package two = s.pkg;
+  two.name = "app2";
+  two.id = "path+file:///ws/app2#app2@0.1.0";
+  two.lib = "app2";
+  s.packages.push_back(two);
+  s.crates.push_back({two, {}, {"saxpy"}, {"/ws/app2"}, std::nullopt});
+  s.user = toolchain::cargo::split_user_args({"--workspace", "--release"});
+  s.groups = {{{s.pkg}, {0}, toolchain::cargo::for_packages(s.user, {"app"})},
+              {{two}, {1}, toolchain::cargo::for_packages(s.user, {"app2"})}};
+  const plan::CargoPlan p = plan::make_cargo_plan(s);
+  REQUIRE(p.host_steps.size() == 2);
+  CHECK(p.host_steps[0].package.parent_path() != p.host_steps[1].package.parent_path());
+  CHECK(p.host_steps[1].package.filename() == "app2.offload");
+  CHECK(p.host_steps[1].ids == std::vector<std::string>{two.id});
+  // Each package holds its own crate's image only; the host job comes after both.
+  size_t packages = 0;
+  for (const auto& j : p.plan.jobs)
+    if (plan::job_kind_name(j.kind) == std::string("package")) {
+      CHECK(j.deps.size() == 1);
+      ++packages;
+    }
+  CHECK(packages == 2);
+  CHECK(p.plan.jobs[p.host].deps.size() == 2);
+  const auto argv = p.host_steps[1].pass("/x/devimg-H.o").argv;
+  CHECK(std::count(argv.begin(), argv.end(), "--workspace") == 0);
+  const std::vector<std::string> tail(argv.end() - 3, argv.end());
+  CHECK(tail == std::vector<std::string>{"--release", "-p", "app2"});
 }
 
 TEST_CASE("cargo plan, native flavour: the host pass reads the package itself", "[rust][plan][cargo]") {
   const plan::CargoSession s = fake_session(fake_toolchain(toolchain::rust::Flavour::Native), {kSm90});
   const plan::CargoPlan p = plan::make_cargo_plan(s);
   CHECK(kinds_of(p.plan) == std::vector<std::string>{"device", "package", "link"});
-  CHECK(p.host_step.image == fs::path("/ws/target/offload/dev/app.offload"));
-  CHECK(p.host_step.named("H") == fs::path("/ws/target/offload/dev/native-H/host.out"));
+  const fs::path off = p.host_steps.front().package.parent_path();
+  CHECK(off.parent_path() == "/ws/target/offload/dev");
+  CHECK(p.host_steps.front().image == off / "app.offload");
+  CHECK(p.host_steps.front().named("H") == off / "native-H/host.out");
   CHECK(p.plan.jobs[2].deps == std::vector<plan::JobId>{1});
 }

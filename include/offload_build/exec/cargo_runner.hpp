@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "offload_build/exec/cargo_run.hpp"
@@ -30,7 +31,7 @@ class CargoRunner final : public CommandRunner {
   CargoRunner(const CargoRunner&) = delete;
   CargoRunner& operator=(const CargoRunner&) = delete;
 
-  // The programs the host pass built (its artifact messages).
+  // The programs the host passes built (their artifact messages).
   std::vector<fs::path> programs() const;
   // The MIR of the local crates the host pass built (their launches).
   std::vector<fs::path> host_mirs() const;
@@ -45,7 +46,15 @@ class CargoRunner final : public CommandRunner {
   Completion run(const plan::Job& job, const process::Command& command, const std::vector<fs::path>& temps);
   // temps: the image, the MIR, then the depfile.
   Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const std::vector<fs::path>& temps);
-  Completion host(const plan::Job& job, const plan::CargoHostStep& step);
+  // The host job: each host step's pass in turn (plan::HostGroup).
+  Completion host(const plan::Job& job);
+  // One host step: its image copied to the name of its package's content, then
+  // cargo; its CPU seconds and whether cargo found everything fresh. The
+  // programs it built are added to `programs`.
+  Result<std::pair<double, bool>> host_pass(const plan::CargoHostStep& step, std::vector<fs::path>& programs,
+                                            std::vector<fs::path>& mirs);
+  // cargo's `Executable` lines of `cargo test --no-run`, for the test artifacts of the packages `ids`.
+  void print_executables(std::vector<toolchain::cargo::Artifact> tests, const std::vector<std::string>& ids, bool colour);
 
   const plan::CargoPlan& plan_;
   cargo_run::Children children_;

@@ -27,8 +27,9 @@ struct KernelCrate {
   toolchain::rust::CrateScan scan;
   std::vector<std::string> kernels;  // their symbols, for the host device's image link
   std::vector<fs::path> dirs;        // its directory and its local dependencies': the cache key's files
-  // The features cargo enabled on it in the host pass (plan/cargo_resolve.cpp);
-  // nullopt when the host pass does not build it.
+  // The features cargo enabled on it in the host pass (plan/cargo_resolve.cpp),
+  // then `dep/feature` for each feature cargo's unification across the build
+  // gives a dependency of it there; nullopt when the host pass does not build it.
   std::optional<std::vector<std::string>> features;
   // Per device triple, the configuration of its device pass (plan/cargo_resolve.cpp):
   // its target dir's name and its cache key's part of what cargo resolved.
@@ -39,6 +40,17 @@ struct KernelCrate {
     const auto it = configs.find(triple);
     return it == configs.end() ? none : it->second;
   }
+};
+
+// Programs that link the same kernel crates' images: those in their
+// dependency graphs (cargo metadata's resolve), so that a program never links
+// another's kernels (two kernels of one name would be defined twice). One
+// host pass each, after the package of those images.
+struct HostGroup {
+  std::vector<toolchain::cargo::Package> packages;
+  std::vector<size_t> crates;         // indices into CargoSession::crates
+  toolchain::cargo::UserArgs user;    // its host pass's: the user's own when there is one group
+                                      // (else cargo::for_packages: -p each of `packages`)
 };
 
 // Everything `cargo` needs, found once (run/cargo_build.cpp).
@@ -63,6 +75,7 @@ struct CargoSession {
   // that would (`gpu = ["dep:kern"]` without --features gpu): their names;
   // cargo then builds the program alone, as it would without offload-build.
   std::vector<std::string> inactive_kernel_crates;
+  std::vector<HostGroup> groups;  // every package in one (in `packages`' order)
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when
@@ -93,6 +106,8 @@ struct CargoHostStep {
   std::function<fs::path(const std::string& hash)> named;
   bool remove_stale = false;  // other devimg-* next to it
   std::function<toolchain::cargo::Invocation(const fs::path& named)> pass;
+  // `cargo test --no-run`: cargo's JSON messages leave out its `Executable` lines; printed from them.
+  bool list_executables = false;
   std::string failed = "the host pass failed (cargo's messages above say why)";
 };
 
@@ -102,7 +117,7 @@ struct CargoPlan {
   // check|clippy: each job a cargo run whose messages the runner reads (Invocation::render).
   std::map<JobId, toolchain::cargo::Invocation> checks;
   JobId host = 0;
-  CargoHostStep host_step;
+  std::vector<CargoHostStep> host_steps;  // the host job's: one cargo run per HostGroup, in turn
   std::string script;  // --dry-run: cd, then each command
 };
 

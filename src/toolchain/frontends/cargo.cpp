@@ -108,6 +108,15 @@ Result<std::vector<Package>> select_packages(std::string_view text, const fs::pa
         if (defaults.empty() || std::count(defaults.begin(), defaults.end(), p->value("id", ""))) chosen.push_back(p);
     }
   }
+  if (!sel.bins.empty()) {  // --bin: cargo builds only the packages that have one of them
+    std::vector<const json*> with_bin;
+    for (const auto* p : chosen)
+      for (const auto& t : p->value("targets", json::array()))
+        if (has_kind(t, "bin") && std::count(sel.bins.begin(), sel.bins.end(), t.value("name", "")) &&
+            std::find(with_bin.begin(), with_bin.end(), p) == with_bin.end())
+          with_bin.push_back(p);
+    if (!with_bin.empty()) chosen = with_bin;  // else cargo says there is no such program
+  }
   if (chosen.empty()) return Error::usage(fmt::format("no package to build (packages: {})", util::join(names, ", ")));
   // The first program first: its name is the build's (the summary, offload/<profile>/).
   std::stable_partition(chosen.begin(), chosen.end(), is_program);
@@ -136,13 +145,18 @@ std::vector<Package> local_dependencies(std::string_view text, const Package& ch
     for (const auto& d : edges[id])
       if (seen.insert(d).second) todo.push_back(d);
   }
+  std::set<std::string> members;
+  for (const auto& m : root.value("workspace_members", json::array()))
+    if (m.is_string()) members.insert(m.get<std::string>());
   std::vector<Package> out;
   for (const auto& p : root.value("packages", json::array())) {
     const std::string id = p.value("id", "");
     const bool local = !p.contains("source") || p["source"].is_null();
     if (id == chosen.id || !local || !seen.count(id)) continue;
     auto pkg = read_package(p, chosen.target_directory, chosen.workspace_root);
-    if (pkg && pkg->lib) out.push_back(*pkg);
+    if (!pkg || !pkg->lib) continue;
+    pkg->member = members.count(id) > 0;
+    out.push_back(*pkg);
   }
   std::sort(out.begin(), out.end(), [](const Package& a, const Package& b) { return a.name < b.name; });
   return out;
@@ -181,6 +195,8 @@ std::optional<Artifact> parse_artifact(std::string_view line) {
   a.fresh = m.value("fresh", false);
   a.target_name = target.value("name", "");
   a.test = m.value("profile", json::object()).value("test", false);
+  a.manifest_path = m.value("manifest_path", "");
+  a.src_path = target.value("src_path", "");
   return a;
 }
 
@@ -189,54 +205,6 @@ std::optional<bool> parse_build_finished(std::string_view line) {
   json m = json::parse(line, nullptr, false);
   if (!m.is_object() || m.value("reason", "") != "build-finished") return std::nullopt;
   return m.value("success", false);
-}
-
-UserArgs split_user_args(const std::vector<std::string>& given) {
-  UserArgs u;
-  std::vector<std::string> args;  // without --message-format, which each pass gets merged with its own
-  for (size_t i = 0; i < given.size(); ++i) {
-    std::optional<std::string> value;
-    if (util::starts_with(given[i], "--message-format=")) value = given[i].substr(17);
-    else if (given[i] == "--message-format" && i + 1 < given.size()) value = given[++i];
-    if (!value) args.push_back(given[i]);
-    for (auto& v : util::split(value.value_or(""), ','))
-      if (!v.empty()) u.message_format.push_back(v);
-  }
-  u.all = args;
-  static const std::vector<std::string> shared_flags = {"--release", "-r", "--locked", "--frozen", "--offline",
-                                                        "-q", "--quiet", "-v", "-vv", "--verbose"};
-  static const std::vector<std::string> shared_with_value = {"--profile", "--manifest-path", "--config", "-Z"};
-  static const std::vector<std::string> feature_flags = {"--all-features", "--no-default-features"};
-  static const std::vector<std::string> feature_with_value = {"--features", "-F"};
-  auto among = [](const std::vector<std::string>& list, const std::string& a) {
-    return std::find(list.begin(), list.end(), a) != list.end();
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const std::string name = a.substr(0, a.find('='));
-    const bool joined = a.find('=') != std::string::npos;
-    const std::string value = joined ? a.substr(a.find('=') + 1) : (i + 1 < args.size() ? args[i + 1] : "");
-    if (a == "--release" || a == "-r") u.profile = "release";
-    if (name == "--profile") u.profile = value;
-    if (name == "--target") u.has_target = true;
-    if (name == "-p" || name == "--package") u.selection.packages.push_back(value);
-    if (name == "--workspace" || name == "--all") u.selection.workspace = true;
-    if (name == "--exclude") u.selection.exclude.push_back(value);
-    if (name == "--target-dir") u.target_dir = value;
-    if (among(shared_flags, a)) {
-      u.shared.push_back(a);
-    } else if (among(feature_flags, a)) {
-      u.features.push_back(a);
-    } else if (among(shared_with_value, name) || among(feature_with_value, name)) {
-      auto& to = among(shared_with_value, name) ? u.shared : u.features;
-      to.push_back(a);
-      if (!joined && i + 1 < args.size()) to.push_back(args[++i]);
-    } else if (!joined && (name == "--target" || name == "-p" || name == "--package" || name == "--exclude") &&
-               i + 1 < args.size()) {
-      ++i;  // its value is not a flag of its own
-    }
-  }
-  return u;
 }
 
 std::string device_profile(const UserArgs& user) {
@@ -343,6 +311,10 @@ fs::path offload_dir(const Package& p, const std::string& profile) {
   return p.target_directory / "offload" / profile;
 }
 
+fs::path images_dir(const Package& p, const std::string& profile, const std::vector<std::string>& configs) {
+  return offload_dir(p, profile) / ("images-" + content_hash(util::join(configs, "\n")));
+}
+
 namespace {
 
 // The arguments every device-side cargo command shares: --offline unless
@@ -352,7 +324,8 @@ namespace {
 // `cargo rustc|check --profile test|bench` builds the library as a test
 // harness: a device pass gets a profile of its own that inherits the user's
 // (offload-test: [profile.test]'s settings, no harness), given in --config.
-void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& user, const DeviceInputs& in) {
+void push_shared_and_features(std::vector<std::string>& argv, const Package& p, const UserArgs& user,
+                              const DeviceInputs& in) {
   if (std::find(user.shared.begin(), user.shared.end(), "--offline") == user.shared.end())
     argv.push_back("--offline");
   const std::string profile = device_profile(user);
@@ -368,6 +341,11 @@ void push_shared_and_features(std::vector<std::string>& argv, const UserArgs& us
   }
   if (profile != user.profile)
     argv.insert(argv.end(), {"--config", "profile." + profile + ".inherits=\"" + user.profile + "\""});
+  // A path dependency outside the workspace: cargo takes no --features for it
+  // ("cannot specify features for packages outside of workspace") and gives it
+  // what the workspace's members enable, as it does for `cargo build -p` of it
+  // (a difference from the host pass is the resolve's to report).
+  if (!p.member) return;
   if (!in.features) {
     argv.insert(argv.end(), user.features.begin(), user.features.end());
   } else {
@@ -384,7 +362,7 @@ Invocation device_pass(const fs::path& cargo, const Toolchain& tc, const Package
   inv.argv = {cargo.string(), "rustc", "--lib", "-p", p.name, "--crate-type", rustc::device_crate_type(t),
               "--target", t.triple, "--target-dir", device_target_dir(p, t, in.config).string()};
   set_message_format(inv, user);
-  push_shared_and_features(inv.argv, user, in);
+  push_shared_and_features(inv.argv, p, user, in);
   inv.argv.push_back("--");
   // Fat LTO comes from the profile (cargo then embeds bitcode in the dependencies).
   for (const auto& f : rustc::device_codegen_flags(*tc.rust, p.device_cfg, t, /*fat_lto=*/false))
@@ -412,6 +390,13 @@ std::vector<std::string> device_clean(const fs::path& cargo, const Package& p, c
 }
 
 
+bool links_with_lld(const std::vector<std::string>& rustflags) {
+  return std::any_of(rustflags.begin(), rustflags.end(), [](const std::string& f) {
+    return f.find("-fuse-ld=lld") != std::string::npos || f.find("-fuse-ld=ld.lld") != std::string::npos ||
+           (f.find("--ld-path=") != std::string::npos && f.find("lld") != std::string::npos);
+  });
+}
+
 Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& p,
                      const UserArgs& user, const std::vector<manifest::Target>& targets,
                      const std::optional<fs::path>& embedded_object,
@@ -432,6 +417,7 @@ Invocation host_pass(const fs::path& cargo, const Toolchain& tc, const Package& 
   }
   std::vector<std::string> flags = user_rustflags;
   flags.push_back("-Clto=fat");  // -Zoffload needs it in every crate that launches kernels
+  if (links_with_lld(user_rustflags)) flags.push_back("-Clink-arg=-Wl,-z,nostart-stop-gc");
   flags.push_back("--check-cfg=cfg(" + p.device_cfg + ")");
   for (const auto& f : rustc::host_link_flags(tc, targets, embedded_object, native_host_out)) flags.push_back(f);
   // Each crate's MIR beside its output (artifact_mir): the launches, checked
@@ -487,6 +473,9 @@ Result<std::vector<Unit>> parse_unit_graph(std::string_view text) {
       unit.opt_level = profile["opt_level"].get<std::string>();
     unit.debug_assertions = profile.value("debug_assertions", false);
     unit.overflow_checks = profile.value("overflow_checks", false);
+    for (const auto& d : u.value("dependencies", json::array()))
+      if (d.is_object() && d.contains("index") && d["index"].is_number_unsigned())
+        unit.dependencies.push_back(d["index"].get<size_t>());
     out.push_back(std::move(unit));
   }
   return out;
@@ -522,7 +511,7 @@ Invocation device_check(const fs::path& cargo, const fs::path& cargo_clippy, con
   Invocation inv = checker(cargo, cargo_clippy, tc, user);
   inv.argv.insert(inv.argv.end(), {"--lib", "-p", p.name, "--target", t.triple, "--target-dir",
                                    (device_target_dir(p, t, in.config) / "check").string()});
-  push_shared_and_features(inv.argv, user, in);
+  push_shared_and_features(inv.argv, p, user, in);
   set_message_format(inv, user);
   if (!clippy_args.empty()) {
     inv.argv.push_back("--");

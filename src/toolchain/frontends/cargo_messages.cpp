@@ -173,6 +173,19 @@ std::optional<std::string> script_warning(std::string_view line) {
   return plain;
 }
 
+std::optional<std::string> executable_line(const Artifact& a, const fs::path& cwd, bool colour) {
+  if (!a.test || !a.executable) return std::nullopt;
+  // cargo's strip_prefix: relative only when under the directory.
+  auto under = [](const fs::path& p, const fs::path& dir) {
+    const fs::path rel = p.lexically_relative(dir);
+    return rel.empty() || *rel.begin() == ".." ? p : rel;
+  };
+  const fs::path src = under(a.src_path, a.manifest_path.parent_path());
+  const bool integration = std::find(a.kinds.begin(), a.kinds.end(), "test") != a.kinds.end();
+  return fmt::format("{}{} ({})\n", colour ? "\x1b[1m\x1b[32m  Executable\x1b[0m " : "  Executable ",
+                     integration ? src.string() : "unittests " + src.string(), under(*a.executable, cwd).string());
+}
+
 std::string warning_line(const std::string& text, bool colour) {
   return (colour ? "\x1b[1m\x1b[33mwarning\x1b[0m\x1b[1m:\x1b[0m " : "warning: ") + text + "\n";
 }

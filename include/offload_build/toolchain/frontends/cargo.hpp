@@ -34,6 +34,9 @@ struct Package {
   fs::path workspace_root;
   std::vector<std::string> targets;   // [package.metadata.offload] targets
   std::string device_cfg = "offload_device";  // [package.metadata.offload] device_cfg
+  // A member of the workspace (else a path dependency outside it, for which
+  // cargo takes no --features: its device pass gets cargo's own resolution).
+  bool member = true;
 };
 
 // Which packages a cargo command builds (-p, --workspace, --exclude).
@@ -41,12 +44,14 @@ struct Selection {
   std::vector<std::string> packages;  // -p / --package, each
   bool workspace = false;             // --workspace / --all
   std::vector<std::string> exclude;   // --exclude
+  std::vector<std::string> bins;      // --bin, each: only the packages with such a program
 };
 
 // The workspace members cargo builds, as cargo picks them: each `-p NAME`;
 // every member but --exclude with --workspace; else the one whose Cargo.toml
 // is in `project_dir`; else (a workspace root) the default-members, all
-// members when it names none. Programs first. Errors name what to pass.
+// members when it names none; with --bin, only those of them that have such
+// a program (cargo builds no other). Programs first. Errors name what to pass.
 Result<std::vector<Package>> select_packages(std::string_view json, const fs::path& project_dir,
                                             const Selection& selection);
 
@@ -72,6 +77,8 @@ struct Artifact {
   bool fresh = false;
   std::string target_name;  // the target's ("kern", "app", "build-script-build")
   bool test = false;        // built as a test harness (profile.test)
+  fs::path manifest_path;   // its package's Cargo.toml
+  fs::path src_path;        // the target's crate root
 };
 // nullopt for any other line (other messages, text).
 std::optional<Artifact> parse_artifact(std::string_view line);
@@ -113,6 +120,13 @@ struct WarningCount {
 // generated 2 warnings (1 duplicate)", with cargo's `cargo fix` hint for a
 // local package's fixable ones (`cargo clippy --fix` for clippy's).
 std::string warning_summary(const Artifact& unit, const WarningCount& count, bool clippy = false);
+// The line `cargo test --no-run` prints for a test executable it built
+// (cargo's concise form): "  Executable unittests src/lib.rs
+// (target/debug/deps/kern-HASH)", an integration test by its file alone
+// ("tests/it.rs (...)"), the program's path relative to `cwd` when under it;
+// "Executable" painted as cargo does when `colour`. nullopt for an artifact
+// that is not a test executable.
+std::optional<std::string> executable_line(const Artifact& a, const fs::path& cwd, bool colour);
 // "warning: `text`", "warning:" painted as cargo does when `colour`.
 std::string warning_line(const std::string& text, bool colour);
 // A line of cargo's stderr that is a build script's warning
@@ -141,6 +155,12 @@ struct UserArgs {
   bool has_target = false;            // --target given: the host pass keeps it
 };
 UserArgs split_user_args(const std::vector<std::string>& args);
+// The user's --locked and --frozen: every cargo call gets them, so that none
+// rewrites an out-of-date Cargo.lock (cargo metadata included).
+std::vector<std::string> lock_flags(const UserArgs& user);
+// `user` building exactly `packages` (-p each; its own -p, --workspace,
+// --all and --exclude left out): one host pass of a part of the selection.
+UserArgs for_packages(const UserArgs& user, const std::vector<std::string>& packages);
 
 // The profile a device pass builds with: the user's, but for test and bench,
 // which `cargo rustc` would build as a test harness: offload-test and
@@ -190,6 +210,12 @@ DeviceConfig device_config(std::string_view unit_graph, const Package& p, const 
 std::optional<std::string> device_depfile(const fs::path& archive, const std::vector<std::string>& config_env);
 // Packages and embedded objects: <target dir>/offload/<profile>.
 fs::path offload_dir(const Package& p, const std::string& profile);
+// Where the package of one set of device images and its embedded object go:
+// offload_dir/images-<digest of `configs`> (each image's DeviceConfig::place
+// with its crate and target), so that two configurations (features, profile,
+// the programs of a workspace that link different kernel crates) never share
+// one, also when two builds run at once.
+fs::path images_dir(const Package& p, const std::string& profile, const std::vector<std::string>& configs);
 
 struct Invocation {
   std::vector<std::string> argv;
@@ -257,6 +283,7 @@ struct Unit {
   std::vector<std::string> features;
   std::string profile, opt_level;
   bool debug_assertions = false, overflow_checks = false;
+  std::vector<size_t> dependencies;  // indices of the units it depends on
 };
 Result<std::vector<Unit>> parse_unit_graph(std::string_view json);
 // The unit that compiles package `id`'s library for `triple` (any library kind), if any.
@@ -280,6 +307,12 @@ struct Rustflags {
   std::string origin;
 };
 Result<Rustflags> effective_rustflags(std::string_view config, const std::string& triple, const RustflagsEnv& env);
+
+// Whether the user's rustflags choose LLVM's lld for the link (-fuse-ld=lld,
+// --ld-path=.../ld.lld): the host pass then keeps lld from collecting the
+// offload entries' section (-z nostart-stop-gc), which clang-linker-wrapper's
+// image registration reads through __start_/__stop_llvm_offload_entries.
+bool links_with_lld(const std::vector<std::string>& rustflags);
 
 // `cargo build` (`cargo test` for user.command test) with RUSTFLAGS that link the images (`-Zoffload`, clang, the
 // embedded object or host.out) and fat LTO for the profile. `user_rustflags` are
