@@ -167,6 +167,23 @@ if cold_out=$($OB -C "$rs" --cache-dir "$rc" -j$JOBS build 2>&1); then
   hf B3k "$REPS" \
     -n kernel_edit --prepare "sed -i \"s/let _edit: u64 = [0-9]*;/let _edit: u64 = \$(date +%s%N);/\" $rs/src/main.rs" \
     "$OB -C $rs --cache-dir $rc -j$JOBS -q build"
+  # The cargo flow (issue 53): a no-op and a host-only edit of examples/rust-cargo
+  # against plain cargo running the host pass's own command (the same crates,
+  # flags and fat LTO: what `cargo build` costs these crates without offload-build).
+  cg=$WORK/rust-cargo cgc=$WORK/cache-cargo
+  rm -rf "$cg" && cp -a "$ROOT/examples/rust-cargo" "$cg" && rm -rf "$cg/target"
+  if $OB -C "$cg" --cache-dir "$cgc" -q cargo build >/dev/null 2>&1; then
+    host_cmd=$($OB -C "$cg" --cache-dir "$cgc" -v cargo build 2>&1 | grep -E "^(env |RUSTC=).* build " | tail -1)
+    printf '#!/usr/bin/env bash\ncd %q\n%s -q\n' "$cg" "$host_cmd" >"$WORK/plain-cargo.sh"
+    say "B3c: cargo no-op and host-only edit, $REPS run(s), against plain cargo"
+    hf B3c "$REPS" -n ob_noop "$OB -C $cg --cache-dir $cgc -q cargo build" -n cargo_noop "bash $WORK/plain-cargo.sh"
+    edit="echo '// edit '\$(date +%s%N) >> $cg/src/main.rs"
+    hf B3e "$REPS" -n ob_edit --prepare "$edit" "$OB -C $cg --cache-dir $cgc -q cargo build" \
+      -n cargo_edit --prepare "$edit" "bash $WORK/plain-cargo.sh"
+    B3C_STATUS=ok
+  else
+    B3C_STATUS="not available: the cargo flow did not build examples/rust-cargo"
+  fi
 else
   B3_STATUS="not available: $(tail -3 <<<"$cold_out" | tr '\n' ' ')"
   say "B3 skipped: $B3_STATUS"
@@ -431,6 +448,19 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
     echo
     echo "Most of a Rust rebuild is the host pass, which links with fat LTO of std; the device"
     echo "pass of this crate is small, so skipping it saves little time here, but no device pass runs."
+    echo
+    if [ "${B3C_STATUS:-}" = ok ]; then
+      echo "The cargo flow, examples/rust-cargo (CPU s, user + sys; plain cargo runs the host pass's own"
+      echo "command: the same crates and flags, fat LTO, no device pass):"
+      echo
+      echo "| case | offload-build cargo | plain cargo | ratio (CPU) | target | |"
+      echo "|---|---|---|---|---|---|"
+      n_ob=${M[B3c/ob_noop/cpu]:-} n_pl=${M[B3c/cargo_noop/cpu]:-} e_ob=${M[B3e/ob_edit/cpu]:-} e_pl=${M[B3e/cargo_edit/cpu]:-}
+      echo "| no-op | ${n_ob:-n/a} s | ${n_pl:-n/a} s | $(ratio "$n_ob" "$n_pl") | <= 2.5x | $(verdict awk -v a="$n_ob" -v b="$n_pl" 'BEGIN { exit !(b > 0 && a / b <= 2.5) }') |"
+      echo "| host-only edit | ${e_ob:-n/a} s | ${e_pl:-n/a} s | $(ratio "$e_ob" "$e_pl") | <= 1.3x | $(verdict awk -v a="$e_ob" -v b="$e_pl" 'BEGIN { exit !(b > 0 && a / b <= 1.3) }') |"
+    else
+      echo "cargo flow: ${B3C_STATUS:-not run}"
+    fi
   else
     echo "$B3_STATUS"
   fi

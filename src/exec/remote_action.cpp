@@ -83,6 +83,21 @@ std::string kept_local(const plan::Job& job, const fs::path& cwd) {
 
 bool is_fortran_reason(const std::string& why) { return why == kFortranLocal; }
 
+// The LLVM installation the job's compiler is part of (ROOT/bin/clang beside
+// ROOT/lib/clang: an LLVM in a private prefix, as scripts/setup.sh --llvm 19
+// unpacks one), unless the project lies inside it. Its headers and runtime
+// are the toolchain's, which the compiler check proves the worker has at the
+// same path, as it has the system directories' files: not shipped.
+std::optional<fs::path> compiler_installation(const plan::Job& job, const fs::path& cwd, const fs::path& project) {
+  const auto compiler = compiler_path(job, cwd);
+  if (!compiler || compiler->parent_path().filename() != "bin") return std::nullopt;
+  const fs::path root = compiler->parent_path().parent_path().lexically_normal();
+  std::error_code ec;
+  if (!fs::is_directory(root / "lib" / "clang", ec) || util::is_under(project.lexically_normal(), root))
+    return std::nullopt;
+  return root;
+}
+
 // One job's places: the compile's directory, the input root, where the action
 // runs (the directory above the compile's and its outputs'), the files it
 // reads (`reads`: all; `shipped`: those not the worker's own) and its outputs
@@ -119,12 +134,13 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   auto files = files_read(job, cmd, l.cwd, temps, scan, absent, why, known);
   if (!files) return std::nullopt;
   l.root = root_;
+  const auto installation = compiler_installation(job, l.cwd, setup_.plan->cwd);
   std::set<fs::path> seen;
   for (auto& f : *files) {
     f = f.lexically_normal();
     if (!seen.insert(f).second) continue;
     l.reads.push_back(f);
-    if (is_system(f)) continue;
+    if (is_system(f) || (installation && util::is_under(f, *installation))) continue;
     l.root = common_dir(l.root, f);
     l.shipped.push_back(f);
   }

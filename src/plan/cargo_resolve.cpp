@@ -20,9 +20,14 @@ namespace cargo = toolchain::cargo;
 
 namespace {
 
+// A question to cargo, answered from the session's memo when it can be.
+Result<process::Captured> answer(const CargoSession& s, const process::Command& cmd) {
+  return s.answers ? s.answers->ask(cmd) : process::capture(cmd);
+}
+
 // A cargo command run to completion in the project; its stdout.
 Result<std::string> ask_cargo(const CargoSession& s, const cargo::Invocation& inv, const std::string& what) {
-  auto out = process::capture(process::Command{inv.argv, s.dir, inv.env});
+  auto out = answer(s, process::Command{inv.argv, s.dir, inv.env});
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format("{} failed in {}:\n{}\n  command: {}", what, s.dir.string(), util::trim(out->err),
@@ -155,7 +160,7 @@ Result<void> resolve_passes(CargoSession& s) {
   for (const auto& a : cargo::lock_flags(s.user)) get.push_back(a);
   get.insert(get.end(), {"-Zunstable-options", "config", "get", "--format", "json"});
   const cargo::Env env{{"RUSTC", s.tc.rust->rustc.string()}};
-  auto config = process::capture(process::Command{get, s.dir, env});
+  auto config = answer(s, process::Command{get, s.dir, env});
   if (!config) return config.error();
   // An empty config is "config value `` is not set" on some versions: nothing set.
   const std::string config_json = config->exit_code == 0 ? config->out : "{}";

@@ -159,10 +159,19 @@ Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, cons
   plan.directories.push_back(link_dep.parent_path());
   link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/false);
   link.deps = host_jobs;
-  if (linker == manifest::Language::Fortran)
-    link.failure_hint = "if the undefined references are __kmpc_target_init and other OpenMP device-runtime "
-                        "calls: linking Fortran offload programs fails on this toolchain, which has no device "
-                        "runtime for flang's kernels (docs/FORTRAN.md, \"Linking does not work here yet\")";
+  if (linker == manifest::Language::Fortran) {
+    const bool gpu_runtime = std::any_of(m.targets.begin(), m.targets.end(), [&](const manifest::Target& t) {
+      return t.is_gpu() && tc.has_device_runtime(t);
+    });
+    link.failure_hint = gpu_runtime
+        ? "if the undefined references are __kmpc_target_init and other OpenMP device-runtime calls: this "
+          "LLVM's device runtime (libomptarget.devicertl.a) holds GPU code only, so flang's kernels link for "
+          "the GPU targets but not for the host device (x86_64); build Fortran for a GPU target "
+          "(docs/FORTRAN.md, \"Linking\")"
+        : "if the undefined references are __kmpc_target_init and other OpenMP device-runtime "
+          "calls: linking Fortran offload programs fails on this toolchain, which has no device "
+          "runtime for flang's kernels (docs/FORTRAN.md, \"Linking\")";
+  }
   plan.add(std::move(link));
   plan.directories.push_back(plan.program.parent_path());
 

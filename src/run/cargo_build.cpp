@@ -140,7 +140,7 @@ void group_programs(plan::CargoSession& s, std::string_view metadata) {
   }
 }
 
-Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args) {
+Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args, const std::optional<fs::path>& memo) {
   const std::vector<std::string>& cargo_args = args.cargo;
   std::error_code ec;
   if (!fs::is_directory(o.directory, ec))
@@ -162,6 +162,9 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
                        {},
                        {},
                        {},
+                       {},
+                       {},
+                       {},
                        {}};
   s.user.command = args.command == "run" ? "build" : args.command;
   if (!args.run) s.user.after = args.program;
@@ -173,7 +176,9 @@ Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args)
   // The user's features: cargo resolves an optional dependency (`gpu = ["dep:kern"]`)
   // only when they enable it, and the kernel crates are found in that resolution.
   meta.insert(meta.end(), s.user.features.begin(), s.user.features.end());
-  auto out = process::capture(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}});
+  s.answers = std::make_shared<toolchain::cargo::Answers>(
+      memo, s.dir, std::vector<fs::path>{s.cargo_bin, rust->rustc});
+  auto out = s.answers->ask(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}}, true);
   if (!out) return out.error();
   if (out->exit_code != 0)
     return Error::usage(fmt::format(
@@ -361,7 +366,7 @@ Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, BuildCon
   const auto started = std::chrono::steady_clock::now();
   // rustc's answers to the probes, remembered per binary next to the cache (as a manifest build's).
   toolchain::rust::set_probe_memo_dir(context.probe_memo());
-  auto session = open_session(o, args);
+  auto session = open_session(o, args, context.probe_memo());
   if (!session) return session.error();
   if (session->crates.empty()) {
     auto code = without_device_pass(o, args, *session);

@@ -2,6 +2,7 @@
 // plus the small parsers the probes use.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include <fmt/core.h>
 
@@ -212,14 +213,28 @@ std::vector<std::string> parse_offload_settings(std::string_view err) {
   return out;
 }
 
-// Fortran: flang's offload compiles split and cache; its programs do not link
-// here (docs/FORTRAN.md).
+// Fortran: flang's offload compiles split and cache; which programs link
+// depends on the LLVM (docs/FORTRAN.md): flang 16 lowers no target region
+// with a map clause; flang 19 links GPU programs through
+// libomptarget.devicertl.a; none links for the host device.
 std::string fortran_conclusion(const DoctorFacts& f) {
   if (!f.root || !f.flang_found)
     return "fortran: no flang in the toolchain; install flang-" + major(f) + " for Fortran offload compiles";
-  return "fortran: flang compiles offload code (split and cached), but cannot link an offload program: "
-         "flang's kernels call __kmpc_target_init and other OpenMP device-runtime entry points that no "
-         "installed runtime provides for the host device, and there is no GPU device runtime";
+  const std::string n = major(f);
+  if (std::atoi(n.c_str()) < 19)
+    return "fortran: flang-new " + n + " does not lower OpenMP target regions with map clauses (its \"not yet "
+           "implemented: OpenMP Block construct clauses\"): Fortran offload needs flang 19 or newer";
+  const std::string host = "flang's kernels call __kmpc_target_init and other OpenMP device-runtime entry points that no "
+                           "installed runtime provides for the host device";
+  std::vector<std::string> gpus;
+  if (f.nvptx_runtime) gpus.emplace_back("nvptx64");
+  if (f.amdgcn_runtime) gpus.emplace_back("amdgcn");
+  if (f.devicertl_found && !gpus.empty())
+    return "fortran: flang compiles offload code (split and cached) and links programs for " + util::join(gpus, " and ") +
+           " (libomptarget.devicertl.a), not for the host device: " + host +
+           (n == "19" ? "; flang 19 does not yet lower composite constructs (target teams distribute parallel do)" : "");
+  return "fortran: flang compiles offload code (split and cached), but cannot link an offload program: " + host +
+         ", and there is no GPU device runtime";
 }
 
 std::vector<std::string> conclusions(const DoctorFacts& f) {

@@ -97,7 +97,9 @@ DoctorFacts probe_facts(const std::optional<fs::path>& toolchain_hint, const std
   f.llvm_version = f.tools.front().version;
   f.lld_found = f.tools[5].path.has_value();
   std::error_code ec;
-  f.flang_found = f.root && fs::exists(*f.root / "bin" / "flang", ec);
+  // flang, or flang-new before LLVM 20.
+  f.flang_found = f.root && (fs::exists(*f.root / "bin" / "flang", ec) || fs::exists(*f.root / "bin" / "flang-new", ec));
+  f.devicertl_found = f.root && fs::exists(*f.root / "lib" / "libomptarget.devicertl.a", ec);
 
   ToolFact omp{"libomptarget", std::nullopt, ""};
   if (f.root) f.libomptarget = find_libomptarget(*f.root / "lib");

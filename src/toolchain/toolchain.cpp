@@ -301,6 +301,9 @@ Result<Toolchain> toolchain_at(const fs::path& given_root) {
   const fs::path bin = root / "bin";
   tc.clang = bin / "clang";
   tc.clangxx = bin / "clang++";
+  // LLVM 20 renamed flang-new flang (LLVM 19 has only flang-new).
+  tc.flang = bin / "flang";
+  if (!is_executable(tc.flang) && is_executable(bin / "flang-new")) tc.flang = bin / "flang-new";
   tc.major = llvm_major(root);
   // LLVM 20 renamed clang-offload-packager (22 keeps the old name as an alias that warns).
   tc.offload_binary = bin / "llvm-offload-binary";

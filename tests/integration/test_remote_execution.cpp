@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/llvm_prefix.hpp"
 #include "support/ob_process.hpp"
 #include "support/reapi_build.hpp"
 #include "support/servers.hpp"
@@ -934,4 +935,33 @@ TEST_CASE("remote execution: a bad URL names the setting and what to write", "[i
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("remote_execution \"grpc://host|header=authorization:***|***\""));
   CHECK(r.err.find("s3cret") == std::string::npos);
+}
+
+TEST_CASE("remote execution: LLVM 19 from a private prefix sends its compiles, its own headers the worker's",
+          "[integration][remote-execution][llvm19]") {
+  if (!can_hide()) OB_SKIP("needs root to hide the project from the worker (unshare -m)");
+  OB_LLVM19(root);
+  TempDir tmp("ob-reapi-19");
+  const fs::path project = copy_example("vector-cxx", tmp.path() / "p");
+  auto m = nlohmann::json::parse(read_file(project / "offload.json"));
+  m["toolchain"] = root.string();
+  m["targets"] = {"host"};
+  write_file(project / "offload.json", m.dump());
+  const auto expected = local_reference(project, tmp / "cache-local");
+  REQUIRE(expected.size() == 12);
+
+  // The prefix's headers (lib/clang/19/include) are read from the worker's
+  // own copy, as /usr's are: the compiler check proved it is the same LLVM.
+  Worker worker(tmp / "worker", project);
+  auto r = build(project, tmp / "cache-1", {"--remote-execution", worker.url(), "--explain"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("remote execution: 9 executed, 0 from the engine's cache, 0 run locally "
+                                    "after all, 4 local"));
+  CHECK(r.err.find("outside base_dir") == std::string::npos);
+  CHECK(objects(project / "build") == expected);
+  auto run = run_tool({(project / "build/vector").string()}, project,
+                      {{"OMP_TARGET_OFFLOAD", "MANDATORY"}, {"LD_LIBRARY_PATH", (root / "lib").string()}});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == kExpected);
 }

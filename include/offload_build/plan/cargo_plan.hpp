@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "offload_build/plan/plan.hpp"
+#include "offload_build/toolchain/cargo_answers.hpp"
 #include "offload_build/toolchain/frontends/cargo.hpp"
 #include "offload_build/toolchain/frontends/rust_kernels.hpp"
 
@@ -76,6 +78,8 @@ struct CargoSession {
   // cargo then builds the program alone, as it would without offload-build.
   std::vector<std::string> inactive_kernel_crates;
   std::vector<HostGroup> groups;  // every package in one (in `packages`' order)
+  // cargo's answers (metadata, config, unit graphs), remembered across runs.
+  std::shared_ptr<toolchain::cargo::Answers> answers;
 };
 
 // How the runner does a device job: cargo (again after `cargo clean -p` when

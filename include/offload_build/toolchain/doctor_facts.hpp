@@ -43,7 +43,8 @@ struct DoctorFacts {
   std::optional<fs::path> cuda_path;   // has bin/ptxas
   bool nvlink_found = false;
   bool lld_found = false;
-  bool flang_found = false;            // root/bin/flang (flang-NN): Fortran offload compiles
+  bool flang_found = false;            // root/bin/flang (flang-new before 20): Fortran offload compiles
+  bool devicertl_found = false;        // root/lib/libomptarget.devicertl.a: flang's GPU link takes it
   std::optional<fs::path> nvptx_runtime;
   std::optional<fs::path> amdgcn_runtime;
   std::vector<std::string> nvptx_archs, amdgcn_archs;  // a per-arch runtime's archs (LLVM 16-19)

@@ -40,6 +40,7 @@ struct Toolchain {
   int major = 0;             // root/lib/clang/<N> (0 when unknown)
   fs::path clang;            // root/bin/clang
   fs::path clangxx;          // root/bin/clang++
+  fs::path flang;            // root/bin/flang, flang-new before LLVM 20 (which may be absent: flang-N)
   fs::path offload_binary;   // root/bin/llvm-offload-binary, clang-offload-packager before LLVM 20
   fs::path linker_wrapper;   // root/bin/clang-linker-wrapper
   fs::path objdump;          // root/bin/llvm-objdump

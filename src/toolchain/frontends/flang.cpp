@@ -289,7 +289,7 @@ class FlangOpenMp final : public Frontend {
 
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
                                             const manifest::SourceFile& src, const fs::path& src_arg) const override {
-    Argv head{(tc.root / "bin" / "flang").string(), "-fopenmp"};
+    Argv head{tc.flang.string(), "-fopenmp"};
     for (const auto& dir : m.include_dirs) head.push_back("-I" + dir);
     for (const auto& def : m.defines) head.push_back("-D" + def);
     head.insert(head.end(), m.flags.begin(), m.flags.end());
@@ -330,8 +330,17 @@ class FlangOpenMp final : public Frontend {
   // flang's driver links the Fortran runtime; the offload part is clang's.
   Argv link(const Toolchain& tc, const manifest::Manifest& m, const std::vector<fs::path>& objects, const fs::path& out,
             const fs::path& depfile) const override {
-    Argv argv = clang_openmp::link(tc, m, objects, out, depfile);
-    argv.front() = (tc.root / "bin" / "flang").string();
+    // Without clang's `-Xopenmp-target=T -march=A` pairs, which flang before
+    // LLVM 20 refuses: the images in the objects carry their archs, and the
+    // link is the same without them (LLVM 19: byte-identical).
+    Argv argv;
+    bool target_option = false;  // the -march= after an -Xopenmp-target=
+    for (auto& a : clang_openmp::link(tc, m, objects, out, depfile)) {
+      const bool skip = util::starts_with(a, "-Xopenmp-target=") || (target_option && util::starts_with(a, "-march="));
+      target_option = util::starts_with(a, "-Xopenmp-target=");
+      if (!skip) argv.push_back(std::move(a));
+    }
+    argv.front() = tc.flang.string();
     return argv;
   }
 

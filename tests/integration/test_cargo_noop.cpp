@@ -1,0 +1,97 @@
+// A no-op `cargo offload build` (issue 53, "Cost"): cargo's answers about the
+// project (`cargo metadata`, `cargo config get`, the `--unit-graph` plans) are
+// remembered under the files they depend on, so a second build asks none of
+// them, and each change that alters an answer (a config file appearing, a
+// Cargo.toml edit, a new program file) asks again and builds what it says.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "cargo_workspace.hpp"
+#include "rust_support.hpp"
+#include "support/ob_process.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace ob;
+using namespace ob::test;
+
+namespace {
+
+// Every file and directory of the workspace but target/ modified a minute
+// ago: an answer is not remembered while a file it depends on was modified
+// within the last second (the racy-file rule), and the test must not depend
+// on how fast it runs.
+void backdate(const fs::path& ws) {
+  const auto then = fs::file_time_type::clock::now() - std::chrono::minutes(1);
+  for (auto it = fs::recursive_directory_iterator(ws); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename() == "target") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    fs::last_write_time(it->path(), then);
+  }
+  fs::last_write_time(ws, then);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// How many of cargo's planning questions a -v run asked.
+struct Asked {
+  size_t metadata, config, graphs;
+};
+Asked asked(const process::Captured& r) {
+  return {count(r.err, " metadata --format-version 1"), count(r.err, " config get --format json"),
+          count(r.err, "--unit-graph")};
+}
+
+}  // namespace
+
+TEST_CASE("a no-op cargo offload build asks cargo nothing it answered before; a change asks again",
+          "[integration][rust][cargo-noop]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-noop"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  const fs::path cache = tmp / "cache";
+  const std::vector<std::string> verbose{"-v"};
+  check_ok(cargo_run(ws, cache), "x[7]=7 expect=7 OK");
+  backdate(ws);  // the first build wrote Cargo.lock as cargo answered
+
+  auto first = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(first, "x[7]=7 expect=7 OK");
+  const Asked a = asked(first);
+  CHECK(a.metadata == 1);
+  CHECK(a.config == 1);
+  CHECK(a.graphs == 2);  // the host pass's plan and the device pass's
+
+  // Nothing changed: nothing asked.
+  auto noop = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(noop, "x[7]=7 expect=7 OK");
+  const Asked n = asked(noop);
+  CHECK(n.metadata == 0);
+  CHECK(n.config == 0);
+  CHECK(n.graphs == 0);
+
+  // A config file that appears is read: both passes get its cfg.
+  write_file(ws / ".cargo/config.toml", "[build]\nrustflags = [\"--cfg\", \"tripled\"]\n");
+  auto cfg = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(cfg, "x[7]=21 expect=21 OK");
+  CHECK(asked(cfg).config == 1);
+
+  // A Cargo.toml edit is read: the dependency's feature reaches the kernel.
+  edit_file(ws / "app/Cargo.toml", "kern = { path = \"../kern\" }",
+            "kern = { path = \"../kern\", features = [\"squares\"] }");
+  auto feat = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(feat, "x[7]=42 expect=42 OK");
+  CHECK(asked(feat).metadata == 1);
+  CHECK(asked(feat).graphs == 2);
+
+  // A new program file is found: cargo's target discovery is asked again.
+  write_file(ws / "app/src/bin/other.rs", "fn main() {\n    println!(\"other {}\", kern::report());\n}\n");
+  auto other = cargo_run(ws, cache, {"--bin", "other"}, {}, verbose);
+  check_ok(other, "other x[7]=42 expect=42 OK");
+  CHECK(asked(other).metadata == 1);
+}
