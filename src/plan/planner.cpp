@@ -160,9 +160,8 @@ Plan make_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc, cons
   link.tools = common_jobs::link_tools(m, tc, /*with_ptxas=*/false);
   link.deps = host_jobs;
   if (linker == manifest::Language::Fortran) {
-    const bool gpu_runtime = std::any_of(m.targets.begin(), m.targets.end(), [&](const manifest::Target& t) {
-      return t.is_gpu() && tc.has_device_runtime(t);
-    });
+    std::error_code ec;  // the GPU device runtime flang's link takes
+    const bool gpu_runtime = fs::exists(tc.lib_dir / "libomptarget.devicertl.a", ec);
     link.failure_hint = gpu_runtime
         ? "if the undefined references are __kmpc_target_init and other OpenMP device-runtime calls: this "
           "LLVM's device runtime (libomptarget.devicertl.a) holds GPU code only, so flang's kernels link for "

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 
+#include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/rust_mir.hpp"
+#include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::run {
@@ -13,11 +16,32 @@ namespace {
 
 bool is_mir(const fs::path& p) { return p.extension() == ".mir"; }
 
+// Where the last check that passed is remembered: the digest of every file it
+// read, so a no-op build whose
+// files are as they were does not read them again (llvm-nm and the MIR).
+constexpr const char* kCheckedName = ".rust-launches-checked";
+
+std::string fingerprint(const std::vector<std::pair<fs::path, fs::path>>& images, const std::vector<fs::path>& host_mirs,
+                        const std::string& device_cfg, const toolchain::Toolchain& tc) {
+  storage::Hasher h;
+  h.field("cfg", device_cfg).field("nm", util::file_identity(tc.root / "bin" / "llvm-nm"));
+  // A device pass's image and MIR by their bytes (the cache restores them on
+  // every no-op), the host side's MIR (cargo's own output) by its state.
+  for (const auto& [image, mir] : images)
+    for (const fs::path& f : {image, mir}) {
+      auto bytes = storage::sha256_file(f);
+      h.field(f.string(), bytes ? *bytes : "unreadable");
+    }
+  for (const auto& f : host_mirs) h.field(f.string(), util::file_stamp(f).text);
+  return h.hex();
+}
+
 }  // namespace
 
 Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolchain& tc,
                                  const std::vector<fs::path>& host_mirs, const std::string& device_cfg) {
-  std::vector<toolchain::rust::DeviceImage> images;
+  std::vector<std::pair<fs::path, fs::path>> files;  // each image and its pass's MIR
+  std::vector<const plan::Job*> passes;
   for (const plan::Job& dev : plan.jobs) {
     if (dev.kind != plan::JobKind::DeviceCompile || !dev.target) continue;
     const auto mir = std::find_if(dev.outputs.begin(), dev.outputs.end(), is_mir);
@@ -27,7 +51,15 @@ Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolch
     for (const plan::Job& link : plan.jobs)
       if (link.kind == plan::JobKind::ImageLink && std::count(link.deps.begin(), link.deps.end(), dev.id))
         image = link.outputs.front();
-    auto read = toolchain::rust::read_device_image(tc, *dev.target, image, *mir);
+    files.emplace_back(image, *mir);
+    passes.push_back(&dev);
+  }
+  const fs::path marker = plan.build_dir / kCheckedName;
+  const std::string checked = fingerprint(files, host_mirs, device_cfg, tc);
+  if (auto text = storage::read_trusted_file(marker, false); text && util::trim(*text) == checked) return {};
+  std::vector<toolchain::rust::DeviceImage> images;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    auto read = toolchain::rust::read_device_image(tc, *passes[i]->target, files[i].first, files[i].second);
     if (!read) return read.error();
     images.push_back(std::move(*read));
   }
@@ -37,7 +69,10 @@ Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolch
     if (!read) return read.error();
     host.push_back(std::move(*read));
   }
-  return toolchain::rust::check_launches(host, images, device_cfg);
+  OB_TRY(toolchain::rust::check_launches(host, images, device_cfg));
+  // Only a memo: failing to write it is never an error.
+  storage::write_file_atomically(marker.parent_path(), kCheckedName, checked + "\n");
+  return {};
 }
 
 }  // namespace ob::run

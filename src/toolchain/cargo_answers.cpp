@@ -7,7 +7,6 @@
 // edit in the same tick as cargo's read would leave the stamp as it was).
 #include "offload_build/toolchain/cargo_answers.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,20 +27,6 @@ extern char** environ;
 namespace ob::toolchain::cargo {
 
 namespace {
-
-struct Stamp {
-  std::string text;  // "absent", or kind:size:mtime:ctime:inode
-  int64_t mtime_ns = 0;
-};
-
-Stamp stamp(const fs::path& p) {
-  struct stat st {};
-  if (lstat(p.c_str(), &st) != 0) return {"absent", 0};
-  const int64_t m = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  const int64_t c = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-  return {fmt::format("{:o}:{}:{}:{}:{}", st.st_mode & S_IFMT, S_ISDIR(st.st_mode) ? 0 : st.st_size, m, c, st.st_ino),
-          m};
-}
 
 int64_t now_ns() {
   timespec ts{};
@@ -143,7 +128,7 @@ Result<process::Captured> Answers::ask(const process::Command& cmd, bool is_meta
     for (size_t i = 0; valid && i < j["inputs"].size(); ++i) {
       const auto& in = j["inputs"][i];
       valid = in.is_array() && in.size() == 2 && in[0].is_string() && in[1].is_string() &&
-              stamp(in[0].get<std::string>()).text == in[1].get<std::string>();
+              util::file_stamp(in[0].get<std::string>()).text == in[1].get<std::string>();
       if (valid) inputs.emplace_back(in[0].get<std::string>());
     }
     if (valid && j.contains("out") && j["out"].is_string()) {
@@ -162,7 +147,7 @@ Result<process::Captured> Answers::ask(const process::Command& cmd, bool is_meta
   if (watched_.empty()) return answer;  // no metadata answer yet: nothing known to watch
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& p : watched_) {
-    const Stamp s = stamp(p);
+    const util::FileStamp s = util::file_stamp(p);
     if (s.mtime_ns >= asked - 1000000000) return answer;  // changed as it was read: not remembered
     inputs.push_back({p.string(), s.text});
   }

@@ -26,4 +26,13 @@ std::string file_identity(const std::filesystem::path& path) {
   return id;
 }
 
+FileStamp file_stamp(const std::filesystem::path& p) {
+  struct stat st {};
+  if (lstat(p.c_str(), &st) != 0) return {"absent", 0};
+  const int64_t m = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const int64_t c = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return {fmt::format("{:o}:{}:{}:{}:{}", st.st_mode & S_IFMT, S_ISDIR(st.st_mode) ? 0 : st.st_size, m, c, st.st_ino),
+          m};
+}
+
 }  // namespace ob::util

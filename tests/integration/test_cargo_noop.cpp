@@ -50,7 +50,7 @@ Asked asked(const process::Captured& r) {
 
 }  // namespace
 
-TEST_CASE("a no-op cargo offload build asks cargo nothing it answered before; a change asks again",
+TEST_CASE("a no-op cargo offload build asks cargo nothing it answered before, and a change asks again",
           "[integration][rust][cargo-noop]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-noop"};

@@ -91,7 +91,7 @@ TEST_CASE("flang 19: a Fortran target region links for gfx90a and sm_90, split, 
   }
 }
 
-TEST_CASE("flang 19: the host device is refused at the link with LLVM 19's reason; doctor says so",
+TEST_CASE("flang 19: the host device is refused at the link with LLVM 19's reason and doctor says so",
           "[integration][llvm19][flang]") {
   OB_LLVM19(root);
   TempDir tmp;

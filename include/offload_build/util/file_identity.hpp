@@ -4,11 +4,22 @@
 // installations on two machines agree.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
 namespace ob::util {
 
 std::string file_identity(const std::filesystem::path& path);
+
+// A file's or directory's state without reading it, not through a symlink:
+// "absent", or kind:size:mtime:ctime:inode (nanoseconds). Equal stamps mean
+// unchanged, as far as stat can tell (an in-place edit with the mtime put
+// back changes the ctime); for a memo of what was derived from the file.
+struct FileStamp {
+  std::string text;
+  int64_t mtime_ns = 0;
+};
+FileStamp file_stamp(const std::filesystem::path& path);
 
 }  // namespace ob::util
