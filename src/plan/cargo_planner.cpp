@@ -192,7 +192,7 @@ void add_host_jobs(CargoPlan& p, const CargoSession& s, const toolchain::fronten
     paths.subject = first.name;
     paths.stub_subject = paths.stub.filename();
     const rust_chain::Links links = rust_chain::add(plan, fe, s.tc, images, device_jobs, paths, [&](Job job) {
-      job.cacheable = true;  // small: a no-op restores them rather than run clang
+      job.cacheable = false;  // only the device images are worth a cache entry
       line(util::shell_join(job.argv));
       return plan.add(std::move(job));
     });
