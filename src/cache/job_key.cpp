@@ -112,11 +112,12 @@ void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, File
     if (!f.exists) key.inputs_missing = true;
     key.inputs.push_back(make_dep(plan, job, plan::arg_path(in, plan.cwd).string(), f));
   }
-  // Where the job may read a file nothing orders: its content, or its absence.
+  // Where the job may read a file nothing orders: its content, or its
+  // absence. A module file names no kernel: keyed without its place's name.
   for (const auto& in : job.unordered_reads) {
     const FileFacts& f = files.get(in, plan.cwd);
-    const std::string path = plan::arg_path(in, plan.cwd).string();
-    key.inputs.push_back(f.exists ? make_dep(plan, job, path, f) : Dep{path, std::string(kAbsent), 0, 0, {}});
+    Dep d = make_dep(plan, job, plan::arg_path(in, plan.cwd).string(), f);
+    key.inputs.push_back(Dep{d.path, f.exists ? d.sha256 : std::string(kAbsent), 0, 0, {}});
   }
 
   storage::Hasher h;
