@@ -62,6 +62,22 @@ std::vector<fs::path> project_dirs(const plan::Plan& plan) {
   return dirs;
 }
 
+// The first of the job's unordered reads (plan::Job::unordered_reads) that is
+// no longer as its key holds after the run, stat'ed again: another job wrote
+// it meanwhile, and this one may have read either.
+std::optional<std::string> unordered_change(const plan::Job& job, const JobKey& key, FileFactsCache& files,
+                                            const fs::path& cwd) {
+  const size_t first = key.inputs.size() - job.unordered_reads.size();
+  for (size_t i = 0; i < job.unordered_reads.size(); ++i) {
+    files.forget(job.unordered_reads[i]);
+    const Dep& keyed = key.inputs[first + i];
+    const FileFacts& now = files.get(job.unordered_reads[i], cwd);
+    if (is_absence(keyed) ? now.exists : (!now.exists || now.sha256 != keyed.sha256))
+      return fmt::format("{} {} while it ran", keyed.path, is_absence(keyed) ? "appeared" : "changed");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 JobCache::JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options)
@@ -362,10 +378,18 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
     return;
   }
   if (!pending.storable) return;
+  // A module file nothing orders that changed while it ran: what it read is unknown.
+  bool unknown = false;
+  if (auto changed = unordered_change(job, pending.key, files_, plan_.cwd)) {
+    unknown = true;
+    if (!job.depfile) deps.clear();  // the record holds the key's inputs and this: never up to date
+    deps.push_back(lookups_unknown());
+    ++counters_.misses_by_reason["module file changed while it ran"];
+    if (options_.explain) *options_.explain << "offload-build: explain: " << id << ": not stored: " << *changed << "\n";
+  }
   // What it looked for and did not find. Unknown: nothing is stored, and the
   // record never calls it up to date (a file created there later would go unseen).
-  bool unknown = false;
-  if (job.records_lookups) {
+  if (job.records_lookups && !unknown) {
     std::optional<std::vector<Dep>> missing;
     if (lookups) missing = lookup_deps(plan_, job, options_.system_dirs, *lookups, unrecorded);
     if (missing) {
@@ -378,7 +402,7 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
         *options_.explain << "offload-build: explain: " << id << ": not stored: " << unrecorded << "\n";
     }
   }
-  remember(id, pending.key, job.depfile ? deps : std::vector<Dep>{}, temps, job);
+  remember(id, pending.key, unknown || job.depfile ? deps : std::vector<Dep>{}, temps, job);
   if (unknown || !storage_.writable()) return;
   std::optional<std::string> kept;
   if (job.keep_depfile) kept = std::move(depfile_text);

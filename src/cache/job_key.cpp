@@ -1,4 +1,5 @@
 #include "offload_build/cache/job_key.hpp"
+#include "offload_build/cache/lookups.hpp"
 #include "offload_build/config/config.hpp"
 
 #include <cstdlib>
@@ -110,6 +111,13 @@ void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, File
     const FileFacts& f = files.get(in, plan.cwd);
     if (!f.exists) key.inputs_missing = true;
     key.inputs.push_back(make_dep(plan, job, plan::arg_path(in, plan.cwd).string(), f));
+  }
+  // Where the job may read a file nothing orders: its content, or its
+  // absence. A module file names no kernel: keyed without its place's name.
+  for (const auto& in : job.unordered_reads) {
+    const FileFacts& f = files.get(in, plan.cwd);
+    Dep d = make_dep(plan, job, plan::arg_path(in, plan.cwd).string(), f);
+    key.inputs.push_back(Dep{d.path, f.exists ? d.sha256 : std::string(kAbsent), 0, 0, {}});
   }
 
   storage::Hasher h;

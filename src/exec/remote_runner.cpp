@@ -235,14 +235,16 @@ class Runner final : public RemoteRunner {
     }
     if (sends && !down() && !stopping_) {
       std::string why;
-      auto done = run_remote(w, why);
+      bool sent = false;
+      auto done = run_remote(w, why, sent);
       // The remote result's record of lookups: the scan's, where the job
       // cache reads the depfile's temporary's.
       if (done && done->exit_code == 0 && w.absent)
         (void)util::write_file_atomic(toolchain::lookups_record(w.temps.back()),
                                       toolchain::lookups_record_text(*w.absent));
       if (done) return *done;
-      record(w.job.id, {RanWhere::Fallback, 0, 0, why});
+      // Kept here by what building its action found: nothing was sent.
+      record(w.job.id, {sent ? RanWhere::Fallback : RanWhere::Local, 0, 0, why});
     } else if (sends && !down_earlier_.empty()) {
       record(w.job.id, {RanWhere::Fallback, 0, 0, down_earlier_});
     } else if (sends) {
@@ -295,8 +297,8 @@ class Runner final : public RemoteRunner {
   }
 
   // Try the job on the engine: its completion, or nullopt and why it runs
-  // locally instead.
-  std::optional<Completion> run_remote(Work& w, std::string& why) {
+  // locally instead; `sent` once its action was built (else nothing was sent).
+  std::optional<Completion> run_remote(Work& w, std::string& why, bool& sent) {
     const std::string key = manifest_key(w.job);
     const auto known = key.empty() ? std::nullopt : served_manifest(w, key);
     auto built = builder_.build(
@@ -304,6 +306,7 @@ class Runner final : public RemoteRunner {
         [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.absent,
         why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
+    sent = true;
     // The engine layer found nothing of the job: its action cache is not asked first.
     built->action.not_cached = setup_.ran_nowhere && setup_.ran_nowhere(w.job);
     // The manifest to store once it ran goes up with its inputs.

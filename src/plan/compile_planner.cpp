@@ -126,13 +126,14 @@ ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const Mod
       out.deps.push_back(it->second.second);
       continue;
     }
-    // Not one of the plan's: every copy flang may find is keyed, whichever it
-    // takes. One in none of the directories flang searches was not read by a
-    // compile that succeeds (a USE in an #if branch not compiled, which the
-    // keyed source, files and options decide): nothing to key.
+    // Not one of the plan's: every place flang may find it is keyed when the
+    // job is served, by content or by absence (a USE in an #if branch not
+    // compiled reads none; a module another make job writes meanwhile
+    // appears), and checked after the run (Job::unordered_reads).
     for (const auto& dir : files.search) {
-      std::error_code ec;
-      if (fs::is_regular_file(dir / name, ec)) out.inputs.push_back((dir / name).lexically_normal());
+      fs::path p = (dir / name).lexically_normal();
+      if (std::find(out.unordered.begin(), out.unordered.end(), p) == out.unordered.end())
+        out.unordered.push_back(std::move(p));
     }
   }
   return out;
@@ -153,6 +154,7 @@ JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::Modul
     if (!parses) continue;
     job.inputs.insert(job.inputs.end(), files.scan.reads.begin(), files.scan.reads.end());
     job.inputs.insert(job.inputs.end(), uses.inputs.begin(), uses.inputs.end());
+    job.unordered_reads.insert(job.unordered_reads.end(), uses.unordered.begin(), uses.unordered.end());
     job.deps.insert(job.deps.end(), uses.deps.begin(), uses.deps.end());
     job.key_facts.push_back("source name: " + files.source_name);
     std::sort(job.deps.begin(), job.deps.end());

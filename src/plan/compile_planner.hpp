@@ -66,12 +66,13 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
 // file name ("m.mod") to its path and the job writing it.
 using ModuleWriters = std::map<std::string, std::pair<fs::path, JobId>>;
 
-// The module files a compile uses: those `writers` write (after them), else
-// every copy in the directories flang searches, by content (one in none of
-// them cannot have been read by a compile that succeeds).
+// The module files a compile uses: those `writers` write (inputs, after
+// them), else every place in the directories flang searches, whether a file
+// is there now or not (Job::unordered_reads).
 struct ModuleUses {
   std::vector<fs::path> inputs;
   std::vector<JobId> deps;
+  std::vector<fs::path> unordered;
 };
 ModuleUses resolve_uses(const toolchain::frontend::ModuleFiles& files, const ModuleWriters& writers);
 

@@ -41,21 +41,28 @@ compile_plan::Layout source_layout(const manifest::Manifest& m, const manifest::
 
 // The files the manifest's options name that no depfile lists: inputs of
 // every pass that reads those options, keyed by content, as in launcher mode;
-// an option naming what cannot be keyed leaves the passes uncached.
+// an option naming what cannot be keyed leaves the passes uncached. Each
+// source's options are read by its own frontend (a Fortran flag is no C one).
 void key_option_files(Plan& plan, const manifest::Manifest& m) {
-  const auto files = toolchain::clang_openmp::option_files(m);
-  std::optional<std::string> uncacheable = files.uncacheable;
-  for (const auto& f : files.maybe) {
-    std::error_code ec;
-    if (!uncacheable && fs::exists(plan.cwd / f, ec))
-      uncacheable = "offload.json: the -mllvm value " + f + " is a file, which offload-build cannot key";
-  }
-  compile_plan::add_option_files(plan, files.host, files.device, plan.cwd);
-  if (!uncacheable) return;
+  std::map<const toolchain::frontend::Frontend*, toolchain::frontend::OptionFiles> read;
   for (auto& job : plan.jobs) {
-    if (!compile_plan::reads_options(job)) continue;
+    if (!compile_plan::reads_options(job) || job.unit == 0 || job.unit > m.sources.size()) continue;
+    const auto& fe = toolchain::frontend::for_language(m.sources[job.unit - 1].language);
+    auto [it, fresh] = read.try_emplace(&fe);
+    toolchain::frontend::OptionFiles& files = it->second;
+    if (fresh) {
+      files = fe.option_files(m);
+      for (const auto& f : files.maybe) {
+        std::error_code ec;
+        if (!files.uncacheable && fs::exists(plan.cwd / f, ec))
+          files.uncacheable = "offload.json: the -mllvm value " + f + " is a file, which offload-build cannot key";
+      }
+    }
+    for (const auto& f : job.kind == JobKind::DeviceCompile ? files.device : files.host)
+      job.inputs.push_back((plan.cwd / f).lexically_normal());
+    if (!files.uncacheable) continue;
     job.cacheable = false;
-    job.uncacheable_reason = *uncacheable;
+    job.uncacheable_reason = *files.uncacheable;
   }
 }
 

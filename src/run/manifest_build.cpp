@@ -24,6 +24,7 @@
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/strings.hpp"
 #include "offload_build/util/style.hpp"
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/toolchain/device_runtime_check.hpp"
@@ -122,6 +123,17 @@ void use_stable_kernel_names(plan::Plan& plan, const manifest::Manifest& m, cons
                    [](const std::string& why) { std::cerr << "offload-build: warning: " << why << '\n'; });
 }
 
+// Why an option list leaves compiles uncached, said once a build (--explain
+// says it for each job; cache stats counts them under "uncacheable").
+void say_uncached(const plan::Plan& plan, const config::Config& c) {
+  if (c.flag("quiet") || c.flag("no_cache")) return;
+  std::map<std::string, size_t> why;
+  for (const auto& job : plan.jobs)
+    if (!job.cacheable && util::starts_with(job.uncacheable_reason, "offload.json")) ++why[job.uncacheable_reason];
+  for (const auto& [reason, n] : why)
+    std::cerr << fmt::format("offload-build: note: {} compile job{} not cached: {}\n", n, n == 1 ? "" : "s", reason);
+}
+
 Result<fs::path> build_steps(const Request& o, Session& session) {
   // First, before any descriptor of ours is open: make's closed jobserver
   // descriptors must not be mistaken for ours (the signal self-pipe's).
@@ -174,6 +186,7 @@ Result<fs::path> build_steps(const Request& o, Session& session) {
     std::cout << exec::dry_run_script(plan) << std::flush;
     return plan.program;
   }
+  say_uncached(plan, c);
 
   // On a terminal a status line that the commands' output must not tear: the
   // runner buffers their output and the console prints it whole.

@@ -40,6 +40,12 @@ struct Job {
   fs::path source;                  // the TU (absolute), empty for link
   std::vector<std::string> argv;    // runs in Plan::cwd
   std::vector<fs::path> inputs;     // absolute: files this job reads
+  // Absolute: files it may read that no job of the plan writes and nothing
+  // orders (the module files a Fortran source USEs from outside the plan, in
+  // every directory flang searches; a Makefile without the edge may write
+  // one while it runs): keyed by content where they exist and by absence
+  // where not, and checked again after the run; stored only if all still are.
+  std::vector<fs::path> unordered_reads;
   std::vector<fs::path> outputs;    // absolute: final paths this job produces
   // Outputs the command writes at their final paths (its argv names their
   // directory, not them: a Fortran compile's .mod files in its module

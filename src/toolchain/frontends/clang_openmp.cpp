@@ -218,16 +218,21 @@ std::unique_ptr<frontend::Compile> manifest_compile(const Toolchain& tc, const m
 }
 
 OptionFiles option_files(const manifest::Manifest& m) {
+  return option_files(m, "clang", "offload-build-options.c", clang_cli::parse);
+}
+
+OptionFiles option_files(const manifest::Manifest& m, const std::string& driver, const std::string& source,
+                         const std::function<frontend::Parsed(const std::vector<std::string>&)>& parse) {
   OptionFiles out;
-  // The options of one pass read as a launcher compile of a C file for the
+  // The options of one pass read as a launcher compile of `source` for the
   // host device (a compile the parser splits) with them would be.
   auto read = [&](const std::vector<std::string>& extra, const char* field, std::vector<std::string>& files) {
     if (out.uncacheable) return;
-    std::vector<std::string> argv{"clang", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c"};
+    std::vector<std::string> argv{driver, "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c"};
     argv.insert(argv.end(), m.flags.begin(), m.flags.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.push_back("offload-build-options.c");
-    const auto parsed = clang_cli::parse(argv);
+    argv.push_back(source);
+    const auto parsed = parse(argv);
     if (!parsed.compile) {
       const std::string where = extra.empty() ? "flags" : m.flags.empty() ? field : "flags and " + std::string(field);
       out.uncacheable = "offload.json " + where + ": " + parsed.pass_reason;

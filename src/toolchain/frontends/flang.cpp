@@ -73,10 +73,13 @@ bool common_flag(const std::string& t) {
       "-w", "-pedantic", "-nogpulib", "-fopenacc", "-fstack-arrays", "-fno-stack-arrays",
       "-flarge-sizes", "-fxor-operator", "-fopenmp-assume-no-thread-state",
       "-fopenmp-assume-no-nested-parallelism", "-fopenmp-assume-threads-oversubscription",
-      "-fopenmp-assume-teams-oversubscription", "-fopenmp-offload-mandatory"};
+      "-fopenmp-assume-teams-oversubscription", "-fopenmp-offload-mandatory", "-fomit-frame-pointer",
+      "-fno-omit-frame-pointer", "-fvectorize", "-fno-vectorize", "-fslp-vectorize", "-fno-slp-vectorize",
+      "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math", "-fno-honor-nans", "-fno-honor-infinities",
+      "-fapprox-func", "-funderscoring", "-fno-underscoring", "-frealloc-lhs", "-fno-realloc-lhs", "-fno-automatic"};
   for (const char* f : kExact)
     if (t == f) return true;
-  for (std::string_view p : {"-fopenmp-version=", "-std=", "-march=", "-mcpu=", "-mtune=",
+  for (std::string_view p : {"-fopenmp-version=", "-std=", "-march=", "-mcpu=", "-mtune=", "-fconvert=",
                              "-ffp-contract=", "-ffixed-line-length=", "-ffree-line-length=", "-W"})
     if (util::starts_with(t, p) && t.size() > p.size()) return true;
   return false;
@@ -286,6 +289,11 @@ class FlangOpenMp final : public Frontend {
   Argv relative_to_base(Argv argv, const fs::path& /*base*/, const fs::path& /*cwd*/) const override { return argv; }
 
   bool lists_reads() const override { return false; }
+
+  // A manifest's flags read as flang's launcher compile reads them (-ffree-form is no C flag).
+  OptionFiles option_files(const manifest::Manifest& m) const override {
+    return clang_openmp::option_files(m, "flang", "offload-build-options.f90", parse_flang);
+  }
 
   std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
                                             const manifest::SourceFile& src, const fs::path& src_arg) const override {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "offload_build/manifest/manifest.hpp"
+#include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::toolchain::clang_openmp {
@@ -44,6 +46,10 @@ struct OptionFiles {
   std::optional<std::string> uncacheable;
 };
 OptionFiles option_files(const manifest::Manifest& m);
+// The same read by another driver's parser (flang's): `driver` and `source`
+// (a file name of its language) make the compile line `parse` reads.
+OptionFiles option_files(const manifest::Manifest& m, const std::string& driver, const std::string& source,
+                         const std::function<frontend::Parsed(const std::vector<std::string>&)>& parse);
 
 // The compile options a one-shot compile of `targets` with `tc`'s clang
 // needs to reach the device runtime (the CMake package asks for them through

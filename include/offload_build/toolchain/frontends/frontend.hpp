@@ -34,6 +34,7 @@ namespace ob::toolchain::frontend {
 namespace fs = std::filesystem;
 using Argv = std::vector<std::string>;
 using Image = clang_openmp::Image;
+using OptionFiles = clang_openmp::OptionFiles;
 
 // What the passes of a compile read and write that no depfile lists (flang
 // writes none): the modules and included files of a scan (fortran_scan.hpp).
@@ -109,6 +110,10 @@ class Frontend : public FrontendBase {
                                                 const fs::path& compiler, std::string* problem,
                                                 const std::optional<fs::path>& memo = std::nullopt) const;
   virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
+  // A manifest's options (flags, host_flags, device_flags) judged as this
+  // frontend's launcher compile would read them: the files they name, or why
+  // its sources' passes cannot be cached. By default clang's.
+  virtual OptionFiles option_files(const manifest::Manifest& m) const { return clang_openmp::option_files(m); }
   // A manifest's source: the manifest's options, targets and toolchain.
   // `src_arg`: the source as argv names it.
   virtual std::unique_ptr<Compile> manifest_compile(const Toolchain& tc, const manifest::Manifest& m,
