@@ -272,6 +272,7 @@ TEST_CASE("remote execution: a CMake launcher build of a fresh checkout runs no 
   // served by the engine's action cache, leaves the compiles' manifests.
   Env own = explain;
   own.emplace_back("OFFLOAD_BUILD_ENGINE_STORAGE", "false");
+  own.emplace_back("OFFLOAD_BUILD_SIGNING_KEY", "team-key");  // a manifest is used only when signed
   fs::remove_all(a / "build");
   auto seeded = cmake_build(a, tmp / "cache-a2", worker.url(), own);
   INFO(seeded.out << seeded.err);
@@ -472,7 +473,8 @@ TEST_CASE("remote execution: a fresh checkout is served by the engine without a 
   // checkout whole, next test case, and no manifest is stored): the same
   // checkout from an empty local cache, its compiles scanned and served by
   // the engine's action cache, leaves their manifests.
-  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}};
+  // With the team's key: a manifest is stored signed, and used only when it verifies.
+  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}, {"OFFLOAD_BUILD_SIGNING_KEY", "team-key"}};
   fs::remove_all(a / "build");
   auto seeded = build_project(a, tmp / "cache-a2", {"--remote-execution", worker.url()}, own);
   INFO(seeded.err);
