@@ -138,6 +138,19 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
   return true;
 }
 
+void BuildState::settle_outputs() {
+  for (auto& [id, record] : current_)
+    for (auto& [path, stamp] : record.outputs) {
+      Stamp now = stat_stamp(path);
+      const int64_t ctime = now.ctime_ns;
+      now.ctime_ns = stamp.ctime_ns;
+      if (now == stamp && ctime != stamp.ctime_ns) {
+        stamp.ctime_ns = ctime;
+        dirty_ = true;
+      }
+    }
+}
+
 bool BuildState::current_stamps(const plan::Plan& plan, std::map<std::string, Stamp>& files) const {
   // Jobs share most of what they read (headers): each path as recorded is
   // made absolute once.

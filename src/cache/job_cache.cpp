@@ -476,6 +476,7 @@ std::optional<std::string> JobCache::explain_elsewhere(const plan::Job& job, con
 void JobCache::finish() {
   std::lock_guard lock(mu_);
   storage_.record(counters_);
+  state_.settle_outputs();
   state_.save();
 }
 

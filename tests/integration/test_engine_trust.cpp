@@ -65,7 +65,7 @@ TEST_CASE("engine trust: a dependency manifest the engine holds decides nothing 
     REQUIRE(r.exit_code == 0);
     // Asked only where a key could prove it; never used: each compile that
     // reads k.c was scanned and sent with hard.h.
-    CHECK(count_occurrences(engine.calls(), "GetActionResult forged manifest") > 0 == asked);
+    CHECK((count_occurrences(engine.calls(), "GetActionResult forged manifest") > 0) == asked);
     CHECK(r.err.find("without a dependency scan") == std::string::npos);
     CHECK(r.err.find("(no scan here)") == std::string::npos);
     const auto sent = source_inputs(engine.calls());
