@@ -25,15 +25,16 @@ namespace {
 // so the state of a 50-TU build (each compile reads dozens of headers) stays small.
 // Version 3: with the lookups that found nothing (lookups.hpp); a record
 // without them could call a job current after a header appeared.
-constexpr int kStateVersion = 3;
+// Version 4: stamps with the ctime (an edit whose mtime was put back).
+constexpr int kStateVersion = 4;
 
 nlohmann::json stamp_json(const Stamp& s) {
-  return {s.exists, s.size, s.mtime_ns, s.device, s.inode};
+  return {s.exists, s.size, s.mtime_ns, s.device, s.inode, s.ctime_ns};
 }
 
 Stamp stamp_from(const nlohmann::json& j) {
   return Stamp{j.at(0).get<bool>(), j.at(1).get<uint64_t>(), j.at(2).get<int64_t>(),
-               j.at(3).get<uint64_t>(), j.at(4).get<uint64_t>()};
+               j.at(3).get<uint64_t>(), j.at(4).get<uint64_t>(), j.at(5).get<int64_t>()};
 }
 
 // Elements of `a` not in `b`, counting repeats.
@@ -135,6 +136,19 @@ bool BuildState::up_to_date(const std::string& id, const JobKey& described,
     if (!stamp.exists || stat_stamp(path) != stamp) return false;
   current_[id] = prev;
   return true;
+}
+
+void BuildState::settle_outputs() {
+  for (auto& [id, record] : current_)
+    for (auto& [path, stamp] : record.outputs) {
+      Stamp now = stat_stamp(path);
+      const int64_t ctime = now.ctime_ns;
+      now.ctime_ns = stamp.ctime_ns;
+      if (now == stamp && ctime != stamp.ctime_ns) {
+        stamp.ctime_ns = ctime;
+        dirty_ = true;
+      }
+    }
 }
 
 bool BuildState::current_stamps(const plan::Plan& plan, std::map<std::string, Stamp>& files) const {

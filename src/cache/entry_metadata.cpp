@@ -1,6 +1,7 @@
 #include "offload_build/cache/entry_metadata.hpp"
 
 #include "offload_build/cache/place.hpp"
+#include "offload_build/storage/remote/layered.hpp"
 
 #include <sys/stat.h>
 
@@ -197,6 +198,8 @@ std::string entry_problem(std::string_view kind, const storage::Entry& entry) {
     if (auto m = decode_manifest_meta(entry); !m) return m.error().message;
   } else if (kind == "place") {
     if (auto m = decode_place_meta(entry); !m) return m.error().message;
+  } else if (kind == storage::kConfinedKind) {
+    if (entry.metadata != storage::kConfinedKind || !entry.files.empty()) return "not a mark of a confined entry";
   } else {
     return fmt::format("unknown kind \"{}\"", util::shorten(kind, 40));
   }

@@ -36,7 +36,8 @@ namespace {
 Stamp to_stamp(const struct stat& st) {
   return Stamp{true, static_cast<uint64_t>(st.st_size),
                int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-               static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+               static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+               int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
 }
 
 // No "", "." or ".." component (nor "//", nor a trailing '/'): lexically_normal

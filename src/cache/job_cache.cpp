@@ -124,10 +124,11 @@ void JobCache::after_serve(const plan::Job& job) {
 
 std::optional<std::string> JobCache::find_result_key(const plan::Job& job, const JobKey& key,
                                                      std::string& reason, std::string& changed,
-                                                     std::vector<Dep>& matched, Lock& lock) {
+                                                     std::vector<Dep>& matched, Lock& lock, bool& confined) {
   if (!job.depfile) return result_key(key, {});
   lock.unlock();
   storage::Lookup manifest = storage_.get(kManifestEntryKind, key.direct);
+  confined = manifest.confined;
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, manifest, corrupt);
   lock.lock();
@@ -260,7 +261,8 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
 
   std::string reason, changed;
   std::vector<Dep> deps;
-  auto rkey = find_result_key(job, pending.key, reason, changed, deps, lock);
+  bool confined = false;
+  auto rkey = find_result_key(job, pending.key, reason, changed, deps, lock, confined);
   if (rkey) {
     // The job's own temporaries and the storage: nothing of ours, unlocked.
     lock.unlock();
@@ -274,10 +276,16 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
       storage_.discard(kResultEntryKind, *rkey);
       result.status = storage::LookupStatus::Corrupt;
     }
+    // What an entry the engine's layer served prints (any client of the
+    // engine may have planted it) is cleaned as the engine's own output is,
+    // on every later local hit too.
+    if (!diagnostics.empty() && !result.confined) result.confined = storage_.marked_confined(kResultEntryKind, *rkey);
+    if (!diagnostics.empty() && (confined || result.confined)) diagnostics = util::foreign_text(diagnostics, "engine");
     lock.lock();
     if (result.status == storage::LookupStatus::Hit && restored == Restored::Ok) {
       counters_.hits += jobs;
       if (jobs > 1) ++counters_.whole_compiles;
+      if (confined || result.confined) confined_.insert(job.id);
       explain(job, "hit");
       if (!diagnostics.empty()) said_[job.id].diagnostics = std::move(diagnostics);
       remember(id, pending.key, deps, temps, job);
@@ -330,19 +338,21 @@ void JobCache::update_manifest(const JobKey& key, const std::vector<Dep>& deps,
   storage::Lookup lookup = local ? storage_.get_local(kManifestEntryKind, key.direct) : storage_.get(kManifestEntryKind, key.direct);
   bool corrupt = false;
   auto candidates = candidates_of(storage_, key.direct, lookup, corrupt);
+  if (lookup.confined && !local) candidates.clear();  // a confined remote's candidates go no further
   std::vector<Candidate> updated{{deps, result}};
   for (auto& c : candidates) {
     if (updated.size() >= kMaxCandidates) break;
     if (c.result != result) updated.push_back(std::move(c));
   }
   const storage::Entry entry{encode_manifest_meta(updated), {}};
-  if (local) storage_.put_local(kManifestEntryKind, key.direct, entry);
+  if (local) storage_.put_confined(kManifestEntryKind, key.direct, entry);
   else storage_.put(kManifestEntryKind, key.direct, entry);
 }
 
 void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
                      const std::optional<fs::path>& depfile, std::string_view diagnostics) {
   std::lock_guard lock(mu_);
+  (void)stays_local(job);  // what reads a confined job's outputs is confined, stored or not
   auto it = pending_.find(job.id);
   if (it == pending_.end()) return;
   Pending pending = std::move(it->second);
@@ -449,13 +459,20 @@ void JobCache::put_result(const plan::Job& job, const Pending& pending, const st
   if (meta.diagnostics) entry.files.push_back({"diagnostics", std::string(diagnostics)});
   entry.metadata = encode_result_meta(meta);
   const std::string rkey = result_key(pending.key, job.depfile ? deps : std::vector<Dep>{});
-  const bool local = options_.local_only && options_.local_only(job);
-  if (!(local ? storage_.put_local(kResultEntryKind, rkey, entry) : storage_.put(kResultEntryKind, rkey, entry))) {
+  const bool local = stays_local(job);
+  if (!(local ? storage_.put_confined(kResultEntryKind, rkey, entry) : storage_.put(kResultEntryKind, rkey, entry))) {
     ++counters_.store_failures;
     return;
   }
   ++counters_.stores;
   if (job.depfile) update_manifest(pending.key, deps, rkey, local);
+}
+
+bool JobCache::stays_local(const plan::Job& job) {
+  bool local = options_.local_only && options_.local_only(job);
+  for (plan::JobId dep : job.deps) local |= confined_.count(dep) > 0;
+  if (local) confined_.insert(job.id);
+  return local;
 }
 
 std::optional<std::string> JobCache::explain_elsewhere(const plan::Job& job, const JobKey& key) {
@@ -483,6 +500,7 @@ std::optional<std::string> JobCache::explain_elsewhere(const plan::Job& job, con
 void JobCache::finish() {
   std::lock_guard lock(mu_);
   storage_.record(counters_);
+  state_.settle_outputs();
   state_.save();
 }
 

@@ -13,7 +13,7 @@ namespace ob::cache {
 namespace {
 
 // 2: with the lookups that found nothing (absent paths, system directories).
-constexpr std::string_view kHeader = "offload-build no-op record 2\n";
+constexpr std::string_view kHeader = "offload-build no-op record 3\n";  // 3: stamps with the ctime
 constexpr std::string_view kTrailer = "end\n";
 // 201 jobs with their headers are ~100 KiB; a record is never near this.
 constexpr uint64_t kMaxRecord = uint64_t{16} << 20;
@@ -86,8 +86,7 @@ bool read_stamp(Reader& r, Stamp& s) {
   int64_t exists = 0;
   if (!r.num(exists) || (exists != 0 && exists != 1)) return false;
   s.exists = exists == 1;
-  return r.num(s.size) && r.num(s.mtime_ns) && r.num(s.device) &&
-         r.num(s.inode);
+  return r.num(s.size) && r.num(s.mtime_ns) && r.num(s.device) && r.num(s.inode) && r.num(s.ctime_ns);
 }
 
 NoopVariable variable_now(const std::string& name) {
@@ -109,7 +108,7 @@ std::string encode_noop_record(const NoopRecord& record) {
   for (const auto& v : record.env) w.str(v.name).num(!v.value ? 0 : v.secret ? 2 : 1).str(v.value.value_or(""));
   w.num(record.files.size());
   for (const auto& [path, s] : record.files)
-    w.str(path).num(s.exists ? 1 : 0).num(s.size).num(s.mtime_ns).num(s.device).num(s.inode);
+    w.str(path).num(s.exists ? 1 : 0).num(s.size).num(s.mtime_ns).num(s.device).num(s.inode).num(s.ctime_ns);
   std::string text = w.take();
   text += kTrailer;
   return text;

@@ -79,11 +79,14 @@ class EngineBackend final : public storage::RemoteBackend {
 
 }  // namespace
 
-storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine) {
+storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine, bool signing_key_set) {
   storage::RemoteConfig c;
   c.prefix = kEngineLayerPrefix;
   c.display = engine.display + " (action cache)";
   c.allow_unsigned = true;
+  // Any client of the engine may have written an entry: what it serves stays
+  // in the local cache, unless the engine is declared trusted and a key signs it.
+  c.confined = !(engine.engine_cache == EngineCache::Trusted && signing_key_set);
   c.upload_batch = kUploadBatch;
   // The engine's own deadlines and time budget (reapi_budget.hpp) govern
   // its calls; the layer's counts none as slow below them.

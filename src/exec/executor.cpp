@@ -289,6 +289,16 @@ class Execution {
         return;
       }
     }
+    if (wrote_no_depfile(job)) {
+      remove_temps(job.id);
+      fail_job(job, 0,
+               Error::failure(fmt::format(
+                   "{} exited 0 but wrote no dependency file: what it read is unknown, and its object may "
+                   "lack it (clang writes none, and embeds nothing, when an #embed names a missing file; "
+                   "without the -MD offload-build adds it fails there)",
+                   job.describe(plan_.cwd))));
+      return;
+    }
     const std::vector<fs::path> outputs(temps_[job.id].begin(),
                                         temps_[job.id].begin() + job.outputs.size());
     if (opts_.check_outputs) {
@@ -308,6 +318,16 @@ class Execution {
     if (!observer_) return;
     if (done.up_to_date) observer_->job_found_current(job);
     observer_->job_finished(job, seconds_since(began_[job.id]));
+  }
+
+  // A C/C++ compile by clang that ran, exited 0 and left no depfile: clang 22
+  // does so, with an object, when an #embed names a missing file under -MD.
+  bool wrote_no_depfile(const plan::Job& job) const {
+    if (!job.depfile || job.kind == plan::JobKind::Link || job.argv.empty()) return false;
+    const std::string tool = fs::path(job.argv.front()).filename().string();
+    if (tool.find("clang") == std::string::npos) return false;
+    std::error_code ec;
+    return !fs::exists(temps_.at(job.id).back(), ec);
   }
 
   // Rename every temporary into place, then release the job's dependents.

@@ -26,6 +26,7 @@
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/secrets.hpp"
@@ -84,7 +85,9 @@ class Runner final : public RemoteRunner {
         done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         builder_(setup_),
-        scans_(local_.size(), [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; }) {
+        scans_(
+            local_.size(), [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; },
+            setup_.system_dirs) {
     process::install_signal_handlers();
   }
   ~Runner() override {
@@ -137,19 +140,19 @@ class Runner final : public RemoteRunner {
     if (auto scan = ActionBuilder::scan_command(view.command, view.temps)) scans_.prefetch(*scan);
   }
 
+  // Jobs in flight are stopped (their calls cancelled); with none (the
+  // runner's end after a build), the shared link stays usable: the cache's
+  // engine layer still sends the launcher compile's whole entry through it.
   void stop_all() override {
     stopping_ = true;
-    setup_.link->cancel();
-    local_.wake_all();
-    {
-      std::lock_guard lock(m_);
-      for (pid_t pid : pids_) kill(pid, SIGTERM);
-    }
     std::map<plan::JobId, std::thread> threads;
     {
       std::lock_guard lock(m_);
       threads.swap(threads_);
+      for (pid_t pid : pids_) kill(pid, SIGTERM);
     }
+    if (!threads.empty()) setup_.link->cancel();
+    local_.wake_all();
     for (auto& [id, t] : threads) t.join();
     std::lock_guard lock(m_);
     done_.clear();
@@ -310,7 +313,7 @@ class Runner final : public RemoteRunner {
     // The engine layer found nothing of the job: its action cache is not asked first.
     built->action.not_cached = setup_.ran_nowhere && setup_.ran_nowhere(w.job);
     // The manifest to store once it ran goes up with its inputs.
-    const auto manifest = key.empty() || known ? std::nullopt : manifest_of(w, *built);
+    const auto manifest = key.empty() || known ? std::nullopt : manifest_of(w, *built, key);
     if (manifest) built->action.values_after.push_back({kManifestKind, key, *manifest});
     reapi::ActionResult result;
     std::string error;
@@ -340,10 +343,16 @@ class Runner final : public RemoteRunner {
   }
 
   // Dependency manifests (dependency_manifest.cpp): only where the engine's
-  // action cache is asked at all, and only for compiles that are scanned.
+  // action cache is asked at all, only for compiles that are scanned, and
+  // only with a signing key. A manifest decides which files a job's action
+  // (and so its outputs, and the depfile its cache entry records) holds:
+  // any client of the engine could plant one that leaves a header out, so
+  // one is used only when signed with the team's key (docs/DISTRIBUTED.md).
   std::string manifest_key(const plan::Job& job) const {
     const auto use = setup_.config.engine_cache;
-    if (!setup_.manifest_key || !job.depfile || (use != EngineCache::Use && use != EngineCache::Trusted)) return {};
+    if (!setup_.manifest_key || !job.depfile || setup_.signing_key.empty() ||
+        (use != EngineCache::Use && use != EngineCache::Trusted))
+      return {};
     return setup_.manifest_key(job);
   }
 
@@ -353,7 +362,10 @@ class Runner final : public RemoteRunner {
     std::string text, error, why;
     if (!client_->get_value(kManifestKind, key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
     if (text.empty()) return std::nullopt;
-    auto m = builder_.manifest_match(text, w.command, why);
+    // Bound to its name and signed with our key, or it is none (planted, or another key's).
+    auto signed_text = storage::decode_entry(text, kManifestKind, key, setup_.signing_key, reapi::kMaxManifestBytes);
+    if (!signed_text) return std::nullopt;
+    auto m = builder_.manifest_match(signed_text->metadata, w.command, why);
     if (!m) return std::nullopt;
     auto env = w.command.env;
     if (toolchain::redirect_lookups(env, w.temps.back())) w.absent = m->absent;
@@ -365,9 +377,12 @@ class Runner final : public RemoteRunner {
 
   // What the scan found, as the job's manifest: none when the engine keeps no
   // values or the lookups are unknown (a manifest could not vouch for absences).
-  std::optional<std::string> manifest_of(const Work& w, const ActionBuilder::Built& built) {
+  std::optional<std::string> manifest_of(const Work& w, const ActionBuilder::Built& built, const std::string& key) {
     if (manifests_refused_ || !client_->stores_values()) return std::nullopt;
-    return builder_.manifest_text(built, w.absent ? *w.absent : std::vector<std::string>{});
+    auto text = builder_.manifest_text(built, w.absent ? *w.absent : std::vector<std::string>{});
+    if (!text) return std::nullopt;
+    return storage::encode_entry(storage::Entry{std::move(*text), {}}, kManifestKind, key,
+                                 setup_.signing_key);
   }
 
   // After a scanned job ran on the engine: what the scan found, for the next

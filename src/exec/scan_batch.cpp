@@ -1,6 +1,7 @@
 // Dependency scans in batches (exec/scan_batch.hpp).
 #include "offload_build/exec/scan_batch.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
+#include "offload_build/util/paths.hpp"
 
 namespace ob::exec {
 
@@ -38,7 +40,45 @@ std::optional<std::string> depfile_text(const std::vector<std::string>& files) {
   return text + "\n";
 }
 
+// A source's text that tests for a file or embeds one: __has_include,
+// __has_include_next, __has_embed, or `#embed` (spaces allowed after the #).
+bool tests_or_embeds(std::string_view text) {
+  if (text.find("__has_include") != std::string_view::npos || text.find("__has_embed") != std::string_view::npos)
+    return true;
+  for (size_t at = text.find("embed"); at != std::string_view::npos; at = text.find("embed", at + 1)) {
+    size_t i = at;
+    while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) --i;
+    if (i > 0 && text[i - 1] == '#') return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool ScanBatcher::tests_for_files(const std::vector<std::string>& files, const fs::path& cwd) {
+  for (const auto& name : files) {
+    const fs::path p = (cwd / name).lexically_normal();  // an absolute name stays
+    bool system = false;
+    for (const auto& d : system_dirs_) system |= util::is_under(p, d);
+    struct stat st {};
+    if (system || ::stat(p.c_str(), &st) != 0) continue;
+    const std::string memo = p.string() + '\0' + std::to_string(st.st_size) + '\0' +
+                             std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+    std::optional<bool> known;
+    {
+      std::lock_guard lock(m_);
+      if (auto it = tests_.find(memo); it != tests_.end()) known = it->second;
+    }
+    if (!known) {
+      const auto text = util::read_file(p, 64ull << 20);
+      known = !text || tests_or_embeds(*text);  // unreadable: in doubt, scanned alone
+      std::lock_guard lock(m_);
+      tests_.emplace(memo, *known);
+    }
+    if (*known) return true;
+  }
+  return false;
+}
 
 struct ScanBatcher::Request {
   process::Command scan;
@@ -119,6 +159,7 @@ std::optional<ScanFound> ScanBatcher::run(const process::Command& scan, const fs
   const bool records = toolchain::redirect_lookups(env, r->batch.depfile).has_value();
   auto text = r->files ? depfile_text(*r->files) : std::nullopt;
   if (!text || (records && !r->absent)) return run_alone(scan, depfile);
+  if (tests_for_files(*r->files, scan.cwd.empty() ? fs::current_path() : scan.cwd)) return run_alone(scan, depfile);
   found.depfile = std::move(*text);
   if (records) found.absent = r->absent;
   std::lock_guard count(m_);

@@ -55,8 +55,12 @@ std::optional<std::map<std::string, std::string>> decode_working_set(std::string
   return values;
 }
 
-std::string working_set_name(std::string_view identity) {
-  return storage::Hasher().field("working-set", "1").field("project", identity).hex();
+std::string working_set_name(std::string_view identity, std::string_view signing_key) {
+  storage::Hasher h;
+  h.field("working-set", "1").field("project", identity);
+  if (!signing_key.empty())
+    h.field("writer", storage::sha256_hex("offload-build working set writer\n" + std::string(signing_key)));
+  return h.hex();
 }
 
 WorkingSet::WorkingSet(std::shared_ptr<EngineLink> link, std::string name, std::optional<fs::path> memo_dir)

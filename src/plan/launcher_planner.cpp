@@ -4,6 +4,7 @@
 
 #include "compile_planner.hpp"
 #include "offload_build/toolchain/frontends/plain_compile.hpp"
+#include "offload_build/util/strings.hpp"
 
 namespace ob::plan {
 
@@ -125,6 +126,42 @@ std::vector<fs::path> link_tools(const toolchain::Toolchain& tc) {
   return tools;
 }
 
+// The programs and startup files clang looks for under a -B prefix before
+// anywhere else (a directory, or a prefix of names: -B/opt/x/cross-): the
+// linkers (ld, ld.lld, ...-ld), the assembler and the crt objects.
+void prefix_tools(const fs::path& prefix, std::vector<fs::path>& tools) {
+  std::error_code ec;
+  const bool dir = fs::is_directory(prefix, ec);
+  const fs::path in = dir ? prefix : prefix.parent_path();
+  const std::string start = dir ? std::string() : prefix.filename().string();
+  size_t seen = 0;
+  for (fs::directory_iterator it(in, ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
+    const std::string name = it->path().filename().string();
+    if (!util::starts_with(name, start)) continue;
+    const std::string rest = name.substr(start.size());
+    const bool wanted = util::starts_with(rest, "ld") || rest.find("-ld") != std::string::npos || rest == "as" ||
+                        util::ends_with(rest, ".o");
+    if (wanted && it->is_regular_file(ec)) tools.push_back(it->path());
+  }
+}
+
+// What a link reads that its argv names only inside options, so that no
+// linker's dependency file lists: what a -B prefix holds (prefix_tools), and
+// a response file handed to the linker inside -Wl, (-Wl,@FILE).
+void option_files(const std::vector<std::string>& argv, const fs::path& cwd, std::vector<fs::path>& tools,
+                  std::vector<fs::path>& inputs) {
+  auto full = [&](const std::string& p) { return (cwd / p).lexically_normal(); };  // an absolute p stays
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& t = argv[i];
+    if ((t == "-B" || t == "--prefix") && i + 1 < argv.size()) prefix_tools(full(argv[++i]), tools);
+    else if (util::starts_with(t, "--prefix=")) prefix_tools(full(t.substr(9)), tools);
+    else if (util::starts_with(t, "-B") && t.size() > 2) prefix_tools(full(t.substr(2)), tools);
+    else if (util::starts_with(t, "-Wl,"))
+      for (const auto& part : util::split(t.substr(4), ','))
+        if (part.size() > 1 && part.front() == '@') inputs.push_back(full(part.substr(1)));
+  }
+}
+
 }  // namespace
 
 Job offload_link_job(const toolchain::frontend::LinkRequest& request, std::vector<fs::path> inputs,
@@ -139,6 +176,7 @@ Job offload_link_job(const toolchain::frontend::LinkRequest& request, std::vecto
   link.argv = request.writing(arg_path(program, cwd).string(), arg_path(*link.depfile, cwd).string());
   link.outputs = {program};
   link.tools = link_tools(tc);
+  option_files(request.argv, cwd, link.tools, link.inputs);
   return link;
 }
 

@@ -76,9 +76,9 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
   if (!engine_layer_on()) return;
   auto link = engine_link(launcher);
   if (!link) return;
-  remotes.push_back(exec::engine_layer_config((*link)->config()));
+  remotes.push_back(exec::engine_layer_config((*link)->config(), storage_ && !storage_->signing_key().empty()));
   if (!launcher && working_set_identity_ && storage_) {
-    working_set_ = std::make_shared<exec::WorkingSet>(*link, exec::working_set_name(working_set_identity_()),
+    working_set_ = std::make_shared<exec::WorkingSet>(*link, exec::working_set_name(working_set_identity_(), storage_->signing_key()),
                                                       storage_->dir() / "working-sets");
     working_set_identity_ = nullptr;  // asked once; it may refer to the caller's manifest
     layered.note_used = true;
@@ -197,6 +197,7 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
     if (key.inputs_missing) return std::nullopt;
     return key;
   };
+  setup.signing_key = storage::Trust::from_config(config()).signing_key;
   if (!engine_layer_on())
     setup.manifest_key = [job_key](const plan::Job& job) {
       const auto key = job_key(job);

@@ -62,11 +62,14 @@ std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& conte
   // A hit prints the warnings its pass printed when it ran, in their place.
   run.cache.replay = [&](const plan::Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
   run.cache.collect_reads = whole != nullptr;
+  // A job served by the engine's layer (any client of the engine may have
+  // written its entries), or built from one, keeps the whole entry out too.
+  bool untrusted = false;
+  run.after_cache = [&untrusted](const cache::JobCache& cache) { untrusted |= cache.confined(); };
   auto ran = session.run(context, plan, runner, std::move(run));
   auto& summary = ran.summary;
   // A result of the engine's action cache (any client of the engine may have
   // written it) is kept out of the whole entry unless the engine is trusted.
-  bool untrusted = false;
   for (const auto& [id, note] : session.remote)
     untrusted |= note.where == exec::RanWhere::EngineCache && context.engine_cache() != exec::EngineCache::Trusted;
   std::error_code ec;

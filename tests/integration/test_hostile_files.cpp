@@ -122,3 +122,23 @@ TEST_CASE("a depfile that is a symlink to /dev/zero is not read: nothing stored,
   auto p = run_tool({(dir / "build/saxpy").string()}, dir, {{"OMP_TARGET_OFFLOAD", "MANDATORY"}});
   CHECK_THAT(p.out, Catch::Contains("max_err=0 OK"));
 }
+
+// clang 22 with the -MD a manifest build gives every compile exits 0 and
+// embeds nothing when an #embed names a missing file (no depfile either):
+// the build fails naming why, and nothing is stored.
+TEST_CASE("a manifest build with an #embed of a missing file fails, and caches nothing", "[integration][hostile]") {
+  TempDir tmp("ob-embed-missing");
+  const fs::path dir = tmp / "p";
+  write_file(dir / "k.c", "#include <stdio.h>\nstatic const char d[] = {\n#embed \"missing.bin\"\n};\n"
+                          "int main(void) {\n  printf(\"%zu\\n\", sizeof d);\n  return 0;\n}\n");
+  write_file(dir / "offload.json",
+             R"({"name": "k", "sources": ["k.c"], "targets": ["host"], "flags": ["-std=c23"]})");
+  auto r = build_project(dir, tmp / "cache");
+  INFO(r.err);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("exited 0 but wrote no dependency file"));
+  CHECK_FALSE(fs::exists(dir / "build/k"));
+  auto stats = run_ob({"--cache-dir", (tmp / "cache").string(), "cache", "stats", "--json"});
+  REQUIRE(stats.exit_code == 0);
+  CHECK(nlohmann::json::parse(stats.out).value("stores", 0) == 0);
+}

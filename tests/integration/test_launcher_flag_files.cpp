@@ -207,3 +207,49 @@ TEST_CASE("manifest: a file named by flags is keyed by its content, what cannot 
   REQUIRE(b2.exit_code == 0);
   CHECK_THAT(b2.err, !Catch::Contains(" from cache, 0 run"));
 }
+
+// A link reads what its argv names only inside options: the linker under a
+// -B prefix (clang looks there first) and a response file handed to the
+// linker in -Wl,@FILE. Either changed, the link is made again, never served.
+TEST_CASE("launcher: a link is keyed by the linker a -B prefix holds and by a -Wl,@ response file",
+          "[launcher][flagkeys][integration]") {
+  Launcher l;
+  write_file(l.tmp / "main.c",
+             "#include <stdio.h>\nint value(void);\nint main(void) {\n  int d = 0;\n"
+             "#pragma omp target map(from: d)\n  d = 1;\n  printf(\"%d %d\\n\", d, value());\n  return 0;\n}\n");
+  for (const std::string v : {"11", "21"}) {
+    write_file(l.tmp / ("v" + v + ".c"), "int value(void) { return " + v + "; }\n");
+    REQUIRE(run_tool({kClang, "-c", "v" + v + ".c", "-o", "v" + v + ".o"}, l.tmp.path()).exit_code == 0);
+  }
+  REQUIRE(l.ob({kClang, "-fopenmp", kHostTargets, "-c", "main.c", "-o", "main.o"}).exit_code == 0);
+  auto program = [&] { return run_tool({(l.tmp / "prog").string()}, l.tmp.path()).out; };
+  auto relinked = [&](const Argv& link) {
+    fs::remove(l.tmp / "prog");
+    auto r = l.ob(link, {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.err;
+  };
+  SECTION("-Wl,@FILE") {
+    const Argv link{kClang, "-fopenmp", kHostTargets, "main.o", "-Wl,@link.rsp", "-o", "prog"};
+    write_file(l.tmp / "link.rsp", "v11.o\n");
+    (void)relinked(link);
+    CHECK(program() == "1 11\n");
+    write_file(l.tmp / "link.rsp", "v21.o\n");
+    CHECK_THAT(relinked(link), Catch::Contains("link prog: miss"));
+    CHECK(program() == "1 21\n");
+  }
+  SECTION("-B DIR") {
+    const Argv link{kClang, "-fopenmp", kHostTargets, "-B", "tools", "main.o", "-o", "prog"};
+    auto linker = [&](const std::string& object) {
+      write_file(l.tmp / "tools/ld", "#!/bin/sh\nexec /usr/bin/ld \"$@\" " + object + "\n");
+      fs::permissions(l.tmp / "tools/ld", fs::perms::owner_all);
+    };
+    linker("v11.o");
+    (void)relinked(link);
+    CHECK(program() == "1 11\n");
+    linker("v21.o");
+    CHECK_THAT(relinked(link), Catch::Contains("link prog: miss"));
+    CHECK(program() == "1 21\n");
+  }
+}

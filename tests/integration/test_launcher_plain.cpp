@@ -221,3 +221,30 @@ TEST_CASE("an offload compile by a clang whose LLVM has no llvm-offload-binary i
   CHECK(counter(s, "misses") == 1);
   CHECK(unchanged(s, "not clang") == 0);
 }
+
+// clang 22 under the -MD offload-build adds exits 0 and embeds nothing when
+// an #embed names a missing file (clang alone: a fatal error); it writes no
+// depfile then. The compile fails as clang alone does, and nothing is cached.
+TEST_CASE("an #embed of a missing file fails as clang alone does, and is never cached",
+          "[launcher][plain][integration]") {
+  Launcher l;
+  write(l.tmp / "e.c", "const char d[] = {\n#embed \"missing.bin\"\n};\nint size(void) { return sizeof d; }\n");
+  const bool offload = GENERATE(false, true);
+  DYNAMIC_SECTION((offload ? "an offload compile" : "a plain compile")) {
+    Argv compile{kClang, "-std=c23", "-c", "e.c", "-o", "e.o"};
+    if (offload) compile.insert(compile.begin() + 1, {"-fopenmp", kHostTargets});
+    auto alone = run_tool(compile, l.tmp.path());
+    REQUIRE(alone.exit_code == 1);
+    fs::remove(l.tmp / "e.o");
+    for (int i = 0; i < 2; ++i) {
+      auto r = l.ob(compile);
+      INFO(r.err);
+      CHECK(r.exit_code == 1);
+      CHECK_THAT(r.err, Catch::Contains("'missing.bin' file not found"));
+      CHECK_FALSE(fs::exists(l.tmp / "e.o"));
+    }
+    const auto stats = l.stats();
+    CHECK(counter(stats, "stores") == 0);
+    CHECK(counter(stats, "hits") == 0);
+  }
+}

@@ -145,6 +145,22 @@ TEST_CASE("after a no-op record, an edit to a source or a header rebuilds", "[in
     REQUIRE(r.exit_code == 0);
     CHECK(p.program_output() == "main 8 0 9\n");
   }
+  SECTION("a header edited in place, same size, its mtime put back: the ctime tells") {
+    const fs::path h = p.dir() / "src/shared.h";
+    const auto when = fs::last_write_time(h);
+    {
+      std::fstream f(h, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(15);  // "#define SHARED 5\n": the 5
+      f.put('7');
+    }
+    fs::last_write_time(h, when);
+    REQUIRE(fs::last_write_time(h) == when);
+    auto r = p.build();
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(!Project::all_up_to_date(r.err));
+    CHECK(p.program_output() == "main 7 0 8\n");
+  }
   SECTION("a header touched (same content): its includers are served, not up to date") {
     fs::last_write_time(p.dir() / "src/shared.h", fs::file_time_type::clock::now());
     auto r = p.build();

@@ -273,6 +273,7 @@ TEST_CASE("remote execution: a CMake launcher build of a fresh checkout runs no 
   // served by the engine's action cache, leaves the compiles' manifests.
   Env own = explain;
   own.emplace_back("OFFLOAD_BUILD_ENGINE_STORAGE", "false");
+  own.emplace_back("OFFLOAD_BUILD_SIGNING_KEY", "team-key");  // a manifest is used only when signed
   fs::remove_all(a / "build");
   auto seeded = cmake_build(a, tmp / "cache-a2", worker.url(), own);
   INFO(seeded.out << seeded.err);
@@ -473,7 +474,8 @@ TEST_CASE("remote execution: a fresh checkout is served by the engine without a 
   // checkout whole, next test case, and no manifest is stored): the same
   // checkout from an empty local cache, its compiles scanned and served by
   // the engine's action cache, leaves their manifests.
-  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}};
+  // With the team's key: a manifest is stored signed, and used only when it verifies.
+  const Env own{{"OFFLOAD_BUILD_ENGINE_STORAGE", "false"}, {"OFFLOAD_BUILD_SIGNING_KEY", "team-key"}};
   fs::remove_all(a / "build");
   auto seeded = build_project(a, tmp / "cache-a2", {"--remote-execution", worker.url()}, own);
   INFO(seeded.err);
@@ -841,8 +843,10 @@ TEST_CASE("remote execution: results of the engine's action cache are signed int
   const int used = stored_in_redis("use", "use");
   const int trusted = stored_in_redis("trusted", "trusted");
   INFO("entries in Redis: use " << used << ", trusted " << trusted);
-  CHECK(used > 0);           // the package and the link, built here
-  CHECK(trusted > used);     // and the compiles the engine's cache served
+  // Under use, nothing the engine's cache served goes further, nor what is
+  // built here from it (the package and the link read the served objects).
+  CHECK(used == 0);
+  CHECK(trusted > 0);  // trusted and signed: the compiles, the package and the link
   // The entries the engine holds serve a fresh client whole, and go only to
   // its local cache, never to remote storage.
   CHECK(stored_in_redis("layer", "use", true) == 0);

@@ -204,6 +204,10 @@ TEST_CASE("working set: a pack decodes to what was encoded, and anything else to
   CHECK(exec::encode_working_set(values, 20) == std::nullopt);  // over the cap: none
   CHECK(exec::working_set_name("p\nhost") == exec::working_set_name("p\nhost"));
   CHECK(exec::working_set_name("p\nhost") != exec::working_set_name("p\nsm_90"));
+  // A signing key names its writers' own set: another key's (or none) is another set.
+  CHECK(exec::working_set_name("p\nhost", "team") != exec::working_set_name("p\nhost"));
+  CHECK(exec::working_set_name("p\nhost", "team") != exec::working_set_name("p\nhost", "teem"));
+  CHECK(exec::working_set_name("p\nhost", "team") == exec::working_set_name("p\nhost", "team"));
 }
 
 TEST_CASE("working set: the next build's cache serves every entry from one value, and a cache stores a set once",

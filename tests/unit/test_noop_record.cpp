@@ -19,7 +19,7 @@ NoopRecord sample() {
   r.jobs = {"host src/a.c", "link build/prog with\nnewline"};
   r.env = {{"CPATH", std::nullopt, false}, {"ODD", std::string("a\n7 b"), false},
            {"OFFLOAD_BUILD_SIGNING_KEY", std::string(), true}};
-  r.files = {{"/p/src/a.c", Stamp{true, 12, -5, ~uint64_t{0}, 42}}, {"/p/gone", Stamp{}}};
+  r.files = {{"/p/src/a.c", Stamp{true, 12, -5, ~uint64_t{0}, 42, 77}}, {"/p/gone", Stamp{}}};
   return r;
 }
 
@@ -47,11 +47,11 @@ TEST_CASE("a damaged no-op record is no record", "[noop]") {
   }
   CHECK(!decode_noop_record(text + "x"));
   std::string other_version = text;
-  other_version[other_version.find("record 2") + 7] = '9';
+  other_version[other_version.find("record 3") + 7] = '9';
   CHECK(!decode_noop_record(other_version));
-  CHECK(!decode_noop_record("offload-build no-op record 2\n99999999999999999999 x\n"));
+  CHECK(!decode_noop_record("offload-build no-op record 3\n99999999999999999999 x\n"));
   // A count larger than the record could hold allocates nothing.
-  CHECK(!decode_noop_record("offload-build no-op record 2\n0 \n0 \n1000000000000\n"));
+  CHECK(!decode_noop_record("offload-build no-op record 3\n0 \n0 \n1000000000000\n"));
   // A secret never keeps a value.
   std::string secret = text;
   secret.replace(secret.find("25 OFFLOAD_BUILD_SIGNING_KEY\n2\n0 \n"),

@@ -29,6 +29,10 @@ class BuildState {
   // Saved only when something was recorded; atomic; failures are ignored (the
   // state only feeds --explain and the up-to-date check).
   void save() const;
+  // After the jobs' outputs were renamed into place (which sets their
+  // ctime): each recorded output whose stat still matches in all else takes
+  // its ctime now, as a later build's stat will see it.
+  void settle_outputs();
 
   // The job's outputs are current without reading a file: same tools, argv
   // and environment as last time, every file it read has the stat it had

@@ -17,13 +17,16 @@ namespace fs = std::filesystem;
 using ob::toolchain::NameRoots;
 
 // What stat(2) says, without reading: enough to tell that a file is unchanged
-// since it was last hashed (size, nanosecond mtime, device and inode).
+// since it was last hashed (size, nanosecond mtime, device, inode and
+// nanosecond ctime: an in-place edit of the same size whose mtime was put
+// back, `touch -r`, still changes the ctime, which no one can set).
 struct Stamp {
   bool exists = false;
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t device = 0;
   uint64_t inode = 0;
+  int64_t ctime_ns = 0;
   bool operator==(const Stamp&) const = default;
 };
 

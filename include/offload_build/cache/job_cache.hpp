@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -81,6 +82,13 @@ class JobCache {
   // This build's counters; add them to the shared ones and save the build
   // state for the next --explain.
   const storage::Counters& counters() const { return counters_; }
+  // Whether any job was served by a confined remote (storage::Lookup::
+  // confined: the engine's layer) or stored locally only: what stands for
+  // the build (a launcher compile's whole entry) must not go further.
+  bool confined() const {
+    std::lock_guard lock(mu_);
+    return !confined_.empty();
+  }
   const BuildState& state() const { return state_; }
   void finish();
 
@@ -104,7 +112,12 @@ class JobCache {
   // Storage is asked with `lock` released. `changed`: on a miss, what differs
   // from the newest entry (dep_change).
   std::optional<std::string> find_result_key(const plan::Job& job, const JobKey& key, std::string& reason,
-                                             std::string& changed, std::vector<Dep>& deps, Lock& lock);
+                                             std::string& changed, std::vector<Dep>& deps, Lock& lock,
+                                             bool& confined);
+  // Whether what `job` stores goes to the local cache only: it was told so
+  // (local_only), or a job whose outputs it reads was served by a confined
+  // remote or stored locally only (so is then `job`).
+  bool stays_local(const plan::Job& job);
   enum class Restored { Ok, Corrupt, Unwritable };
   Restored restore(const plan::Job& job, const storage::Entry& entry, const std::vector<fs::path>& temps,
                    std::string& diagnostics, size_t& jobs);
@@ -126,7 +139,7 @@ class JobCache {
   };
 
   storage::LayeredStorage& storage_;
-  std::mutex mu_;  // everything below (storage_ is safe on its own)
+  mutable std::mutex mu_;  // everything below (storage_ is safe on its own)
   const plan::Plan& plan_;
   JobCacheOptions options_;
   FileFactsCache files_;
@@ -139,6 +152,7 @@ class JobCache {
   std::map<size_t, std::pair<std::string, std::string>> place_misses_;  // unit -> job id, what alone differs
   std::map<plan::JobId, Said> said_;
   std::map<plan::JobId, std::vector<Dep>> reads_;  // collect_reads
+  std::set<plan::JobId> confined_;                  // served confined, or stored locally only
 };
 
 }  // namespace ob::cache

@@ -25,8 +25,11 @@ inline constexpr const char* kEngineLayerPrefix = "engine-action-cache:";
 
 // The layer's entry among the remotes (after those of remote_storage): its
 // display, the engine's with " (action cache)"; entries unsigned allowed
-// (they are as trusted as the engine's own results: engine_cache).
-storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine);
+// (they are as trusted as the engine's own results: engine_cache). Confined
+// (storage::RemoteConfig::confined: what it serves, and what is built from
+// it, never goes to remote storage) unless engine_cache is trusted and
+// `signing_key_set`.
+storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine, bool signing_key_set = false);
 
 // The backend for that entry, over `link` (any number: they share it), and
 // `set` when the build has a working set (exec/working_set.hpp): a value it

@@ -129,6 +129,10 @@ struct RemoteRunnerSetup {
   // its outputs before any file is read: its direct key), "" for none; any
   // thread. Unset: no manifests (every compile with a depfile is scanned).
   std::function<std::string(const plan::Job&)> manifest_key;
+  // The team's signing key (OFFLOAD_BUILD_SIGNING_KEY): manifests are
+  // stored signed with it and used only when they verify; empty: none are
+  // asked for or stored (a manifest from the engine is a claim, not a proof).
+  std::string signing_key;
   // With the local cache's engine layer instead (no manifests): true when
   // the layer, asked in this build for the job's entry under its direct key,
   // found none (EngineLink::absent): nothing says the job ran there, so its

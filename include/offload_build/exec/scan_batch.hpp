@@ -7,7 +7,10 @@
 // of its compiles (more absent paths than its own, never fewer: a header
 // created at any of them only makes the job miss). A scan the batch cannot
 // answer (a cc1 command, no clang-scan-deps beside the compiler, a failure)
-// runs alone, as before.
+// runs alone, as before. So does one whose files (outside the system
+// directories) test for a file or embed one (__has_include, __has_embed,
+// #embed): clang-scan-deps lists neither a file found by such a test nor a
+// second name through a symlinked directory, clang -M lists both.
 #pragma once
 
 #include <condition_variable>
@@ -40,7 +43,9 @@ class ScanBatcher {
  public:
   // `run`: a command in a local slot, true when it exited 0.
   using RunFn = std::function<bool(const process::Command&)>;
-  ScanBatcher(size_t threads, RunFn run) : threads_(threads), run_(std::move(run)) {}
+  // `system_dirs`: files under these are the worker's own toolchain (their tests are its own).
+  ScanBatcher(size_t threads, RunFn run, std::vector<fs::path> system_dirs = {})
+      : threads_(threads), run_(std::move(run)), system_dirs_(std::move(system_dirs)) {}
 
   // Run `scan` (a dependency_scan_argv command naming `depfile`): what it
   // found, nullopt when it failed; no file is left behind. Any thread; it
@@ -66,8 +71,13 @@ class ScanBatcher {
   // `scan` alone, as its own clang -M: what it wrote, read back and removed.
   std::optional<ScanFound> run_alone(const process::Command& scan, const fs::path& depfile) const;
 
+  // Whether any of `files` tests for or embeds a file (memoized by path, size and mtime).
+  bool tests_for_files(const std::vector<std::string>& files, const fs::path& cwd);
+
   size_t threads_;
   RunFn run_;
+  std::vector<fs::path> system_dirs_;
+  std::map<std::string, bool> tests_;  // (m_) by path, size and mtime
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Request>> pending_;

@@ -46,7 +46,9 @@ std::optional<std::map<std::string, std::string>> decode_working_set(std::string
 // not of where it is. Engines keep the first result stored for an action
 // (Bazel's worker never replaces one): a set is named by what it is for, so
 // that a changed checkout has a name of its own rather than a stale set.
-std::string working_set_name(std::string_view identity);
+// With a signing key the name holds a digest of it too: a set stored first by
+// a client with another key (or none) cannot squat the team's.
+std::string working_set_name(std::string_view identity, std::string_view signing_key = {});
 
 class WorkingSet {
  public:

@@ -155,6 +155,9 @@ struct Lookup {
   LookupStatus status = LookupStatus::Missing;
   Entry entry;              // when Hit
   std::string problem;      // when Corrupt: what was wrong
+  // When Hit: served by a remote whose entries never reach remote storage
+  // (RemoteConfig::confined: the engine's layer), nor what is built from them.
+  bool confined = false;
 };
 
 class Storage {

@@ -69,6 +69,7 @@ LayeredStorage::LayeredStorage(Storage& local, std::vector<RemoteConfig> remotes
     auto r = std::make_unique<Remote>();
     r->config = std::move(config);
     if (!r->config.unusable.empty()) disable(*r, r->config.unusable);  // not counted: no server asked
+    leaks_ |= !r->config.read_only && !r->config.confined;
     remotes_.push_back(std::move(r));
   }
 }
@@ -225,6 +226,28 @@ bool LayeredStorage::put_local(std::string_view kind, std::string_view key, cons
   return local_.put(kind, key, entry);
 }
 
+// The mark beside an entry that must not leave the local cache (its kind and
+// key in the `confined` kind: an empty entry).
+namespace {
+std::string confined_name(std::string_view kind, std::string_view key) { return fmt::format("{}-{}", kind, key); }
+}  // namespace
+
+void LayeredStorage::mark_confined(std::string_view kind, std::string_view key) {
+  if (local_.writable()) local_.put(kConfinedKind, confined_name(kind, key), Entry{std::string(kConfinedKind), {}});
+}
+
+bool LayeredStorage::marked_confined(std::string_view kind, std::string_view key) {
+  std::lock_guard lock(local_mu_);
+  return local_.get(kConfinedKind, confined_name(kind, key)).status == LookupStatus::Hit;
+}
+
+bool LayeredStorage::put_confined(std::string_view kind, std::string_view key, const Entry& entry) {
+  std::lock_guard lock(local_mu_);
+  if (!local_.put(kind, key, entry)) return false;
+  mark_confined(kind, key);
+  return true;
+}
+
 void LayeredStorage::discard(std::string_view kind, std::string_view key) {
   std::lock_guard lock(local_mu_);
   local_.discard(kind, key);
@@ -243,7 +266,10 @@ std::set<std::pair<std::string, std::string>> LayeredStorage::used() const {
 
 Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
   Lookup local = get_local(kind, key);
-  if (local.status == LookupStatus::Hit) note_used(kind, key);
+  if (local.status == LookupStatus::Hit) {
+    note_used(kind, key);
+    if (leaks_) local.confined = marked_confined(kind, key);
+  }
   if (local.status == LookupStatus::Hit || remotes_.empty()) return local;
   // Asked already in this process, and no remote had it (storing a miss reads
   // its manifest entry again): no second round trip.
@@ -310,11 +336,13 @@ std::optional<Lookup> LayeredStorage::fetch(Remote& r, RemoteBackend& backend, s
   }
   {
     std::lock_guard lock(local_mu_);
-    if (local_.writable()) local_.put_encoded(kind, key, bytes);  // verified: as received
+    if (local_.writable() && local_.put_encoded(kind, key, bytes) && r.config.confined)  // verified: as received
+      mark_confined(kind, key);
   }
   Lookup hit;
   hit.status = LookupStatus::Hit;
   hit.entry = std::move(*entry);
+  hit.confined = r.config.confined;
   return hit;
 }
 
@@ -325,6 +353,7 @@ bool LayeredStorage::put(std::string_view kind, std::string_view key, const Entr
   {
     std::lock_guard lock(local_mu_);
     stored = local_.writable() && local_.put_encoded(kind, key, *bytes);
+    if (stored && leaks_) local_.discard(kConfinedKind, confined_name(kind, key));  // ours now, not the engine's
   }
   if (stored) note_used(kind, key);
   std::shared_ptr<const std::string> plain;  // for remotes with compress=false

@@ -23,6 +23,11 @@
 //               inline contents is refused (INVALID_ARGUMENT), as a strict
 //               engine may; results are served as stored, never inline;
 //               each Execute fails the compile (exit 1)
+//   forging     an engine any client may write (update_enabled): results
+//               kept as stored; a dependency manifest it holds none of is
+//               answered with a forged one that lists no file (a planted
+//               claim); each Execute logs its input root's files
+//               (`Execute inputs a.c hard.h`) and fails the compile (exit 1)
 //   evicting    as strict-store, but the first Execute of each action drops
 //               the action's and its command's blobs from the CAS and
 //               answers FAILED_PRECONDITION, as an engine whose CAS evicted
@@ -54,6 +59,7 @@
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
+#include <openssl/sha.h>
 
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
 #include "google/bytestream/bytestream.grpc.pb.h"
@@ -112,7 +118,31 @@ bool evict_once(const re::Digest& action, const re::Action& a) {
 
 // The slow mode's wait before answering.
 // Clients may write the action cache; results are kept as stored.
-bool stores() { return mode == "strict-store" || mode == "evicting"; }
+bool stores() { return mode == "strict-store" || mode == "evicting" || mode == "forging"; }
+
+std::string sha256_hex(const std::string& data) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
+  std::string hex;
+  char two[3];
+  for (unsigned char c : md) {
+    std::snprintf(two, sizeof two, "%02x", c);
+    hex += two;
+  }
+  return hex;
+}
+
+// forging: a dependency manifest that lists no file, as the one output of the value's action.
+re::ActionResult forged_manifest() {
+  const std::string text = R"({"format":"offload-build dependency manifest 1","reads":[],"absent":[]})";
+  re::ActionResult ar;
+  auto* f = ar.add_output_files();
+  f->set_path("dependency-manifest");
+  f->set_contents(text);
+  f->mutable_digest()->set_hash(sha256_hex(text));
+  f->mutable_digest()->set_size_bytes(int64_t(text.size()));
+  return ar;
+}
 
 void dawdle() {
   if (mode == "slow" || mode == "slow-failing") std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
@@ -191,6 +221,14 @@ re::ActionResult lie(const re::Command& command) {
 bool load(const re::Digest& d, google::protobuf::Message& msg) {
   std::string data;
   return store.get(d.hash(), data) && msg.ParseFromString(data);
+}
+
+// The files of the input root under `dir`, each as " PATH" (forging's log).
+void input_names(const re::Digest& dir, const std::string& under, std::string& out) {
+  re::Directory d;
+  if (!load(dir, d)) return;
+  for (const auto& f : d.files()) out += " " + under + f.name();
+  for (const auto& sub : d.directories()) input_names(sub.digest(), under + sub.name() + "/", out);
 }
 
 class CapabilitiesService final : public re::Capabilities::Service {
@@ -290,6 +328,11 @@ class ActionCacheService final : public re::ActionCache::Service {
     if (stores()) {
       std::lock_guard lock(results_m);
       auto it = results.find(req->action_digest().hash());
+      if (it == results.end() && mode == "forging" && mnemonic(ctx) == "dependency-manifest") {
+        *result = forged_manifest();
+        say("GetActionResult forged manifest");
+        return grpc::Status::OK;
+      }
       if (it == results.end()) return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
       *result = it->second;
       say("GetActionResult stored");
@@ -308,7 +351,7 @@ class ActionCacheService final : public re::ActionCache::Service {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
     if (!stores()) return {grpc::StatusCode::PERMISSION_DENIED, "update_enabled is false"};
     for (const auto& f : req->action_result().output_files())
-      if (!f.contents().empty()) {
+      if (!f.contents().empty() && mode != "forging") {
         say("UpdateActionResult refused inline contents");
         return {grpc::StatusCode::INVALID_ARGUMENT, "output files may not carry inline contents"};
       }
@@ -341,6 +384,11 @@ class ExecutionService final : public re::Execution::Service {
       response.mutable_status()->set_code(int(grpc::StatusCode::FAILED_PRECONDITION));
       response.mutable_status()->set_message("an input is missing from the CAS");
       say("Execute evicted");
+    } else if (mode == "forging") {
+      std::string names;
+      input_names(action.input_root_digest(), "", names);
+      response.mutable_result()->set_exit_code(1);
+      say("Execute inputs" + names);
     } else if (mode == "slow-failing" || stores()) {
       response.mutable_result()->set_exit_code(1);
       response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
@@ -369,9 +417,10 @@ int main(int argc, char** argv) {
   }
   if (port.empty() ||
       (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
-       mode != "slow" && mode != "slow-failing" && mode != "strict-store" && mode != "evicting")) {
+       mode != "slow" && mode != "slow-failing" && mode != "strict-store" && mode != "evicting" &&
+       mode != "forging")) {
     std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing|"
-                 "strict-store|evicting [--delay-ms N]\n";
+                 "strict-store|evicting|forging [--delay-ms N]\n";
     return 2;
   }
   CapabilitiesService capabilities;

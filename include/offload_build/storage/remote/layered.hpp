@@ -27,6 +27,10 @@
 
 namespace ob::storage {
 
+// The local cache's kind of marks (LayeredStorage::put_confined): an entry
+// whose metadata is this name, under the marked entry's kind and key.
+inline constexpr std::string_view kConfinedKind = "confined";
+
 using BackendFactory = std::function<std::unique_ptr<RemoteBackend>(const RemoteConfig&)>;
 // make_remote_backend(config), named so that backend_registry.hpp's overload
 // (config, registry) seen in the same unit does not make it ambiguous.
@@ -61,6 +65,12 @@ class LayeredStorage {
   // The local layer alone (entries that are hints, never shared: `place`).
   Lookup get_local(std::string_view kind, std::string_view key);
   bool put_local(std::string_view kind, std::string_view key, const Entry& entry);
+  // put_local of an entry that must never reach remote storage (served by a
+  // confined remote, or built from one: Lookup::confined), marked so in the
+  // local cache: a later local hit of it is confined too.
+  bool put_confined(std::string_view kind, std::string_view key, const Entry& entry);
+  // Whether the local cache's entry is so marked.
+  bool marked_confined(std::string_view kind, std::string_view key);
   // Whether a put() can store anywhere: the local cache or a writable remote.
   bool writable() const;
   // Whether any remote storage is layered over the local cache.
@@ -105,8 +115,11 @@ class LayeredStorage {
   std::optional<Lookup> fetch(Remote& remote, RemoteBackend& backend, std::string_view kind,
                               std::string_view key);
 
+  void mark_confined(std::string_view kind, std::string_view key);  // under local_mu_
+
   Storage& local_;
   LayeredOptions options_;
+  bool leaks_ = false;  // a writable remote not confined: local hits are checked for a confined mark
   std::vector<std::unique_ptr<Remote>> remotes_;
   mutable std::mutex local_mu_;  // the local Storage: one thread at a time
   std::mutex misses_mu_;

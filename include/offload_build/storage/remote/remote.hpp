@@ -43,6 +43,10 @@ struct RemoteConfig {
   bool literal_secret = false;    // a credential written in the text, not as ${VAR}
   bool read_only = false;
   bool allow_unsigned = false;    // no warning for a writable remote without a signing key
+  // What it serves goes to the local cache only, and so does whatever is built
+  // from it (Lookup::confined): the engine's layer, which any client of the
+  // engine may write, unless the engine is trusted and a signing key is set.
+  bool confined = false;
   int connect_timeout_ms = 100;
   int operation_timeout_ms = 2000;
   bool compress = true;           // send zstd-compressed entries (as stored locally)
