@@ -17,8 +17,8 @@ namespace {
 bool is_mir(const fs::path& p) { return p.extension() == ".mir"; }
 
 // Where the last check that passed is remembered: the digest of every file it
-// read, so a no-op build whose
-// files are as they were does not read them again (llvm-nm and the MIR).
+// read, so a no-op build whose files are as they were does not read them
+// again (llvm-nm and the MIR).
 constexpr const char* kCheckedName = ".rust-launches-checked";
 
 std::string fingerprint(const std::vector<std::pair<fs::path, fs::path>>& images, const std::vector<fs::path>& host_mirs,
