@@ -16,6 +16,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/util/file_identity.hpp"
@@ -57,8 +58,8 @@ std::vector<fs::path> config_files(const fs::path& dir, const std::vector<std::s
     out.push_back(d / ".cargo" / "config.toml");
     if (d == d.parent_path()) break;
   }
-  const char* home = std::getenv("CARGO_HOME");
-  const char* user = std::getenv("HOME");
+  const char* home = config::env_or_null("CARGO_HOME");
+  const char* user = config::env_or_null("HOME");
   if (home || user) {
     const fs::path h = home ? fs::path(home) : fs::path(user) / ".cargo";
     out.push_back(h / "config");

@@ -84,23 +84,26 @@ TEST_CASE("pass-through: exit code, stdout and stderr are the compiler's", "[lau
   }
 }
 
+// A fake compiler whose every pass records how many passes run right now.
+// It answers no -### listing (so the compiles keep the two-parse form) and,
+// as clang does, writes the depfile -MF names beside the object.
+const char* const kCountingCompiler =
+    "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"
+    "d=\"$(dirname \"$0\")/../../runs\"\n"
+    "touch \"$d/running/$$\"\n"
+    "ls \"$d/running\" | wc -l >> \"$d/concurrency.log\"\n"
+    "sleep 0.2\n"
+    "out=; dep=; prev=\n"
+    "for a in \"$@\"; do\n"
+    "  case \"$prev\" in -o) out=\"$a\";; -MF) dep=\"$a\";; esac\n"
+    "  prev=\"$a\"\n"
+    "done\n"
+    "[ -n \"$out\" ] && printf 'fake object\\n' > \"$out\"\n"
+    "[ -n \"$dep\" ] && printf '%s:\\n' \"$out\" > \"$dep\"\n"
+    "rm -f \"$d/running/$$\"\n";
+
 TEST_CASE("make -jN: the jobserver bounds the compilers running at once", "[launcher][integration]") {
-  // Every pass of the fake compiler records how many passes run right now.
-  // It answers no -### listing (so the compiles keep the two-parse form).
-  FakeLlvm llvm(
-      "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"
-      "d=\"$(dirname \"$0\")/../../runs\"\n"
-      "touch \"$d/running/$$\"\n"
-      "ls \"$d/running\" | wc -l >> \"$d/concurrency.log\"\n"
-      "sleep 0.2\n"
-      "out=; dep=; prev=\n"
-      "for a in \"$@\"; do\n"
-      "  case \"$prev\" in -o) out=\"$a\";; -MF) dep=\"$a\";; esac\n"
-      "  prev=\"$a\"\n"
-      "done\n"
-      "[ -n \"$out\" ] && printf 'fake object\\n' > \"$out\"\n"
-      "[ -n \"$dep\" ] && printf '%s:\\n' \"$out\" > \"$dep\"\n"
-      "rm -f \"$d/running/$$\"\n");
+  FakeLlvm llvm(kCountingCompiler);
   const fs::path runs = llvm.tmp / "runs";
   // Four offload compiles with four device targets each: 20 compiler passes.
   auto make = [&](const std::string& recipe_prefix) {
@@ -138,16 +141,7 @@ TEST_CASE("make -jN: the jobserver bounds the compilers running at once", "[laun
 
 // `offload-build build` in a make recipe: the same bounds as the launcher.
 TEST_CASE("make -jN: a build in a recipe shares make's job slots", "[launcher][jobserver][integration]") {
-  FakeLlvm llvm(
-      "for a; do [ \"$a\" = '-###' ] && exit 1; done\n"  // not clang: two parses
-      "d=\"$(dirname \"$0\")/../../runs\"\n"
-      "touch \"$d/running/$$\"\n"
-      "ls \"$d/running\" | wc -l >> \"$d/concurrency.log\"\n"
-      "sleep 0.2\n"
-      "out=; prev=\n"
-      "for a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n"
-      "[ -n \"$out\" ] && printf 'fake\\n' > \"$out\"\n"
-      "rm -f \"$d/running/$$\"\n");
+  FakeLlvm llvm(kCountingCompiler);
   for (const char* tool : {"llvm-offload-binary", "clang-linker-wrapper"}) {
     fs::remove(llvm.bin / tool);
     fs::copy_file(llvm.clang, llvm.bin / tool);
