@@ -15,6 +15,7 @@
 #include "cargo_args.hpp"
 #include "offload_build/cli/commands.hpp"
 #include "offload_build/run/launcher.hpp"
+#include "offload_build/run/masquerade.hpp"
 #include "offload_build/util/style.hpp"
 #include "offload_build/toolchain/doctor.hpp"
 #include "offload_build/util/strings.hpp"
@@ -27,21 +28,11 @@ namespace ob::cli {
 
 namespace {
 
-// Every line at most kMaxLine bytes: a message quoting a huge value (a
-// 100 KB manifest string, an argv) stays readable.
-constexpr size_t kMaxLine = 1000;
-std::string shorten_lines(const std::string& text) {
-  std::string out;
-  for (const auto& line : util::split(text, '\n')) {
-    if (!out.empty()) out += '\n';
-    out += util::shorten(line, kMaxLine);
-  }
-  return out;
-}
-
 int report_error(const Error& e) {
   // Diagnostics that already say "error:" (file:line:col: error: ...) print as they are.
-  const std::string message = shorten_lines(e.message);
+  // Every line at most 1000 bytes: a message quoting a huge value (a 100 KB
+  // manifest string, an argv) stays readable.
+  const std::string message = util::shorten_lines(e.message, 1000);
   const std::string first_line = message.substr(0, message.find('\n'));
   if (first_line.find("error:") != std::string::npos) std::cerr << util::paint_diagnostic(message) << '\n';
   else std::cerr << util::paint_diagnostic("offload-build: error: " + message) << '\n';
@@ -108,6 +99,8 @@ struct Call {
   ConfigCli config_cli;
   InitOptions init_options;
   fs::path trace_to_draw;
+  fs::path masquerade_dir;                 // masquerade DIR
+  std::vector<std::string> masquerade_names;  // and NAME...
   CLI::App* cargo = nullptr;
   int argc = 0;
   char** argv = nullptr;
@@ -208,6 +201,15 @@ const Command kCommands[] = {
      "page, to --timings=FILE or TRACE.html (docs/TIMINGS.md)",
      true, [](CLI::App&, CLI::App* sub, Call& c) { sub->add_option("trace", c.trace_to_draw, "The trace file")->required(); },
      [](Call& c) { return run::draw_trace(c.global, c.trace_to_draw); }},
+    {"masquerade",
+     "masquerade DIR [NAME...]: symlinks named after compilers (default: each clang, flang, gcc, cc found on PATH) "
+     "that run offload-build; put DIR first on PATH (docs/LAUNCHER.md)",
+     true,
+     [](CLI::App&, CLI::App* sub, Call& c) {
+       sub->add_option("dir", c.masquerade_dir, "The directory to make")->required();
+       sub->add_option("names", c.masquerade_names, "The compilers it stands in for");
+     },
+     [](Call& c) { return run::make_masquerade_dir(c.global.directory / c.masquerade_dir, c.masquerade_names, std::cout); }},
     // Handled before the settings are read (dispatch): the compile's own.
     {"wrap",
      "Compiler launcher: wrap -- COMPILER ARGS; an OpenMP offload compile is split into cached device and host "
@@ -261,6 +263,9 @@ std::optional<int> launcher_call(CLI::App& app, int argc, char** argv, const Req
 }
 
 int dispatch(int argc, char** argv) {
+  // Started through a symlink named after a compiler (run/masquerade.hpp).
+  if (auto name = run::masquerade_name(argc > 0 ? argv[0] : nullptr))
+    return run::masquerade(*name, std::vector<std::string>(argv + 1, argv + argc));
   // The compiler first (how CMake and make call a launcher, once per compile):
   // launched before the parser of every other command line is built.
   if (argc > 1) {
@@ -325,7 +330,7 @@ int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "offload-build: internal error: " << util::shorten(e.what(), kMaxLine) << "\n";
+    std::cerr << "offload-build: internal error: " << util::shorten(e.what(), 1000) << "\n";
   } catch (...) {
     std::cerr << "offload-build: internal error\n";
   }

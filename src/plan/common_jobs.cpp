@@ -70,8 +70,7 @@ Job device_job(const DeviceStep& step, const fs::path& source, size_t unit, cons
   job.depfile = step.dep;
   job.unit = unit;
   job.inode_sensitive = true;  // kernel names embed the source's device and inode
-  if (step.target.family() == manifest::TargetFamily::Nvptx && tc.cuda_path)
-    job.tools = {*tc.cuda_path / "bin/ptxas"};
+  if (step.target.family() == manifest::TargetFamily::Nvptx) job.tools = toolchain::cuda_compile_files(tc);
   job.forbid_device_runtime_calls = step.target.is_gpu() && !tc.has_device_runtime(step.target);
   return job;
 }
@@ -82,7 +81,8 @@ JobId add_split_device(Plan& plan, Job dev, const toolchain::single_parse::Devic
   const fs::path object = dev.outputs.front();
   dev.driver_argv = std::move(dev.argv);  // what compile_commands.json lists
   dev.argv = toolchain::single_parse::instantiate(pass.device, paths);
-  dev.tools.clear();  // argv[0] is the compiler itself; ptxas is its own job
+  // argv[0] is the compiler itself; ptxas is its own job (its argv[0]).
+  std::erase_if(dev.tools, [](const fs::path& t) { return t.filename() == "ptxas"; });
   dev.inputs.push_back(host_ir);
   dev.deps = {parse};
   if (pass.assemble.empty()) return plan.add(std::move(dev));

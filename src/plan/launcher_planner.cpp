@@ -36,8 +36,9 @@ std::optional<toolchain::frontend::Unchanged> ready_to_plan(toolchain::frontend:
   return std::nullopt;
 }
 
-Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const toolchain::Toolchain& tc,
+Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const toolchain::Toolchain& given,
                         const fs::path& cwd, toolchain::DriverProbe* probe, size_t parallel_probes) {
+  const toolchain::Toolchain tc = toolchain::with_cuda_path(given, req.cuda_path, cwd);
   Plan plan;
   plan.cwd = cwd;
   plan.program = (cwd / req.output_arg()).lexically_normal();

@@ -32,13 +32,11 @@
 
 namespace ob::run {
 
-namespace {
-
-// A registered frontend's driver (clang*, flang*), gcc, g++, cc, c++ (with a
-// target prefix or version suffix).
 bool looks_like_compiler(const std::string& name) {
   return toolchain::frontend::recognize(name, std::nullopt) || toolchain::frontend::is_gcc(name);
 }
+
+namespace {
 
 // The command set up (prepare) asked of its frontend once each, in turn,
 // whether it is an offload compile, link or one-step build, going straight

@@ -2,7 +2,8 @@
 // compiles no device code), and saying that it did. Each one is counted by
 // its kind in the cache's counters (`cache stats`), and -v names the reason
 // once per build and kind: a CMake build of 300 plain compiles says "not an
-// offload compile" once, not 300 times.
+// offload compile" once, not 300 times. An offload compile an option keeps
+// whole (miniFE's -v) is said once per build without -v too.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,7 +42,9 @@ std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::
 }
 
 void note_unchanged(const Unchanged& why, const Request& o) {
-  bool say = o.config.flag("verbose");
+  // An offload compile an option keeps whole is said without -v too (its
+  // device code is neither split nor cached): once per build and option.
+  bool say = o.config.flag("verbose") || why.offload;
   std::string most;  // the unsupported options counted most, by name
   if (!o.config.flag("no_cache")) {
     storage::Storage storage = local_cache(o.config);
@@ -50,13 +53,15 @@ void note_unchanged(const Unchanged& why, const Request& o) {
     if (!why.option.empty()) delta.unsupported_options[why.option] = 1;
     storage.record(delta);
     // Each unsupported option is named once per build.
-    if (say) say = first_in_build(storage.dir(), why.code + why.option);
+    if (say) say = first_in_build(storage.dir(), why.code + why.option + (why.offload ? " offload" : ""));
     if (say && !why.option.empty()) {
       std::vector<std::string> named;
       for (const auto& [option, n] : most_frequent(storage.counters().unsupported_options, 3))
         named.push_back(fmt::format("{} {}", option, n));
       if (!named.empty()) most = "; counted most: " + util::join(named, ", ");
     }
+  } else if (!o.config.flag("verbose")) {
+    say = false;  // no cache: no record of what this build said
   }
   if (say)
     std::cerr << fmt::format(

@@ -107,6 +107,22 @@ std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view
   return std::nullopt;
 }
 
+Toolchain with_cuda_path(Toolchain tc, const std::optional<std::string>& dir, const fs::path& cwd) {
+  if (!dir || dir->empty()) return tc;
+  const fs::path root = (cwd / *dir).lexically_normal();
+  if (is_executable(root / "bin" / "ptxas")) tc.cuda_path = root;
+  return tc;
+}
+
+std::vector<fs::path> cuda_compile_files(const Toolchain& tc) {
+  if (!tc.cuda_path) return {};
+  std::vector<fs::path> files{*tc.cuda_path / "bin/ptxas"};
+  std::error_code ec;
+  if (const fs::path libdevice = *tc.cuda_path / "nvvm/libdevice/libdevice.10.bc"; fs::is_regular_file(libdevice, ec))
+    files.push_back(libdevice);
+  return files;
+}
+
 std::optional<fs::path> find_libomptarget(const fs::path& lib_dir) {
   auto versioned = glob_dir(lib_dir, "libomptarget.so.", "");
   if (!versioned.empty()) return versioned.back();

@@ -105,6 +105,15 @@ std::string shorten(std::string_view s, size_t max) {
   return std::string(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
+std::string shorten_lines(std::string_view text, size_t max) {
+  std::string out;
+  for (const auto& line : split(text, '\n')) {
+    if (!out.empty()) out += '\n';
+    out += shorten(line, max);
+  }
+  return out;
+}
+
 std::string foreign_text(std::string_view s, std::string_view who) {
   std::string out;
   out.reserve(s.size());

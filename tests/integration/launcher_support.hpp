@@ -20,6 +20,15 @@ inline const std::string kClang = "/usr/bin/clang-22";
 inline const std::string kClangxx = "/usr/bin/clang++-22";
 inline const std::string kHostTargets = "-fopenmp-targets=x86_64-unknown-linux-gnu";
 
+// A small offload kernel: a reduction in `int work(int n)`.
+inline const std::string kWorkKernel = R"(int work(int n) {
+  int s = 0;
+#pragma omp target teams distribute parallel for reduction(+: s) map(tofrom: s)
+  for (int i = 0; i < n; ++i) s += i % 3 == 0 ? i * 7 : -i;
+  return s;
+}
+)";
+
 // A per-test cache; OFFLOAD_BUILD_VERBOSE and friends unset.
 struct Launcher {
   TempDir tmp{"ob-launch"};

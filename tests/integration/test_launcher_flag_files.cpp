@@ -11,13 +11,7 @@ using namespace ob::test;
 
 namespace {
 
-const char* kSource = R"(int work(int n) {
-  int s = 0;
-#pragma omp target teams distribute parallel for reduction(+: s) map(tofrom: s)
-  for (int i = 0; i < n; ++i) s += i % 3 == 0 ? i * 7 : -i;
-  return s;
-}
-int hot(int n) {
+const std::string kSource = kWorkKernel + R"(int hot(int n) {
   int s = 0;
   for (int i = 0; i < n; ++i) {
     if (i % 3 == 0) s += i * 7;
@@ -148,7 +142,7 @@ TEST_CASE("manifest: a file named by flags is keyed by its content, what cannot 
           "[manifest][flagkeys][integration]") {
   TempDir tmp("ob-flagfiles");
   const fs::path dir = tmp / "p", cache = tmp / "cache";
-  write_file(dir / "k.c", std::string(kSource) + "int main(void) { return work(10) == 12345; }\n");
+  write_file(dir / "k.c", kSource + "int main(void) { return work(10) == 12345; }\n");
   write_file(dir / "p.prof", kProfileA);
   auto manifest = [&](const std::string& flags) {
     write_file(dir / "offload.json",

@@ -70,7 +70,7 @@ TEST_CASE("a device runtime bitcode path (libomptarget nvptx bc-path) goes to it
   CHECK(p.compile->keyed_files == Argv{"rt/x.bc"});
   bool seen = false;
   for (const auto& a : p.compile->args)
-    if (a.kind == toolchain::frontend::ArgKind::DeviceLibrary) {
+    if (a.kind == toolchain::frontend::ArgKind::DeviceFamily) {
       seen = true;
       CHECK(a.triple == "nvptx64-nvidia-cuda");
     }
@@ -80,7 +80,6 @@ TEST_CASE("a device runtime bitcode path (libomptarget nvptx bc-path) goes to it
 TEST_CASE("options naming what cannot be keyed, and unknown options, run the compile unchanged",
           "[launcher][clang_cli][flagkeys]") {
   for (const Argv& extra : {Argv{"-B", "bin"}, Argv{"-Bbin"}, Argv{"--prefix=bin"}, Argv{"-resource-dir", "r"},
-                            Argv{"--cuda-path=/cuda"},
                             Argv{"-fprofile-use"}, Argv{"-fplugin-arg-x-y=z"}, Argv{"-fmodules"},
                             Argv{"-fmodule-file=m.pcm"}, Argv{"-include-pch", "p.pch"}, Argv{"-Wa,-I,dir"},
                             Argv{"-Xclang", "-load", "-Xclang", "x.so"}, Argv{"-Xclang=-load"},

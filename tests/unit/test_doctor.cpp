@@ -1,5 +1,4 @@
 // doctor: parsers and formatting with hand-made facts; one test probes this machine.
-#include <chrono>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -222,10 +221,7 @@ TEST_CASE("format_report without libomptarget or rustc", "[doctor]") {
 
 TEST_CASE("doctor probes this machine", "[doctor]") {
   if (!fs::exists("/usr/lib/llvm-22/bin/clang")) OB_SKIP("no LLVM 22 at /usr/lib/llvm-22");
-  auto start = std::chrono::steady_clock::now();
   DoctorFacts f = probe_facts(fs::path("/usr/lib/llvm-22"), std::nullopt);
-  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(secs < 5.0);
 
   REQUIRE(f.root == fs::path("/usr/lib/llvm-22"));
   CHECK_FALSE(f.toolchain_error.has_value());

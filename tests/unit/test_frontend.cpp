@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
@@ -12,7 +13,9 @@
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
 #include "offload_build/toolchain/frontends/driver_listing.hpp"
 #include "offload_build/toolchain/frontends/frontend.hpp"
+#include "offload_build/util/strings.hpp"
 #include "support/fake_toolchain.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace ob;
 using Argv = std::vector<std::string>;
@@ -127,6 +130,36 @@ TEST_CASE("frontend seam: every pass of a launcher compile is the frontend's Com
         compile->host("k.o.offload-build/images.offload", "k.o", "k.o.offload-build/host.d"));
   // -g: every pass names the compilation directory (the frontend adds it, not the planner).
   CHECK(std::count(plan.jobs[2].argv.begin(), plan.jobs[2].argv.end(), "-fdebug-compilation-dir=/w") == 1);
+}
+
+TEST_CASE("launcher: --cuda-path=DIR keys DIR's ptxas and libdevice, -Xcuda-ptxas goes to nvptx device passes only",
+          "[frontend][launcher][cuda]") {
+  test::TempDir tmp;
+  const fs::path cuda = tmp / "cuda";
+  fs::create_directories(cuda / "bin");
+  fs::create_directories(cuda / "nvvm/libdevice");
+  std::ofstream(cuda / "bin/ptxas") << "#!/bin/sh\n";
+  fs::permissions(cuda / "bin/ptxas", fs::perms::owner_all);
+  std::ofstream(cuda / "nvvm/libdevice/libdevice.10.bc") << "bc";
+  const std::string cuda_flag = "--cuda-path=" + cuda.string();
+  const auto req = request({"/llvm/bin/clang", "-fopenmp", "--offload-arch=sm_90,gfx90a", cuda_flag, "-Xcuda-ptxas",
+                            "-v", "-c", "k.c", "-o", "k.o"});
+  REQUIRE(req.cuda_path == cuda.string());
+  toolchain::Toolchain tc = test::fake_toolchain();
+  tc.cuda_path = "/usr/local/cuda";  // the default one: the compile's --cuda-path wins
+  const plan::Plan plan = plan::make_launcher_plan(req, tc, "/w");
+  REQUIRE(plan.jobs.size() == 4);  // sm_90, gfx90a, package, host
+  auto has = [](const plan::Job& j, const std::string& a) {
+    return std::find(j.argv.begin(), j.argv.end(), a) != j.argv.end();
+  };
+  for (const auto& job : plan.jobs) {
+    INFO(util::shell_join(job.argv));
+    if (job.kind == plan::JobKind::Package) continue;
+    CHECK(has(job, cuda_flag));
+    const bool nvptx = job.target && job.target->triple == "nvptx64-nvidia-cuda";
+    CHECK(has(job, "-Xcuda-ptxas") == nvptx);  // a host pass would warn that it is unused
+    if (nvptx) CHECK(job.tools == std::vector<fs::path>{cuda / "bin/ptxas", cuda / "nvvm/libdevice/libdevice.10.bc"});
+  }
 }
 
 TEST_CASE("frontend seam: a manifest source and a launcher compile get the same jobs",

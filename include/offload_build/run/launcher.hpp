@@ -22,6 +22,10 @@ namespace ob::run {
 // program on PATH, or a compiler-looking name such as clang++-22).
 bool is_launcher_call(const std::vector<std::string>& subcommands, const std::string& word);
 
+// A registered frontend's driver (clang*, flang*), gcc, g++, cc, c++ (with a
+// target prefix or version suffix).
+bool looks_like_compiler(const std::string& name);
+
 // Run `command` (COMPILER ARGS...). Returns the exit code: the compiler's own
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const Request& options);

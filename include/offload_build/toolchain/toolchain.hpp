@@ -107,6 +107,13 @@ inline constexpr const char* kDefaultCudaRoot = "/usr/local/cuda";
 // CUDA: `default_root` (/usr/local/cuda) when it has bin/ptxas, else the parent
 // of the bin directory holding the `ptxas` found on PATH.
 std::optional<fs::path> find_cuda(const fs::path& default_root, std::string_view path_env);
+// `tc` with the CUDA installation a compile's --cuda-path=DIR names (`dir`
+// as written, relative to `cwd`) when DIR has bin/ptxas, as clang picks it.
+Toolchain with_cuda_path(Toolchain tc, const std::optional<std::string>& dir, const fs::path& cwd);
+// What an nvptx device compile reads of CUDA that no depfile lists: ptxas
+// (the driver's device pass runs it) and libdevice (each device cc1 links
+// it); empty without CUDA.
+std::vector<fs::path> cuda_compile_files(const Toolchain& tc);
 
 // lib_dir/libomptarget.so.<version> (newest), else lib_dir/libomptarget.so.
 std::optional<fs::path> find_libomptarget(const fs::path& lib_dir);

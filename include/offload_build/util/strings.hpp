@@ -22,6 +22,8 @@ std::string trim(std::string_view s);
 // `s` as is when at most `max` bytes, else its start and "... (N bytes)": for
 // quoting user input in messages without printing 100 KB of it.
 std::string shorten(std::string_view s, size_t max = 200);
+// Each line of `text` shortened so (a message quoting a 100 KB value stays readable).
+std::string shorten_lines(std::string_view text, size_t max);
 
 // Text from someone else (an engine's diagnostics, a server's status) made
 // safe to print and store: terminal escape sequences and control characters

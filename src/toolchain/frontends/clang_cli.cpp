@@ -112,8 +112,17 @@ std::optional<Parsed> read_option(Scan& s, const std::string& t, std::string_vie
     // Where a GPU family's device runtime bitcode is (LLVM 16-19 in a
     // private prefix): its device passes get it, its file is keyed (finish).
     const bool nvptx = sp == "--libomptarget-nvptx-bc-path=";
-    add_arg(s, ArgKind::DeviceLibrary, tokens, value,
+    add_arg(s, ArgKind::DeviceFamily, tokens, value,
             std::string(nvptx ? manifest::kNvptxTriple : manifest::kAmdgcnTriple));
+    return std::nullopt;
+  }
+  if (sp == "-Xcuda-ptxas") {  // ptxas runs in the nvptx device passes only
+    add_arg(s, ArgKind::DeviceFamily, tokens, value, std::string(manifest::kNvptxTriple));
+    return std::nullopt;
+  }
+  if (sp == "--cuda-path=") {  // every pass as written; the planner keys its ptxas and libdevice
+    s.req.cuda_path = value;
+    add_arg(s, ArgKind::Common, tokens);
     return std::nullopt;
   }
   if (sp == "-c") {
@@ -230,11 +239,26 @@ std::optional<Parsed> scan(const std::vector<std::string>& argv, Scan& s) {
   return std::nullopt;
 }
 
+// Whether `argv` reads as an offload compile: -fopenmp and offload targets
+// (for a refusal's note; the scan stopped at the option it refused).
+bool names_offload(const std::vector<std::string>& argv) {
+  bool openmp = false, targets = false;
+  for (const auto& a : argv) {
+    if (a == "-fopenmp" || a == "-fopenmp=libomp") openmp = true;
+    if (starts_with(a, "--offload-arch=") || starts_with(a, "-fopenmp-targets=") || starts_with(a, "--offload-targets="))
+      targets = true;
+  }
+  return openmp && targets;
+}
+
 }  // namespace
 
 Parsed parse(const std::vector<std::string>& argv) {
   Scan s;
-  if (auto refused = scan(argv, s)) return *refused;
+  if (auto refused = scan(argv, s)) {
+    refused->offload = refused->pass_code == unchanged::kOption && names_offload(argv);
+    return *refused;
+  }
   return finish(std::move(s));
 }
 

@@ -88,7 +88,7 @@ constexpr OptionInfo kTable[] = {
     {"--prefix=", F::Joined, E::Unchanged},
     {"-resource-dir", F::Separate, E::Unchanged},  // the device runtime's bitcode is there
     {"-resource-dir=", F::Joined, E::Unchanged},
-    {"--cuda-path=", F::Joined, E::Unchanged},  // ptxas and libdevice
+    {"--cuda-path=", F::Joined, E::Parsed},  // ptxas and libdevice: keyed as the toolchain's
     {"--rocm-path=", F::Joined, E::Unchanged},
     {"--rocm-device-lib-path=", F::Joined, E::Unchanged},
     {"--hip-path=", F::Joined, E::Unchanged},
@@ -103,6 +103,7 @@ constexpr OptionInfo kTable[] = {
     {"--libomptarget-amdgcn-bc-path=", F::Joined, E::Parsed},
     {"--libomptarget-amdgpu-bc-path=", F::Joined, E::Parsed},
     {"--libomptarget-nvptx-bc-path=", F::Joined, E::Parsed},
+    {"-Xcuda-ptxas", F::Separate, E::Parsed},  // nvptx device passes: ptxas's arguments
     {"--libomptarget-spirv-bc-path=", F::Joined, E::Unchanged},
     {"--ptxas-path=", F::Joined, E::Unchanged},
     {"--amdgpu-arch-tool=", F::Joined, E::Unchanged},

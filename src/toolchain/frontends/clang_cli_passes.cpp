@@ -59,7 +59,7 @@ std::vector<std::string> device_argv(const CompileRequest& req, const manifest::
       case ArgKind::XArch:
         if (!is_gpu_arch(a.value) || a.value == target.arch) append(argv, a.tokens);
         break;
-      case ArgKind::DeviceLibrary:
+      case ArgKind::DeviceFamily:
         if (a.triple == target.triple) append(argv, a.tokens);
         break;
       default: break;  // output, dependency and target options: the pass sets its own
@@ -107,7 +107,7 @@ std::vector<std::string> host_options(const CompileRequest& req, const std::stri
       continue;
     if (every_arg && (a.kind == ArgKind::XOpenmpTarget || a.kind == ArgKind::RecordFile ||
                       a.kind == ArgKind::OffloadArch || a.kind == ArgKind::XArch ||
-                      a.kind == ArgKind::DeviceLibrary)) {
+                      a.kind == ArgKind::DeviceFamily)) {
       append(argv, a.tokens);
       continue;
     }
@@ -121,7 +121,7 @@ std::vector<std::string> host_options(const CompileRequest& req, const std::stri
       case ArgKind::DepTarget:
       case ArgKind::DepPhony: break;  // normalized below
       case ArgKind::XOpenmpTarget: break;  // for device passes only
-      case ArgKind::DeviceLibrary: break;  // for device passes only
+      case ArgKind::DeviceFamily: break;  // for device passes only
       case ArgKind::RecordFile: break;     // the host pass's own, below
       case ArgKind::OffloadArch:
         if (!native_only_for_host(req, a)) append(argv, a.tokens);

@@ -137,7 +137,7 @@ Parsed refuse(std::string why, const char* code, std::string option = {}) {
 // `targets`).
 void key_device_libraries(Scan& s, const std::vector<manifest::Target>& targets) {
   for (const auto& a : s.req.args) {
-    if (a.kind != ArgKind::DeviceLibrary) continue;
+    if (a.kind != ArgKind::DeviceFamily || !util::starts_with(a.tokens.front(), "--libomptarget-")) continue;
     std::error_code ec;
     if (!fs::is_directory(a.value, ec)) {
       s.req.keyed_files.push_back(a.value);

@@ -44,6 +44,10 @@ struct Unchanged {
   // kOption: the option as spelled, its value left out ("-ftime-trace",
   // "-fsanitize=", "-Xclang -load"): what `cache stats` counts by name.
   std::string option;
+  // kOption: the command is an offload compile (-fopenmp with offload
+  // targets), whose device code the option keeps unsplit and uncached: said
+  // once per build without -v.
+  bool offload = false;
 };
 
 // What each argument (one token, or an option and its value) does.
@@ -60,7 +64,9 @@ enum class ArgKind {
   XOpenmpTarget,   // -Xopenmp-target[=TRIPLE] ARG            (device pass of TRIPLE)
   XArch,           // -Xarch_NAME ARG: host, device or an arch (passes it applies to)
   RecordFile,      // -foptimization-record-file=F (the host pass's record; see opt_record)
-  DeviceLibrary,   // --libomptarget-nvptx-bc-path=DIR (device passes of its family: `triple`)
+  // The device passes of one family (`triple`) only: --libomptarget-nvptx-bc-path=DIR (its
+  // device runtime), -Xcuda-ptxas ARG (ptxas's; a host pass would warn it is unused).
+  DeviceFamily,
 };
 
 struct Arg {
@@ -119,6 +125,9 @@ struct CompileRequest {
   // OpenMP target regions after the files' identities (clang's -fopenmp),
   // so that it runs with stable kernel names. A split compile always does.
   bool names_kernels = true;
+  // --cuda-path=DIR as written (the last): the CUDA installation whose ptxas
+  // and libdevice the nvptx passes use, keyed as the toolchain's.
+  std::optional<std::string> cuda_path;
 
   // The -o path as written, or clang's default (<source stem>.o in the cwd).
   std::string output_arg() const;
@@ -140,7 +149,8 @@ struct Parsed {
   std::string pass_code;                  // and its kind (unchanged::k...)
   // For kOption: the option as spelled (Unchanged::option).
   std::string option;
-  Unchanged unchanged() const { return {pass_reason, pass_code, option}; }
+  bool offload = false;  // Unchanged::offload
+  Unchanged unchanged() const { return {pass_reason, pass_code, option, offload}; }
 };
 
 // An OpenMP offload link: `clang -fopenmp <targets> objects... -o program`
