@@ -303,7 +303,12 @@ class Runner final : public RemoteRunner {
   // locally instead; `sent` once its action was built (else nothing was sent).
   std::optional<Completion> run_remote(Work& w, std::string& why, bool& sent) {
     const std::string key = manifest_key(w.job);
-    const auto known = key.empty() ? std::nullopt : served_manifest(w, key);
+    std::string failure;
+    const auto known = key.empty() ? std::nullopt : served_manifest(w, key, failure);
+    if (!failure.empty()) {  // the engine failed (said once): nothing is sent
+      why = "the engine failed: " + printable(failure);
+      return std::nullopt;
+    }
     auto built = builder_.build(
         w.job, w.command, w.temps,
         [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.absent,
@@ -358,9 +363,14 @@ class Runner final : public RemoteRunner {
 
   // The job's manifest from the engine, when it holds here: the job then
   // needs no scan, and its record of lookups is the manifest's.
-  std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key) {
+  // `failure`: why the engine failed, said once (a manifest over its cap, refused unread).
+  std::optional<ActionBuilder::Manifest> served_manifest(Work& w, const std::string& key, std::string& failure) {
     std::string text, error, why;
-    if (!client_->get_value(kManifestKind, key, reapi::kMaxManifestBytes, text, error)) return std::nullopt;
+    if (!client_->get_value(kManifestKind, key, reapi::kMaxManifestBytes, text, error)) {
+      setup_.link->failed(error);
+      failure = error.empty() ? "GetActionResult failed" : error;
+      return std::nullopt;
+    }
     if (text.empty()) return std::nullopt;
     // Bound to its name and signed with our key, or it is none (planted, or another key's).
     auto signed_text = storage::decode_entry(text, kManifestKind, key, setup_.signing_key, reapi::kMaxManifestBytes);

@@ -25,6 +25,7 @@
 #include "google/longrunning/operations.pb.h"
 #include "offload_build/exec/remote_execution.hpp"
 #include "reapi_budget.hpp"
+#include "reapi_call.hpp"
 #include "reapi_messages.hpp"
 #include "reapi_upload.hpp"
 
@@ -34,15 +35,15 @@ namespace {
 namespace bs = google::bytestream;
 using Clock = std::chrono::system_clock;
 
-constexpr const char* kMetadataKey = "build.bazel.remote.execution.v2.requestmetadata-bin";
-constexpr size_t kChunk = 1 << 20;  // ByteStream Write chunk
 constexpr size_t kInlineValueBytes = 256 << 10;  // a stored value sent inline too (put_value)
 
 class GrpcClient final : public Client {
  public:
   GrpcClient(const Endpoint& endpoint, Sha256Hex sha256) : endpoint_(endpoint), sha256_(sha256) {
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(int(std::min<uint64_t>(endpoint.max_blob_bytes + (4 << 20), INT32_MAX)));
+    // No answer is held whole past kMaxMessageBytes (an engine's inlined
+    // text or value, a chunk): blobs come in chunks, each read capped (HeldBytes).
+    args.SetMaxReceiveMessageSize(int(kMaxMessageBytes));
     args.SetMaxSendMessageSize(64 << 20);
     auto creds = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions{})
                               : grpc::InsecureChannelCredentials();
@@ -104,11 +105,19 @@ class GrpcClient final : public Client {
         return false;
       }
     }
-    for (const auto& f : ar.output_files()) {
+    for (auto& f : *ar.mutable_output_files()) {
       if (f.path() != kind) continue;
-      if (uint64_t(f.digest().size_bytes()) > std::min(max_bytes, endpoint_.max_blob_bytes)) return true;  // none
-      if (!f.contents().empty() || f.digest().size_bytes() == 0) {
-        text = f.contents();
+      // Refused before it is read: over its cap, or more than the build may hold now.
+      const uint64_t size = uint64_t(std::max<int64_t>(f.digest().size_bytes(), 0));
+      if (size > std::min(max_bytes, endpoint_.max_blob_bytes)) {
+        error = "a value of " + std::to_string(size) + " bytes, over the " +
+                std::to_string(std::min(max_bytes, endpoint_.max_blob_bytes) >> 10) + " KiB a " + kind + " may have";
+        return false;
+      }
+      HeldBytes::Hold hold;
+      if (!held_.take(size, call_deadline(), hold, error)) return false;
+      if (!f.contents().empty() || size == 0) {
+        text = std::move(*f.mutable_contents());
         if (verify(f.digest(), text, error)) return true;
         text.clear();
         return false;
@@ -194,7 +203,7 @@ class GrpcClient final : public Client {
     // then asked about and sent again.
     for (int attempt = 0;; ++attempt) {
       if (!upload(p, action, result.uploaded_bytes, error, id, true) || budget_.too_slow(error) ||
-          !execute(p, action, id, response, error))
+          !timed_execute(p, action, id, response, error))
         return false;
       if (response.status().code() != int(grpc::StatusCode::FAILED_PRECONDITION) || attempt == 1) break;
       known_.forget(p.blobs);
@@ -207,6 +216,17 @@ class GrpcClient final : public Client {
     if (!fetch(action, response.result(), result, error, id)) return false;
     result.cached = response.cached_result();
     return true;
+  }
+
+  // execute(), charged to the budget past the command's run (CallBudget::execute_allowance_ms).
+  bool timed_execute(const Prepared& p, const Action& action, const std::string& id, re::ExecuteResponse& response,
+                     std::string& error) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool ok = execute(p, action, id, response, error);
+    const int64_t took =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    budget_.charge(took, budget_.execute_allowance_ms(took, ok ? reported_run_ms(response.result()) : -1));
+    return ok;
   }
 
   // Execute with the streamed Operation (WaitExecution after a dropped
@@ -223,7 +243,7 @@ class GrpcClient final : public Client {
     {
       Call call(*this, deadline, id, &action);
       auto reader = execution_->Execute(&call.ctx, req);
-      if (!read_operation(*reader, op, name, call.ctx, cancelled_, error, "Execute")) return false;
+      if (!read_operation(*reader, op, name, call.ctx, calls_.cancelled(), error, "Execute")) return false;
     }
     // A stream dropped before the operation was done: ask for it by name.
     for (int attempt = 0; !op.done() && attempt < 3; ++attempt) {
@@ -231,12 +251,12 @@ class GrpcClient final : public Client {
         error = "Execute: the stream ended before the operation had a name";
         return false;
       }
-      if (Clock::now() >= deadline || cancelled_) break;
+      if (Clock::now() >= deadline || calls_.cancelled()) break;
       re::WaitExecutionRequest wait;
       wait.set_name(name);
       Call call(*this, deadline, id, &action);
       auto reader = execution_->WaitExecution(&call.ctx, wait);
-      if (!read_operation(*reader, op, name, call.ctx, cancelled_, error, "WaitExecution")) return false;
+      if (!read_operation(*reader, op, name, call.ctx, calls_.cancelled(), error, "WaitExecution")) return false;
     }
     if (!op.done()) {
       if (error.empty()) error = "Execute: no result within " + std::to_string(endpoint_.execution_timeout_ms / 1000) + " s";
@@ -253,45 +273,17 @@ class GrpcClient final : public Client {
     return true;
   }
 
-  void cancel() override {
-    std::lock_guard lock(mutex_);
-    cancelled_ = true;
-    for (auto* ctx : active_) ctx->TryCancel();
-  }
+  void cancel() override { calls_.cancel(); }
 
  private:
-  // One call's context: its deadline, the metadata header, registered for
-  // cancel(); every call but Execute's draws on budget_ (reapi_budget.hpp).
-  struct Call {
-    Call(GrpcClient& c, int timeout_ms, const std::string& action_id, const Action* action = nullptr)
-        : Call(c,
-               Clock::now() + std::chrono::milliseconds(std::min<int64_t>(
-                                  timeout_ms, c.endpoint_.connect_timeout_ms +
-                                                  std::max<int64_t>(0, c.budget_.budget_ms() - c.budget_.spent_ms()))),
-               action_id, action) {
-      timed = true;
-    }
+  // One call (reapi_call.hpp): every call but Execute's draws on budget_,
+  // allowed what moving `bytes` takes.
+  struct Call : reapi::Call {
+    Call(GrpcClient& c, int timeout_ms, const std::string& action_id, const Action* action = nullptr,
+         uint64_t bytes = 0)
+        : reapi::Call(c.endpoint_, c.calls_, c.budget_, timeout_ms, action_id, action, bytes) {}
     Call(GrpcClient& c, Clock::time_point deadline, const std::string& action_id, const Action* action)
-        : client(c) {
-      ctx.set_deadline(deadline);
-      ctx.AddMetadata(kMetadataKey, request_metadata(c.endpoint_, action_id, action));
-      for (const auto& [k, v] : c.endpoint_.headers) ctx.AddMetadata(k, v);
-      std::lock_guard lock(c.mutex_);
-      if (c.cancelled_) ctx.TryCancel();
-      c.active_.insert(&ctx);
-    }
-    ~Call() {
-      if (timed) {
-        const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        client.budget_.add_spent(std::max<int64_t>(0, ms - client.endpoint_.connect_timeout_ms));
-      }
-      std::lock_guard lock(client.mutex_);
-      client.active_.erase(&ctx);
-    }
-    GrpcClient& client;
-    grpc::ClientContext ctx;
-    Clock::time_point start = Clock::now();
-    bool timed = false;  // drawn on the budget (every call but Execute's and WaitExecution's)
+        : reapi::Call(c.endpoint_, c.calls_, deadline, action_id, action) {}
   };
 
   // UpdateActionResult: `text` (its blob uploaded) as the one output of the
@@ -363,7 +355,7 @@ class GrpcClient final : public Client {
       if (batch.requests_size() == 0) return true;
       batch.set_instance_name(endpoint_.instance);
       re::BatchUpdateBlobsResponse resp;
-      Call call(*this, endpoint_.call_timeout_ms, id, &action);
+      Call call(*this, endpoint_.call_timeout_ms, id, &action, uint64_t(in_batch));
       auto s = cas_->BatchUpdateBlobs(&call.ctx, batch, &resp);
       if (!s.ok()) {
         error = "BatchUpdateBlobs: " + status_text(s);
@@ -401,32 +393,8 @@ class GrpcClient final : public Client {
   bool write_stream(const re::Digest& d, const std::string& data, std::string& error, const std::string& id,
                     const Action& action) {
     const std::string name = upload_resource(endpoint_.instance, d);
-    Call call(*this, endpoint_.call_timeout_ms, id, &action);
-    bs::WriteResponse resp;
-    auto writer = bytestream_->Write(&call.ctx, &resp);
-    size_t at = 0;
-    do {
-      bs::WriteRequest req;
-      if (at == 0) req.set_resource_name(name);
-      req.set_write_offset(int64_t(at));
-      const size_t n = std::min(kChunk, data.size() - at);
-      req.set_data(data.substr(at, n));
-      at += n;
-      req.set_finish_write(at == data.size());
-      if (!writer->Write(req)) break;
-    } while (at < data.size());
-    writer->WritesDone();
-    auto s = writer->Finish();
-    if (!s.ok()) {
-      error = "ByteStream Write: " + status_text(s);
-      return false;
-    }
-    if (resp.committed_size() != d.size_bytes() && resp.committed_size() != -1) {
-      error = "ByteStream Write: the engine committed " + std::to_string(resp.committed_size()) + " of " +
-              std::to_string(d.size_bytes()) + " bytes";
-      return false;
-    }
-    return true;
+    Call call(*this, endpoint_.call_timeout_ms, id, &action, data.size());
+    return write_chunks(*bytestream_, call.ctx, name, d, data, error);
   }
 
   // ByteStream Read of one blob, at most max_blob_bytes, checked against its digest.
@@ -439,14 +407,17 @@ class GrpcClient final : public Client {
       return false;
     }
     if (d.size_bytes() == 0) return verify(d, out, error);
-    Call call(*this, endpoint_.call_timeout_ms, id);
+    const uint64_t want = limit ? std::min<uint64_t>(limit, uint64_t(d.size_bytes())) : uint64_t(d.size_bytes());
+    out.reserve(want);  // at most the cap: one allocation, never doubled
+    Call call(*this, endpoint_.call_timeout_ms, id, nullptr, want);
     bs::ReadRequest req;
     req.set_resource_name(read_resource(endpoint_.instance, d));
     if (limit) req.set_read_limit(int64_t(limit));
     auto reader = bytestream_->Read(&call.ctx, req);
     bs::ReadResponse chunk;
     while (reader->Read(&chunk)) {
-      out += chunk.data();
+      const size_t room = want + 1 - std::min<size_t>(want + 1, out.size());  // one byte past: "more" is seen
+      out.append(chunk.data(), 0, room);
       if (limit && out.size() >= limit) {
         out.resize(limit);
         call.ctx.TryCancel();
@@ -498,6 +469,8 @@ class GrpcClient final : public Client {
     for (const auto& f : ar.output_files()) by_path[f.path()] = &f;
     std::vector<const re::OutputFile*> files;
     std::vector<re::Digest> unread;  // neither inline nor empty
+    std::map<std::string, int> uses;  // of each unread hash
+    uint64_t unread_bytes = 0;
     for (const auto& want : action.output_files) {
       auto it = by_path.find(want);
       if (it == by_path.end()) {
@@ -505,9 +478,19 @@ class GrpcClient final : public Client {
         return false;
       }
       files.push_back(it->second);
-      if (it->second->contents().empty() && it->second->digest().size_bytes() != 0)
-        unread.push_back(it->second->digest());
+      const re::Digest& d = it->second->digest();
+      if (uint64_t(std::max<int64_t>(d.size_bytes(), 0)) > endpoint_.max_blob_bytes) {  // named before the pool's cap
+        error = "an output of " + std::to_string(d.size_bytes()) + " bytes is over the cap (max-output-size)";
+        return false;
+      }
+      if (it->second->contents().empty() && d.size_bytes() != 0 && uses[d.hash()]++ == 0) {
+        unread.push_back(d);
+        unread_bytes += uint64_t(std::max<int64_t>(d.size_bytes(), 0));
+      }
     }
+    // Room for them all before any is read: a build holds at most held_'s cap at once.
+    HeldBytes::Hold hold;
+    if (!held_.take(unread_bytes, call_deadline(), hold, error)) return false;
     std::map<std::string, std::string> read;  // by hash
     if (!read_blobs(unread, read, error, id)) return false;
     for (size_t i = 0; i < files.size(); ++i) {
@@ -521,7 +504,8 @@ class GrpcClient final : public Client {
         }
         if (!verify(f.digest(), out.content, error)) return false;
       } else {
-        out.content = read[f.digest().hash()];
+        std::string& bytes = read[f.digest().hash()];
+        out.content = --uses[f.digest().hash()] == 0 ? std::move(bytes) : bytes;
       }
       result.outputs.push_back(std::move(out));
     }
@@ -560,6 +544,9 @@ class GrpcClient final : public Client {
     return true;
   }
 
+  // How long a read may wait for room to hold what it reads (HeldBytes).
+  Clock::time_point call_deadline() const { return Clock::now() + std::chrono::milliseconds(endpoint_.call_timeout_ms); }
+
   int64_t batch_budget() const {  // the engine's batch size, less room for the messages' own bytes
     std::lock_guard lock(mutex_);
     return caps_.max_batch_bytes - 64 * 1024;
@@ -574,9 +561,9 @@ class GrpcClient final : public Client {
   std::unique_ptr<re::ActionCache::Stub> ac_;
   std::unique_ptr<re::Execution::Stub> execution_;
   std::unique_ptr<bs::ByteStream::Stub> bytestream_;
-  mutable std::mutex mutex_;
-  std::set<grpc::ClientContext*> active_;
-  std::atomic<bool> cancelled_{false};
+  mutable std::mutex mutex_;  // caps_
+  CallRegistry calls_;
+  HeldBytes held_{held_bytes_cap(endpoint_)};
   std::atomic<bool> refuses_inline_{false};  // a stored result may not carry inline contents
   std::atomic<bool> no_batch_read_{false};   // BatchReadBlobs is UNIMPLEMENTED there
   Capabilities caps_;

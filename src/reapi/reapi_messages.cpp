@@ -1,5 +1,6 @@
 // An action as REAPI messages (reapi_messages.hpp).
 #include "reapi_messages.hpp"
+#include "reapi_budget.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -100,6 +102,12 @@ void read_execution_metadata(const re::ExecutedActionMetadata& md, ActionResult&
   out.executed_s = seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp());
 }
 
+int64_t reported_run_ms(const re::ActionResult& ar) {
+  const auto& md = ar.execution_metadata();
+  if (md.execution_start_timestamp().seconds() == 0 || md.execution_completed_timestamp().seconds() == 0) return -1;
+  return int64_t(seconds_between(md.execution_start_timestamp(), md.execution_completed_timestamp()) * 1000);
+}
+
 bool blob_bytes(const Blob& blob, const re::Digest& d, Sha256Hex sha256, std::string& out, std::string& error) {
   if (blob.file.empty()) {
     out = blob.data;
@@ -168,7 +176,7 @@ bool read_capabilities(const re::ServerCapabilities& caps, Capabilities& out, st
   }
   out.update_enabled = caps.cache_capabilities().action_cache_update_capabilities().update_enabled();
   const int64_t batch = caps.cache_capabilities().max_batch_total_size_bytes();
-  if (batch > 0) out.max_batch_bytes = batch;
+  if (batch > 0) out.max_batch_bytes = std::min<int64_t>(batch, kMaxBatchBytes);  // answers stay under kMaxMessageBytes
   return true;
 }
 

@@ -50,6 +50,8 @@ Prepared prepare(const Action& action, Sha256Hex sha256);
 std::string status_text(const grpc::Status& s);
 // The worker, and the seconds queued and executing (0 where unset), of an execution's metadata.
 void read_execution_metadata(const re::ExecutedActionMetadata& md, ActionResult& out);
+// The command's run in milliseconds as the result's metadata says, or -1 where it gives no times.
+int64_t reported_run_ms(const re::ActionResult& ar);
 // A value kept in the action cache (Client::get_value) is the one output,
 // named `kind`, of an action that never runs (no input root, a command no
 // worker has: offload-build-KIND KEY).

@@ -1,6 +1,8 @@
 // What an upload sends (reapi_upload.hpp).
 #include "reapi_upload.hpp"
 
+#include <algorithm>
+
 namespace ob::reapi {
 
 bool KnownBlobs::has(const std::string& hash) const {
@@ -38,6 +40,36 @@ bool read_in_one_batch(const std::vector<re::Digest>& want, uint64_t max_blob, i
     total += d.size_bytes();
   }
   return want.size() >= 2 && total <= batch;
+}
+
+bool write_chunks(google::bytestream::ByteStream::Stub& stub, grpc::ClientContext& ctx, const std::string& name,
+                  const re::Digest& d, const std::string& data, std::string& error) {
+  constexpr size_t kChunk = 1 << 20;
+  google::bytestream::WriteResponse resp;
+  auto writer = stub.Write(&ctx, &resp);
+  size_t at = 0;
+  do {
+    google::bytestream::WriteRequest req;
+    if (at == 0) req.set_resource_name(name);
+    req.set_write_offset(int64_t(at));
+    const size_t n = std::min(kChunk, data.size() - at);
+    req.set_data(data.substr(at, n));
+    at += n;
+    req.set_finish_write(at == data.size());
+    if (!writer->Write(req)) break;
+  } while (at < data.size());
+  writer->WritesDone();
+  auto s = writer->Finish();
+  if (!s.ok()) {
+    error = "ByteStream Write: " + status_text(s);
+    return false;
+  }
+  if (resp.committed_size() != d.size_bytes() && resp.committed_size() != -1) {
+    error = "ByteStream Write: the engine committed " + std::to_string(resp.committed_size()) + " of " +
+            std::to_string(d.size_bytes()) + " bytes";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ob::reapi

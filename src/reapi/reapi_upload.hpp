@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "google/bytestream/bytestream.grpc.pb.h"
 #include "reapi_messages.hpp"
 
 namespace ob::reapi {
@@ -47,5 +48,11 @@ UploadPlan plan_upload(const BlobMap& blobs, const KnownBlobs& known, bool ask_f
 // at most `max_blob` bytes (a larger one is refused when read alone), all at
 // most `batch` bytes.
 bool read_in_one_batch(const std::vector<re::Digest>& want, uint64_t max_blob, int64_t batch);
+
+// `data` (blob `d`) as one ByteStream Write to resource `name`, in 1 MiB
+// chunks, on `ctx` (its deadline and metadata set): false and `error` unless
+// the engine committed all of it.
+bool write_chunks(google::bytestream::ByteStream::Stub& stub, grpc::ClientContext& ctx, const std::string& name,
+                  const re::Digest& d, const std::string& data, std::string& error);
 
 }  // namespace ob::reapi

@@ -32,13 +32,16 @@ struct Endpoint {
   int connect_timeout_ms = 5000;      // reaching the engine at all
   int call_timeout_ms = 30000;        // each call but Execute/WaitExecution
   int execution_timeout_ms = 600000;  // one action, from Execute to its result
-  uint64_t max_blob_bytes = 256ull << 20;  // the most one downloaded output may have
+  // The most one downloaded output may have; and (at least 128 MiB) what
+  // this build holds at once of what the engine sends.
+  uint64_t max_blob_bytes = 256ull << 20;
   // The most of a command's stdout and of its stderr kept (ActionResult::
   // stdout_truncated): more is neither downloaded nor held.
   uint64_t max_text_bytes = 1ull << 20;
   // Where the time the engine's calls took is shared by the compiles of one
-  // make run (launcher mode): each call appends what it cost past
-  // connect-timeout, and every call may take only what the run has left.
+  // make run (launcher mode): each call appends what it took past its
+  // allowance (src/reapi/reapi_budget.hpp), and every call may take only
+  // what the run has left.
   // Empty: this client's own calls only.
   std::string budget_file;
   std::string tool_version;           // RequestMetadata.tool_details

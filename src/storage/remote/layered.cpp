@@ -11,11 +11,13 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "offload_build/util/call_budget.hpp"
 #include "offload_build/util/secrets.hpp"
 
 namespace ob::storage {
@@ -29,7 +31,7 @@ struct LayeredStorage::Remote {
   std::atomic<bool> disabled{false};
   std::atomic<bool> warned{false};
   std::atomic<bool> used{false};  // the unsigned-remote warning was considered
-  std::atomic<int64_t> slow_ms{0};  // time requests spent past connect-timeout, this process
+  std::atomic<int64_t> slow_ms{0};  // time requests spent past their allowances, this process
 
   std::mutex notes_mu;
   std::set<std::string> notes;  // once-per-process warnings said, by code
@@ -86,33 +88,32 @@ bool LayeredStorage::writable() const {
   return false;
 }
 
-// A remote's time budget for one build, beyond connect-timeout per request:
-// what requests spend past connect-timeout (a healthy server answers well
-// within it) adds up, each call may take only what is left of the budget
-// (as the backend's own limit), and once it is spent the remote is dropped
-// for the build. So a server that answers every request just inside
-// operation-timeout, which never fails a request, costs a build about
-// connect-timeout + operation-timeout + 1 s, not a timeout per request.
-// Lookups and uploads draw on the same budget.
+// A remote's time budget for one build (util/call_budget.hpp), as the
+// engine's: each request is allowed what a healthy server takes (250 ms,
+// connect-timeout where less), what requests spend past it adds up, each
+// call may take only what is left of the budget (as the backend's own
+// limit), and once it is spent the remote is dropped for the build. So a
+// server that answers every request slowly, never failing one, costs a
+// build about operation-timeout + 1 s, not a timeout per request. Lookups
+// and uploads draw on the same budget.
 template <class Call>
 auto LayeredStorage::timed(Remote& r, RemoteBackend& backend, Call call) {
-  const int64_t healthy = r.config.connect_timeout_ms;
-  // connect-timeout + this is the goal: operation-timeout + 1 s in all (at
-  // least operation-timeout, whatever connect-timeout is).
-  const int64_t op = r.config.operation_timeout_ms;
-  const int64_t budget = std::max(op + 1000 - healthy, op);
-  const int64_t limit = healthy + std::max<int64_t>(0, budget - r.slow_ms.load());
+  const int64_t healthy = util::healthy_call_ms(r.config.connect_timeout_ms);
+  const util::BudgetRule rule = util::budget_rule(r.config.operation_timeout_ms, healthy);
+  const int64_t budget = rule.budget_ms;
+  // The backend takes the lesser of this and its own timeouts.
+  const int64_t limit = rule.limit_ms(std::numeric_limits<int64_t>::max(), r.slow_ms.load(), healthy);
   backend.limit_calls_to(limit);
   const auto start = std::chrono::steady_clock::now();
   auto result = call(backend);
   const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start).count();
-  const int64_t slow = (r.slow_ms += std::max<int64_t>(0, ms - healthy));
+  const int64_t slow = (r.slow_ms += util::BudgetRule::cost_ms(ms, healthy));
   auto too_slow = [&] {
     return RemoteFailure{RemoteFailure::Kind::Timeout,
-                         fmt::format("too slow: its requests took {} ms past connect-timeout ({} ms) "
-                                     "in all, the most one build waits for one remote "
-                                     "(connect-timeout + operation-timeout + 1 s)",
+                         fmt::format("too slow: its requests took {} ms past what a healthy server takes "
+                                     "({} ms a request) in all, the most one build waits for one remote "
+                                     "(operation-timeout + 1 s)",
                                      slow, healthy)};
   };
   // Cut short by what was left of the budget, not by its own timeout: say so.

@@ -28,6 +28,14 @@
 //               answered with a forged one that lists no file (a planted
 //               claim); each Execute logs its input root's files
 //               (`Execute inputs a.c hard.h`) and fails the compile (exit 1)
+//   slow-execute  honest but slow to execute: each GetActionResult answered
+//               NOT_FOUND at once, each Execute after --delay-ms with the
+//               compile failing (exit 1) and no execution metadata
+//   bloated     clients may write its action cache (update_enabled), it keeps
+//               nothing: each value asked for is a 60 MiB blob (its digest
+//               true, ByteStream Read in 1 MiB chunks), each other action
+//               not in its action cache and executed with the compile
+//               failing, 60 MiB of stdout and of stderr by digest
 //   evicting    as strict-store, but the first Execute of each action drops
 //               the action's and its command's blobs from the CAS and
 //               answers FAILED_PRECONDITION, as an engine whose CAS evicted
@@ -118,7 +126,7 @@ bool evict_once(const re::Digest& action, const re::Action& a) {
 
 // The slow mode's wait before answering.
 // Clients may write the action cache; results are kept as stored.
-bool stores() { return mode == "strict-store" || mode == "evicting" || mode == "forging"; }
+bool stores() { return mode == "strict-store" || mode == "evicting" || mode == "forging" || mode == "bloated"; }
 
 std::string sha256_hex(const std::string& data) {
   unsigned char md[SHA256_DIGEST_LENGTH];
@@ -141,6 +149,37 @@ re::ActionResult forged_manifest() {
   f->set_contents(text);
   f->mutable_digest()->set_hash(sha256_hex(text));
   f->mutable_digest()->set_size_bytes(int64_t(text.size()));
+  return ar;
+}
+
+// bloated's one blob (served from here, never copied into the store) and its digest.
+const std::string& big_blob() {
+  static const std::string blob(size_t(60) << 20, 'x');
+  return blob;
+}
+re::Digest big_digest() {
+  static const std::string hash = sha256_hex(big_blob());
+  re::Digest d;
+  d.set_hash(hash);
+  d.set_size_bytes(int64_t(big_blob().size()));
+  return d;
+}
+
+// bloated's answer: each value asked for (`mnemonic` a value's kind) the big
+// blob, any other action the compile failing with the big blob as its text.
+re::ActionResult bloated_result(const std::string& mnemonic, const std::vector<std::string>& paths) {
+  re::ActionResult ar;
+  if (mnemonic == "cache-entry" || mnemonic == "working-set" || mnemonic == "dependency-manifest") {
+    for (const auto& path : paths) {
+      auto* f = ar.add_output_files();
+      f->set_path(path);
+      *f->mutable_digest() = big_digest();
+    }
+    return ar;
+  }
+  ar.set_exit_code(1);
+  *ar.mutable_stdout_digest() = big_digest();
+  *ar.mutable_stderr_digest() = big_digest();
   return ar;
 }
 
@@ -294,11 +333,17 @@ class ByteStreamService final : public bs::ByteStream::Service {
     const size_t at = name.find("blobs/");
     const std::string hash = at == std::string::npos ? "" : name.substr(at + 6, 64);
     say("ByteStream Read " + hash);
-    std::string data;
-    if (!store.get(hash, data)) return {grpc::StatusCode::NOT_FOUND, "no blob " + hash};
-    bs::ReadResponse chunk;
-    chunk.set_data(data);
-    writer->Write(chunk);
+    std::string stored;
+    const bool big = mode == "bloated" && hash == big_digest().hash();
+    if (!big && !store.get(hash, stored)) return {grpc::StatusCode::NOT_FOUND, "no blob " + hash};
+    const std::string& data = big ? big_blob() : stored;
+    size_t sent = 0;
+    do {  // in 1 MiB chunks, as engines send them
+      bs::ReadResponse chunk;
+      chunk.set_data(data.substr(sent, size_t(1) << 20));
+      sent += chunk.data().size();
+      if (!writer->Write(chunk)) break;
+    } while (sent < data.size());
     return grpc::Status::OK;
   }
   grpc::Status Write(grpc::ServerContext* ctx, grpc::ServerReader<bs::WriteRequest>* reader,
@@ -324,7 +369,13 @@ class ActionCacheService final : public re::ActionCache::Service {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
     say("GetActionResult " + mnemonic(ctx));
     dawdle();
-    if (mode == "slow-failing") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+    if (mode == "slow-failing" || mode == "slow-execute") return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+    if (mode == "bloated") {  // an action's result comes from Execute (the compiler check's true)
+      *result = bloated_result(mnemonic(ctx), {req->inline_output_files().begin(), req->inline_output_files().end()});
+      if (result->exit_code() != 0) return {grpc::StatusCode::NOT_FOUND, "not in the action cache"};
+      say("GetActionResult bloated");
+      return grpc::Status::OK;
+    }
     if (stores()) {
       std::lock_guard lock(results_m);
       auto it = results.find(req->action_digest().hash());
@@ -351,11 +402,12 @@ class ActionCacheService final : public re::ActionCache::Service {
     if (auto s = check_metadata(ctx); !s.ok()) return s;
     if (!stores()) return {grpc::StatusCode::PERMISSION_DENIED, "update_enabled is false"};
     for (const auto& f : req->action_result().output_files())
-      if (!f.contents().empty() && mode != "forging") {
+      if (!f.contents().empty() && mode != "forging" && mode != "bloated") {
         say("UpdateActionResult refused inline contents");
         return {grpc::StatusCode::INVALID_ARGUMENT, "output files may not carry inline contents"};
       }
     say("UpdateActionResult");
+    if (mode == "bloated") return grpc::Status::OK;  // kept nowhere
     std::lock_guard lock(results_m);
     results[req->action_digest().hash()] = req->action_result();
     *stored = req->action_result();
@@ -389,6 +441,14 @@ class ExecutionService final : public re::Execution::Service {
       input_names(action.input_root_digest(), "", names);
       response.mutable_result()->set_exit_code(1);
       say("Execute inputs" + names);
+    } else if (mode == "bloated") {
+      *response.mutable_result() = bloated_result("", {});
+      say("Execute bloated");
+    } else if (mode == "slow-execute") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      response.mutable_result()->set_exit_code(1);
+      response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
+      say("Execute failed slowly");
     } else if (mode == "slow-failing" || stores()) {
       response.mutable_result()->set_exit_code(1);
       response.mutable_result()->set_stderr_raw("error: failed on the worker\n");
@@ -417,10 +477,10 @@ int main(int argc, char** argv) {
   }
   if (port.empty() ||
       (mode != "bad-digest" && mode != "missing" && mode != "oversized" && mode != "other-compiler" &&
-       mode != "slow" && mode != "slow-failing" && mode != "strict-store" && mode != "evicting" &&
-       mode != "forging")) {
+       mode != "slow" && mode != "slow-failing" && mode != "slow-execute" && mode != "strict-store" &&
+       mode != "evicting" && mode != "forging" && mode != "bloated")) {
     std::cerr << "usage: ob_fake_reapi --port PORT --mode bad-digest|missing|oversized|other-compiler|slow|slow-failing|"
-                 "strict-store|evicting|forging [--delay-ms N]\n";
+                 "slow-execute|strict-store|evicting|forging|bloated [--delay-ms N]\n";
     return 2;
   }
   CapabilitiesService capabilities;
