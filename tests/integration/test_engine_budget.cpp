@@ -119,4 +119,31 @@ TEST_CASE("engine budget: a hostile engine's 60 MiB values add less than 400 MB 
   CHECK(run_tool({(project / "build/nine").string()}, project).exit_code == 0);
 }
 
+// One launcher compile against the same engine: before, 232-292 MB (its
+// lookups each held a 60 MiB value at once). The same cap holds.
+TEST_CASE("engine budget: one launcher compile against an engine of 60 MiB values adds less than 400 MB",
+          "[integration][remote-execution][engine-budget][memory][launcher]") {
+  TempDir tmp("ob-engine-bloated-launch");
+  LyingEngine engine(tmp / "engine", "bloated");
+  const MakeRun make(tmp.path(), engine.url(), 1);
+  auto argv = [&](const char* out) {  // run_measured runs it in this directory: paths made absolute
+    return std::vector<std::string>{OB_BINARY, "/usr/bin/clang-22", "-fopenmp",
+                                    "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", (tmp / "a.c").string(),
+                                    "-o", (tmp / out).string()};
+  };
+  Env plain = make.env;
+  plain.emplace_back("OFFLOAD_BUILD_DISABLE", "1");
+  const Measured base = run_measured(argv("plain.o"), tmp.path(), plain);
+  INFO(base.err);
+  REQUIRE(base.exit_code == 0);
+  const Measured r = run_measured(argv("a.o"), tmp.path(), make.env);
+  INFO(r.err);
+  INFO("peak RSS: the compiler alone " << base.peak_rss_mb << " MB, against the bloated engine " << r.peak_rss_mb
+                                       << " MB");
+  REQUIRE(r.exit_code == 0);
+  CHECK(count_occurrences(r.err, "warning: remote_execution") <= 1);
+  CHECK(r.peak_rss_mb < base.peak_rss_mb + 400);
+  CHECK(fs::exists(tmp / "a.o"));
+}
+
 #endif
