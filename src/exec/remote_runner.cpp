@@ -493,34 +493,42 @@ class Runner final : public RemoteRunner {
 };
 
 // Toolchain files (resource headers, device runtimes) are the worker's: its
-// compiler must be ours, at the same path. Asked once per compiler (and, with
-// setup.checked, once per build: a launcher's compiles share it). false when
-// a worker's compiler differs or the engine failed (warned).
+// compiler must be ours, at the same path. Asked once per compiler binary
+// (and, with setup.check_once, once per make run: a launcher's compiles share
+// it): paths that are one file here and print the same --version (clang-22,
+// clang++-22 and the cc1 of -###, /usr/lib/llvm-22/bin/clang) are asked once,
+// by the first: clang's --version names the directory it runs from with
+// symlinks resolved (InstalledDir), so the worker's answer says its path
+// leads to that installation. false when a worker's compiler differs or the
+// engine failed (warned).
 bool compilers_match(reapi::Client& client, const RemoteRunnerSetup& setup) {
-  std::string error;
   const std::string& shown = setup.config.display;
   std::set<std::string> compilers;
   for (const auto& job : setup.plan->jobs)
     if (kept_local(job, setup.plan->cwd).empty()) compilers.insert(compiler_path(job, setup.plan->cwd)->string());
+  std::set<std::pair<std::string, std::string>> asked;  // (the binary, its --version)
   for (const auto& compiler : compilers) {
     auto local = process::capture(process::Command{{compiler, "--version"}, {}, {}}, 30000);
     if (!local || local->exit_code != 0) continue;  // a local problem: the build says it
-    const std::string memo = storage::sha256_hex(shown + '\n' + compiler + '\n' + local->out);
-    if (setup.checked && setup.checked(memo, false)) continue;
-    reapi::Action check;
-    check.argv = {compiler, "--version"};
-    check.env = {{"PATH", "/usr/bin:/bin"}};
-    check.do_not_cache = true;  // a worker's compiler may change: never an old answer
-    check.mnemonic = "compiler-check";
-    check.target_id = compiler;
-    reapi::ActionResult r;
-    if (!client.run(check, r, error)) {
-      setup.link->failed(error);
-      return false;
-    }
-    // A worker whose compiler is another (one of a pool, upgraded in place)
-    // costs a warning and a local build, as every other engine fault does.
-    if (r.exit_code != 0 || r.stdout_text != local->out) {
+    std::error_code ec;
+    const fs::path binary = fs::canonical(compiler, ec);
+    if (!asked.emplace(ec ? compiler : binary.string(), local->out).second) continue;
+    auto check = [&] {
+      reapi::Action action;
+      action.argv = {compiler, "--version"};
+      action.env = {{"PATH", "/usr/bin:/bin"}};
+      action.do_not_cache = true;  // a worker's compiler may change: never an old answer
+      action.mnemonic = "compiler-check";
+      action.target_id = compiler;
+      reapi::ActionResult r;
+      std::string error;
+      if (!client.run(action, r, error)) {
+        setup.link->failed(error);
+        return false;
+      }
+      if (r.exit_code == 0 && r.stdout_text == local->out) return true;
+      // A worker whose compiler is another (one of a pool, upgraded in place)
+      // costs a warning and a local build, as every other engine fault does.
       if (setup.warn)
         setup.warn(fmt::format(
             "remote_execution {}: the worker's {} is not ours (ours: \"{}\"; the worker's: \"{}\"); remote "
@@ -530,8 +538,9 @@ bool compilers_match(reapi::Client& client, const RemoteRunnerSetup& setup) {
             printable(r.exit_code != 0 ? fmt::format("exit {}: {}", r.exit_code, first_line(r.stderr_text))
                                        : first_line(r.stdout_text))));
       return false;
-    }
-    if (setup.checked) setup.checked(memo, true);
+    };
+    const std::string memo = storage::sha256_hex(shown + '\n' + compiler + '\n' + local->out);
+    if (!(setup.check_once ? setup.check_once(memo, check) : check())) return false;
   }
   return true;
 }

@@ -216,9 +216,8 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
   setup.warn = engine_warn(setup.config.display);
   setup.engine_down = engine_down_memo(setup.config.display);
   if (notes_)
-    setup.checked = [dir = *notes_](const std::string& key, bool mark) {
-      const std::string code = "remote-execution compiler " + key;
-      return mark ? first_in_build(dir, code) : said_in_build(dir, code);
+    setup.check_once = [dir = *notes_](const std::string& key, const std::function<bool()>& check) {
+      return once_in_build(dir, "remote-execution compiler " + key, check);
     };
   return exec::make_remote_runner(std::move(setup));
 }

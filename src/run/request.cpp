@@ -3,6 +3,7 @@
 #include "offload_build/run/request.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,6 +165,20 @@ bool first_in_build(const fs::path& cache, const std::string& code) {
     if (fs::last_write_time(it->path(), ec2) < day_ago && !ec2) fs::remove(it->path(), ec2);
   }
   return true;
+}
+
+bool once_in_build(const fs::path& cache, const std::string& code, const std::function<bool()>& act) {
+  std::error_code ec;
+  fs::create_directories(cache / "launcher-notes", ec);
+  const fs::path lock = build_marker(cache, code).string() + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // The holder's act has its own deadline; a holder killed releases the lock.
+  while (fd >= 0 && ::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  bool ok = said_in_build(cache, code) || act();
+  if (ok) (void)first_in_build(cache, code);
+  if (fd >= 0) ::close(fd);  // releases the lock
+  return ok;
 }
 
 }  // namespace ob::run

@@ -273,4 +273,38 @@ TEST_CASE("remote execution: an input the engine evicted is sent again, and the 
   CHECK(count_occurrences(calls, "Execute failed") == count_occurrences(calls, "Execute evicted"));
   CHECK(objects(project / "build") == expected);
 }
+// A make -j4 run of 6 launcher compiles: the worker is asked --version once
+// (#54: 3.7 times a run before; clang-22 and the cc1 that -### names are one
+// binary, asked once; the concurrent compiles wait for the first's answer),
+// and once again in the next make run.
+TEST_CASE("remote execution: a make -j4 run asks the worker's compiler --version once",
+          "[integration][remote-execution][launcher]") {
+  TempDir tmp("ob-reapi-check-once");
+  LyingEngine engine(tmp / "engine", "strict-store");  // honest; each Execute fails the compile (reruns here)
+  std::string objects;
+  for (int i = 0; i < 6; ++i) objects += " s" + std::to_string(i) + ".o";
+  write_file(tmp / "Makefile", "CC = " + std::string(OB_BINARY) + " /usr/bin/clang-22\nall:" + objects +
+                                   "\n%.o: %.c\n\t$(CC) -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu -c $< -o $@\n");
+  const Env env{{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()},
+                {"OFFLOAD_BUILD_REMOTE_EXECUTION", engine.url()},
+                {"OFFLOAD_BUILD_BASE_DIR", tmp.path().string()},
+                {"OFFLOAD_BUILD_CONFIG", std::nullopt},
+                {"MAKEFLAGS", std::nullopt}};
+  for (int run = 1; run <= 2; ++run) {  // each run's sources new to the engine: its jobs go
+    for (int i = 0; i < 6; ++i)
+      write_file(tmp / ("s" + std::to_string(i) + ".c"),
+                 "int f" + std::to_string(i) + "(void) {\n  int v = 0;\n#pragma omp target map(from: v)\n  v = " +
+                     std::to_string(run) + ";\n  return v;\n}\n");
+    fs::remove_all(tmp / "cache");
+    for (int i = 0; i < 6; ++i) fs::remove(tmp / ("s" + std::to_string(i) + ".o"));
+    auto r = run_tool({"make", "-j4", "-s"}, tmp.path(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    INFO(engine.calls());
+    CHECK(count_occurrences(engine.calls(), "Execute compiler check") == size_t(run));
+    CHECK(count_occurrences(engine.calls(), "Execute failed") >= size_t(6 * run));  // the compiles went
+    CHECK(r.err.find("warning") == std::string::npos);
+  }
+}
+
 #endif

@@ -144,10 +144,11 @@ struct RemoteRunnerSetup {
   // mode: a compile whose jobs all hit never loads the client module). A
   // refusal (the client module missing) then fails that job with it.
   bool lazy = false;
-  // A memo of compiler checks passed (key: the engine, the compiler and its
-  // --version): asked with mark=false (checked already?), told with mark=true.
-  // Unset: each runner checks (a manifest build: once).
-  std::function<bool(const std::string& key, bool mark)> checked;
+  // Runs a compiler check (key: the engine, the compiler and its --version)
+  // once per make/ninja run: the check passed now or earlier in the run (the
+  // run's concurrent compiles wait for the first). Unset: each runner checks
+  // (a manifest build: once).
+  std::function<bool(const std::string& key, const std::function<bool()>& check)> check_once;
   // Whether the engine failed earlier in this build (launcher mode: an
   // earlier compile of the make run), asked with mark=false when the engine
   // would be opened; told with mark=true on a failure. Unset: this runner only.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,11 @@ size_t probe_jobs(const config::Config& config, const process::JobserverSetup& j
 bool first_in_build(const fs::path& cache, const std::string& code);
 // Whether this build said `code` already (marks nothing).
 bool said_in_build(const fs::path& cache, const std::string& code);
+// `act` run once in this build for `code` (the concurrent compiles of a make
+// -j run wait for the first, under an flock): true when it passed now or
+// earlier in this build (marked said then), false when it failed (not marked:
+// the next asks again).
+bool once_in_build(const fs::path& cache, const std::string& code, const std::function<bool()>& act);
 // A file of this build's under `cache` for `code` (what its compiles share:
 // remote execution's time budget), its directory made; removed after a day.
 fs::path build_file(const fs::path& cache, const std::string& code);
