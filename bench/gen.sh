@@ -10,6 +10,9 @@
 #                                       TARGETS: comma list of host,sm_90,gfx90a.
 #   bench/gen.sh rust DIR               Rust std::offload crate whose host-only
 #                                       code is in its own module (src/host.rs).
+#   bench/gen.sh fortran DIR [NMOD]     Jacobi-like Fortran project: a kind
+#                                       module, NMOD (7) modules with target
+#                                       regions, a main USEing them; Makefile.
 set -euo pipefail
 
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
@@ -332,10 +335,82 @@ pub fn report(y: &[f32]) {
 EOF
 }
 
+# gen_fortran DIR NMOD: a Jacobi-like Fortran OpenMP-offload project for the
+# x86_64 host device (AMD's Fortran Jacobi in shape): kinds.f90 (a kind
+# module), NMOD modules m1..mNMOD each USEing kinds and the one before it, each
+# with a `target teams distribute parallel do` region, and main.f90 USEing
+# them all; a Makefile with FC and FFLAGS to override, module order edges as
+# hand-written Makefiles have them.
+gen_fortran() {
+  local dir=$1 nmod=$2 i prev
+  mkdir -p "$dir"
+  cat >"$dir/kinds.f90" <<'EOF'
+module kinds
+  implicit none
+  integer, parameter :: rk = kind(1.0d0)
+  integer, parameter :: n = 4096
+end module kinds
+EOF
+  for i in $(seq 1 "$nmod"); do
+    prev=""
+    [ "$i" -gt 1 ] && prev="  use m$((i - 1))"
+    cat >"$dir/m$i.f90" <<EOF
+module m$i
+  use kinds
+$prev
+  implicit none
+contains
+  subroutine step$i(a, b)
+    real(rk), intent(inout) :: a(n)
+    real(rk), intent(in) :: b(n)
+    integer :: j
+    !\$omp target teams distribute parallel do map(tofrom: a) map(to: b)
+    do j = 2, n - 1
+      a(j) = 0.25_rk * (b(j - 1) + 2.0_rk * b(j) + b(j + 1)) + real($i, rk) * 1.0e-3_rk
+    end do
+  end subroutine step$i
+end module m$i
+EOF
+  done
+  {
+    echo "program jacobi"
+    echo "  use kinds"
+    for i in $(seq 1 "$nmod"); do echo "  use m$i"; done
+    echo "  implicit none"
+    echo "  real(rk) :: a(n), b(n)"
+    echo "  a = 1.0_rk"
+    echo "  b = 2.0_rk"
+    for i in $(seq 1 "$nmod"); do echo "  call step$i(a, b)"; done
+    echo "  print '(a, f12.6)', 'jacobi: a(2) = ', a(2)"
+    echo "end program jacobi"
+  } >"$dir/main.f90"
+  {
+    echo "# Fortran offload for the host device: make FC=... to compare compilers."
+    echo "FC = flang-22"
+    echo "FFLAGS = -O2 -fopenmp -fopenmp-targets=x86_64-unknown-linux-gnu"
+    printf 'OBJS = kinds.o'
+    for i in $(seq 1 "$nmod"); do printf ' m%d.o' "$i"; done
+    echo " main.o"
+    echo "all: \$(OBJS)"
+    echo "%.o: %.f90"
+    printf '\t$(FC) $(FFLAGS) -c $< -o $@\n'
+    for i in $(seq 1 "$nmod"); do
+      if [ "$i" -gt 1 ]; then echo "m$i.o: kinds.o m$((i - 1)).o"; else echo "m$i.o: kinds.o"; fi
+    done
+    printf 'main.o: kinds.o'
+    for i in $(seq 1 "$nmod"); do printf ' m%d.o' "$i"; done
+    echo
+    echo "clean:"
+    printf '\trm -f *.o *.mod\n'
+    echo ".PHONY: all clean"
+  } >"$dir/Makefile"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   case ${1:-} in
     c) gen_c "$2" "$3" "$4" ;;
     rust) gen_rust "$2" ;;
-    *) echo "usage: bench/gen.sh c DIR NTUS TARGETS | rust DIR" >&2; exit 2 ;;
+    fortran) gen_fortran "$2" "${3:-7}" ;;
+    *) echo "usage: bench/gen.sh c DIR NTUS TARGETS | rust DIR | fortran DIR [NMOD]" >&2; exit 2 ;;
   esac
 fi

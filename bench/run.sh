@@ -23,6 +23,9 @@
 #      REAPI worker on loopback vs local, and a fresh clone served by the
 #      engine's action cache vs Redis and the local cache (bench/b10.sh, which
 #      also runs alone; skipped, with the reason, without the worker)
+#   B11 Fortran through the launcher: a Jacobi-like project's cold build
+#      (empty cache) and clean rebuild vs plain flang-22 under make -j2
+#      (bench/b11.sh, which also runs alone)
 #
 # Usage: bench/run.sh [--reps N] [--quick] [--out FILE] [--keep]
 #   --reps N   runs per cold/warm measurement (default 3; no-op and launcher
@@ -48,7 +51,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; REPS=1; shift ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -349,6 +352,14 @@ if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b10.sh" "${b10_args[@]}" --section "$WORK/b1
   printf '## B10: remote execution on a REAPI engine\n\nnot run: bench/b10.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b10.md"
 fi
 
+# ---------------------------------------------------------------- B11
+say "B11: Fortran through the launcher (bench/b11.sh)"
+b11_args=(--reps "$REPS")
+[ "$QUICK" = 1 ] && b11_args=(--reps 1 --modules 2)
+if ! OFFLOAD_BUILD=$OB "$ROOT/bench/b11.sh" "${b11_args[@]}" --section "$WORK/b11.md" >>"$LOG" 2>&1; then
+  printf '## B11: Fortran through the launcher\n\nnot run: bench/b11.sh failed (%s)\n' "$(tail -1 "$LOG")" >"$WORK/b11.md"
+fi
+
 # ---------------------------------------------------------------- LLVM 19
 say "B1/B2 with LLVM 19's generic kernels beside LLVM 22's bare ones (bench/llvm_versions.sh)"
 lv_args=(--reps "$REPS")
@@ -563,6 +574,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   cat "$WORK/b9.md"
   echo
   cat "$WORK/b10.md"
+  echo
+  cat "$WORK/b11.md"
   echo
   cat "$WORK/llvm.md"
   echo

@@ -67,7 +67,10 @@ std::string place_free_key(const plan::Plan& plan, const plan::Job& job, const J
   h.field("format", std::string(kKeyFormat) + " place-free, program-free").field("kind", plan::job_kind_name(job.kind));
   if (job.target) h.field("target", job.target->triple + ":" + job.target->arch);
   for (const auto& a : key.argv) h.field("arg", portable(a, plan.cwd, top));
-  for (const auto& e : key.env) h.field("env", e);
+  for (const auto& e : key.env) {  // NAME=/path (flang's PWD) as a path
+    const size_t eq = e.find('=');
+    h.field("env", eq == std::string::npos ? e : e.substr(0, eq + 1) + portable(e.substr(eq + 1), plan.cwd, top));
+  }
   for (const auto& d : key.inputs) {
     h.field("input", portable(d.path, plan.cwd, top)).field("sha", d.sha256);
     h.field("name", portable(d.name, plan.cwd, top));

@@ -33,8 +33,12 @@ std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, tool
                                    const fs::path& cwd, size_t parallel) {
   auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
   std::vector<toolchain::single_parse::Argv> commands;
-  for (const auto& s : steps) commands.push_back(s.argv);
-  auto listings = toolchain::list_all(probe, commands, cwd, parallel);
+  std::vector<std::vector<std::string>> names;  // the unit's paths: one probe serves units alike but for them
+  for (const auto& s : steps) {
+    commands.push_back(s.argv);
+    names.push_back({layout.source_arg, rel(s.out), rel(s.dep)});
+  }
+  auto listings = toolchain::list_all(probe, commands, cwd, parallel, {}, names);
   Passes passes;
   for (size_t t = 0; t < steps.size(); ++t) {
     if (!listings[t]) return std::nullopt;
@@ -56,8 +60,13 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
   std::optional<JobId> parse;
   if (passes) {
     const fs::path parse_dep = layout.file("host-ir.d");
-    parse = plan.add(common_jobs::host_ir_job(layout.source, host_ir, parse_dep,
-                                             compile.host_ir(rel(host_ir), rel(parse_dep)), layout.unit));
+    // flang's host parse as its driver lists it (the -fc1: no second driver process).
+    const toolchain::single_parse::UnitPaths unit{layout.source_arg, {}, rel(parse_dep), rel(host_ir), {}};
+    parse = plan.add(common_jobs::host_ir_job(
+        layout.source, host_ir, parse_dep,
+        compile.host_parse_listed() ? toolchain::single_parse::instantiate(passes->front().host_ir, unit)
+                                    : compile.host_ir(rel(host_ir), rel(parse_dep)),
+        layout.unit));
   }
 
   std::vector<JobId> image_jobs;
@@ -157,6 +166,7 @@ JobId add_module_files(Plan& plan, size_t unit, const toolchain::frontend::Modul
     job.unordered_reads.insert(job.unordered_reads.end(), uses.unordered.begin(), uses.unordered.end());
     job.deps.insert(job.deps.end(), uses.deps.begin(), uses.deps.end());
     job.key_facts.push_back("source name: " + files.source_name);
+    job.names_working_dir = files.in_working_dir;
     std::sort(job.deps.begin(), job.deps.end());
     job.deps.erase(std::unique(job.deps.begin(), job.deps.end()), job.deps.end());
     if (problem) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "offload_build/config/config.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 
@@ -39,6 +40,18 @@ void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std
     auto env = names.env(salt);
     job.env.insert(job.env.end(), env.begin(), env.end());
   }
+}
+
+void name_working_dir(Plan& plan) {
+  std::string name = plan.cwd.string();
+  if (!plan.base_dirs.empty()) {
+    name = "/proc/self/cwd";
+  } else if (const char* pwd = config::env_or_null("PWD"); pwd && fs::path(pwd).is_absolute()) {
+    std::error_code ec;
+    if (fs::equivalent(pwd, plan.cwd, ec)) name = pwd;
+  }
+  for (auto& job : plan.jobs)
+    if (job.names_working_dir) job.env.emplace_back("PWD", name);
 }
 
 void record_lookups(Plan& plan, const std::optional<fs::path>& library) {

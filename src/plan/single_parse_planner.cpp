@@ -64,7 +64,9 @@ std::vector<std::optional<Passes>> split(const manifest::Manifest& m, const Comp
       uses[i].push_back(it->second);
     }
   }
-  auto listings = toolchain::list_all(*o.probe, commands, cwd, o.parallel_probes, o.probing);
+  std::vector<std::vector<std::string>> names;
+  for (const auto& p : probed) names.push_back({p.source, p.output, p.depfile});
+  auto listings = toolchain::list_all(*o.probe, commands, cwd, o.parallel_probes, o.probing, names);
   std::vector<Result<toolchain::single_parse::DevicePass>> results;
   for (size_t k = 0; k < commands.size(); ++k)
     results.push_back(listings[k] ? frontends[k]->split_device_pass(*listings[k], probed[k], true)

@@ -77,6 +77,7 @@ void use_stable_names(plan::Plan& plan, std::optional<toolchain::StableNames> na
   // For the job cache, which checks them on every hit (none with --no-cache:
   // nothing would read the records), with stable names off too: the library records only.
   if (!c.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
+  plan::name_working_dir(plan);  // flang's source names: as its kernel names, alike in every checkout
 }
 
 StableNamesQuestion::StableNamesQuestion(const fs::path& compiler, const toolchain::NameRoots& roots,

@@ -68,6 +68,68 @@ class ClangListingProbe final : public DriverProbe {
       for (auto& c : *memo) c = replace_dir(std::move(c), std::string(kCwd), cwd.string());
       return std::move(*memo);
     }
+    auto commands = run(argv, cwd);
+    if (commands) remember(key, abstract_dir(*commands, cwd));
+    return commands;
+  }
+
+  Result<std::vector<driver_listing::Argv>> list_named(const driver_listing::Argv& argv, const fs::path& cwd,
+                                                       const std::vector<std::string>& names) override {
+    auto shape = unnamed(std::vector<driver_listing::Argv>(1, argv), names);
+    if (!shape) return list(argv, cwd);
+    const std::string key = identity(shape->front()) + fs::path(names.front()).extension().string();
+    if (auto memo = recall(key)) {
+      for (auto& c : *memo) c = replace_dir(std::move(c), std::string(kCwd), cwd.string());
+      return named(std::move(*memo), names);
+    }
+    auto commands = run(argv, cwd);
+    if (!commands) return commands;
+    if (auto generic = unnamed(*commands, names)) remember(key, abstract_dir(*generic, cwd));
+    return commands;
+  }
+
+ private:
+  // The commands with each of `names` as a whole argument replaced by
+  // "<@nameK>" (and the source's -main-file-name by "<@main>"); nullopt when
+  // a name is in an argument otherwise.
+  static std::optional<std::vector<driver_listing::Argv>> unnamed(std::vector<driver_listing::Argv> commands,
+                                                                  const std::vector<std::string>& names) {
+    const std::string main = fs::path(names.front()).filename().string();
+    for (auto& c : commands)
+      for (size_t i = 0; i < c.size(); ++i) {
+        std::string& a = c[i];
+        bool whole = false;
+        for (size_t k = 0; k < names.size() && !whole; ++k)
+          if (!names[k].empty() && a == names[k]) a = fmt::format("<@name{}>", k), whole = true;
+        if (whole) continue;
+        if (i > 0 && c[i - 1] == "-main-file-name" && a == main) {
+          a = "<@main>";
+          continue;
+        }
+        if (!main.empty() && a.find(main) != std::string::npos) return std::nullopt;
+        for (const auto& n : names)
+          if (!n.empty() && a.find(n) != std::string::npos) return std::nullopt;
+      }
+    return commands;
+  }
+  static std::vector<driver_listing::Argv> named(std::vector<driver_listing::Argv> commands,
+                                                 const std::vector<std::string>& names) {
+    for (auto& c : commands)
+      for (auto& a : c) {
+        if (a == "<@main>") a = fs::path(names.front()).filename().string();
+        for (size_t k = 0; k < names.size(); ++k)
+          if (a == fmt::format("<@name{}>", k)) a = names[k];
+      }
+    return commands;
+  }
+  static std::vector<driver_listing::Argv> abstract_dir(const std::vector<driver_listing::Argv>& commands,
+                                                        const fs::path& cwd) {
+    std::vector<driver_listing::Argv> out;
+    for (const auto& c : commands) out.push_back(replace_dir(c, cwd.string(), kCwd));
+    return out;
+  }
+
+  Result<std::vector<driver_listing::Argv>> run(const driver_listing::Argv& argv, const fs::path& cwd) const {
     driver_listing::Argv cmd = argv;
     cmd.push_back("-###");
     // clang answers in ~40 ms; a wrapper that hangs must not hang the build.
@@ -75,15 +137,9 @@ class ClangListingProbe final : public DriverProbe {
     if (!r) return r.error();
     if (r->exit_code != 0)
       return Error::failure(fmt::format("{} -### failed: {}", argv.front(), r->err));
-    auto commands = driver_listing::parse(r->err);  // the driver lists on stderr
-    if (!commands) return commands.error();
-    std::vector<driver_listing::Argv> abstract;
-    for (const auto& c : *commands) abstract.push_back(replace_dir(c, cwd.string(), kCwd));
-    remember(key, abstract);
-    return commands;
+    return driver_listing::parse(r->err);  // the driver lists on stderr
   }
 
- private:
   std::string identity(const driver_listing::Argv& argv) const {
     nlohmann::json j{{"driver", program_identity(argv.front())}, {"argv", argv}, {"cwd", kCwd}};
     for (const char* name : kEnvironment) {
@@ -116,14 +172,15 @@ class ClangListingProbe final : public DriverProbe {
 
 std::vector<Result<std::vector<driver_listing::Argv>>> list_all(
     DriverProbe& probe, const std::vector<driver_listing::Argv>& commands, const fs::path& cwd,
-    size_t parallel, const std::function<void()>& started) {
+    size_t parallel, const std::function<void()>& started, const std::vector<std::vector<std::string>>& names) {
   std::vector<std::optional<Result<std::vector<driver_listing::Argv>>>> slots(commands.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t k; (k = next++) < commands.size();) {
       // An exception must not escape a thread (std::terminate): it becomes this command's error.
       try {
-        slots[k] = probe.list(commands[k], cwd);
+        slots[k] = k < names.size() && !names[k].empty() ? probe.list_named(commands[k], cwd, names[k])
+                                                         : probe.list(commands[k], cwd);
       } catch (const std::exception& e) {
         slots[k] = Error::failure(std::string("internal error while asking the driver: ") + e.what());
       }

@@ -28,15 +28,17 @@ end program
 )";
 
 // kinds.mod put in place after planning, deterministically: <tmp>/llvm/bin/flang-22
-// is flang-22 but for the host parse (the one pass given -emit-llvm), before
-// which it copies the module file <tmp>/place names into the working
-// directory, once, as a make job compiling kind.f90 meanwhile would.
+// is flang-22, whose listings (-###) name it for their -fc1 commands, but for
+// the host parse (the -fc1 writing bitcode), before which it copies the
+// module file <tmp>/place names into the working directory, once, as a make
+// job compiling kind.f90 meanwhile would.
 struct RacingFlang {
   Launcher& l;
   fs::path flang = l.tmp / "llvm/bin/flang-22";
   explicit RacingFlang(Launcher& launcher) : l(launcher) {
     fs::create_directories(flang.parent_path());
-    write_file(flang, "#!/bin/sh\ncase \" $* \" in *\" -emit-llvm \"*)\n"
+    write_file(flang, "#!/bin/sh\ncase \" $* \" in *\" -### \"*)\n  " + kFlang + " \"$@\" 2>&1 | sed 's|^ \"[^\"]*\" \"-fc1\"| \"" +
+                          flang.string() + "\" \"-fc1\"|' >&2; exit 0;;\n*\" -emit-llvm-bc \"*)\n"
                       "  if [ -f '" + (l.tmp / "place").string() + "' ]; then cp \"$(cat '" +
                           (l.tmp / "place").string() + "')\" kinds.mod; rm '" + (l.tmp / "place").string() +
                           "'; fi;;\nesac\nexec " + kFlang + " \"$@\"\n");
@@ -180,4 +182,144 @@ TEST_CASE("launcher: a second build directory's compiles of a module's user hit,
   CHECK(second.value("misses", 0) == 8);
   for (const char* o : {"kinds.f90.o", "main.f90.o", "mods/kinds.mod"})
     CHECK(read_file(l.tmp / "b1" / o) == read_file(l.tmp / "b2" / o));
+}
+
+namespace {
+
+// A module with a target region and a program USEing it: their objects hold
+// flang's source names (the location strings of the region, the I/O
+// runtime's) and stable kernel names.
+const char* const kRegionModule = R"(module region
+  implicit none
+contains
+  subroutine twice(a)
+    real :: a(64)
+    integer :: i
+    !$omp target teams distribute parallel do map(tofrom: a)
+    do i = 1, 64
+      a(i) = 2.0 * a(i)
+    end do
+  end subroutine
+end module
+)";
+const char* const kRegionUser = R"(program p
+  use region
+  real :: a(64)
+  a = 1.5
+  call twice(a)
+  print '(A,F6.2)', 'a(64) = ', a(64)
+end program
+)";
+
+}  // namespace
+
+TEST_CASE("launcher: a Fortran checkout at another path is served with base_dir, byte-identical to flang's with the same map", "[launcher][flang][fortran-modules][relocation][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Launcher l;
+  // Two checkouts at different depths under one base directory, built as
+  // CMake's Makefiles call flang: from the build directory, sources by
+  // absolute path, module files in the build directory.
+  const fs::path roots[2] = {l.tmp / "x/a/proj", l.tmp / "x/b/c/proj"};
+  const Env base{{"OFFLOAD_BUILD_BASE_DIR", (l.tmp / "x").string()}};
+  auto compile = [&](const fs::path& root, const char* f, const std::string& out) {
+    return Argv{kFlang, "-fopenmp", kHostTargets, "-O1", "-J", "mods", "-c", (root / "src" / f).string(), "-o", out};
+  };
+  auto build = [&](const fs::path& root) {
+    fs::create_directories(root / "src");
+    fs::create_directories(root / "build/mods");
+    write_file(root / "src/region.f90", kRegionModule);
+    write_file(root / "src/main.f90", kRegionUser);
+    for (const char* f : {"region.f90", "main.f90"}) {
+      auto r = run_ob(compile(root, f, std::string(f) + ".o"), root / "build", l.env(base));
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+    }
+  };
+  build(roots[0]);
+  const auto first = l.stats();
+  CHECK(first.value("misses", 0) == 8);
+  build(roots[1]);
+  const auto second = l.stats();
+  CHECK(second.value("hits", 0) - first.value("hits", 0) == 8);  // every job of both sources
+  CHECK(second.value("misses", 0) == 8);
+  for (const char* o : {"region.f90.o", "main.f90.o", "mods/region.mod"})
+    CHECK(read_file(roots[0] / "build" / o) == read_file(roots[1] / "build" / o));
+  // The name flang writes is the working directory's map joined to the
+  // source relative to it, not either checkout's path.
+  const std::string object = read_file(roots[1] / "build/main.f90.o");
+  CHECK(object.find("/proc/self/cwd/../src/main.f90") != std::string::npos);
+  CHECK(object.find((l.tmp / "x").string()) == std::string::npos);
+
+  // Plain flang at that path with the same map (the environment and the
+  // relative paths the launcher's passes run with, as --dry-run prints them)
+  // writes the same bytes.
+  const fs::path b = roots[1] / "build";
+  auto dry = run_ob(concat({"--dry-run", "wrap", "--"}, compile(roots[1], "main.f90", "got.o")), b, l.env(base));
+  INFO(dry.out);
+  const Env names = stable_names_env(dry.out);
+  CHECK(std::count(names.begin(), names.end(), std::pair<std::string, std::optional<std::string>>{"PWD", "/proc/self/cwd"}) == 1);
+  CHECK_THAT(dry.out, Catch::Contains(" ../src/main.f90"));
+  for (const char* f : {"region.f90", "main.f90"}) {
+    auto r = run_tool({kFlang, "-fopenmp", kHostTargets, "-O1", "-J", "mods", "-c", std::string("../src/") + f, "-o",
+                       std::string("ref.") + f + ".o"},
+                      b, names);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(b / (std::string("ref.") + f + ".o")) == read_file(b / (std::string(f) + ".o")));
+  }
+}
+
+TEST_CASE("launcher: Fortran sources named ../x.f90 hit from a second build directory with base_dir; without, --explain names the place", "[launcher][flang][relocation][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Launcher l;
+  fs::create_directories(l.tmp / "src");
+  write_file(l.tmp / "src/region.f90", kRegionModule);
+  auto build = [&](const std::string& dir, const Env& more) {
+    fs::create_directories(l.tmp / "src" / dir);
+    auto r = run_ob({kFlang, "-fopenmp", kHostTargets, "-c", "../region.f90", "-o", "region.o"}, l.tmp / "src" / dir,
+                    l.env(more));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.err;
+  };
+  const Env base{{"OFFLOAD_BUILD_BASE_DIR", l.tmp.path().string()}};
+  build("b1", base);
+  build("b2", base);
+  CHECK(l.stats().value("hits", 0) == 4);
+  CHECK(read_file(l.tmp / "src/b1/region.o") == read_file(l.tmp / "src/b2/region.o"));
+  // Without base_dir the name is each build directory's: a miss, and said why.
+  build("b3", {});
+  const std::string explained = build("b4", {{"OFFLOAD_BUILD_EXPLAIN", "1"}});
+  INFO(explained);
+  CHECK_THAT(explained, Catch::Contains("host-ir ") && Catch::Contains(": miss: only its place differs"));
+  CHECK_THAT(explained, !Catch::Contains("no earlier build of this job recorded"));
+}
+
+TEST_CASE("launcher: Fortran compiles alike but for their names ask flang's driver for its listing once, parse without it", "[launcher][flang][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Launcher l;
+  // <tmp>/llvm/bin/flang-22: flang-22, logging each driver command it is given.
+  const fs::path flang = l.tmp / "llvm/bin/flang-22";
+  const fs::path log = l.tmp / "driver.log";
+  fs::create_directories(flang.parent_path());
+  write_file(flang, "#!/bin/sh\necho \"$*\" >> '" + log.string() + "'\nexec " + kFlang + " \"$@\"\n");
+  fs::permissions(flang, fs::perms::owner_all);
+  for (const char* tool : {"clang", "clang++", "llvm-offload-binary", "clang-linker-wrapper"})
+    fs::create_symlink(std::string(kLlvmBin) + "/" + tool, flang.parent_path() / tool);
+  fs::create_symlink(fs::path(kLlvmBin).parent_path() / "lib", l.tmp / "llvm/lib");
+  for (const char* name : {"r1", "r2", "r3"}) {
+    std::string src = kRegionModule;
+    src.replace(src.find("module region"), 13, std::string("module ") + name);
+    write_file(l.tmp / (std::string(name) + ".f90"), src);
+    auto r = l.ob({flang.string(), "-fopenmp", kHostTargets, "-O2", "-c", std::string(name) + ".f90", "-o",
+                   std::string(name) + ".o"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  CHECK(l.stats().value("misses", 0) == 12);
+  const std::string driven = read_file(log);
+  INFO(driven);
+  CHECK(count_occurrences(driven, "-###") == 1);      // r2 and r3 served r1's listing
+  CHECK(count_occurrences(driven, "-emit-llvm -c") == 0);  // the host parse is the listing's -fc1
+  CHECK(count_occurrences(driven, " -x ir ") == 3);   // the host codegen, by the driver
 }

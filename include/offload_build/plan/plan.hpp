@@ -89,6 +89,10 @@ struct Job {
   // (toolchain/stable_names.hpp): names come from each file's place and
   // content, which the key already holds, so inodes are left out of it.
   bool stable_names = false;
+  // The output holds the working directory's name (flang's name for the
+  // source, ModuleFiles::in_working_dir): the job runs with $PWD set to the
+  // name, which its key holds (name_working_dir).
+  bool names_working_dir = false;
   // Environment changes the command runs with (the stable-names library).
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
   // The command records the lookups that found nothing (headers it looked for
@@ -175,6 +179,14 @@ void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std
 // the jobs are marked all the same, so nothing they write is stored. After
 // use_stable_names.
 void record_lookups(Plan& plan, const std::optional<fs::path>& library);
+
+// Give every job that writes the working directory's name into its output
+// (Job::names_working_dir) that name as $PWD, which flang's driver takes
+// when it is the working directory: with base directories "/proc/self/cwd",
+// the same in every checkout (as Bazel maps debug information); else the
+// name flang would take here ($PWD when it is the working directory, else
+// the directory's path).
+void name_working_dir(Plan& plan);
 
 // Path `p` as written into argv: relative to `cwd` when under it.
 fs::path arg_path(const fs::path& p, const fs::path& cwd);

@@ -81,6 +81,7 @@ report::BuildResult outcome(const Result<T>& result) {
 // Kernel names from each file's place relative to `plan`'s base_dirs and
 // name_anchor (set), by `compiler`'s stable-names library, salted with the
 // project's namespace `salt` (docs/CACHE.md); a fault is said through `warn`.
+// Flang's source names from the working directory's (plan::name_working_dir).
 // Then, unless no_cache, the lookup records the job cache checks on every hit.
 void use_stable_names(plan::Plan& plan, const fs::path& compiler, const std::string& salt,
                       const std::optional<fs::path>& probe_memo, const config::Config& c,

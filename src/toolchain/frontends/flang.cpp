@@ -55,9 +55,8 @@ ModuleFiles module_files_of(const Argv& options, const fs::path& cwd, const fs::
   files.search = includes;
   files.search.push_back(cwd);
   files.scan = fortran::scan(source, includes, fixed, std::move(macros));
-  files.source_name = files.scan.line_file ? *files.scan.line_file
-                      : source_arg.is_absolute() ? source_arg.string()
-                                                 : cwd.string() + "/" + source_arg.string();
+  files.source_name = files.scan.line_file ? *files.scan.line_file : source_arg.string();
+  files.in_working_dir = !fs::path(files.source_name).is_absolute();
   return files;
 }
 
@@ -239,6 +238,7 @@ class FlangCompile final : public Compile {
   }
 
   bool offload_lto() const override { return false; }
+  bool host_parse_listed() const override { return true; }
   std::optional<std::string> two_parse_reason() const override {
     if (device_only_.empty() && host_only_.empty()) return std::nullopt;
     return "host_flags or device_flags are set, so a device pass's own host parse differs from the host pass's";
@@ -282,11 +282,6 @@ class FlangOpenMp final : public Frontend {
   bool recognizes(const fs::path& program) const override { return clang_cli::driver_mode(program) == "flang"; }
 
   Parsed parse(const Argv& argv) const override { return parse_flang(argv); }
-
-  // Paths stay as written: flang writes the source's path, joined to the
-  // working directory, into the object, so a path made relative to base_dir
-  // would name another file in every build directory.
-  Argv relative_to_base(Argv argv, const fs::path& /*base*/, const fs::path& /*cwd*/) const override { return argv; }
 
   bool lists_reads() const override { return false; }
 

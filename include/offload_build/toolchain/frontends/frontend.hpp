@@ -43,9 +43,12 @@ struct ModuleFiles {
   std::vector<fs::path> search;  // absolute: where else flang finds a .mod file (-I, its directory)
   fortran::Scan scan;
   // The source's name flang writes into the objects (for its runtime's
-  // messages): a #line's file, else the working directory joined to the
-  // source as argv names it. Keyed: it is in no argv and no input.
+  // messages): an absolute #line's file as is; else (`in_working_dir`) the
+  // name of the working directory (its $PWD when that is it, else its path)
+  // joined to a relative #line's file or the source as argv names it. Keyed:
+  // it is in no argv and no input (plan::Job::names_working_dir).
   std::string source_name;
+  bool in_working_dir = false;
 };
 
 // The passes of one compile (one translation unit, its options fixed), each
@@ -70,6 +73,10 @@ class Compile {
                             const std::string& out) const = 0;
   // Whether the package records each device pass's target features (offload LTO).
   virtual bool offload_lto() const = 0;
+  // Single parse: the host parse is the driver listing's own host command
+  // (DevicePass::host_ir) rather than host_ir()'s driver command: flang's
+  // driver is a process of its own (~100 ms), clang's runs its cc1 inside.
+  virtual bool host_parse_listed() const { return false; }
   // Why these passes keep the two-parse form whatever the driver lists (a
   // single parse could give other bytes); nullopt when it may be split.
   virtual std::optional<std::string> two_parse_reason() const { return std::nullopt; }
@@ -109,7 +116,7 @@ class Frontend : public FrontendBase {
   virtual std::optional<DriverArgv> driver_argv(const Argv& argv, const fs::path& cwd,
                                                 const fs::path& compiler, std::string* problem,
                                                 const std::optional<fs::path>& memo = std::nullopt) const;
-  virtual Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
+  Argv relative_to_base(Argv argv, const fs::path& base, const fs::path& cwd) const;
   // A manifest's options (flags, host_flags, device_flags) judged as this
   // frontend's launcher compile would read them: the files they name, or why
   // its sources' passes cannot be cached. By default clang's.
