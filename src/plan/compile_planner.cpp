@@ -28,7 +28,42 @@ std::vector<DeviceStep> device_steps(const toolchain::frontend::Compile& compile
   return steps;
 }
 
-std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, toolchain::DriverProbe& probe,
+namespace {
+
+// The host codegen's listing is asked with these names (the driver needs its
+// input to exist; the rest it only forwards), so that one listing, which the
+// probe remembers, serves every compile with the same flags.
+constexpr const char* kListedIr = "/dev/null";
+constexpr const char* kListedPackage = "<@package>";
+constexpr const char* kListedObject = "<@object>";
+
+// The listing's one -fc1 with the unit's paths, or empty when it has another shape.
+toolchain::single_parse::Argv listed_codegen(const Result<std::vector<toolchain::single_parse::Argv>>& listing,
+                                             const std::string& host_ir, const std::string& package,
+                                             const std::string& object) {
+  if (!listing || listing->size() != 1) return {};
+  toolchain::single_parse::Argv argv = listing->front();
+  if (argv.size() < 4 || argv[1] != "-fc1" || std::find(argv.begin(), argv.end(), "-emit-obj") == argv.end() ||
+      argv.back() != kListedIr)
+    return {};
+  bool embeds = false, writes = false;
+  for (auto& arg : argv) {
+    if (arg == kListedObject) {
+      arg = object;
+      writes = true;
+    } else if (auto at = arg.find(kListedPackage); at != std::string::npos) {
+      arg.replace(at, std::string_view(kListedPackage).size(), package);
+      embeds = true;
+    }
+  }
+  argv.back() = host_ir;
+  return embeds && writes ? argv : toolchain::single_parse::Argv{};
+}
+
+}  // namespace
+
+std::optional<Listed> probe_passes(const toolchain::frontend::Frontend& fe, const toolchain::frontend::Compile& compile,
+                                   toolchain::DriverProbe& probe,
                                    const std::vector<DeviceStep>& steps, const Layout& layout,
                                    const fs::path& cwd, size_t parallel) {
   auto rel = [&](const fs::path& p) { return arg_path(p, cwd).string(); };
@@ -38,23 +73,31 @@ std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, tool
     commands.push_back(s.argv);
     names.push_back({layout.source_arg, rel(s.out), rel(s.dep)});
   }
+  if (compile.host_parse_listed()) {
+    commands.push_back(compile.host_codegen(kListedIr, kListedPackage, kListedObject));
+    names.emplace_back();
+  }
   auto listings = toolchain::list_all(probe, commands, cwd, parallel, {}, names);
-  Passes passes;
+  Listed listed;
   for (size_t t = 0; t < steps.size(); ++t) {
     if (!listings[t]) return std::nullopt;
     auto pass = fe.split_device_pass(
         *listings[t], {layout.source_arg, rel(steps[t].out), rel(steps[t].dep), {}, {}},
         /*shared=*/false);
     if (!pass) return std::nullopt;
-    passes.push_back(std::move(*pass));
+    listed.passes.push_back(std::move(*pass));
   }
-  return passes;
+  if (compile.host_parse_listed())
+    listed.host_codegen = listed_codegen(listings.back(), rel(layout.file("host.bc")), rel(layout.package),
+                                         rel(layout.object));
+  return listed;
 }
 
 common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, const toolchain::frontend::Frontend& fe,
                                  const toolchain::frontend::Compile& compile, const Layout& layout,
                                  const std::vector<DeviceStep>& steps,
-                                 const std::optional<Passes>& passes) {
+                                 const std::optional<Passes>& passes,
+                                 const toolchain::single_parse::Argv& host_codegen) {
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd).string(); };
   const fs::path host_ir = layout.file("host.bc");
   std::optional<JobId> parse;
@@ -101,8 +144,10 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
   Job host;
   if (passes) {
     host = common_jobs::host_codegen_job(layout.source, host_ir, layout.package, layout.object,
-                                        compile.host_codegen(rel(host_ir), rel(layout.package),
-                                                             rel(layout.object)),
+                                        !host_codegen.empty()
+                                            ? host_codegen
+                                            : compile.host_codegen(rel(host_ir), rel(layout.package),
+                                                                   rel(layout.object)),
                                         *parse, pack_id, layout.unit);
     // What compile_commands.json lists: the host pass in the driver's form.
     host.driver_argv = compile.host(rel(layout.package), rel(layout.object), rel(host_dep));

@@ -48,19 +48,30 @@ std::vector<common_jobs::DeviceStep> device_steps(const toolchain::frontend::Com
                                                  const std::vector<manifest::Target>& targets,
                                                  const fs::path& cwd);
 
+// A launcher compile's single-parse form from the driver's listings.
+struct Listed {
+  Passes passes;
+  // The host codegen as the driver lists it (Compile::host_parse_listed: flang's
+  // -fc1, no driver process of its own); empty: run Compile::host_codegen.
+  toolchain::single_parse::Argv host_codegen;
+};
+
 // Launcher mode: the single-parse form of every device pass of one compile,
 // from the driver's listings (at most `parallel` probes at once); nullopt
 // when a listing has another shape (the two-parse form, as the driver lays it out).
-std::optional<Passes> probe_passes(const toolchain::frontend::Frontend& fe, toolchain::DriverProbe& probe,
+std::optional<Listed> probe_passes(const toolchain::frontend::Frontend& fe, const toolchain::frontend::Compile& compile,
+                                   toolchain::DriverProbe& probe,
                                    const std::vector<common_jobs::DeviceStep>& steps,
                                    const Layout& layout, const fs::path& cwd, size_t parallel);
 
 // Add the compile's jobs to `plan` (commands run in plan.cwd): single parse
-// with `passes` (one per step), else two-parse.
+// with `passes` (one per step; `host_codegen`, when not empty, the host
+// codegen's command), else two-parse.
 common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, const toolchain::frontend::Frontend& fe,
                                  const toolchain::frontend::Compile& compile, const Layout& layout,
                                  const std::vector<common_jobs::DeviceStep>& steps,
-                                 const std::optional<Passes>& passes);
+                                 const std::optional<Passes>& passes,
+                                 const toolchain::single_parse::Argv& host_codegen = {});
 
 // The module files (Compile::module_files) that jobs of the plan write: a
 // file name ("m.mod") to its path and the job writing it.

@@ -43,6 +43,7 @@ void use_stable_names(Plan& plan, const toolchain::StableNames& names, const std
 }
 
 void name_working_dir(Plan& plan) {
+  if (std::none_of(plan.jobs.begin(), plan.jobs.end(), [](const Job& j) { return j.names_working_dir; })) return;
   std::string name = plan.cwd.string();
   if (!plan.base_dirs.empty()) {
     name = "/proc/self/cwd";

@@ -65,9 +65,12 @@ Plan make_launcher_plan(const toolchain::frontend::CompileRequest& req, const to
   const auto compile =
       fe.launcher_compile(req, cwd, layout.record ? arg_path(*layout.record, cwd).string() : "");
   const auto steps = compile_plan::device_steps(*compile, layout, req.targets, cwd);
-  std::optional<compile_plan::Passes> passes;
-  if (probe && !compile->two_parse_reason()) passes = compile_plan::probe_passes(fe, *probe, steps, layout, cwd, parallel_probes);
-  compile_plan::add_compile(plan, tc, fe, *compile, layout, steps, passes);
+  std::optional<compile_plan::Listed> listed;
+  if (probe && !compile->two_parse_reason())
+    listed = compile_plan::probe_passes(fe, *compile, *probe, steps, layout, cwd, parallel_probes);
+  compile_plan::add_compile(plan, tc, fe, *compile, layout, steps,
+                            listed ? std::optional(listed->passes) : std::nullopt,
+                            listed ? listed->host_codegen : toolchain::single_parse::Argv{});
   if (const auto* files = compile->module_files())
     compile_plan::add_module_files(plan, layout.unit, *files, compile_plan::resolve_uses(*files, {}));
   compile_plan::add_option_files(plan, req.keyed_files, req.keyed_files, cwd);  // every pass reads the caller's

@@ -73,9 +73,11 @@ class Compile {
                             const std::string& out) const = 0;
   // Whether the package records each device pass's target features (offload LTO).
   virtual bool offload_lto() const = 0;
-  // Single parse: the host parse is the driver listing's own host command
-  // (DevicePass::host_ir) rather than host_ir()'s driver command: flang's
-  // driver is a process of its own (~100 ms), clang's runs its cc1 inside.
+  // Single parse: the host parse and the host codegen are the driver
+  // listing's own commands (DevicePass::host_ir; the listing of
+  // host_codegen()) rather than host_ir()'s and host_codegen()'s driver
+  // commands: flang's driver is a process of its own (~100 ms), clang's runs
+  // its cc1 inside.
   virtual bool host_parse_listed() const { return false; }
   // Why these passes keep the two-parse form whatever the driver lists (a
   // single parse could give other bytes); nullopt when it may be split.
