@@ -185,6 +185,18 @@ macro(offload_build_enable_launcher)
     set(CMAKE_${_ob_lang}_COMPILER_LAUNCHER "${_ob_launcher}")
     set(CMAKE_${_ob_lang}_LINKER_LAUNCHER "${_ob_launcher}")  # CMake 3.21+
   endforeach()
+  # Ninja preprocesses each Fortran source (flang -E, to x.f90-pp.f90) without
+  # the launcher; through it, the #line it writes names the source relative
+  # to the build directory, so the compile of that file is served to a
+  # checkout at another path too (docs/FORTRAN.md).
+  string(FIND "${CMAKE_Fortran_PREPROCESS_SOURCE}" "\"${OffloadBuild_EXECUTABLE}\"" _ob_at)
+  if("Fortran" IN_LIST _OB_LANGUAGES AND CMAKE_Fortran_PREPROCESS_SOURCE AND _ob_at EQUAL -1)
+    set(_ob_words "")
+    foreach(_ob_word IN LISTS _ob_launcher)
+      string(APPEND _ob_words "\"${_ob_word}\" ")
+    endforeach()
+    set(CMAKE_Fortran_PREPROCESS_SOURCE "${_ob_words}${CMAKE_Fortran_PREPROCESS_SOURCE}")
+  endif()
 endmacro()
 
 cmake_policy(POP)

@@ -126,6 +126,7 @@ int launch(const std::vector<std::string>& given, const Request& options) {
     l.why = {"internal error: " + util::shorten(e.what(), 300), toolchain::frontend::unchanged::kInternal, {}};
   }
   made.reset();  // as before any path took the command: nothing of ours open
+  if (l.setup && l.why.relative_paths && !l.setup->bases.empty()) return pass_through(l.setup->argv, l.why, o, l.prefix);
   return pass_through(l.given, l.why, o, l.prefix);
 }
 

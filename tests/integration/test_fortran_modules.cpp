@@ -245,6 +245,56 @@ TEST_CASE("launcher: a CMake Fortran project (Ninja, Makefiles) is split and cac
   }
 }
 
+TEST_CASE("launcher: a CMake Fortran project (Ninja) through the package is served at another path, its preprocessing relative", "[launcher][flang][fortran-modules][cmake][relocation][integration]") {
+  SKIP_WITHOUT_FLANG();
+  Launcher l;
+  // Two checkouts, each with its build directory inside, at different depths;
+  // the package's project directories (source and build tree) are the bases.
+  const fs::path roots[2] = {l.tmp / "a/proj", l.tmp / "b/c/proj"};
+  const fs::path package = fs::path(OB_EXAMPLES).parent_path() / "cmake/OffloadBuild.cmake";
+  auto build = [&](const fs::path& root, Env more) {
+    fs::create_directories(root / "src");
+    for (const char* f : {"zmod.f90", "main.f90", "params.inc"}) fs::copy_file(kFixture / f, root / "src" / f, fs::copy_options::overwrite_existing);
+    write_file(root / "src/CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.20)\nproject(fmods Fortran)\n"
+               "set(OffloadBuild_EXECUTABLE \"" + std::string(OB_BINARY) + "\")\n"
+               "include(\"" + package.string() + "\")\n"
+               "offload_build_enable_launcher(LANGUAGES Fortran)\n"
+               "add_library(fobj OBJECT main.f90 zmod.f90)\n");
+    auto r = l.cc({"cmake", "-S", (root / "src").string(), "-B", (root / "build").string(), "-G", "Ninja",
+                   "-DCMAKE_Fortran_COMPILER=" + kFlang, "-DCMAKE_Fortran_FLAGS=-fopenmp " + kHostTargets + " -O2"},
+                  more);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto b = l.cc({"cmake", "--build", (root / "build").string()}, more);
+    INFO(b.out << b.err);
+    REQUIRE(b.exit_code == 0);
+  };
+  const fs::path dir = "build/CMakeFiles/fobj.dir";
+  build(roots[0], {});
+  const auto first = l.stats();
+  CHECK(first.value("misses", 0) == 8);  // 2 sources x (host parse, device, package, host codegen)
+  build(roots[1], {});
+  const auto second = l.stats();
+  CHECK(second.value("misses", 0) == 8);  // the checkout at another path: every job a hit
+  CHECK(second.value("hits", 0) - first.value("hits", 0) == 8);
+  for (const char* f : {"zmod.f90-pp.f90", "main.f90-pp.f90", "zmod.f90.o", "main.f90.o"})
+    CHECK(read_file(roots[0] / dir / f) == read_file(roots[1] / dir / f));
+  // The preprocessed source names the source as flang -E does given its path
+  // relative to the build directory; the object, that joined to the map.
+  const fs::path b = roots[1] / "build";
+  auto plain = run_tool({kFlang, "-cpp", "-fopenmp", kHostTargets, "-O2", "-E", "../src/zmod.f90"}, b, l.env());
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == read_file(roots[1] / dir / "zmod.f90-pp.f90"));
+  const std::string object = read_file(roots[1] / dir / "zmod.f90.o");
+  CHECK(object.find("/proc/self/cwd/../src/zmod.f90") != std::string::npos);
+  CHECK(object.find(l.tmp.path().string()) == std::string::npos);
+  // Without the cache, the same objects.
+  fs::remove_all(b);
+  build(roots[1], {{"OFFLOAD_BUILD_NO_CACHE", "1"}});
+  for (const char* f : {"zmod.f90.o", "main.f90.o"}) CHECK(read_file(roots[0] / dir / f) == read_file(roots[1] / dir / f));
+}
+
 #ifdef OB_FAKE_REAPI
 TEST_CASE("remote execution: Fortran compiles stay here, --explain says why, the build warns once", "[build][flang][fortran-modules][remote-execution][integration]") {
   SKIP_WITHOUT_FLANG();

@@ -135,7 +135,11 @@ Parsed parse_flang(const Argv& argv) {
     if (t == "-c") {
       compile = true;
     } else if (t == "-E" || t == "-S" || t == "-fsyntax-only" || t == "-emit-llvm" || t == "-###") {
-      return refuse(t + ": not a compile to an object", unchanged::kNotCompile);
+      Parsed p = refuse(t + ": not a compile to an object", unchanged::kNotCompile);
+      // CMake's preprocessing (Ninja): the #line it writes names the source
+      // as the command does, relative under base_dir as the compile's own.
+      p.relative_paths = t == "-E";
+      return p;
     } else if (t == "-o" || (util::starts_with(t, "-o") && t.size() > 2)) {
       if (t == "-o" && i + 1 == argv.size()) return refuse("-o without a file", unchanged::kOption, "-o");
       arg.kind = ArgKind::Output;

@@ -48,6 +48,10 @@ struct Unchanged {
   // targets), whose device code the option keeps unsplit and uncached: said
   // once per build without -v.
   bool offload = false;
+  // Run with the paths under the base directories made relative (as a split
+  // compile's are): what it writes names its inputs as the command does
+  // (flang -E's #line, which a compile of its output writes into the object).
+  bool relative_paths = false;
 };
 
 // What each argument (one token, or an option and its value) does.
@@ -150,7 +154,8 @@ struct Parsed {
   // For kOption: the option as spelled (Unchanged::option).
   std::string option;
   bool offload = false;  // Unchanged::offload
-  Unchanged unchanged() const { return {pass_reason, pass_code, option, offload}; }
+  bool relative_paths = false;  // Unchanged::relative_paths
+  Unchanged unchanged() const { return {pass_reason, pass_code, option, offload, relative_paths}; }
 };
 
 // An OpenMP offload link: `clang -fopenmp <targets> objects... -o program`
