@@ -22,7 +22,8 @@ class EngineBackend final : public storage::RemoteBackend {
     reapi::Client* client = usable();
     if (!client) return std::optional<std::string>();
     std::string text, error;
-    if (!client->get_value(kValueKind, name, max_, text, error)) {
+    room_.reset();
+    if (!client->get_value(kValueKind, name, max_, text, error, &room_)) {
       link_->failed(error);  // the engine's one warning; the layer takes it as a miss
       return std::optional<std::string>();
     }
@@ -32,6 +33,8 @@ class EngineBackend final : public storage::RemoteBackend {
     }
     return std::optional<std::string>(std::move(text));
   }
+
+  void release_value() override { room_.reset(); }
 
   storage::RemoteResult<bool> put(std::string_view kind, std::string_view key, std::string_view value,
                                   bool /*overwrite*/) override {
@@ -75,6 +78,7 @@ class EngineBackend final : public storage::RemoteBackend {
   std::shared_ptr<EngineLink> link_;
   uint64_t max_;
   std::shared_ptr<WorkingSet> set_;  // nullptr: none
+  std::shared_ptr<void> room_;       // the last value's room in the engine's cap (release_value)
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The Remote Execution API v2 client (docs/DISTRIBUTED.md), on gRPC C++ and
 // the messages generated from the REAPI protos at build time. Built as the
 // module libob-remote-execution.so and opened by the remote runner only when
-// remote_execution is set; its one entry point is ob_reapi_open_v7. Every call
+// remote_execution is set; its one entry point is ob_reapi_open_v8. Every call
 // carries the RequestMetadata header and a deadline; every download a size cap
 // and a digest check.
 #include <fcntl.h>
@@ -36,6 +36,7 @@ namespace bs = google::bytestream;
 using Clock = std::chrono::system_clock;
 
 constexpr size_t kInlineValueBytes = 256 << 10;  // a stored value sent inline too (put_value)
+constexpr size_t kStreamWindowBytes = 4 << 20;  // what one stream may have in flight to us
 
 class GrpcClient final : public Client {
  public:
@@ -45,6 +46,11 @@ class GrpcClient final : public Client {
     // text or value, a chunk): blobs come in chunks, each read capped (HeldBytes).
     args.SetMaxReceiveMessageSize(int(kMaxMessageBytes));
     args.SetMaxSendMessageSize(64 << 20);
+    // What the engine may stream ahead of our reads, each stream: a fixed
+    // window, not one grown by bandwidth probes (tens of MiB a stream held
+    // in gRPC's buffers, outside HeldBytes).
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, int(kStreamWindowBytes));
     auto creds = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions{})
                               : grpc::InsecureChannelCredentials();
     channel_ = grpc::CreateCustomChannel(endpoint.target, creds, args);
@@ -84,7 +90,7 @@ class GrpcClient final : public Client {
   }
 
   bool get_value(const std::string& kind, const std::string& key, uint64_t max_bytes, std::string& text,
-                 std::string& error) override {
+                 std::string& error, std::shared_ptr<void>* room) override {
     text.clear();
     if (!stores_values()) return true;  // only an engine that lets clients write its action cache holds one
     if (budget_.too_slow(error)) return false;
@@ -114,15 +120,22 @@ class GrpcClient final : public Client {
                 std::to_string(std::min(max_bytes, endpoint_.max_blob_bytes) >> 10) + " KiB a " + kind + " may have";
         return false;
       }
-      HeldBytes::Hold hold;
-      if (!held_.take(size, call_deadline(), hold, error)) return false;
+      auto hold = std::make_shared<Room>();
+      hold->pool = held_;  // the room outlives this client if its caller keeps it
+      if (!held_->take(size, call_deadline(), hold->hold, error)) return false;
+      bool read = false;
       if (!f.contents().empty() || size == 0) {
         text = std::move(*f.mutable_contents());
-        if (verify(f.digest(), text, error)) return true;
-        text.clear();
+        read = verify(f.digest(), text, error);
+      } else {
+        read = read_blob(f.digest(), text, error, id);
+      }
+      if (!read) {
+        std::string().swap(text);  // its room given back with it
         return false;
       }
-      return read_blob(f.digest(), text, error, id);
+      if (room) *room = std::move(hold);  // held while the caller keeps the value
+      return true;
     }
     return true;
   }
@@ -490,7 +503,7 @@ class GrpcClient final : public Client {
     }
     // Room for them all before any is read: a build holds at most held_'s cap at once.
     HeldBytes::Hold hold;
-    if (!held_.take(unread_bytes, call_deadline(), hold, error)) return false;
+    if (!held_->take(unread_bytes, call_deadline(), hold, error)) return false;
     std::map<std::string, std::string> read;  // by hash
     if (!read_blobs(unread, read, error, id)) return false;
     for (size_t i = 0; i < files.size(); ++i) {
@@ -563,7 +576,12 @@ class GrpcClient final : public Client {
   std::unique_ptr<bs::ByteStream::Stub> bytestream_;
   mutable std::mutex mutex_;  // caps_
   CallRegistry calls_;
-  HeldBytes held_{held_bytes_cap(endpoint_)};
+  // A value's room, kept by get_value's caller: the hold goes before its pool.
+  struct Room {
+    std::shared_ptr<HeldBytes> pool;
+    HeldBytes::Hold hold;
+  };
+  std::shared_ptr<HeldBytes> held_ = std::make_shared<HeldBytes>(held_bytes_cap(endpoint_));
   std::atomic<bool> refuses_inline_{false};  // a stored result may not carry inline contents
   std::atomic<bool> no_batch_read_{false};   // BatchReadBlobs is UNIMPLEMENTED there
   Capabilities caps_;
@@ -573,7 +591,7 @@ class GrpcClient final : public Client {
 }  // namespace
 }  // namespace ob::reapi
 
-extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v7(
+extern "C" __attribute__((visibility("default"))) ob::reapi::Client* ob_reapi_open_v8(
     const ob::reapi::Endpoint* endpoint, ob::reapi::Sha256Hex sha256, std::string* error) {
   try {
     return new ob::reapi::GrpcClient(*endpoint, sha256);

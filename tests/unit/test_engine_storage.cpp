@@ -26,6 +26,12 @@ struct FakeEngine {
   bool reachable = true;
   int opens = 0, capability_calls = 0, gets = 0;
   std::vector<size_t> batches;  // put_values: how many values each call stored
+  std::vector<std::weak_ptr<void>> rooms;  // get_value's, each
+  size_t rooms_held() const {
+    size_t n = 0;
+    for (const auto& r : rooms) n += !r.expired();
+    return n;
+  }
 };
 
 struct FakeClient : reapi::Client {
@@ -38,8 +44,12 @@ struct FakeClient : reapi::Client {
   }
   bool run(const reapi::Action&, reapi::ActionResult&, std::string&) override { return false; }
   bool get_value(const std::string& kind, const std::string& key, uint64_t max_bytes, std::string& text,
-                 std::string& error) override {
+                 std::string& error, std::shared_ptr<void>* room) override {
     ++e.gets;
+    if (room) {  // as the client's HeldBytes: room while the caller keeps it
+      *room = std::make_shared<int>(0);
+      e.rooms.push_back(*room);
+    }
     text.clear();
     if (e.down) {
       error = "GetActionResult: UNAVAILABLE";
@@ -136,6 +146,40 @@ TEST_CASE("engine layer: the local cache's uploads reach the engine together, a 
   CHECK(f.engine.values.size() == 40);
   CHECK(layers.remote_counters().at(layer.display).uploads == 40);
   CHECK(f.warnings.empty());
+}
+
+// What the engine sends counts against the build's cap (reapi::HeldBytes)
+// until the layer is done with it, not only while it is read: before, a
+// value's room went back when the read returned, and lookups verifying or
+// removing 60 MiB values held ~450 MB against a 256 MiB cap.
+TEST_CASE("engine layer: a value's room in the engine's cap is kept until the layer has verified and stored or dropped it",
+          "[remote-execution][engine-storage]") {
+  Fixture f;
+  auto a = f.backend();
+  REQUIRE(a->put("result", "k1", "entry bytes", false).ok());
+  auto got = a->get("result", "k1");
+  REQUIRE(got.ok());
+  CHECK(f.engine.rooms_held() == 1);  // the caller still has the value
+  a->release_value();
+  CHECK(f.engine.rooms_held() == 0);
+  (void)a->get("result", "k1");
+  (void)a->get("result", "k1");  // at the latest the next get gives the last one back
+  CHECK(f.engine.rooms_held() == 1);
+
+  TempDir dir("ob-engine-room");
+  storage::Storage local(dir / "cache");
+  storage::LayeredOptions options;
+  options.factory = [&](const storage::RemoteConfig&) { return f.backend(); };
+  options.warning_fd = -1;
+  storage::LayeredStorage layers(local, {exec::engine_layer_config(f.link->config())}, options);
+  const storage::Entry entry{"{}", {{"o", std::string(100, 'x')}}};
+  f.engine.values["cache-entry " + storage::redis_key("result", "good")] = storage::encode_entry(entry, "result", "good", "");
+  f.engine.values["cache-entry " + storage::redis_key("result", "bad")] = "not an entry";
+  const size_t before = f.engine.rooms.size();
+  CHECK(layers.get("result", "good").status == storage::LookupStatus::Hit);
+  CHECK(layers.get("result", "bad").status != storage::LookupStatus::Hit);  // damaged: removed, a miss
+  CHECK(f.engine.rooms.size() == before + 2);
+  CHECK(f.engine.rooms_held() == 1);  // only `a`'s: the layer's lookups gave theirs back
 }
 
 TEST_CASE("engine layer: an engine clients may not write holds nothing and is never asked",

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,9 +126,11 @@ class Client {
   // a bigger one is none), empty when the engine has none (never asked of an
   // engine without Capabilities::update_enabled, which cannot hold one).
   // false and `error` only when the engine failed. An engine kind without
-  // them keeps none (the defaults).
+  // them keeps none (the defaults). With `room`: what keeps the room `text`
+  // takes in the build's cap on what the engine sends held at once, given
+  // back when the caller drops it (without: when get_value returns).
   virtual bool get_value(const std::string& /*kind*/, const std::string& /*key*/, uint64_t /*max_bytes*/,
-                         std::string& text, std::string& /*error*/) {
+                         std::string& text, std::string& /*error*/, std::shared_ptr<void>* /*room*/ = nullptr) {
     text.clear();
     return true;
   }
@@ -163,7 +166,7 @@ using Sha256Hex = std::string (*)(const void* data, size_t size);
 // The module's one entry point, found with dlsym(kOpenSymbol): a client for
 // `endpoint` (nothing is sent yet), or nullptr and `error`.
 using OpenFn = Client* (*)(const Endpoint* endpoint, Sha256Hex sha256, std::string* error);
-inline constexpr const char* kOpenSymbol = "ob_reapi_open_v7";
+inline constexpr const char* kOpenSymbol = "ob_reapi_open_v8";
 // The most a dependency manifest may have.
 inline constexpr uint64_t kMaxManifestBytes = 4ull << 20;
 inline constexpr const char* kModuleName = "libob-remote-execution.so";

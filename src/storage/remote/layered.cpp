@@ -231,6 +231,12 @@ bool LayeredStorage::put_local(std::string_view kind, std::string_view key, cons
 // key in the `confined` kind: an empty entry).
 namespace {
 std::string confined_name(std::string_view kind, std::string_view key) { return fmt::format("{}-{}", kind, key); }
+
+// The backend told when the value its get returned is gone (RemoteBackend::release_value).
+struct ValueHeld {
+  RemoteBackend& backend;
+  ~ValueHeld() { backend.release_value(); }
+};
 }  // namespace
 
 void LayeredStorage::mark_confined(std::string_view kind, std::string_view key) {
@@ -309,6 +315,7 @@ Lookup LayeredStorage::get(std::string_view kind, std::string_view key) {
 
 std::optional<Lookup> LayeredStorage::fetch(Remote& r, RemoteBackend& backend, std::string_view kind,
                                             std::string_view key) {
+  const ValueHeld held{backend};  // destroyed after the value
   auto got = timed(r, backend, [&](RemoteBackend& b) { return b.get(kind, key); });
   if (!got) {
     fail(r, got.failure());
@@ -328,6 +335,8 @@ std::optional<Lookup> LayeredStorage::fetch(Remote& r, RemoteBackend& backend, s
   auto entry = verify_remote_value(kind, key, bytes, local_.signing_key(), r.config.max_entry_bytes,
                                    &fault);
   if (!entry) {
+    got = std::optional<std::string>();  // gone, and its room with it, before the removal's call
+    backend.release_value();
     reject(r, backend, kind, key, entry.error().message, fault);
     return std::nullopt;
   }
@@ -443,6 +452,7 @@ void LayeredStorage::upload_loop(Remote& r) {
 bool LayeredStorage::replaceable(Remote& r, RemoteBackend& backend, std::string_view kind,
                                  std::string_view key) {
   if (local_.signing_key().empty()) return true;
+  const ValueHeld held{backend};  // destroyed after the value
   auto existing = timed(r, backend, [&](RemoteBackend& b) { return b.get(kind, key); });
   if (!existing) {
     fail(r, existing.failure());

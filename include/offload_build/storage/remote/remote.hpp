@@ -105,6 +105,11 @@ class RemoteBackend {
   // The value, or nullopt when the remote has none.
   virtual RemoteResult<std::optional<std::string>> get(std::string_view kind,
                                                        std::string_view key) = 0;
+  // Done with the value get() last returned: a backend that counts what it
+  // holds at once (the engine's cap on what it sends, reapi::HeldBytes)
+  // keeps its room until then (at the latest until the next get). The layer
+  // calls it when it has verified, stored or dropped the value.
+  virtual void release_value() {}
   // Store `value`; false when it existed and `overwrite` is false.
   virtual RemoteResult<bool> put(std::string_view kind, std::string_view key,
                                  std::string_view value, bool overwrite) = 0;
