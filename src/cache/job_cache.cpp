@@ -83,8 +83,10 @@ std::optional<std::string> unordered_change(const plan::Job& job, const JobKey& 
 JobCache::JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options)
     : storage_(storage), plan_(plan), options_(options),
       files_(project_dirs(plan), options_.system_dirs, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}),
-      state_(options.keep_build_state ? plan.program.parent_path() / ".offload-build" / "state.json"
-                                      : fs::path()) {}
+      state_(!options.keep_build_state  ? fs::path()
+             : !plan.state_file.empty() ? plan.state_file
+             : plan.program.empty()     ? fs::path()  // no place for one
+                                        : plan.program.parent_path() / ".offload-build" / "state.json") {}
 
 void JobCache::miss(const plan::Job& job, const std::string& reason, std::string detail) {
   if (job.inode_sensitive && !job.stable_names && !plan_.kernel_names_fallback.empty())
@@ -231,6 +233,17 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   const std::string id = job_id(job, plan_.cwd);
+  if (!job.cacheable && job.up_to_date_check && options_.keep_build_state) {
+    Pending pending{describe_job(plan_, job)};
+    if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
+      explain(job, "up to date");
+      return exec::Served::UpToDate;
+    }
+    hash_inputs(pending.key, plan_, job, files_);
+    pending.storable = !pending.key.inputs_missing;
+    pending.entry = false;
+    pending_[job.id] = std::move(pending);
+  }
   if (!job.cacheable) {
     // One the planner says cannot be keyed is a miss `cache stats` counts, by that reason.
     if (!job.uncacheable_reason.empty()) miss(job, "uncacheable", "not cached: " + job.uncacheable_reason);
@@ -304,7 +317,9 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
                            : state_.explain_miss(id, job, pending.key, files_, plan_.cwd);
   if (reason == "no entry" && options_.explain)
     if (auto elsewhere = explain_elsewhere(job, pending.key)) detail = *elsewhere;
-  if (reason != "corrupt" && options_.explain && options_.planner_explain && !state_.knows(id))
+  // The planner says it where it knows the job better than its command line
+  // (a cargo device pass: argv is its key material's hashes), or nothing was recorded.
+  if (reason != "corrupt" && options_.explain && options_.planner_explain && (!state_.knows(id) || job.key_material))
     if (auto said = options_.planner_explain(job)) detail = *said;
   miss(job, reason, detail);
   pending_[job.id] = std::move(pending);
@@ -413,7 +428,7 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
     }
   }
   remember(id, pending.key, unknown || job.depfile ? deps : std::vector<Dep>{}, temps, job);
-  if (unknown || !storage_.writable()) return;
+  if (unknown || !pending.entry || !storage_.writable()) return;
   std::optional<std::string> kept;
   if (job.keep_depfile) kept = std::move(depfile_text);
   put_result(job, pending, temps, deps, std::move(kept), diagnostics, 1);

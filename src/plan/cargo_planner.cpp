@@ -191,8 +191,11 @@ void add_host_jobs(CargoPlan& p, const CargoSession& s, const toolchain::fronten
     paths.embedded = off / (lib + ".devimg.o");
     paths.subject = first.name;
     paths.stub_subject = paths.stub.filename();
+    // The configuration's own build state (the first group's, for a plan of several).
+    if (plan.state_file.empty()) plan.state_file = off / "build-state.json";
     const rust_chain::Links links = rust_chain::add(plan, fe, s.tc, images, device_jobs, paths, [&](Job job) {
       job.cacheable = false;  // only the device images are worth a cache entry
+      job.up_to_date_check = true;  // but skipped while the images and stub are as they were
       line(util::shell_join(job.argv));
       return plan.add(std::move(job));
     });

@@ -36,9 +36,11 @@ namespace ob::run {
 
 namespace {
 
-// A bad remote URL is said once and not used (as for a launcher compile); no
-// build state: cargo's fingerprints decide what is current in a target directory.
-const Policy kCargo{"cargo", RemoteErrors::Warn, false};
+// A bad remote URL is said once and not used (as for a launcher compile). A
+// build state for the steps offload-build runs itself (the device images, the
+// package, stub and embed: skipped while what they read is unchanged); the
+// passes cargo runs are current when cargo's fingerprints say so.
+const Policy kCargo{"cargo", RemoteErrors::Warn, true};
 
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;

@@ -95,3 +95,46 @@ TEST_CASE("a no-op cargo offload build asks cargo nothing it answered before, an
   check_ok(other, "other x[7]=42 expect=42 OK");
   CHECK(asked(other).metadata == 1);
 }
+
+// offload-build's own steps after the device passes (the package, the stub,
+// the embed) are in the build state: a no-op runs none of them, as it serves
+// no image either (before, all three ran on every no-op and the images were
+// restored from the cache: 6.8x plain cargo's CPU). A step whose input or
+// output changed runs again, and only what depends on it.
+TEST_CASE("a no-op cargo offload build runs none of offload-build's own steps, and a changed input or output runs them again",
+          "[integration][rust][cargo-noop]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-noop-steps"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  const fs::path cache = tmp / "cache";
+  const std::vector<std::string> verbose{"-v"};
+  check_ok(cargo_run(ws, cache), "x[7]=7 expect=7 OK");
+  auto packaged = [](const process::Captured& r) { return count(r.err, "llvm-offload-binary -o "); };
+  auto embedded = [](const process::Captured& r) { return count(r.err, " -fembed-offload-object="); };
+
+  auto noop = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(noop, "x[7]=7 expect=7 OK");
+  CHECK(packaged(noop) == 0);
+  CHECK(embedded(noop) == 0);
+  CHECK_THAT(noop.err, Catch::Contains(" 0 from cache, 0 run, "));
+
+  // The package gone: it and the embed run again from the image as it is (no device pass).
+  std::vector<fs::path> packages;
+  for (const auto& e : fs::recursive_directory_iterator(ws / "target/offload"))
+    if (e.path().extension() == ".offload") packages.push_back(e.path());
+  REQUIRE(packages.size() == 1);
+  fs::remove(packages.front());
+  auto repackaged = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(repackaged, "x[7]=7 expect=7 OK");
+  CHECK(packaged(repackaged) == 1);
+  CHECK(embedded(repackaged) == 1);
+  CHECK(fs::exists(packages.front()));
+  CHECK_THAT(repackaged.err, Catch::Contains(" 0 from cache, 2 run, "));
+
+  // A kernel crate's edit: its device pass, the package and the embed run; the program has the new kernel.
+  edit_file(ws / "kern/src/lib.rs", "let mut f = 1.0;", "let mut f = 5.0;");
+  auto edited = cargo_run(ws, cache, {}, {}, verbose);
+  check_ok(edited, "x[7]=35 expect=35 OK");
+  CHECK(packaged(edited) == 1);
+  CHECK(embedded(edited) == 1);
+}

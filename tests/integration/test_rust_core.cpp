@@ -161,13 +161,13 @@ TEST_CASE("rust-workspace: kernels in a library crate, dev and release, host-onl
   CHECK_THAT(panic.err, Catch::Contains("device kernel panicked at kernels/src/device.rs:") &&
                             Catch::Contains("range end index 272 out of range for slice of length 256"));
 
-  // Editing the host-only crate runs no device pass: the image is served from
-  // the cache (the kernel crate's files are unchanged).
+  // Editing the host-only crate runs no device pass: the image is current
+  // (the kernel crate's files are unchanged; the build state).
   edit_file(dir / "app/src/main.rs", "println!(\"gather:", "println!(\"edited gather:");
   auto host_edit = run_ob(run);
   INFO(host_edit.err);
   REQUIRE(host_edit.exit_code == 0);
-  CHECK(device_line(host_edit.err, "host") == "] device host kernels (cached)");
+  CHECK(device_line(host_edit.err, "host") == "] device host kernels (up to date)");
   CHECK_THAT(host_edit.err, !Catch::Contains("Compiling kernels v0.1.0 (" + (dir / "kernels").string() + ")\n    Finished"));
   CHECK_THAT(host_edit.out, Catch::StartsWith("edited gather: out[0]=510"));
 

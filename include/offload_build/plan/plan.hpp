@@ -66,6 +66,11 @@ struct Job {
   // Whether the job's outputs may be served from and stored in the cache.
   bool cacheable = true;
   std::string uncacheable_reason;  // when not: why (--explain says it)
+  // Not cacheable, yet skipped while nothing it reads or writes changed, as
+  // ninja skips an edge (the build state's up-to-date check, where the flow
+  // keeps one): a cheap step whose output costs as much to restore as to
+  // make (the cargo flow's package, stub and embed steps).
+  bool up_to_date_check = false;
   // A Make-style depfile the command writes (absolute): every file it read.
   // Its flags are already in argv; the executor gives it a temporary name too.
   std::optional<fs::path> depfile;
@@ -117,6 +122,8 @@ struct Plan {
   fs::path cwd;                     // the project directory
   std::vector<Job> jobs;            // topologically ordered: deps come first
   fs::path program;                 // absolute path of the linked program
+  // The build state's file (up-to-date checks); empty: .offload-build/state.json beside `program`.
+  fs::path state_file;
   fs::path build_dir;               // absolute: everything the jobs write is under it
   // Base directories (real paths: --base-dir, the project's directories):
   // absolute paths under them are keyed relative to `cwd`, and the stable

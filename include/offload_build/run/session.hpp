@@ -31,8 +31,8 @@ namespace ob::run {
 struct Policy {
   const char* flow;            // the timeline's kind: "manifest", "launcher", "cargo"
   RemoteErrors remote_errors;  // what a bad remote storage URL does (BuildContext::open_cache)
-  // The job cache's build state (up-to-date checks): not where cargo's
-  // fingerprints decide, nor for launcher compiles sharing one directory.
+  // The job cache's build state (up-to-date checks): not for launcher
+  // compiles sharing one directory (cargo's own passes are never in it).
   bool keep_build_state;
 };
 
