@@ -1,5 +1,6 @@
 #include "offload_build/config/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -149,6 +150,23 @@ std::optional<std::string> env(const char* name) {
   const char* v = env_or_null(name);
   if (!v) return std::nullopt;
   return std::string(v);
+}
+
+std::vector<std::string> env_with_prefixes(std::initializer_list<std::string_view> prefixes) {
+  std::vector<std::string> vars;
+  auto& read = env_names();
+  std::lock_guard lock(read.mu);
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view v(*e);
+    for (std::string_view p : prefixes)
+      if (v.substr(0, p.size()) == p) {
+        vars.emplace_back(v);
+        read.names.emplace(v.substr(0, v.find('=')));
+        break;
+      }
+  }
+  std::sort(vars.begin(), vars.end());
+  return vars;
 }
 
 std::vector<std::string> env_names_read() {

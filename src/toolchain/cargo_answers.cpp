@@ -23,8 +23,6 @@
 #include "offload_build/util/json_text.hpp"
 #include "offload_build/util/strings.hpp"
 
-extern char** environ;
-
 namespace ob::toolchain::cargo {
 
 namespace {
@@ -37,17 +35,7 @@ int64_t now_ns() {
 
 // The variables cargo and rustc read: CARGO_*, RUST* (RUSTFLAGS, RUSTC_WRAPPER,
 // RUSTUP_TOOLCHAIN...), cargo's internal __CARGO_*, and HOME (CARGO_HOME's default).
-std::string environment() {
-  std::vector<std::string> vars;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string_view v(*e);
-    if (util::starts_with(v, "CARGO") || util::starts_with(v, "RUST") || util::starts_with(v, "__CARGO") ||
-        util::starts_with(v, "HOME="))
-      vars.emplace_back(v);
-  }
-  std::sort(vars.begin(), vars.end());
-  return util::join(vars, "\n");
-}
+std::string environment() { return util::join(config::env_with_prefixes({"CARGO", "RUST", "__CARGO", "HOME="}), "\n"); }
 
 // cargo's config files: .cargo/config(.toml) in the project's directory and
 // each above it, then CARGO_HOME's; a --config argument that is a file.

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <system_error>
@@ -17,6 +19,7 @@
 #include "offload_build/toolchain/doctor_facts.hpp"
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
+#include "offload_build/util/file_identity.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::toolchain::rust {
@@ -62,6 +65,43 @@ std::optional<fs::path> rustup_dir_nightly(const fs::path& rustup_home) {
   return best;
 }
 
+// `rustup which --toolchain NAME rustc` (~20 ms, a no-op cargo build's
+// largest cost after cargo), remembered in the probe memo under what its
+// answer depends on: the rustup binary PATH finds, $RUSTUP_HOME's
+// settings.toml and toolchains/ (an install, update, link or new default
+// host changes one), the RUSTUP_* variables, and the answer's own stamp.
+// Not remembered while one of them changed within the last second (the
+// racy-file rule, as cargo's answers: toolchain/cargo_answers.hpp).
+std::optional<fs::path> rustup_which(const std::string& toolchain, const RustcSearch& s) {
+  const std::optional<fs::path> rustup = find_in_path("rustup", s.path_env);
+  if (!rustup) return std::nullopt;
+  std::vector<fs::path> watched{*rustup};
+  if (s.rustup_home) watched.insert(watched.end(), {*s.rustup_home / "settings.toml", *s.rustup_home / "toolchains"});
+  std::string key = "rustup which --toolchain " + toolchain + " rustc";
+  for (const auto& v : config::env_with_prefixes({"RUSTUP_"})) key += "\n" + v;
+  int64_t newest = 0;
+  for (const auto& w : watched) {
+    const util::FileStamp st = util::file_stamp(w);
+    key += "\n" + w.string() + " " + st.text;
+    newest = std::max(newest, st.mtime_ns);
+  }
+  const auto& memo = probe_memo_dir();
+  if (auto answer = probe::recall(memo, "rustup-which", key); answer && answer->is_object()) {
+    const fs::path rustc = answer->value("rustc", "");
+    if (!rustc.empty() && util::file_stamp(rustc).text == answer->value("stamp", "") && is_executable(rustc))
+      return rustc;
+  }
+  auto out = probe::run({"rustup", "which", "--toolchain", toolchain, "rustc"}, {}, {{"RUSTUP_AUTO_INSTALL", "0"}});
+  if (!out || out->exit_code != 0 || !is_executable(first_line(out->out))) return std::nullopt;
+  const fs::path rustc = first_line(out->out);
+  const util::FileStamp st = util::file_stamp(rustc);
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (int64_t(now.tv_sec) * 1000000000 + now.tv_nsec - std::max(newest, st.mtime_ns) > 1000000000)
+    probe::remember(memo, "rustup-which", key, nlohmann::json{{"rustc", rustc.string()}, {"stamp", st.text}});
+  return rustc;
+}
+
 void locate(const RustcSearch& s, RustcFacts& f) {
   if (s.hint) {
     f.origin = "offload.json";
@@ -82,23 +122,16 @@ void locate(const RustcSearch& s, RustcFacts& f) {
   }
   if (s.toolchain) {
     f.origin = "toolchain " + *s.toolchain + " from " + s.toolchain_origin;
-    if (find_in_path("rustup", s.path_env)) {
-      auto out = probe::run({"rustup", "which", "--toolchain", *s.toolchain, "rustc"}, {}, {{"RUSTUP_AUTO_INSTALL", "0"}});
-      if (out && out->exit_code == 0 && is_executable(first_line(out->out))) f.rustc = fs::path(first_line(out->out));
-    }
+    f.rustc = rustup_which(*s.toolchain, s);
     if (!f.rustc)
       f.missing_note = "toolchain " + *s.toolchain + " (from " + s.toolchain_origin +
                        ") is not installed: `rustup toolchain install " + *s.toolchain + "`, or pin a nightly there";
     return;
   }
-  if (find_in_path("rustup", s.path_env)) {
-    auto out = probe::run({"rustup", "which", "--toolchain", "nightly", "rustc"}, {},
-                         {{"RUSTUP_AUTO_INSTALL", "0"}});
-    if (out && out->exit_code == 0 && is_executable(first_line(out->out))) {
-      f.rustc = fs::path(first_line(out->out));
-      f.origin = "rustup nightly";
-      return;
-    }
+  if (auto rustc = rustup_which("nightly", s)) {
+    f.rustc = std::move(rustc);
+    f.origin = "rustup nightly";
+    return;
   }
   if (s.rustup_home) {
     if (auto p = rustup_dir_nightly(*s.rustup_home)) {

@@ -28,6 +28,7 @@ fs::path memo_file(const std::string& identity) {
 }  // namespace
 
 void set_probe_memo_dir(std::optional<fs::path> dir) { g_memo_dir = std::move(dir); }
+const std::optional<fs::path>& probe_memo_dir() { return g_memo_dir; }
 
 bool read_probe_memo(RustcFacts& f) {
   if (!g_memo_dir || !f.rustc) return false;

@@ -11,5 +11,7 @@ namespace ob::toolchain::rust {
 // for this exact binary (path, size, mtime) or no memo directory is set.
 bool read_probe_memo(RustcFacts& facts);
 void write_probe_memo(const RustcFacts& facts);
+// The directory set_probe_memo_dir named (probe::recall's), if any.
+const std::optional<fs::path>& probe_memo_dir();
 
 }  // namespace ob::toolchain::rust

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "cargo_workspace.hpp"
 #include "rust_support.hpp"
@@ -137,4 +138,49 @@ TEST_CASE("a no-op cargo offload build runs none of offload-build's own steps, a
   check_ok(edited, "x[7]=35 expect=35 OK");
   CHECK(packaged(edited) == 1);
   CHECK(embedded(edited) == 1);
+}
+
+// `rustup which` (a no-op's largest cost after cargo's own pass) is
+// remembered under what rustup's answer depends on. A rustup that logs each
+// call, ahead of the real one in PATH, with its own RUSTUP_HOME: a second
+// build asks it nothing; settings.toml changed (a new default host) or a
+// toolchain installed (toolchains/ changed) asks again.
+TEST_CASE("a no-op cargo offload build asks rustup nothing it answered before, and a changed rustup home asks again",
+          "[integration][rust][cargo-noop]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  auto tc = toolchain::rust::find_rust_toolchain(std::nullopt);
+  REQUIRE(tc);
+  TempDir tmp{"ob-cargo-noop-rustup"};
+  const fs::path ws = factor_workspace(tmp / "ws"), home = tmp / "rustup-home", bin = tmp / "bin";
+  const fs::path log = tmp / "rustup-calls.log";
+  fs::create_directories(home / "toolchains");
+  write_file(home / "settings.toml", "default_host_triple = \"x86_64-unknown-linux-gnu\"\n");
+  write_file(bin / "rustup", "#!/bin/sh\necho \"$*\" >> " + log.string() + "\necho " + tc->rustc.string() + "\n");
+  fs::permissions(bin / "rustup", fs::perms::owner_all);
+  auto backdate = [](const fs::path& p, int minutes) {
+    fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::minutes(minutes));
+  };
+  backdate(bin / "rustup", 10);  // the racy-file rule: nothing is remembered while a file it depends on is this new
+  backdate(home / "settings.toml", 10);
+  backdate(home / "toolchains", 10);
+  const char* path = std::getenv("PATH");
+  const Env env{{"PATH", bin.string() + ":" + (path ? path : "/usr/bin:/bin")},
+                {"RUSTUP_HOME", home.string()},
+                {"RUSTUP_TOOLCHAIN", std::nullopt},
+                {"RUSTC", std::nullopt}};
+  auto calls = [&] { return count(fs::exists(log) ? read_file(log) : "", "which --toolchain nightly rustc"); };
+  check_ok(cargo_run(ws, tmp / "cache", {}, env), "x[7]=7 expect=7 OK");
+  CHECK(calls() == 1);
+  check_ok(cargo_run(ws, tmp / "cache", {}, env), "x[7]=7 expect=7 OK");
+  CHECK(calls() == 1);  // remembered
+  write_file(home / "settings.toml", "default_host_triple = \"aarch64-unknown-linux-gnu\"\n");
+  backdate(home / "settings.toml", 5);
+  check_ok(cargo_run(ws, tmp / "cache", {}, env), "x[7]=7 expect=7 OK");
+  CHECK(calls() == 2);
+  fs::create_directories(home / "toolchains/nightly-2026-12-01-x86_64-unknown-linux-gnu");
+  backdate(home / "toolchains", 5);
+  check_ok(cargo_run(ws, tmp / "cache", {}, env), "x[7]=7 expect=7 OK");
+  CHECK(calls() == 3);
+  check_ok(cargo_run(ws, tmp / "cache", {}, env), "x[7]=7 expect=7 OK");
+  CHECK(calls() == 3);
 }

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct Value {
 std::optional<std::string> env(const char* name);
 // The same as a C string (nullptr when unset), valid until the variable changes.
 const char* env_or_null(const char* name);
+// Every variable whose name starts with one of `prefixes`, as NAME=VALUE,
+// sorted (the variables another tool reads: cargo's CARGO_*, rustup's RUSTUP_*).
+std::vector<std::string> env_with_prefixes(std::initializer_list<std::string_view> prefixes);
 // The names of every variable read through env/env_or_null so far (sorted):
 // what a no-op build's record checks again (cache/noop_record.hpp).
 std::vector<std::string> env_names_read();
