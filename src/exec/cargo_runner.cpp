@@ -69,7 +69,7 @@ std::vector<fs::path> CargoRunner::programs() const {
   return programs_;
 }
 
-std::vector<fs::path> CargoRunner::host_mirs() const {
+std::vector<std::vector<fs::path>> CargoRunner::host_mirs() const {
   std::lock_guard lock(mu_);
   return host_mirs_;
 }
@@ -236,9 +236,10 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job) {
   Completion c;
   c.job = job.id;
   bool fresh = true;  // cargo compiled none of the packages' targets
-  std::vector<fs::path> programs, mirs;
+  std::vector<fs::path> programs;
+  std::vector<std::vector<fs::path>> mirs;
   for (const plan::CargoHostStep& h : plan_.host_steps) {
-    auto ran = host_pass(h, programs, mirs);
+    auto ran = host_pass(h, programs, mirs.emplace_back());
     if (!ran) return failed(c, ran.error().message);
     c.cpu_s += ran->first;
     fresh = fresh && ran->second;

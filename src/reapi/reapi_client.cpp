@@ -46,9 +46,8 @@ class GrpcClient final : public Client {
     // text or value, a chunk): blobs come in chunks, each read capped (HeldBytes).
     args.SetMaxReceiveMessageSize(int(kMaxMessageBytes));
     args.SetMaxSendMessageSize(64 << 20);
-    // What the engine may stream ahead of our reads, each stream: a fixed
-    // window, not one grown by bandwidth probes (tens of MiB a stream held
-    // in gRPC's buffers, outside HeldBytes).
+    // What the engine may stream ahead of our reads: a fixed window a stream, not
+    // one grown by bandwidth probes (tens of MiB in gRPC's buffers, outside HeldBytes).
     args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, int(kStreamWindowBytes));
     auto creds = endpoint.tls ? grpc::SslCredentials(grpc::SslCredentialsOptions{})
@@ -123,14 +122,9 @@ class GrpcClient final : public Client {
       auto hold = std::make_shared<Room>();
       hold->pool = held_;  // the room outlives this client if its caller keeps it
       if (!held_->take(size, call_deadline(), hold->hold, error)) return false;
-      bool read = false;
-      if (!f.contents().empty() || size == 0) {
-        text = std::move(*f.mutable_contents());
-        read = verify(f.digest(), text, error);
-      } else {
-        read = read_blob(f.digest(), text, error, id);
-      }
-      if (!read) {
+      const bool inline_value = !f.contents().empty() || size == 0;
+      if (inline_value) text = std::move(*f.mutable_contents());
+      if (!(inline_value ? verify(f.digest(), text, error) : read_blob(f.digest(), text, error, id))) {
         std::string().swap(text);  // its room given back with it
         return false;
       }

@@ -42,6 +42,13 @@ namespace {
 // passes cargo runs are current when cargo's fingerprints say so.
 const Policy kCargo{"cargo", RemoteErrors::Warn, true};
 
+// The device passes whose images host pass `h` links: its package's inputs.
+std::vector<plan::JobId> linked_devices(const plan::CargoPlan& cp, const plan::CargoHostStep& h) {
+  for (const plan::Job& j : cp.plan.jobs)
+    if (j.kind == plan::JobKind::Package && !j.outputs.empty() && j.outputs.front() == h.package) return j.deps;
+  return {};
+}
+
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
@@ -283,13 +290,19 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
   // device passes compiled; a program that fails it is removed (cargo relinks it).
   run.check_outputs = [&](const plan::Job& job, const std::vector<fs::path>&) -> Result<void> {
     if (job.id != cp.host || s.user.command == "check" || s.user.command == "clippy") return {};
-    auto checked = check_rust_launches(cp.plan, s.tc, runner.host_mirs(), s.pkg.device_cfg);
-    if (checked) return checked;
-    for (const auto& p : runner.programs()) {
-      std::error_code ec;
-      fs::remove(p, ec);
+    // Each host pass's launches against its own kernel crates' images (the
+    // ones its programs link), not another program's.
+    const auto mirs = runner.host_mirs();
+    for (size_t i = 0; i < cp.host_steps.size() && i < mirs.size(); ++i) {
+      auto checked = check_rust_launches(cp.plan, s.tc, mirs[i], s.pkg.device_cfg, linked_devices(cp, cp.host_steps[i]));
+      if (checked) continue;
+      for (const auto& p : runner.programs()) {
+        std::error_code ec;
+        fs::remove(p, ec);
+      }
+      return checked;
     }
-    return checked;
+    return {};
   };
   // --explain compares with what each pass read when it last succeeded.
   run.cache.planner_explain = [&explain](const plan::Job& job) { return explain.changed(job); };

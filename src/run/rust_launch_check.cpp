@@ -16,22 +16,19 @@ namespace {
 
 bool is_mir(const fs::path& p) { return p.extension() == ".mir"; }
 
-// Where the last check that passed is remembered: the digest of every file it
-// read, so a no-op build whose files are as they were does not read them
-// again (llvm-nm and the MIR).
+// Where the last check that passed is remembered (one file per set of images
+// checked against): the state of every file it read, so a no-op build whose
+// files are as they were does not read them again (llvm-nm and the MIR).
 constexpr const char* kCheckedName = ".rust-launches-checked";
 
 std::string fingerprint(const std::vector<std::pair<fs::path, fs::path>>& images, const std::vector<fs::path>& host_mirs,
                         const std::string& device_cfg, const toolchain::Toolchain& tc) {
   storage::Hasher h;
   h.field("cfg", device_cfg).field("nm", util::file_identity(tc.root / "bin" / "llvm-nm"));
-  // A device pass's image and MIR by their bytes (the cache restores them on
-  // every no-op), the host side's MIR (cargo's own output) by its state.
+  // Each file by its state: an image or MIR restored from the cache, or
+  // rewritten by its pass, has another (a no-op leaves them alone).
   for (const auto& [image, mir] : images)
-    for (const fs::path& f : {image, mir}) {
-      auto bytes = storage::sha256_file(f);
-      h.field(f.string(), bytes ? *bytes : "unreadable");
-    }
+    for (const fs::path& f : {image, mir}) h.field(f.string(), util::file_stamp(f).text);
   for (const auto& f : host_mirs) h.field(f.string(), util::file_stamp(f).text);
   return h.hex();
 }
@@ -39,11 +36,13 @@ std::string fingerprint(const std::vector<std::pair<fs::path, fs::path>>& images
 }  // namespace
 
 Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolchain& tc,
-                                 const std::vector<fs::path>& host_mirs, const std::string& device_cfg) {
+                                 const std::vector<fs::path>& host_mirs, const std::string& device_cfg,
+                                 const std::optional<std::vector<plan::JobId>>& devices) {
   std::vector<std::pair<fs::path, fs::path>> files;  // each image and its pass's MIR
   std::vector<const plan::Job*> passes;
   for (const plan::Job& dev : plan.jobs) {
     if (dev.kind != plan::JobKind::DeviceCompile || !dev.target) continue;
+    if (devices && std::find(devices->begin(), devices->end(), dev.id) == devices->end()) continue;
     const auto mir = std::find_if(dev.outputs.begin(), dev.outputs.end(), is_mir);
     if (mir == dev.outputs.end()) continue;
     // The image: the host device's image link of this pass, else the pass's own output (a GPU's bitcode).
@@ -54,7 +53,10 @@ Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolch
     files.emplace_back(image, *mir);
     passes.push_back(&dev);
   }
-  const fs::path marker = plan.build_dir / kCheckedName;
+  std::string images_named;
+  for (const auto& [image, mir] : files) images_named += image.string() + "\n";
+  const std::string name = std::string(kCheckedName) + "-" + storage::sha256_hex(images_named).substr(0, 16);
+  const fs::path marker = plan.build_dir / name;
   const std::string checked = fingerprint(files, host_mirs, device_cfg, tc);
   if (auto text = storage::read_trusted_file(marker, false); text && util::trim(*text) == checked) return {};
   std::vector<toolchain::rust::DeviceImage> images;
@@ -71,7 +73,7 @@ Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolch
   }
   OB_TRY(toolchain::rust::check_launches(host, images, device_cfg));
   // Only a memo: failing to write it is never an error.
-  storage::write_file_atomically(marker.parent_path(), kCheckedName, checked + "\n");
+  storage::write_file_atomically(marker.parent_path(), name, checked + "\n");
   return {};
 }
 

@@ -251,3 +251,33 @@ TEST_CASE("cargo flow: -C link-arg=-fuse-ld=lld links from RUSTFLAGS and from ca
   write_file(ws / ".cargo/config.toml", "[build]\nrustflags = [\"-Clink-arg=-fuse-ld=lld\", \"--cfg\", \"tripled\"]\n");
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=21 expect=21 OK");
 }
+
+// A launch is checked against the images its own program links: before, a
+// kernel only another program's kernel crate defines passed the check (it is
+// in an image of the same target), and the program stopped at run time
+// (`Failed to load kernel scale2`).
+TEST_CASE("cargo flow: a launch of a kernel only another program's kernel crate defines is refused at the launch",
+          "[integration][rust][cargo-rules]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-rules"};
+  const fs::path ws = two_programs(tmp / "ws");
+  // kern2's kernel is scale2; app (kern's) declares and launches it itself.
+  edit_file(ws / "kern2/src/lib.rs", "pub extern \"C\" fn scale(", "pub extern \"C\" fn scale2(");
+  edit_file(ws / "kern2/src/lib.rs", "    fn scale(x: *mut [f64; N]);", "    fn scale2(x: *mut [f64; N]);");
+  edit_file(ws / "kern2/src/lib.rs", "offload::<_, _, ()>(scale,", "offload::<_, _, ()>(scale2,");
+  write_file(ws / "app/src/main.rs", "#![feature(core_intrinsics)]\n#![allow(internal_features)]\n\n"
+                                     "unsafe extern \"C\" {\n    fn scale2(x: *mut [f64; 8]);\n}\n\n"
+                                     "fn main() {\n    println!(\"{}\", kern::report());\n"
+                                     "    let mut x = [0.0f64; 8];\n"
+                                     "    core::intrinsics::offload::<_, _, ()>(scale2, [1, 1, 1], [1, 1, 1], (&mut x as *mut [f64; 8],));\n"
+                                     "}\n");
+  auto r = cargo_in(ws, tmp / "cache", {"build", "--workspace"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("app/src/main.rs:11:") &&
+                        Catch::Contains("this launch of `scale2` finds no kernel `scale2` in the host device image, "
+                                        "which defines `scale`"));
+  // app2 launches its own kernel crate's: that check passes (a build of app2 alone runs).
+  auto two = cargo_in(ws, tmp / "cache", {"run", "-q", "--bin", "app2"});
+  check_ok(two, "x[7]=28 expect=28 OK");
+}

@@ -33,8 +33,9 @@ class CargoRunner final : public CommandRunner {
 
   // The programs the host passes built (their artifact messages).
   std::vector<fs::path> programs() const;
-  // The MIR of the local crates the host pass built (their launches).
-  std::vector<fs::path> host_mirs() const;
+  // The MIR of the local crates each host pass built (their launches): one
+  // list per plan::CargoPlan::host_steps entry, in its order.
+  std::vector<std::vector<fs::path>> host_mirs() const;
 
   Result<void> start(const JobView& view) override;
   std::optional<Completion> wait_any() override;
@@ -64,7 +65,7 @@ class CargoRunner final : public CommandRunner {
   std::map<plan::JobId, std::thread> threads_;
   size_t running_ = 0;
   std::vector<fs::path> programs_;
-  std::vector<fs::path> host_mirs_;
+  std::vector<std::vector<fs::path>> host_mirs_;
   int done_fd_ = -1;  // eventfd: a job's thread ended
   int wake_fd_ = -1;  // eventfd: wake()
 };
