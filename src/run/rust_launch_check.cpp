@@ -71,6 +71,7 @@ Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolch
     if (!read) return read.error();
     host.push_back(std::move(*read));
   }
+  toolchain::rust::resolve_generic_launches(host);
   OB_TRY(toolchain::rust::check_launches(host, images, device_cfg));
   // Only a memo: failing to write it is never an error.
   storage::write_file_atomically(marker.parent_path(), name, checked + "\n");

@@ -327,3 +327,34 @@ TEST_CASE("manifest mode: an env! value the kernel reads reruns both passes, and
   CHECK(same.exit_code == 0);
   CHECK_THAT(same.err, Catch::Contains(" 0 run"));  // the values' stamps: current again
 }
+
+// A launch inside a generic function whose kernel is its type parameter is
+// checked at every call that names the kernel, through generic callers that
+// pass it on: before, it was not seen, and a missing kernel built and stopped
+// the program at run time (`Failed to load kernel missing_k`).
+TEST_CASE("cargo: a launch inside a generic function runs, and one of a kernel no image has is refused at the call naming it",
+          "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp;
+  const fs::path dir = copy_rust_example("rust-cargo", tmp.path());
+  const std::string generic = "#[inline(never)]\nfn launch_with<F>(k: F, x: &mut [f64; N]) {\n"
+                              "    core::intrinsics::offload(k, [1, 1, 1], [1, 1, 1], (x as *mut [f64; N],))\n}\n\n"
+                              "fn outer<K>(k: K, x: &mut [f64; N]) {\n    launch_with(k, x)\n}\n\n";
+  edit_file(dir / "src/host.rs", "#[inline(never)]\nfn launch(x: &mut [f64; N]) {\n"
+                                 "    core::intrinsics::offload(scale_add, [1, 1, 1], [1, 1, 1], (x as *mut [f64; N],))\n}",
+            generic + "fn launch(x: &mut [f64; N]) {\n    outer(scale_add, x)\n}");
+  auto ok = run_ob({"-C", dir.string(), "cargo", "run"}, {}, kMandatory);
+  INFO(ok.out << ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == "rust-cargo: x[0]=1 x[1]=3 x[255]=511 mismatches=0 OK\n");
+
+  edit_file(dir / "src/host.rs", "fn launch(x: &mut [f64; N]) {\n    outer(scale_add, x)\n}",
+            "unsafe extern \"C\" {\n    fn missing_k(x: *mut [f64; N]);\n}\n\n"
+            "fn launch(x: &mut [f64; N]) {\n    outer(missing_k, x)\n}");
+  auto refused = run_ob({"-C", dir.string(), "cargo", "run"}, {}, kMandatory);
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.out.empty());
+  CHECK_THAT(refused.err, Catch::Contains("src/host.rs:18:5: error: this launch of `host::missing_k` finds no kernel "
+                                          "`missing_k` in the host device image, which defines `scale_add`"));
+}

@@ -110,3 +110,39 @@ TEST_CASE("launch check: a kernel no image has, a read-only argument written, an
   typed.launches[0].args = {"&'a mut [u32; 64]"};  // a reference is as good as a pointer
   CHECK(check_launches({typed}, images, "offload_device").ok());
 }
+
+// Lines as the nightly writes a launch through generic functions: the
+// launcher in one crate (its kernel its parameter F), a forwarder and the
+// calls naming kernels in another.
+TEST_CASE("launch check: a launch inside a generic function, at each call naming its kernel, through a forwarder",
+          "[rust][mir]") {
+  const char* lib = R"(fn launch_with(_1: F, _2: &mut [u32; 64]) -> () {
+        _0 = offload::<F, (*mut [u32; 64],), ()>(copy _1, move _3, move _4, move _5) -> [return: bb1, unwind unreachable]; // scope 0 at kern/src/lib.rs:6:5: 6:78
+}
+)";
+  const char* app = R"(fn outer(_1: K, _2: &mut [u32; 64]) -> () {
+        _0 = kern::launch_with::<K>(copy _1, copy _2) -> [return: bb1, unwind unreachable]; // scope 0 at src/main.rs:3:5: 3:22
+}
+fn main() -> () {
+        _1 = kern::launch_with::<unsafe extern "C" fn(*mut [u32; 64]) {host::bump_u32}>(host::bump_u32, copy _2) -> [return: bb1, unwind unreachable]; // scope 0 at src/main.rs:8:5: 8:30
+        _3 = outer::<unsafe extern "C" fn(*mut [u32; 64]) {host::missing}>(move _4, copy _2) -> [return: bb2, unwind unreachable]; // scope 0 at src/main.rs:9:5: 9:25
+}
+)";
+  std::vector<Mir> host{parse_mir(lib), parse_mir(app)};
+  REQUIRE(host[0].launches.size() == 1);
+  CHECK(host[0].launches[0].via == "F");
+  CHECK(host[0].launches[0].in_fn == "launch_with");
+  resolve_generic_launches(host);
+  REQUIRE(host[1].launches.size() == 2);  // at the calls naming them, in the calling crate
+  CHECK(host[1].launches[0].path == "host::bump_u32");  // the call's argument
+  CHECK(host[1].launches[0].line == 8);
+  CHECK(host[1].launches[1].path == "host::missing");  // the one fn item among the type arguments, through outer
+  CHECK(host[1].launches[1].line == 9);
+  CHECK(host[1].launches[1].generic);
+  const auto images = std::vector<DeviceImage>{image_of(kHost, {"bump_u32", "twice"})};
+  auto r = check_launches(host, images, "offload_device");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.rfind("src/main.rs:9:5: error: this launch of `host::missing` finds no kernel `missing`", 0) == 0);
+  host[1].launches.pop_back();
+  CHECK(check_launches(host, images, "offload_device").ok());
+}

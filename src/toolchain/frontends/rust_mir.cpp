@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -103,11 +105,15 @@ bool read_launch(std::string_view line, MirLaunch& out) {
   if (generics.size() != 3) return false;
   const std::string& f = generics[0];
   const size_t brace = f.rfind('{');
-  if (brace == std::string::npos || f.back() != '}') return false;
   const std::string& args = generics[1];
   if (args.size() < 2 || args.front() != '(' || args.back() != ')') return false;
-  out.path = f.substr(brace + 1, f.size() - brace - 2);
-  out.kernel = last_segment(out.path);
+  if (brace == std::string::npos || f.back() != '}') {
+    if (f.find_first_of(" ({[<&*") != std::string::npos) return false;  // not a type parameter's name
+    out.via = f;  // a generic function's parameter: resolved at its calls
+  } else {
+    out.path = f.substr(brace + 1, f.size() - brace - 2);
+    out.kernel = last_segment(out.path);
+  }
   out.args = split_types(std::string_view(args).substr(1, args.size() - 2));
   read_span(line, out);
   return true;
@@ -149,7 +155,7 @@ std::string launch_problem(const MirLaunch& l, const MirFn& f, const DeviceImage
         "kernel needs it first, `fn {}(_dyn_ptr: *mut u8, ...)`, and the launch (and the host's extern "
         "declaration) leaves it out",
         at(l), l.kernel, target, f.params.size(), l.args.size(), l.kernel);
-  for (size_t i = 0; i < l.args.size(); ++i) {
+  for (size_t i = 0; i < l.args.size() && !l.generic; ++i) {
     const Pointer want = pointer_of(f.params[i + 1]), given = pointer_of(l.args[i]);
     if (!want.pointer || !given.pointer) continue;  // the signature checks say why a value cannot pass
     if (want.pointee != given.pointee)
@@ -191,9 +197,56 @@ std::vector<std::string> split_types(std::string_view list) {
   return out;
 }
 
+namespace {
+
+// "_N = PATH::<GENERICS>(OPERANDS) -> ...": a call of a generic function.
+bool read_call(std::string_view line, MirCall& out) {
+  if (util::starts_with(line.substr(std::min(line.size(), line.find_first_not_of(' '))), "//")) return false;
+  const size_t eq = line.find(" = ");
+  if (eq == std::string_view::npos) return false;
+  const size_t turbofish = line.find("::<", eq);
+  if (turbofish == std::string_view::npos) return false;
+  const size_t close = closing(line, turbofish + 2);
+  if (close == std::string_view::npos || close >= line.size() || line[close] != '(') return false;
+  const size_t end = closing(line, close);
+  if (end == std::string_view::npos) return false;
+  out.callee = last_segment(line.substr(eq + 3, turbofish - eq - 3));
+  out.generics = split_types(line.substr(turbofish + 3, close - turbofish - 4));
+  out.operands = split_types(line.substr(close + 1, end - close - 2));
+  MirLaunch span;
+  read_span(line, span);
+  std::tie(out.file, out.line, out.column) = std::tie(span.file, span.line, span.column);
+  return true;
+}
+
+// The kernel `c` passes for the parameter a launcher takes it by (its
+// `index`th operand, else the one fn item type among its type arguments):
+// a path, or the caller's own type parameter (`forwarded`), or "".
+std::string kernel_at(const MirCall& c, int index, bool& forwarded) {
+  forwarded = false;
+  if (index >= 0 && size_t(index) < c.operands.size()) {
+    std::string op = c.operands[size_t(index)];
+    if (util::starts_with(op, "const ")) op = op.substr(6);
+    if (!util::starts_with(op, "copy ") && !util::starts_with(op, "move ") && !op.empty() && op[0] != '_') return op;
+  }
+  std::vector<std::string> items, params;
+  for (const auto& g : c.generics) {
+    if (!g.empty() && g.back() == '}' && g.rfind('{') != std::string::npos)
+      items.push_back(g.substr(g.rfind('{') + 1, g.size() - g.rfind('{') - 2));
+    else if (g.find_first_of(" ({[<&*:") == std::string::npos)
+      params.push_back(g);
+  }
+  if (items.size() == 1) return items.front();
+  forwarded = items.empty() && params.size() == 1;
+  return forwarded ? params.front() : "";
+}
+
+}  // namespace
+
 Mir parse_mir(std::string_view text) {
   Mir mir;
   size_t pos = 0;
+  std::string in_fn;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -201,10 +254,64 @@ Mir parse_mir(std::string_view text) {
     pos = end + 1;
     MirFn f;
     MirLaunch l;
-    if (read_fn(line, f)) mir.functions.push_back(std::move(f));
-    else if (read_launch(line, l)) mir.launches.push_back(std::move(l));
+    MirCall c;
+    if (read_fn(line, f)) {
+      in_fn = f.name;
+      mir.functions.push_back(std::move(f));
+    } else if (read_launch(line, l)) {
+      l.in_fn = in_fn;
+      mir.launches.push_back(std::move(l));
+    } else if (read_call(line, c)) {
+      c.in_fn = in_fn;
+      mir.calls.push_back(std::move(c));
+    }
   }
   return mir;
+}
+
+void resolve_generic_launches(std::vector<Mir>& host) {
+  // A function that launches its type parameter `via`, and the launch it makes.
+  struct Launcher {
+    std::string fn, via;
+    MirLaunch launch;
+  };
+  std::vector<Launcher> todo;
+  for (const Mir& m : host)
+    for (const MirLaunch& l : m.launches)
+      if (!l.via.empty()) todo.push_back({l.in_fn, l.via, l});
+  // The parameter of `fn` whose type is `via` (what its calls pass the kernel as).
+  auto param_index = [&](const std::string& fn, const std::string& via) {
+    for (const Mir& m : host)
+      for (const MirFn& f : m.functions)
+        if (f.name == fn)
+          for (size_t i = 0; i < f.params.size(); ++i)
+            if (f.params[i] == via) return int(i);
+    return -1;
+  };
+  std::set<std::string> seen;
+  for (size_t i = 0; i < todo.size() && todo.size() < 4096; ++i) {
+    if (!seen.insert(todo[i].fn + " " + todo[i].via).second) continue;
+    const Launcher l = todo[i];
+    const int index = param_index(l.fn, l.via);
+    for (Mir& m : host)
+      for (size_t k = 0, calls = m.calls.size(); k < calls; ++k) {
+        const MirCall& c = m.calls[k];
+        if (c.callee != l.fn) continue;
+        bool forwarded = false;
+        const std::string kernel = kernel_at(c, index, forwarded);
+        if (forwarded) {
+          todo.push_back({c.in_fn, kernel, l.launch});
+        } else if (!kernel.empty()) {
+          MirLaunch made = l.launch;
+          made.via.clear();
+          made.generic = true;
+          made.path = kernel;
+          made.kernel = last_segment(kernel);
+          std::tie(made.file, made.line, made.column) = std::tie(c.file, c.line, c.column);
+          m.launches.push_back(std::move(made));
+        }
+      }
+  }
 }
 
 Result<Mir> read_mir(const fs::path& mir) {
@@ -253,6 +360,7 @@ Result<void> check_launches(const std::vector<Mir>& host, const std::vector<Devi
   for (const Mir& mir : host)
     for (const MirLaunch& l : mir.launches)
       for (const auto& t : targets) {
+        if (!l.via.empty()) continue;  // checked where a call names its kernel (resolve_generic_launches)
         const DeviceImage* found = nullptr;
         std::vector<std::string> kernels;
         for (const auto& image : images) {

@@ -40,12 +40,34 @@ struct MirLaunch {
   std::vector<std::string> args;  // the argument tuple's element types
   std::string file;    // as rustc names it (relative to where it ran), "" without spans
   int line = 0, column = 0;
+  // A launch inside a generic function whose kernel is one of its type
+  // parameters (`offload::<F, ..>(copy _1, ..)`): `in_fn` and `via` (F),
+  // path and kernel empty. One made from it at a call that names the kernel
+  // (resolve_generic_launches) has `generic` set: its argument types may be
+  // the function's parameters, so only the kernel and its arity are checked.
+  std::string in_fn, via;
+  bool generic = false;
+};
+
+// A call of a generic function with its type arguments and operands, in `in_fn`.
+struct MirCall {
+  std::string callee;  // the path's last segment
+  std::vector<std::string> generics, operands;
+  std::string in_fn, file;
+  int line = 0, column = 0;
 };
 
 struct Mir {
   std::vector<MirFn> functions;
   std::vector<MirLaunch> launches;
+  std::vector<MirCall> calls;
 };
+
+// Each launch through a generic function (MirLaunch::via), at every call that
+// names its kernel (a fn item as the argument, or the one fn item type among
+// the call's type arguments), through any chain of generic callers, across
+// `host`'s crates: added to the crate of the call.
+void resolve_generic_launches(std::vector<Mir>& host);
 
 // A MIR dump's functions and launches; what it cannot read it skips.
 Mir parse_mir(std::string_view text);
