@@ -2,7 +2,7 @@
 # Run each libFuzzer target of tests/fuzz/ for SECONDS (default 30), one after
 # the other, starting from the seed corpora in tests/fuzz/corpus/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
-# Targets: manifest clang_cli depfile cache_entry offload_log resp_reader, in build-san/
+# Targets: manifest clang_cli depfile cache_entry remote_value offload_log resp_reader rust_mir, in build-san/
 # (OB_SANITIZE_BUILD; see scripts/sanitize.sh). New inputs go to
 # build-san/fuzz-corpus/<target>/, findings to build-san/fuzz-artifacts/;
 # prints executions per target; exits 1 on a finding. scripts/test.sh runs it
@@ -13,7 +13,7 @@ cd "$root"
 secs=${1:-30}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(manifest clang_cli depfile cache_entry remote_value offload_log resp_reader); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(manifest clang_cli depfile cache_entry remote_value offload_log resp_reader rust_mir); fi
 build=${OB_SANITIZE_BUILD:-build-san}
 # Built by scripts/sanitize.sh (which CI runs first) or here when missing;
 # after a change: scripts/sanitize.sh --build-only.
