@@ -233,30 +233,26 @@ exec::Served JobCache::serve(const plan::Job& job, const std::vector<fs::path>& 
   Lock lock(mu_);
   for (const auto& out : job.outputs) files_.forget(out);  // rewritten by this job either way
   const std::string id = job_id(job, plan_.cwd);
-  if (!job.cacheable && job.up_to_date_check && options_.keep_build_state) {
-    Pending pending{describe_job(plan_, job)};
-    if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
-      explain(job, "up to date");
-      return exec::Served::UpToDate;
-    }
-    hash_inputs(pending.key, plan_, job, files_);
-    pending.storable = !pending.key.inputs_missing;
-    pending.entry = false;
-    pending_[job.id] = std::move(pending);
-  }
-  if (!job.cacheable) {
+  // A job with no entry runs unless the build state keeps it (Job::up_to_date_check).
+  auto not_cached = [&] {
     // One the planner says cannot be keyed is a miss `cache stats` counts, by that reason.
     if (!job.uncacheable_reason.empty()) miss(job, "uncacheable", "not cached: " + job.uncacheable_reason);
     else if (options_.explain && options_.planner_explain && !state_.knows(id))
       if (auto said = options_.planner_explain(job)) explain(job, "not cached, runs: " + *said);
     return exec::Served::No;
-  }
+  };
+  if (!job.cacheable && !(job.up_to_date_check && options_.keep_build_state)) return not_cached();
   Pending pending{describe_job(plan_, job)};
   if (state_.up_to_date(id, pending.key, files_, plan_.cwd)) {
     explain(job, "up to date");
     return exec::Served::UpToDate;
   }
   hash_inputs(pending.key, plan_, job, files_);
+  if (!job.cacheable) {  // remembered when it ran, never stored
+    pending.storable = !pending.key.inputs_missing;
+    pending_[job.id] = std::move(pending);
+    return not_cached();
+  }
   if (pending.key.inputs_missing) {
     pending.storable = false;
     pending_[job.id] = std::move(pending);
@@ -428,7 +424,7 @@ void JobCache::store(const plan::Job& job, const std::vector<fs::path>& temps,
     }
   }
   remember(id, pending.key, unknown || job.depfile ? deps : std::vector<Dep>{}, temps, job);
-  if (unknown || !pending.entry || !storage_.writable()) return;
+  if (unknown || !job.cacheable || !storage_.writable()) return;
   std::optional<std::string> kept;
   if (job.keep_depfile) kept = std::move(depfile_text);
   put_result(job, pending, temps, deps, std::move(kept), diagnostics, 1);

@@ -201,6 +201,7 @@ void add_host_jobs(CargoPlan& p, const CargoSession& s, const toolchain::fronten
     });
     chains.push_back(links.last);
     CargoHostStep& host = p.host_steps.emplace_back(host_step(s, fe, paths, links, off, g));
+    host.devices = device_jobs;
     // The host pass names its image by the package's content, known once the package is made.
     line(util::shell_join({"cp", rel(host.image).string(), rel(host.named("HASH")).string()}));
     line(toolchain::cargo::display(host.pass(host.named("HASH"))));

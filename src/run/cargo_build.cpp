@@ -42,13 +42,6 @@ namespace {
 // passes cargo runs are current when cargo's fingerprints say so.
 const Policy kCargo{"cargo", RemoteErrors::Warn, true};
 
-// The device passes whose images host pass `h` links: its package's inputs.
-std::vector<plan::JobId> linked_devices(const plan::CargoPlan& cp, const plan::CargoHostStep& h) {
-  for (const plan::Job& j : cp.plan.jobs)
-    if (j.kind == plan::JobKind::Package && !j.outputs.empty() && j.outputs.front() == h.package) return j.deps;
-  return {};
-}
-
 Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
   std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
   if (spellings.empty()) spellings = {"host"};
@@ -294,7 +287,7 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     // ones its programs link), not another program's.
     const auto mirs = runner.host_mirs();
     for (size_t i = 0; i < cp.host_steps.size() && i < mirs.size(); ++i) {
-      auto checked = check_rust_launches(cp.plan, s.tc, mirs[i], s.pkg.device_cfg, linked_devices(cp, cp.host_steps[i]));
+      auto checked = check_rust_launches(cp.plan, s.tc, mirs[i], s.pkg.device_cfg, cp.host_steps[i].devices);
       if (checked) continue;
       for (const auto& p : runner.programs()) {
         std::error_code ec;

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +25,6 @@
 namespace ob::toolchain::cargo {
 
 namespace {
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // The variables cargo and rustc read: CARGO_*, RUST* (RUSTFLAGS, RUSTC_WRAPPER,
 // RUSTUP_TOOLCHAIN...), cargo's internal __CARGO_*, and HOME (CARGO_HOME's default).
@@ -126,7 +119,7 @@ Result<process::Captured> Answers::ask(const process::Command& cmd, bool is_meta
       return process::Captured{0, j["out"].get<std::string>(), j.value("err", "")};
     }
   }
-  const int64_t asked = now_ns();
+  const int64_t asked = util::wall_clock_ns();
   auto answer = process::capture(cmd);
   if (!answer || answer->exit_code != 0) return answer;  // a failure is asked again next time
   if (is_metadata) {
@@ -137,7 +130,7 @@ Result<process::Captured> Answers::ask(const process::Command& cmd, bool is_meta
   nlohmann::json inputs = nlohmann::json::array();
   for (const auto& p : watched_) {
     const util::FileStamp s = util::file_stamp(p);
-    if (s.mtime_ns >= asked - 1000000000) return answer;  // changed as it was read: not remembered
+    if (util::racy(s.mtime_ns, asked)) return answer;  // changed as it was read: not remembered
     inputs.push_back({p.string(), s.text});
   }
   const nlohmann::json entry{{"key", key}, {"inputs", inputs}, {"out", answer->out}, {"err", answer->err}};

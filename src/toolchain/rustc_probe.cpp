@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <system_error>
@@ -91,13 +90,12 @@ std::optional<fs::path> rustup_which(const std::string& toolchain, const RustcSe
     if (!rustc.empty() && util::file_stamp(rustc).text == answer->value("stamp", "") && is_executable(rustc))
       return rustc;
   }
+  const int64_t asked = util::wall_clock_ns();
   auto out = probe::run({"rustup", "which", "--toolchain", toolchain, "rustc"}, {}, {{"RUSTUP_AUTO_INSTALL", "0"}});
   if (!out || out->exit_code != 0 || !is_executable(first_line(out->out))) return std::nullopt;
   const fs::path rustc = first_line(out->out);
   const util::FileStamp st = util::file_stamp(rustc);
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  if (int64_t(now.tv_sec) * 1000000000 + now.tv_nsec - std::max(newest, st.mtime_ns) > 1000000000)
+  if (!util::racy(std::max(newest, st.mtime_ns), asked))
     probe::remember(memo, "rustup-which", key, nlohmann::json{{"rustc", rustc.string()}, {"stamp", st.text}});
   return rustc;
 }

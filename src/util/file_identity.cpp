@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <ctime>
+
 #include <map>
 #include <mutex>
 
@@ -24,6 +26,12 @@ std::string file_identity(const std::filesystem::path& path) {
                        : resolved.string() + " (missing)";
   memo.emplace(path.string(), id);
   return id;
+}
+
+int64_t wall_clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 FileStamp file_stamp(const std::filesystem::path& p) {

@@ -104,7 +104,6 @@ class JobCache {
   struct Pending {
     JobKey key;
     bool storable = true;
-    bool entry = true;  // false: remembered for the up-to-date check only (Job::up_to_date_check)
   };
 
   using Lock = std::unique_lock<std::mutex>;

@@ -106,6 +106,7 @@ struct CargoHostStep {
   toolchain::cargo::Package pkg;
   std::vector<std::string> ids;  // the packages whose programs it builds
   fs::path package;  // hashed
+  std::vector<JobId> devices;  // the device passes whose images it links (its package's)
   fs::path image;    // copied to named(hash)
   std::function<fs::path(const std::string& hash)> named;
   bool remove_stale = false;  // other devimg-* next to it

@@ -22,4 +22,11 @@ struct FileStamp {
 };
 FileStamp file_stamp(const std::filesystem::path& path);
 
+// The wall clock (the one file mtimes are on), in nanoseconds.
+int64_t wall_clock_ns();
+// Git's racy-file rule: a file modified within the second before a question
+// was asked at `asked_ns` may have changed in the same tick as it was read,
+// so its stamp cannot vouch for what was read: nothing derived is remembered.
+inline bool racy(int64_t mtime_ns, int64_t asked_ns) { return mtime_ns >= asked_ns - 1000000000; }
+
 }  // namespace ob::util

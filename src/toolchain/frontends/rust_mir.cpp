@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
-#include <tuple>
 
 #include <fmt/core.h>
 
@@ -70,8 +69,25 @@ bool read_fn(std::string_view line, MirFn& out) {
   return true;
 }
 
+// A MIR comment line (`// + const_: ...`), not a statement.
+bool is_comment(std::string_view line) {
+  return util::starts_with(line.substr(std::min(line.size(), line.find_first_not_of(' '))), "//");
+}
+
+// The path of a fn item's type (`unsafe extern "C" fn(..) {host::bump}`), or "".
+std::string fn_item_path(std::string_view type) {
+  const size_t brace = type.rfind('{');
+  if (brace == std::string_view::npos || type.empty() || type.back() != '}') return "";
+  return std::string(type.substr(brace + 1, type.size() - brace - 2));
+}
+
+// A type that is a generic parameter's name (`F`): no path, brackets or pointer.
+bool is_type_param(std::string_view type) {
+  return !type.empty() && type.find_first_of(" ({[<&*:") == std::string_view::npos;
+}
+
 // " // scope N at FILE:L:C: L:C" at the end of a statement.
-void read_span(std::string_view line, MirLaunch& l) {
+void read_span(std::string_view line, MirSpan& l) {
   const size_t scope = line.rfind("// scope ");
   if (scope == std::string_view::npos) return;
   const size_t at = line.find(" at ", scope);
@@ -91,8 +107,7 @@ void read_span(std::string_view line, MirLaunch& l) {
 
 // "_N = offload::<F {PATH}, (ARGS), R>(...)": a call of the intrinsic.
 bool read_launch(std::string_view line, MirLaunch& out) {
-  const std::string_view trimmed = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
-  if (util::starts_with(trimmed, "//")) return false;
+  if (is_comment(line)) return false;
   size_t at = line.find("offload::<");
   if (at == std::string_view::npos) return false;
   // The intrinsic itself: after `= ` or `intrinsics::`, not some other `offload`.
@@ -104,16 +119,12 @@ bool read_launch(std::string_view line, MirLaunch& out) {
   const auto generics = split_types(line.substr(open + 1, close - open - 2));
   if (generics.size() != 3) return false;
   const std::string& f = generics[0];
-  const size_t brace = f.rfind('{');
   const std::string& args = generics[1];
   if (args.size() < 2 || args.front() != '(' || args.back() != ')') return false;
-  if (brace == std::string::npos || f.back() != '}') {
-    if (f.find_first_of(" ({[<&*") != std::string::npos) return false;  // not a type parameter's name
-    out.via = f;  // a generic function's parameter: resolved at its calls
-  } else {
-    out.path = f.substr(brace + 1, f.size() - brace - 2);
-    out.kernel = last_segment(out.path);
-  }
+  out.path = fn_item_path(f);
+  if (!out.path.empty()) out.kernel = last_segment(out.path);
+  else if (is_type_param(f)) out.via = f;  // a generic function's parameter: resolved at its calls
+  else return false;
   out.args = split_types(std::string_view(args).substr(1, args.size() - 2));
   read_span(line, out);
   return true;
@@ -201,7 +212,7 @@ namespace {
 
 // "_N = PATH::<GENERICS>(OPERANDS) -> ...": a call of a generic function.
 bool read_call(std::string_view line, MirCall& out) {
-  if (util::starts_with(line.substr(std::min(line.size(), line.find_first_not_of(' '))), "//")) return false;
+  if (is_comment(line)) return false;
   const size_t eq = line.find(" = ");
   if (eq == std::string_view::npos) return false;
   const size_t turbofish = line.find("::<", eq);
@@ -213,9 +224,7 @@ bool read_call(std::string_view line, MirCall& out) {
   out.callee = last_segment(line.substr(eq + 3, turbofish - eq - 3));
   out.generics = split_types(line.substr(turbofish + 3, close - turbofish - 4));
   out.operands = split_types(line.substr(close + 1, end - close - 2));
-  MirLaunch span;
-  read_span(line, span);
-  std::tie(out.file, out.line, out.column) = std::tie(span.file, span.line, span.column);
+  read_span(line, out);
   return true;
 }
 
@@ -231,10 +240,8 @@ std::string kernel_at(const MirCall& c, int index, bool& forwarded) {
   }
   std::vector<std::string> items, params;
   for (const auto& g : c.generics) {
-    if (!g.empty() && g.back() == '}' && g.rfind('{') != std::string::npos)
-      items.push_back(g.substr(g.rfind('{') + 1, g.size() - g.rfind('{') - 2));
-    else if (g.find_first_of(" ({[<&*:") == std::string::npos)
-      params.push_back(g);
+    if (std::string path = fn_item_path(g); !path.empty()) items.push_back(std::move(path));
+    else if (is_type_param(g)) params.push_back(g);
   }
   if (items.size() == 1) return items.front();
   forwarded = items.empty() && params.size() == 1;
@@ -307,7 +314,7 @@ void resolve_generic_launches(std::vector<Mir>& host) {
           made.generic = true;
           made.path = kernel;
           made.kernel = last_segment(kernel);
-          std::tie(made.file, made.line, made.column) = std::tie(c.file, c.line, c.column);
+          static_cast<MirSpan&>(made) = c;  // where the call names the kernel
           m.launches.push_back(std::move(made));
         }
       }

@@ -33,13 +33,17 @@ struct MirFn {
   std::vector<std::string> params;
 };
 
+// Where a statement is in the source (`// scope N at FILE:L:C: L:C`).
+struct MirSpan {
+  std::string file;  // as rustc names it (relative to where it ran), "" without spans
+  int line = 0, column = 0;
+};
+
 // One call of the offload intrinsic.
-struct MirLaunch {
+struct MirLaunch : MirSpan {
   std::string path;    // the kernel as the host names it: `host::bump` (from the F {PATH} argument)
   std::string kernel;  // its symbol: the path's last segment
   std::vector<std::string> args;  // the argument tuple's element types
-  std::string file;    // as rustc names it (relative to where it ran), "" without spans
-  int line = 0, column = 0;
   // A launch inside a generic function whose kernel is one of its type
   // parameters (`offload::<F, ..>(copy _1, ..)`): `in_fn` and `via` (F),
   // path and kernel empty. One made from it at a call that names the kernel
@@ -50,11 +54,10 @@ struct MirLaunch {
 };
 
 // A call of a generic function with its type arguments and operands, in `in_fn`.
-struct MirCall {
+struct MirCall : MirSpan {
   std::string callee;  // the path's last segment
   std::vector<std::string> generics, operands;
-  std::string in_fn, file;
-  int line = 0, column = 0;
+  std::string in_fn;
 };
 
 struct Mir {
