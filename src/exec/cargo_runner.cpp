@@ -66,12 +66,14 @@ CargoRunner::~CargoRunner() {
 
 std::vector<fs::path> CargoRunner::programs() const {
   std::lock_guard lock(mu_);
-  return programs_;
+  std::vector<fs::path> out;
+  for (const auto& h : host_outputs_) out.insert(out.end(), h.programs.begin(), h.programs.end());
+  return out;
 }
 
-std::vector<std::vector<fs::path>> CargoRunner::host_mirs() const {
+std::vector<CargoRunner::HostOutputs> CargoRunner::host_outputs() const {
   std::lock_guard lock(mu_);
-  return host_mirs_;
+  return host_outputs_;
 }
 
 Result<void> CargoRunner::start(const JobView& view) {
@@ -236,23 +238,20 @@ CommandRunner::Completion CargoRunner::host(const plan::Job& job) {
   Completion c;
   c.job = job.id;
   bool fresh = true;  // cargo compiled none of the packages' targets
-  std::vector<fs::path> programs;
-  std::vector<std::vector<fs::path>> mirs;
+  std::vector<HostOutputs> outputs;
   for (const plan::CargoHostStep& h : plan_.host_steps) {
-    auto ran = host_pass(h, programs, mirs.emplace_back());
+    auto ran = host_pass(h, outputs.emplace_back());
     if (!ran) return failed(c, ran.error().message);
     c.cpu_s += ran->first;
     fresh = fresh && ran->second;
   }
   std::lock_guard lock(mu_);
-  programs_ = std::move(programs);
-  host_mirs_ = std::move(mirs);
+  host_outputs_ = std::move(outputs);
   c.up_to_date = fresh;
   return c;
 }
 
-Result<std::pair<double, bool>> CargoRunner::host_pass(const plan::CargoHostStep& h, std::vector<fs::path>& programs,
-                                                       std::vector<fs::path>& mirs) {
+Result<std::pair<double, bool>> CargoRunner::host_pass(const plan::CargoHostStep& h, HostOutputs& outputs) {
   auto bytes = util::read_file(h.package, util::kMaxBuildOutput);
   if (!bytes) return Error::failure("cannot read " + h.package.string());
   const fs::path named = h.named(toolchain::cargo::content_hash(*bytes));
@@ -278,10 +277,10 @@ Result<std::pair<double, bool>> CargoRunner::host_pass(const plan::CargoHostStep
     if (!a) continue;
     // The local crates' MIR: where launches are (a registry crate launches none).
     if (util::starts_with(a->package_id, "path+file://"))
-      if (auto mir = toolchain::cargo::artifact_mir(*a)) mirs.push_back(std::move(*mir));
+      if (auto mir = toolchain::cargo::artifact_mir(*a)) outputs.mirs.push_back(std::move(*mir));
     if (std::find(h.ids.begin(), h.ids.end(), a->package_id) == h.ids.end()) continue;
     fresh = fresh && a->fresh;
-    if (a->executable) programs.push_back(*a->executable);
+    if (a->executable) outputs.programs.push_back(*a->executable);
     if (a->test && a->executable) tests.push_back(*a);
   }
   if (h.list_executables && !inv.quiet) print_executables(tests, h.ids, inv.colour);

@@ -285,9 +285,10 @@ Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSe
     if (job.id != cp.host || s.user.command == "check" || s.user.command == "clippy") return {};
     // Each host pass's launches against its own kernel crates' images (the
     // ones its programs link), not another program's.
-    const auto mirs = runner.host_mirs();
-    for (size_t i = 0; i < cp.host_steps.size() && i < mirs.size(); ++i) {
-      auto checked = check_rust_launches(cp.plan, s.tc, mirs[i], s.pkg.device_cfg, cp.host_steps[i].devices);
+    const auto built = runner.host_outputs();
+    for (size_t i = 0; i < cp.host_steps.size() && i < built.size(); ++i) {
+      auto checked = check_rust_launches(cp.plan, s.tc, built[i].mirs, built[i].programs, s.pkg.device_cfg,
+                                         cp.host_steps[i].devices);
       if (checked) continue;
       for (const auto& p : runner.programs()) {
         std::error_code ec;

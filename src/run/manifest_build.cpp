@@ -109,7 +109,7 @@ std::string working_set_identity(const manifest::Manifest& m) {
 Result<void> check_outputs(const manifest::Manifest& m, const toolchain::Toolchain& tc, const plan::Plan& plan,
                            const plan::Job& job, const std::vector<fs::path>& outs) {
   if (m.is_rust() && job.kind == plan::JobKind::Link && outs.size() > 1)
-    return check_rust_launches(plan, tc, {outs[1]}, m.device_cfg);
+    return check_rust_launches(plan, tc, {outs[1]}, {outs[0]}, m.device_cfg);
   if (!job.forbid_device_runtime_calls || !job.target) return {};
   return toolchain::check_device_object(*job.target, plan::arg_path(job.source, plan.cwd), outs.front());
 }

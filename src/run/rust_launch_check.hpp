@@ -17,10 +17,13 @@ namespace ob::run {
 
 namespace fs = std::filesystem;
 
-// `devices`: the device jobs whose images the program links (a cargo host
-// pass's own kernel crates); nullopt: every device job of the plan.
+// `programs`: what the host side linked, whose offload entries name the
+// symbols launched (a #[link_name] applied). `devices`: the device jobs whose
+// images the program links (a cargo host pass's own kernel crates);
+// nullopt: every device job of the plan.
 Result<void> check_rust_launches(const plan::Plan& plan, const toolchain::Toolchain& tc,
-                                 const std::vector<fs::path>& host_mirs, const std::string& device_cfg,
+                                 const std::vector<fs::path>& host_mirs, const std::vector<fs::path>& programs,
+                                 const std::string& device_cfg,
                                  const std::optional<std::vector<plan::JobId>>& devices = std::nullopt);
 
 }  // namespace ob::run

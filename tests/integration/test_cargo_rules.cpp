@@ -281,3 +281,23 @@ TEST_CASE("cargo flow: a launch of a kernel only another program's kernel crate 
   auto two = cargo_in(ws, tmp / "cache", {"run", "-q", "--bin", "app2"});
   check_ok(two, "x[7]=28 expect=28 OK");
 }
+
+TEST_CASE("cargo flow: a kernel exported under another symbol and declared with #[link_name] runs",
+          "[integration][rust][cargo-rules]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-rules"};
+  const fs::path ws = factor_workspace(tmp / "ws");
+  edit_file(ws / "kern/src/lib.rs", "#[unsafe(no_mangle)]", "#[unsafe(export_name = \"scale_v2\")]");
+  edit_file(ws / "kern/src/lib.rs", "    fn scale(x: *mut [f64; N]);", "    #[link_name = \"scale_v2\"]\n    fn scale(x: *mut [f64; N]);");
+  // Before: refused ("finds no kernel `scale`"), though the program runs.
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=7 expect=7 OK");
+  // The symbol misspelt on the host side: refused at the launch, naming it.
+  edit_file(ws / "kern/src/lib.rs", "#[link_name = \"scale_v2\"]", "#[link_name = \"scale_v3\"]");
+  auto r = cargo_in(ws, tmp / "cache", {"build"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("kern/src/lib.rs:") &&
+                        Catch::Contains("this launch of `scale` is of a renamed symbol (the program launches no "
+                                        "`scale`; #[link_name]), and the program launches `scale_v3`, which the host "
+                                        "device image does not define"));
+}

@@ -202,6 +202,36 @@ TEST_CASE("a launch that does not fit its kernel is refused at the launch, after
   }
 }
 
+TEST_CASE("a host declaration renamed by #[link_name] and a kernel by #[export_name] run, and a renamed symbol no image "
+          "defines is refused at the launch",
+          "[integration][rust]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp;
+  const fs::path dir = make_crate(tmp.path());
+  const fs::path main_rs = dir / "src/main.rs";
+  // host::double is the kernel `twice`; `triple` is exported as triple_v2 and declared so.
+  edit_file(main_rs, "pub fn twice(x: *mut [u32; 64]);", "#[link_name = \"twice\"]\n        pub fn double(x: *mut [u32; 64]);");
+  edit_file(main_rs, "(self::host::twice,", "(self::host::double,");
+  edit_file(main_rs, "pub fn triple(x:", "#[link_name = \"triple_v2\"]\n        pub fn triple(x:");
+  edit_file(dir / "src/triple.rs", "#[unsafe(no_mangle)]", "#[unsafe(export_name = \"triple_v2\")]");
+  // Before: refused ("finds no kernel `double`"), though the program runs.
+  auto r = run_ob({"-C", dir.string(), "run", "--verify"}, {}, kMandatory);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "v[0]=12 v[63]=12\n");
+  CHECK_THAT(r.err, Catch::Contains("offload-build: verify: offload: 3 kernel launches on device"));
+
+  // One renamed declaration whose symbol no image defines (a typo in #[link_name]).
+  edit_file(dir / "src/triple.rs", "#[unsafe(export_name = \"triple_v2\")]", "#[unsafe(no_mangle)]");
+  edit_file(main_rs, "#[link_name = \"triple_v2\"]\n", "");
+  edit_file(main_rs, "#[link_name = \"twice\"]", "#[link_name = \"twicee\"]");
+  fs::remove(dir / "build/truth");  // the last good build's: the refused one leaves none
+  require_refused(dir, at(dir, "core::intrinsics::offload::<_, _, ()>(self::host::double") +
+                           ": error: this launch of `host::double` is of a renamed symbol (the program launches no "
+                           "`double`; #[link_name]), and the program launches `twicee`, which the host device image "
+                           "does not define");
+}
+
 namespace {
 
 // A cargo workspace whose kernels the source reader could not see: `kmacro`, a

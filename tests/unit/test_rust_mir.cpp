@@ -1,5 +1,7 @@
 // rustc's MIR as rust_mir.hpp reads it (lines as the nightly writes them), and
 // the launch check on what it read.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "offload_build/toolchain/frontends/rust_mir.hpp"
@@ -7,6 +9,7 @@
 using namespace ob;
 using namespace ob::toolchain::rust;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -109,6 +112,45 @@ TEST_CASE("launch check: a kernel no image has, a read-only argument written, an
              Contains("kernel `bump_u32` (host device image) takes 2 parameter(s) and this launch passes 2"));
   typed.launches[0].args = {"&'a mut [u32; 64]"};  // a reference is as good as a pointer
   CHECK(check_launches({typed}, images, "offload_device").ok());
+}
+
+TEST_CASE("launch check: a host declaration renamed by #[link_name], by the program's offload entries",
+          "[rust][mir]") {
+  Mir host = parse_mir(kHostMir);
+  host.launches.resize(2);  // bump_u32, twice
+  // The device pass's kernel is `bump_u32_v2` (#[no_mangle] on a fn of that name).
+  auto images = std::vector<DeviceImage>{image_of(kHost, {"bump_u32_v2", "twice", "memcpy"})};
+  for (auto& f : images[0].functions)
+    if (f.name == "bump_u32") f.name = "bump_u32_v2";
+  // Without the entries, by the path's last segment: bump_u32 is missing.
+  CHECK_THAT(check_launches({host}, images, "offload_device").error().message,
+             Contains("finds no kernel `bump_u32`"));
+  host.launches[1].args = {"*mut [u32; 64]"};  // twice fits
+  // The program launches bump_u32_v2 (host::bump_u32's #[link_name]) and twice: found, and its types compared.
+  CHECK(check_launches({host}, images, "offload_device", std::set<std::string>{"bump_u32_v2", "twice"}).ok());
+  Mir typed = host;
+  typed.launches[0].args = {"*mut [f32; 64]"};
+  CHECK_THAT(check_launches({typed}, images, "offload_device", std::set<std::string>{"bump_u32_v2", "twice"})
+                 .error()
+                 .message,
+             Contains("argument 1 of this launch of `bump_u32` is `*mut [f32; 64]` where the kernel (host device "
+                      "image) takes"));
+  // A renamed symbol no image defines: refused at the launch, naming the symbol.
+  auto missing = check_launches({host}, images, "offload_device", std::set<std::string>{"bump_u32_v3", "twice"});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(std::count(missing.error().message.begin(), missing.error().message.end(), '\n') == 0);
+  CHECK_THAT(missing.error().message,
+             Contains("src/main.rs:44:5: error: this launch of `host::bump_u32` is of a renamed symbol (the program "
+                      "launches no `bump_u32`; #[link_name]), and the program launches `bump_u32_v3`, which the host "
+                      "device image does not define"));
+  // A plain launch of a missing kernel is still its own error, not a rename's.
+  auto plain = check_launches({host}, {image_of(kHost, {"bump_u32"})}, "offload_device",
+                              std::set<std::string>{"bump_u32", "twice"});
+  REQUIRE_FALSE(plain.ok());
+  CHECK_THAT(plain.error().message, StartsWith("src/main.rs:45:5: error: this launch of `host::twice` finds no kernel "
+                                                "`twice` in the host device image"));
+  // A launch the program has no entry for and no renamed symbol left (not compiled in): nothing to fail at run time.
+  CHECK(check_launches({host}, {image_of(kHost, {"twice"})}, "offload_device", std::set<std::string>{"twice"}).ok());
 }
 
 // Lines as the nightly writes a launch through generic functions: the

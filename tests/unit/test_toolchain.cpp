@@ -1,9 +1,12 @@
 // Toolchain discovery against fake LLVM trees in a temporary directory, plus
 // one check of the real /usr/lib/llvm-22 on this machine.
 #include <stdlib.h>
+#include <elf.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -407,4 +410,58 @@ TEST_CASE("needed_libraries reads an ELF's DT_NEEDED and nothing from anything e
   CHECK(toolchain::needed_libraries(cut).empty());
   // No LLVM holds a runtime /bin/ls needs.
   CHECK_FALSE(toolchain::runtime_library_dir("/bin/ls", {"/usr/lib/llvm-22"}).has_value());
+}
+
+namespace {
+
+// A minimal ELF64 with a section header table: a null section, .shstrtab, and
+// a section `name` holding `content`.
+void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+std::string elf_with_section(const std::string& name, const std::string& content) {
+  const std::string names = std::string("\0.shstrtab\0", 11) + name + '\0';
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_EXEC;
+  eh.e_machine = EM_X86_64;
+  eh.e_ehsize = sizeof eh;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 3;
+  eh.e_shstrndx = 1;
+  const size_t names_at = sizeof eh, content_at = names_at + names.size();
+  eh.e_shoff = content_at + content.size();
+  Elf64_Shdr sh[3] = {};
+  sh[1].sh_name = 1;
+  sh[1].sh_type = SHT_STRTAB;
+  sh[1].sh_offset = names_at;
+  sh[1].sh_size = names.size();
+  sh[2].sh_name = 11;
+  sh[2].sh_type = SHT_PROGBITS;
+  sh[2].sh_offset = content_at;
+  sh[2].sh_size = content.size();
+  std::string out(reinterpret_cast<const char*>(&eh), sizeof eh);
+  out += names + content;
+  out.append(reinterpret_cast<const char*>(sh), sizeof sh);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("offload_entry_names reads the kernel symbols a program's offload entries name", "[toolchain]") {
+  FakeTree t;
+  const fs::path prog = t.dir / "prog";
+  write_bytes(prog, elf_with_section(".llvm.rodata.offloading", std::string("scale_v2\0twice\0twice\0", 21)));
+  CHECK(toolchain::offload_entry_names(prog) == std::set<std::string>{"scale_v2", "twice"});
+  // Another section of a name that begins alike: not it.
+  write_bytes(prog, elf_with_section(".llvm.rodata.offloading.x", std::string("a\0", 2)));
+  CHECK_FALSE(toolchain::offload_entry_names(prog).has_value());
+  // No section table, not an ELF, missing, cut short: nothing, no crash.
+  CHECK_FALSE(toolchain::offload_entry_names(t.file("script.sh")).has_value());
+  CHECK_FALSE(toolchain::offload_entry_names(t.dir / "missing").has_value());
+  std::string cut = elf_with_section(".llvm.rodata.offloading", "k\0");
+  write_bytes(prog, cut.substr(0, cut.size() - 10));
+  CHECK_FALSE(toolchain::offload_entry_names(prog).has_value());
 }

@@ -31,11 +31,15 @@ class CargoRunner final : public CommandRunner {
   CargoRunner(const CargoRunner&) = delete;
   CargoRunner& operator=(const CargoRunner&) = delete;
 
-  // The programs the host passes built (their artifact messages).
+  // What one host pass built: its programs (their artifact messages) and the
+  // MIR of the local crates it compiled (their launches).
+  struct HostOutputs {
+    std::vector<fs::path> programs, mirs;
+  };
+  // The programs every host pass built.
   std::vector<fs::path> programs() const;
-  // The MIR of the local crates each host pass built (their launches): one
-  // list per plan::CargoPlan::host_steps entry, in its order.
-  std::vector<std::vector<fs::path>> host_mirs() const;
+  // One per plan::CargoPlan::host_steps entry, in its order.
+  std::vector<HostOutputs> host_outputs() const;
 
   Result<void> start(const JobView& view) override;
   std::optional<Completion> wait_any() override;
@@ -50,10 +54,9 @@ class CargoRunner final : public CommandRunner {
   // The host job: each host step's pass in turn (plan::HostGroup).
   Completion host(const plan::Job& job);
   // One host step: its image copied to the name of its package's content, then
-  // cargo; its CPU seconds and whether cargo found everything fresh. The
-  // programs it built are added to `programs`.
-  Result<std::pair<double, bool>> host_pass(const plan::CargoHostStep& step, std::vector<fs::path>& programs,
-                                            std::vector<fs::path>& mirs);
+  // cargo; its CPU seconds and whether cargo found everything fresh. What it
+  // built is added to `outputs`.
+  Result<std::pair<double, bool>> host_pass(const plan::CargoHostStep& step, HostOutputs& outputs);
   // cargo's `Executable` lines of `cargo test --no-run`, for the test artifacts of the packages `ids`.
   void print_executables(std::vector<toolchain::cargo::Artifact> tests, const std::vector<std::string>& ids, bool colour);
 
@@ -64,8 +67,7 @@ class CargoRunner final : public CommandRunner {
   std::deque<Completion> done_;
   std::map<plan::JobId, std::thread> threads_;
   size_t running_ = 0;
-  std::vector<fs::path> programs_;
-  std::vector<std::vector<fs::path>> host_mirs_;
+  std::vector<HostOutputs> host_outputs_;
   int done_fd_ = -1;  // eventfd: a job's thread ended
   int wake_fd_ = -1;  // eventfd: wake()
 };

@@ -355,7 +355,7 @@ std::vector<std::string> image_kernels(const DeviceImage& image) {
 }
 
 Result<void> check_launches(const std::vector<Mir>& host, const std::vector<DeviceImage>& images,
-                            const std::string& device_cfg) {
+                            const std::string& device_cfg, const std::optional<std::set<std::string>>& launched) {
   std::vector<std::string> problems;
   auto add = [&](std::string p) {
     if (!p.empty() && std::find(problems.begin(), problems.end(), p) == problems.end()) problems.push_back(std::move(p));
@@ -364,16 +364,56 @@ Result<void> check_launches(const std::vector<Mir>& host, const std::vector<Devi
   std::vector<manifest::Target> targets;
   for (const auto& image : images)
     if (std::find(targets.begin(), targets.end(), image.target) == targets.end()) targets.push_back(image.target);
+  // The program's launched symbols that no launch is named after: those of
+  // host declarations renamed by #[link_name] (what a renamed launch is of).
+  std::set<std::string> renamed_symbols, renamed_paths;
+  if (launched) {
+    renamed_symbols = *launched;
+    for (const Mir& mir : host)
+      for (const MirLaunch& l : mir.launches) {
+        if (!l.via.empty()) continue;
+        renamed_symbols.erase(l.kernel);
+        if (!launched->count(l.kernel)) renamed_paths.insert(l.path);
+      }
+  }
   for (const Mir& mir : host)
     for (const MirLaunch& l : mir.launches)
       for (const auto& t : targets) {
         if (!l.via.empty()) continue;  // checked where a call names its kernel (resolve_generic_launches)
         const DeviceImage* found = nullptr;
         std::vector<std::string> kernels;
+        auto defined = [&](const std::string& symbol) {
+          for (const auto& image : images)
+            if (image.target == t && image.symbols.count(symbol)) return &image;
+          return static_cast<const DeviceImage*>(nullptr);
+        };
         for (const auto& image : images) {
           if (!(image.target == t)) continue;
-          if (image.symbols.count(l.kernel)) found = &image;
           for (auto& k : image_kernels(image)) kernels.push_back(std::move(k));
+        }
+        std::string symbol = l.kernel;
+        if (!(found = defined(symbol)) && launched && !launched->count(l.kernel)) {
+          // The program launches no `kernel`: this declaration is renamed (or
+          // the launch was not compiled in). Its symbol is one of the
+          // program's renamed ones: each must be defined.
+          std::vector<std::string> missing;
+          for (const auto& r : renamed_symbols)
+            if (!defined(r)) missing.push_back(r);
+          if (!missing.empty()) {
+            add(fmt::format(
+                "{}: error: this launch of `{}` is of a renamed symbol (the program launches no `{}`; #[link_name]), "
+                "and the program launches `{}`, which the {} device image does not define (it defines {}): the "
+                "program would stop at run time (`Failed to load kernel {}`). Give the kernel that symbol in the "
+                "device pass (#[unsafe(no_mangle)] on a fn of that name, or #[unsafe(export_name = \"{}\")])",
+                at(l), l.path, l.kernel, util::join(missing, "`, `"), t.short_name(),
+                kernels.empty() ? std::string("no kernel") : "`" + util::join(kernels, "`, `") + "`", missing.front(),
+                missing.front()));
+            continue;
+          }
+          // Only one renamed declaration and symbol: that is this launch's, and the kernel's types can be compared.
+          if (renamed_symbols.size() != 1 || renamed_paths.size() != 1) continue;
+          symbol = *renamed_symbols.begin();
+          found = defined(symbol);
         }
         if (!found) {
           add(fmt::format(
@@ -387,8 +427,9 @@ Result<void> check_launches(const std::vector<Mir>& host, const std::vector<Devi
               device_cfg, l.kernel));
           continue;
         }
+        // The kernel's MIR, by its symbol (a kernel renamed by #[export_name] has another name there: not compared).
         const auto f = std::find_if(found->functions.begin(), found->functions.end(),
-                                    [&](const MirFn& fn) { return fn.name == l.kernel; });
+                                    [&](const MirFn& fn) { return fn.name == symbol; });
         if (f != found->functions.end()) add(launch_problem(l, *f, *found));
       }
   if (problems.empty()) return {};

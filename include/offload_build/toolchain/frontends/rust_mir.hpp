@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -88,8 +89,15 @@ struct DeviceImage {
 // Every launch in `host` checked against each image; the error lists each
 // problem as "FILE:LINE:COLUMN: error: ..." (the file relative to rustc's
 // directory, as rustc writes it). `device_cfg` is the cfg the device pass sets.
+// `launched`: the symbols the program's offload entries name
+// (runtime_libs.hpp), when known: a launch whose path's last segment is not
+// among them is of a host declaration renamed by #[link_name], checked
+// against the symbols no launch is named after (each must be defined; the
+// kernel's types compared when there is one such declaration and symbol).
+// Without it a launch is checked by its path's last segment.
 Result<void> check_launches(const std::vector<Mir>& host, const std::vector<DeviceImage>& images,
-                            const std::string& device_cfg);
+                            const std::string& device_cfg,
+                            const std::optional<std::set<std::string>>& launched = std::nullopt);
 
 // The image of `t` at `image` (its exported functions, by the toolchain's
 // llvm-nm) and the device pass's MIR at `mir`; an error names the file.
