@@ -399,7 +399,8 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit + uncommitted ch
   echo "| ccache | $(ccache --version | head -1) |"
   echo "| sccache | $(sccache --version 2>/dev/null || echo "not installed"), local disk cache, server started by the script$([ "$SC" = 1 ] || echo ": not compared ($SC_WHY)") |"
   echo "| hyperfine | $(hyperfine --version) |"
-  echo "| offload-build | $($OB --version) ($commit), Release build |"
+  if [ -n "${OFFLOAD_BUILD:-}" ]; then ob_build="\`OFFLOAD_BUILD=$OFFLOAD_BUILD\`"; else ob_build="Release build"; fi
+  echo "| offload-build | $($OB --version) ($commit), $ob_build |"
   echo "| load average | $LOAD_START at start, $LOAD_END at end |"
   echo "| runs | $REPS per build measurement, $FAST_REPS for no-op and launcher hits |"
   echo

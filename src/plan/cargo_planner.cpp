@@ -40,7 +40,7 @@ CargoPlan make_check_plan(const CargoSession& s, const toolchain::frontend::Rust
     for (const auto& t : s.targets) {
       const auto inv = fe.cargo_device_check(s.cargo_bin, clippy, s.tc, c.pkg, s.user, t,
                                              {c.features, s.device_rustflags.at(t.triple).flags,
-                                              c.config(t.triple).place});
+                                              c.config(t.triple).place, c.unify_workspace.count(t.triple) > 0});
       Job job = job_of(JobKind::DeviceCompile, c.pkg.name, inv.argv, {});
       job.target = t;
       job.env = inv.env;
@@ -120,7 +120,7 @@ std::vector<Made> add_device_jobs(CargoPlan& p, const CargoSession& s, const too
     for (const auto& t : s.targets) {
       const std::vector<std::string>& rustflags = s.device_rustflags.at(t.triple).flags;
       const std::string& config = c.config(t.triple).place;
-      const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags, config});
+      const auto inv = fe.cargo_device(s.cargo_bin, s.tc, c.pkg, s.user, t, {c.features, rustflags, config, c.unify_workspace.count(t.triple) > 0});
       const fs::path target_dir = toolchain::cargo::device_target_dir(c.pkg, t, config);
       const fs::path emitted = toolchain::cargo::device_output(c.pkg, t, config);
       CargoDeviceStep step{c.pkg, t, toolchain::cargo::device_image(c.pkg, t, config), std::nullopt,

@@ -1,7 +1,8 @@
 // The device pass derived from what cargo resolved for the host pass, so that
 // the two build the same code (docs/RUST.md, "Both passes build the same
 // code"): each kernel crate's features from the host pass's unit graph
-// (`cargo build --unit-graph`), the rustflags of every target in cargo's own
+// (`cargo build --unit-graph`), its dependencies' as `dep/feature` or, for a
+// crate further down, by cargo's unification across the workspace, the rustflags of every target in cargo's own
 // precedence (environment, `cargo config get`), and a check of the device
 // pass's unit graph against the host's that fails naming both sides.
 #include "offload_build/plan/cargo_plan.hpp"
@@ -208,22 +209,33 @@ Result<void> resolve_passes(CargoSession& s) {
   // The device passes' graphs, checked against it; each names its pass's configuration.
   for (size_t ci = 0; ci < s.crates.size(); ++ci) {
     KernelCrate& c = s.crates[ci];
-    for (const auto& t : s.targets)
+    for (const auto& t : s.targets) {
+      // A difference the command line cannot name (a crate below a direct
+      // dependency): once more with cargo's unification across the
+      // workspace's members, kept only if it then matches the host pass.
+      std::optional<Error> unnamed;
       for (int round = 0;; ++round) {  // again with the features cargo unifies (a few rounds at most)
+        const bool unify = unnamed.has_value();
         const auto inv = cargo::device_pass(s.cargo_bin, s.tc, c.pkg, s.user, t,
-                                            {c.features, s.device_rustflags[t.triple].flags});
+                                            {c.features, s.device_rustflags[t.triple].flags, "", unify});
         auto graph = ask_cargo(s, with_unit_graph(inv), "`cargo rustc --unit-graph` (the device pass's plan)");
-        if (!graph) return graph.error();
+        if (!graph) return unify ? *unnamed : graph.error();  // a cargo without -Zfeature-unification
         auto units = cargo::parse_unit_graph(*graph);
-        if (!units) return units.error();
-        if (auto more = unified_features(c, t, host, graphs[graph_of[ci]], *units); !more.empty() && round < 4) {
+        if (!units) return unify ? *unnamed : units.error();
+        if (auto more = unified_features(c, t, host, graphs[graph_of[ci]], *units); !more.empty() && round < 6) {
           c.features->insert(c.features->end(), more.begin(), more.end());
           continue;
         }
-        OB_TRY(compare(s, c, t, host, graphs[graph_of[ci]], *units, util::shell_join(inv.argv)));
+        if (auto same = compare(s, c, t, host, graphs[graph_of[ci]], *units, util::shell_join(inv.argv)); !same) {
+          if (unify || !c.pkg.member || !c.features || round >= 6) return unify ? *unnamed : same.error();
+          unnamed = same.error();
+          continue;
+        }
+        if (unify) c.unify_workspace.insert(t.triple);
         c.configs[t.triple] = cargo::device_config(*graph, c.pkg, s.device_rustflags[t.triple].flags);
         break;
       }
+    }
   }
   return {};
 }

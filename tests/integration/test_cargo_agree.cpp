@@ -68,8 +68,8 @@ TEST_CASE("cargo flow: RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS win over the config
   check_ok(cargo_run(ws, tmp / "cache", {}, {{"CARGO_ENCODED_RUSTFLAGS", "--cfg\x1fnothing"}}), "x[7]=7 expect=7 OK");
 }
 
-TEST_CASE("cargo flow: a dependency of the kernel crate gets the features cargo unifies into it, one further down "
-          "whose features could differ stops the build naming both",
+TEST_CASE("cargo flow: a dependency of the kernel crate, and one further down, get the features cargo unifies into "
+          "them, and one the workspace's union cannot match stops the build naming both",
           "[integration][rust][cargo-agree]") {
   OB_REQUIRE_NIGHTLY_RUSTC();
   TempDir tmp{"ob-cargo-agree"};
@@ -87,7 +87,8 @@ TEST_CASE("cargo flow: a dependency of the kernel crate gets the features cargo 
   edit_file(ws / "kern/Cargo.toml", "[features]", "[dependencies]\nutil = { path = \"../util\" }\n\n[features]");
   edit_file(ws / "kern/src/lib.rs", "let mut f = 1.0;", "let mut f = util::base();");
   check_ok(cargo_run(ws, tmp / "cache"), "x[7]=70 expect=70 OK");
-  // Through `mid`: cargo's command line cannot reach util's features from kern's device pass.
+  // Through `mid`: no --features of kern's device pass can name util; cargo's
+  // unification across the workspace gives it util's [big] (before: refused).
   fs::create_directories(ws / "mid/src");
   write_file(ws / "mid/Cargo.toml", "[package]\nname = \"mid\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"
                                     "publish = false\n\n[dependencies]\nutil = { path = \"../util\" }\n");
@@ -95,6 +96,16 @@ TEST_CASE("cargo flow: a dependency of the kernel crate gets the features cargo 
   edit_file(ws / "Cargo.toml", "\"util\"]", "\"util\", \"mid\"]");
   edit_file(ws / "kern/Cargo.toml", "util = { path = \"../util\" }", "mid = { path = \"../mid\" }");
   edit_file(ws / "kern/src/lib.rs", "util::base()", "mid::base()");
+  check_ok(cargo_run(ws, tmp / "cache"), "x[7]=70 expect=70 OK");
+  // A member app does not build enables util's `huge` too: the workspace's
+  // union is not the host pass's, so the build stops, naming both and the fix.
+  edit_file(ws / "util/Cargo.toml", "big = []\n", "big = []\nhuge = []\n");
+  fs::create_directories(ws / "extra/src");
+  write_file(ws / "extra/Cargo.toml", "[package]\nname = \"extra\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"
+                                      "publish = false\n\n[dependencies]\nutil = { path = \"../util\", features = "
+                                      "[\"huge\"] }\n");
+  write_file(ws / "extra/src/lib.rs", "");
+  edit_file(ws / "Cargo.toml", "\"mid\"]", "\"mid\", \"extra\"]");
   auto r = cargo_run(ws, tmp / "cache");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 2);

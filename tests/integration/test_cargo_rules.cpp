@@ -2,7 +2,8 @@
 // packages its images into its own place (two builds at once never swap
 // kernels), each program links only the kernel crates of its own dependency
 // graph, --locked/--frozen reach every cargo call, a kernel crate outside the
-// workspace builds, two kernel crates' features of one crate are unified.
+// workspace builds, two kernel crates' features of one crate are unified
+// (also one below a dependency, by cargo's workspace unification).
 // Each program runs under OMP_TARGET_OFFLOAD=MANDATORY and checks its
 // kernel's value against the host's view of the same code.
 #include <catch2/catch.hpp>
@@ -159,12 +160,13 @@ TEST_CASE("cargo flow: a kernel crate that is a path dependency outside the work
                                     "features [squares] in the dependency on it"));
 }
 
-TEST_CASE("cargo flow: two kernel crates enabling different features of one local crate get cargo's union",
-          "[integration][rust][cargo-rules]") {
-  OB_REQUIRE_NIGHTLY_RUSTC();
-  TempDir tmp{"ob-cargo-rules"};
-  const fs::path ws = factor_workspace(tmp / "ws");
-  // common: factor 2 with `two`, 3 with `three`; kern enables two, kern2 three.
+namespace {
+
+// factor_workspace plus `kern2` and `common` (factor 2 with `two`, 3 with
+// `three`): kern enables two (through `mid` when `below`), kern2 three; app
+// prints both kernels' checks. cargo builds common once, with both.
+fs::path shared_feature_workspace(const fs::path& dir, bool below) {
+  const fs::path ws = factor_workspace(dir);
   fs::create_directories(ws / "common/src");
   write_file(ws / "common/Cargo.toml", "[package]\nname = \"common\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"
                                        "publish = false\n\n[features]\ntwo = []\nthree = []\n");
@@ -179,19 +181,53 @@ TEST_CASE("cargo flow: two kernel crates enabling different features of one loca
   }
   for (const auto& [crate, feature] : std::vector<std::pair<std::string, std::string>>{{"kern", "two"},
                                                                                       {"kern2", "three"}}) {
+    const std::string dep = below && crate == "kern" ? "mid" : "common";
+    const std::string features = below && crate == "kern" ? "" : ", features = [\"" + feature + "\"]";
     edit_file(ws / crate / "Cargo.toml", "[features]",
-              "[dependencies]\ncommon = { path = \"../common\", features = [\"" + feature + "\"] }\n\n[features]");
-    edit_file(ws / crate / "src/lib.rs", "let mut f = 1.0;", "let mut f = common::factor();");
+              "[dependencies]\n" + dep + " = { path = \"../" + dep + "\"" + features + " }\n\n[features]");
+    edit_file(ws / crate / "src/lib.rs", "let mut f = 1.0;", "let mut f = " + dep + "::factor();");
   }
-  edit_file(ws / "Cargo.toml", "members = [\"app\", \"kern\"]", "members = [\"app\", \"kern\", \"kern2\", \"common\"]");
+  std::string members = "\"app\", \"kern\", \"kern2\", \"common\"";
+  if (below) {  // mid: common with `two`, its factor passed on
+    fs::create_directories(ws / "mid/src");
+    write_file(ws / "mid/Cargo.toml", "[package]\nname = \"mid\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"
+                                      "publish = false\n\n[dependencies]\ncommon = { path = \"../common\", features = "
+                                      "[\"two\"] }\n");
+    write_file(ws / "mid/src/lib.rs", "#![no_std]\npub const fn factor() -> f64 {\n    common::factor()\n}\n");
+    members += ", \"mid\"";
+  }
+  edit_file(ws / "Cargo.toml", "members = [\"app\", \"kern\"]", "members = [" + members + "]");
   edit_file(ws / "app/Cargo.toml", "kern = { path = \"../kern\" }",
             "kern = { path = \"../kern\" }\nkern2 = { path = \"../kern2\" }");
   write_file(ws / "app/src/main.rs", "fn main() {\n    println!(\"{}\", kern::report());\n"
                                      "    println!(\"{}\", kern2::report_2());\n}\n");
+  return ws;
+}
+
+}  // namespace
+
+TEST_CASE("cargo flow: two kernel crates enabling different features of one local crate get cargo's union",
+          "[integration][rust][cargo-rules]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-rules"};
+  const fs::path ws = shared_feature_workspace(tmp / "ws", false);
   auto r = cargo_run(ws, tmp / "cache");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out == "x[7]=42 expect=42 OK\nx[7]=42 expect=42 OK\n");
+}
+
+TEST_CASE("cargo flow: a crate below a kernel crate's dependency gets cargo's union too",
+          "[integration][rust][cargo-rules]") {
+  OB_REQUIRE_NIGHTLY_RUSTC();
+  TempDir tmp{"ob-cargo-rules"};
+  // kern -> mid -> common [two]; kern2 -> common [three]: cargo builds common with both (factor 6).
+  // Before: refused, as no --features of kern's device pass can name common.
+  const fs::path ws = shared_feature_workspace(tmp / "ws", true);
+  auto r = cargo_run(ws, tmp / "cache");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "x[7]=42 expect=42 OK\nx[7]=42 expect=42 OK\n");  // kern's kernel: common with both
 }
 
 TEST_CASE("cargo flow: test --no-run prints cargo's Executable lines", "[integration][rust][cargo-rules]") {

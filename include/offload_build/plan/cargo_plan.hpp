@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct KernelCrate {
   // then `dep/feature` for each feature cargo's unification across the build
   // gives a dependency of it there; nullopt when the host pass does not build it.
   std::optional<std::vector<std::string>> features;
+  // The device triples whose pass unifies features across the workspace's
+  // members (DeviceInputs::unify_workspace): where the host pass gives a crate
+  // below a direct dependency more features than the pass's own resolve.
+  std::set<std::string> unify_workspace;
   // Per device triple, the configuration of its device pass (plan/cargo_resolve.cpp):
   // its target dir's name and its cache key's part of what cargo resolved.
   std::map<std::string, toolchain::cargo::DeviceConfig> configs;

@@ -341,6 +341,8 @@ void push_shared_and_features(std::vector<std::string>& argv, const Package& p, 
   }
   if (profile != user.profile)
     argv.insert(argv.end(), {"--config", "profile." + profile + ".inherits=\"" + user.profile + "\""});
+  if (in.unify_workspace)
+    argv.insert(argv.end(), {"-Zfeature-unification", "--config", "resolver.feature-unification=\"workspace\""});
   // A path dependency outside the workspace: cargo takes no --features for it
   // ("cannot specify features for packages outside of workspace") and gives it
   // what the workspace's members enable, as it does for `cargo build -p` of it

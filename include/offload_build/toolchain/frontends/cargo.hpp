@@ -262,6 +262,11 @@ struct DeviceInputs {
   std::optional<std::vector<std::string>> features;
   std::vector<std::string> rustflags;  // CARGO_ENCODED_RUSTFLAGS
   std::string config;                  // DeviceConfig::place; "" before it is known
+  // Features unified across the workspace's members (cargo's
+  // -Zfeature-unification, resolver.feature-unification = "workspace"): how a
+  // crate below a direct dependency gets the features the host pass's
+  // unification gives it, which no --features can name.
+  bool unify_workspace = false;
 };
 
 // `cargo rustc --lib` for one target with the device cfg, in its own target dir,
