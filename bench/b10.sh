@@ -250,7 +250,7 @@ cpu_of "$WORK/fresh-redis.cpu" $ob -q --cache-dir "$WORK/e" --remote-storage "$R
 FRESH_CPU_REDIS=$(awk -v c="$(cat "$WORK/fresh-redis.cpu")" -v a="$r0" -v b="$(proc_cpu "$RPID")" 'BEGIN { printf "%.2f", c + b - a }')
 rm -rf "$p/build" "$WORK/e"
 FRESH_ERR=$($ob -v --cache-dir "$WORK/e" --remote-execution "grpc://127.0.0.1:$WPORT" build 2>&1 || true)
-# The project's working set (exec/working_set.hpp): entries served from it.
+# The project's working set (exec/remote/working_set.hpp): entries served from it.
 WORKING_SET=$(grep -oE 'working set of this project: [0-9]+ of [0-9]+ entries served' <<<"$FRESH_ERR" |
   sed 's/.*: //' || echo "?")
 # The jobs the local cache's engine layer served (engine_storage), and what
@@ -307,7 +307,7 @@ section() {
   echo "The fresh clones in CPU seconds (user + sys, 1 run each), the server's included: through the"
   echo "engine $FRESH_CPU_ENGINE s (offload-build and the worker), from Redis $FRESH_CPU_REDIS s (offload-build"
   echo "and redis-server). Through the engine, $WORKING_SET from the project's working set (one value"
-  echo "the last build left in the engine: exec/working_set.hpp)."
+  echo "the last build left in the engine: exec/remote/working_set.hpp)."
   echo
   echo "The cold remote build: $SUMMARY ($EXECUTED actions executed, $UPLOADED uploaded)."
   echo "A sent job (device pass, host parse, host codegen) took $LOCAL_MEAN s on average in the"

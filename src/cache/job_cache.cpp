@@ -55,13 +55,6 @@ std::vector<Candidate> candidates_of(storage::LayeredStorage& storage, const std
   return {};
 }
 
-// Never identified by stat alone: the project's own directories.
-std::vector<fs::path> project_dirs(const plan::Plan& plan) {
-  std::vector<fs::path> dirs{plan.cwd, plan.build_dir};
-  dirs.insert(dirs.end(), plan.base_dirs.begin(), plan.base_dirs.end());
-  return dirs;
-}
-
 // The first of the job's unordered reads (plan::Job::unordered_reads) that is
 // no longer as its key holds after the run, stat'ed again: another job wrote
 // it meanwhile, and this one may have read either.
@@ -103,12 +96,40 @@ void JobCache::explain(const plan::Job& job, const std::string& line) {
 }
 
 void JobCache::attach(exec::ExecOptions& options) {
+  options.keys = this;
   options.serve = [this](const plan::Job& job, const std::vector<fs::path>& temps) { return serve(job, temps); };
   options.after_serve = [this](const plan::Job& job, exec::Served) { after_serve(job); };
   options.after_run = [this](const plan::Job& job, const std::vector<fs::path>& temps,
                              const std::optional<fs::path>& depfile, std::string_view output) {
     store(job, temps, depfile, output);
   };
+}
+
+const JobKey& JobCache::key_of(const plan::Job& job) {
+  if (auto it = pending_.find(job.id); it != pending_.end()) return it->second.key;
+  // Not looked up (never cached, or asked after it was stored): computed once here.
+  auto it = unlooked_.find(job.id);
+  if (it == unlooked_.end()) it = unlooked_.emplace(job.id, compute_job_key(plan_, job, files_)).first;
+  return it->second;
+}
+
+std::optional<std::string> JobCache::direct(const plan::Job& job) {
+  std::lock_guard lock(mu_);
+  const JobKey& key = key_of(job);
+  if (key.inputs_missing) return std::nullopt;
+  return key.direct;
+}
+
+std::optional<std::pair<std::string, std::string>> JobCache::first_entry(const plan::Job& job) {
+  std::lock_guard lock(mu_);
+  const JobKey& key = key_of(job);
+  if (key.inputs_missing) return std::nullopt;
+  return cache::first_entry(job, key);
+}
+
+exec::ActionKey JobCache::action_key(const plan::Job& job, const std::vector<fs::path>& reads) {
+  std::lock_guard lock(mu_);
+  return cache::action_key(plan_, job, key_of(job), reads, files_, options_.allow_time_macros);
 }
 
 void JobCache::after_serve(const plan::Job& job) {

@@ -2,6 +2,7 @@
 #include "offload_build/cache/lookups.hpp"
 #include "offload_build/config/config.hpp"
 
+#include <atomic>
 #include <cstdlib>
 
 #include "offload_build/storage/hash.hpp"
@@ -63,7 +64,14 @@ Dep make_dep(const plan::Plan& plan, const plan::Job& job, const std::string& pa
   return dep;
 }
 
+namespace {
+std::atomic<size_t> described{0};
+}  // namespace
+
+size_t describe_job_count() { return described.load(); }
+
 JobKey describe_job(const plan::Plan& plan, const plan::Job& job) {
+  ++described;
   JobKey key;
   if (job.key_material) {  // the planner's word on what decides the outputs (Job::key_material)
     key.argv = {*job.key_material};
@@ -136,10 +144,9 @@ JobKey compute_job_key(const plan::Plan& plan, const plan::Job& job, FileFactsCa
   return key;
 }
 
-exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& reads,
-                           FileFactsCache& files, bool allow_time_macros) {
+exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const JobKey& key,
+                           const std::vector<fs::path>& reads, FileFactsCache& files, bool allow_time_macros) {
   exec::ActionKey out;
-  const JobKey key = describe_job(plan, job);
   storage::Hasher h;
   h.field("format", kKeyFormat).field("kind", plan::job_kind_name(job.kind));
   for (const auto& t : key.tools) h.field("tool", t);
@@ -162,6 +169,47 @@ std::string result_key(const JobKey& key, const std::vector<Dep>& deps) {
   h.field("direct", key.direct);
   for (const auto& d : deps) hash_dep(h, "dep", d);
   return h.hex();
+}
+
+std::pair<std::string, std::string> first_entry(const plan::Job& job, const JobKey& key) {
+  if (job.depfile) return {kManifestEntryKind, key.direct};
+  return {kResultEntryKind, result_key(key, {})};
+}
+
+std::vector<fs::path> project_dirs(const plan::Plan& plan) {
+  std::vector<fs::path> dirs{plan.cwd, plan.build_dir};
+  dirs.insert(dirs.end(), plan.base_dirs.begin(), plan.base_dirs.end());
+  return dirs;
+}
+
+JobKeyTable::JobKeyTable(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros)
+    : plan_(plan),
+      allow_time_macros_(allow_time_macros),
+      files_(project_dirs(plan), std::move(system_dirs), toolchain::NameRoots{plan.base_dirs, plan.name_anchor}) {}
+
+const JobKey& JobKeyTable::key_of(const plan::Job& job) {
+  auto it = keys_.find(job.id);
+  if (it == keys_.end()) it = keys_.emplace(job.id, compute_job_key(plan_, job, files_)).first;
+  return it->second;
+}
+
+std::optional<std::string> JobKeyTable::direct(const plan::Job& job) {
+  std::lock_guard lock(mu_);
+  const JobKey& key = key_of(job);
+  if (key.inputs_missing) return std::nullopt;
+  return key.direct;
+}
+
+std::optional<std::pair<std::string, std::string>> JobKeyTable::first_entry(const plan::Job& job) {
+  std::lock_guard lock(mu_);
+  const JobKey& key = key_of(job);
+  if (key.inputs_missing) return std::nullopt;
+  return cache::first_entry(job, key);
+}
+
+exec::ActionKey JobKeyTable::action_key(const plan::Job& job, const std::vector<fs::path>& reads) {
+  std::lock_guard lock(mu_);
+  return cache::action_key(plan_, job, key_of(job), reads, files_, allow_time_macros_);
 }
 
 bool dep_matches(const Dep& dep, const FileFacts& now) {

@@ -2,7 +2,7 @@
 #include "offload_build/config/config.hpp"
 #include "config_command.hpp"
 
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/setting.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 
 #include <algorithm>

@@ -19,7 +19,7 @@ namespace ob::cli {
 Result<int> cargo(const Request& o, const std::vector<std::string>& args,
                   const std::vector<std::string>& before) {
   // First, before any descriptor of ours is open: make's jobserver.
-  run::BuildContext context(o);
+  run::Session session(o);
   process::set_echo_policy({o.config.flag("verbose"), nullptr});
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << cargo_args::usage("offload-build", " cargo");
@@ -28,7 +28,7 @@ Result<int> cargo(const Request& o, const std::vector<std::string>& args,
   if (args[0] == "clean" || args[0] == "doc") return run::cargo_own(o, args);
   auto parsed = cargo_args::parse({{"offload-build"}, before, {"cargo"}}, args);
   if (!parsed) return parsed.error();
-  auto built = run::cargo_build(o, *parsed, context);
+  auto built = run::cargo_build(o, *parsed, session);
   if (!built) return built.error();
   if (built->exit_code) return *built->exit_code;  // cargo alone: no kernel crate in this build
   if (o.dry_run || !parsed->run) return exit_code::ok;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/setting.hpp"
 #include "offload_build/manifest/json_locator.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/storage/remote/remote.hpp"

@@ -1,36 +1,17 @@
 // The runner of `offload-build cargo`'s plan (see cargo_runner.hpp).
 #include "offload_build/exec/cargo_runner.hpp"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <tuple>
 
 #include <fmt/core.h>
 
-#include "offload_build/process/interrupt.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
 
 namespace ob::exec {
 
 namespace {
-
-// Whether the eventfd `fd` was written to since (and reset it).
-bool take(int fd) {
-  uint64_t count = 0;
-  return fd >= 0 && read(fd, &count, sizeof count) == sizeof count;
-}
-
-void signal(int fd) {
-  const uint64_t one = 1;
-  if (fd >= 0) {
-    ssize_t ignored = write(fd, &one, sizeof one);  // only fails when the count is full
-    (void)ignored;
-  }
-}
 
 // cargo writes a CACHEDIR.TAG only into a target dir it creates, and `cargo
 // clean` refuses a dir without one; the device pass's dir was made before
@@ -52,17 +33,9 @@ CommandRunner::Completion failed(CommandRunner::Completion c, std::string messag
 
 }  // namespace
 
-CargoRunner::CargoRunner(const plan::CargoPlan& plan)
-    : plan_(plan), done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  process::install_signal_handlers();
-}
+CargoRunner::CargoRunner(const plan::CargoPlan& plan) : plan_(plan) {}
 
-CargoRunner::~CargoRunner() {
-  stop_all();
-  for (int fd : {done_fd_, wake_fd_})
-    if (fd >= 0) close(fd);
-}
+CargoRunner::~CargoRunner() { stop_all(); }
 
 std::vector<fs::path> CargoRunner::programs() const {
   std::lock_guard lock(mu_);
@@ -76,73 +49,15 @@ std::vector<CargoRunner::HostOutputs> CargoRunner::host_outputs() const {
   return host_outputs_;
 }
 
-Result<void> CargoRunner::start(const JobView& view) {
-  const plan::Job& job = view.job;  // the plan's: it outlives the run
-  std::lock_guard lock(mu_);
-  try {
-    threads_[job.id] = std::thread([this, &job, command = view.command, temps = view.temps] {
-      Completion c = run(job, command, temps);
-      {
-        std::lock_guard done_lock(mu_);
-        done_.push_back(std::move(c));
-      }
-      signal(done_fd_);
-    });
-  } catch (const std::system_error& e) {
-    threads_.erase(job.id);
-    return Error::failure(fmt::format("cannot start a thread for {}: {}", job.describe(plan_.plan.cwd), e.what()));
-  }
-  ++running_;
-  return {};
+std::function<CommandRunner::Completion()> CargoRunner::work(const JobView& view) {
+  return [this, &job = view.job, command = view.command, temps = view.temps] {  // the plan's job: it outlives the run
+    return run(job, command, temps);
+  };
 }
-
-std::optional<CommandRunner::Completion> CargoRunner::wait_any() {
-  while (true) {
-    std::thread ended;
-    std::optional<Completion> c;
-    {
-      std::lock_guard lock(mu_);
-      if (!done_.empty()) {
-        c = std::move(done_.front());
-        done_.pop_front();
-        --running_;
-        ended = std::move(threads_[c->job]);
-        threads_.erase(c->job);
-      } else if (running_ == 0) {
-        return std::nullopt;
-      }
-    }
-    if (c) {
-      if (ended.joinable()) ended.join();  // it has pushed its completion: its last act
-      return c;
-    }
-    if (process::interrupted() || take(wake_fd_)) return std::nullopt;
-    pollfd pfd[3] = {{process::wakeup_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}, {done_fd_, POLLIN, 0}};
-    poll(pfd, 3, 200);  // the timeout only guards against a lost wake-up
-    process::drain_wakeups();
-    take(done_fd_);
-  }
-}
-
-void CargoRunner::wake() { signal(wake_fd_); }
 
 void CargoRunner::stop_all() {
   children_.stop_all();  // each step's process ends, and it starts no other
-  std::map<plan::JobId, std::thread> threads;
-  {
-    std::lock_guard lock(mu_);
-    threads.swap(threads_);
-  }
-  for (auto& [id, t] : threads)
-    if (t.joinable()) t.join();
-  std::lock_guard lock(mu_);
-  done_.clear();
-  running_ = 0;
-}
-
-size_t CargoRunner::running() const {
-  std::lock_guard lock(mu_);
-  return running_;
+  join_all();
 }
 
 CommandRunner::Completion CargoRunner::run(const plan::Job& job, const process::Command& command,

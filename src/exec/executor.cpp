@@ -224,7 +224,7 @@ class Execution {
       return;
     }
     to_run_.push_back(job.id);
-    if (runner_.looks_ahead()) runner_.ahead(JobView{job, job_command(plan_, job, temps), temps});
+    if (runner_.looks_ahead()) runner_.ahead(JobView{job, job_command(plan_, job, temps), temps, opts_.keys});
   }
 
   // Run a job's command (`serve` said it must run, and it has a slot).
@@ -234,7 +234,7 @@ class Execution {
     if (observer_) observer_->job_started(job);
     began_[job.id] = Clock::now();
     const process::Command command = job_command(plan_, job, temps);
-    auto ok = runner_.start(JobView{job, command, temps});
+    auto ok = runner_.start(JobView{job, command, temps, opts_.keys});
     if (!ok) {
       remove_temps(job.id);
       fail_job(job, -1, ok.error());

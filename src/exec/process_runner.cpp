@@ -1,6 +1,5 @@
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 
 #include "offload_build/exec/command_runner.hpp"
 #include "offload_build/process/interrupt.hpp"
+#include "offload_build/process/output_capture.hpp"
 #include "offload_build/process/subprocess.hpp"
 
 namespace ob::exec {
@@ -36,18 +36,13 @@ class ProcessRunner final : public CommandRunner {
   Result<void> start(const JobView& view) override {
     const process::Command& cmd = view.command;
     const plan::JobId job = view.job.id;
-    int out = -1;
-    if (buffer_output_) {
-      // stdout and stderr share one memory file, so their order is kept.
-      out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
-    }
-    auto pid = out >= 0 ? process::spawn(cmd, process::Stdio{-1, out, out}) : process::spawn(cmd);
-    if (!pid) {
-      if (out >= 0) close(out);
-      return pid.error();
-    }
+    std::optional<process::OutputCapture> out;
+    if (buffer_output_) out.emplace();
+    auto pid = out && out->fd() >= 0 ? process::spawn(cmd, process::Stdio{-1, out->fd(), out->fd()})
+                                     : process::spawn(cmd);
+    if (!pid) return pid.error();
     children_[*pid] = job;
-    if (out >= 0) outputs_[*pid] = out;
+    if (out && out->fd() >= 0) outputs_.emplace(*pid, std::move(*out));
     return {};
   }
 
@@ -80,7 +75,6 @@ class ProcessRunner final : public CommandRunner {
       else if (errno == ECHILD) break;
     }
     children_.clear();
-    for (const auto& [pid, fd] : outputs_) close(fd);
     outputs_.clear();
   }
 
@@ -106,16 +100,7 @@ class ProcessRunner final : public CommandRunner {
   std::string take_output(pid_t pid) {
     auto it = outputs_.find(pid);
     if (it == outputs_.end()) return {};
-    std::string text;
-    char buf[8192];
-    for (off_t at = 0;;) {
-      const ssize_t n = pread(it->second, buf, sizeof buf, at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      text.append(buf, static_cast<size_t>(n));
-      at += n;
-    }
-    close(it->second);
+    std::string text = it->second.take();
     outputs_.erase(it);
     return text;
   }
@@ -129,7 +114,7 @@ class ProcessRunner final : public CommandRunner {
   bool buffer_output_ = false;
   int wake_fd_ = -1;  // eventfd: wake() from another thread ends a wait_any
   std::map<pid_t, plan::JobId> children_;
-  std::map<pid_t, int> outputs_;  // buffered output of each running child
+  std::map<pid_t, process::OutputCapture> outputs_;  // buffered output of each running child
 };
 
 }  // namespace

@@ -164,10 +164,12 @@ common_jobs::UnitJobs add_compile(Plan& plan, const toolchain::Toolchain& tc, co
   }
   if (layout.record) host.outputs.push_back(*layout.record);
   const JobId host_id = plan.add(std::move(host));
-  // A frontend whose passes list no files read (flang): no depfiles to wait for.
+  // A frontend whose passes list no files read (flang): no depfiles to wait
+  // for. Passes that write module files run here under remote execution.
   for (auto& job : plan.jobs) {
     if (job.unit != layout.unit || job.kind == JobKind::Link) continue;
     if (!fe.lists_reads() && job.kind != JobKind::Package) job.depfile.reset();
+    if (compile.module_files()) job.runs_here = kWritesModules;
   }
   return {host_id, layout.object};
 }

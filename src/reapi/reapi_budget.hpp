@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/remote/client.hpp"
 #include "offload_build/util/call_budget.hpp"
 
 namespace ob::reapi {

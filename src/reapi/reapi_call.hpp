@@ -13,7 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/remote/client.hpp"
 #include "reapi_budget.hpp"
 
 namespace ob::reapi {

@@ -23,7 +23,7 @@
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "google/longrunning/operations.pb.h"
-#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/remote/client.hpp"
 #include "reapi_budget.hpp"
 #include "reapi_call.hpp"
 #include "reapi_messages.hpp"

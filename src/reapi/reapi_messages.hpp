@@ -13,7 +13,7 @@
 
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
 #include "google/longrunning/operations.pb.h"
-#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/remote/client.hpp"
 
 namespace ob::reapi {
 

@@ -1,36 +1,25 @@
-// The cargo flow: the session (cargo metadata, the kernel crates, the
-// targets), then its plan (plan/cargo_plan.hpp, the device jobs keyed by
-// cache/cargo_cache.hpp) run as a Session with the CargoRunner
-// (exec/cargo_runner.hpp); see cargo_build.hpp.
+// The cargo flow (cargo_build.hpp) as a Flow: the session (cargo_session.hpp),
+// its plan (plan/cargo_plan.hpp, the device jobs keyed by
+// cache/cargo_cache.hpp) on the CargoRunner (exec/cargo_runner.hpp), the
+// launches checked after the host pass, the programs it built. Session::run
+// does the rest.
 #include "offload_build/run/cargo_build.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 
 #include <fmt/core.h>
 
-#include "cargo_clean.hpp"
 #include "cargo_explain.hpp"
+#include "cargo_session.hpp"
 #include "cargo_timings.hpp"
 #include "rust_launch_check.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
-#include "offload_build/run/build_context.hpp"
-#include "offload_build/run/pictures.hpp"
-#include "offload_build/run/session.hpp"
 #include "offload_build/exec/cargo_runner.hpp"
-#include "offload_build/plan/cargo_plan.hpp"
-#include "offload_build/process/subprocess.hpp"
-#include "offload_build/report/build_report.hpp"
 #include "offload_build/report/progress.hpp"
-#include "offload_build/report/timeline.hpp"
 #include "offload_build/report/timings_html.hpp"
-#include "offload_build/toolchain/frontends/rust_kernels.hpp"
-#include "offload_build/toolchain/frontends/rustc.hpp"
-#include "offload_build/toolchain/rustc_probe.hpp"
+#include "offload_build/run/pictures.hpp"
 #include "offload_build/util/files.hpp"
-#include "offload_build/util/strings.hpp"
-#include "offload_build/util/style.hpp"
 
 namespace ob::run {
 
@@ -39,180 +28,9 @@ namespace {
 // A bad remote URL is said once and not used (as for a launcher compile). A
 // build state for the steps offload-build runs itself (the device images, the
 // package, stub and embed: skipped while what they read is unchanged); the
-// passes cargo runs are current when cargo's fingerprints say so.
-const Policy kCargo{"cargo", RemoteErrors::Warn, true};
-
-Result<std::vector<manifest::Target>> offload_targets(const Request& o, const toolchain::cargo::Package& pkg) {
-  std::vector<std::string> spellings = o.targets.empty() ? pkg.targets : o.targets;
-  if (spellings.empty()) spellings = {"host"};
-  std::vector<manifest::Target> out;
-  for (const auto& s : spellings)
-    for (const auto& one : util::split(s, ',')) {
-      auto t = manifest::resolve_target(one);
-      if (!t) return Error::usage((o.targets.empty() ? "[package.metadata.offload] targets " : "--target ") +
-                                  one + ": " + t.error().message);
-      if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
-    }
-  return out;
-}
-
-// The crates that get device passes: the package itself and the local crates it
-// depends on whose library defines kernels (checked here, before cargo runs);
-// the package's own library when none does (its checks still run).
-Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata) {
-  auto dirs_of = [&](const toolchain::cargo::Package& c, const std::vector<toolchain::cargo::Package>& deps) {
-    std::vector<fs::path> dirs{c.manifest_path.parent_path()};
-    for (const auto& d : deps) dirs.push_back(d.manifest_path.parent_path());
-    return dirs;
-  };
-  // Each package's own library, then the local crates they depend on; each once.
-  std::vector<plan::KernelCrate> candidates;
-  std::vector<std::string> seen;
-  auto add = [&](const toolchain::cargo::Package& p, std::vector<fs::path> dirs) {
-    if (std::count(seen.begin(), seen.end(), p.id)) return;
-    seen.push_back(p.id);
-    candidates.push_back({p, {}, {}, std::move(dirs), std::nullopt, {}});
-  };
-  std::vector<std::vector<toolchain::cargo::Package>> deps;
-  for (const auto& pkg : s.packages) {
-    deps.push_back(toolchain::cargo::local_dependencies(metadata, pkg));
-    if (pkg.lib) add(pkg, dirs_of(pkg, deps.back()));
-  }
-  for (const auto& ds : deps)
-    for (const auto& d : ds) add(d, {});
-  for (auto& c : candidates) {
-    c.scan = toolchain::rust::scan_crate(c.pkg.lib_root);
-    OB_TRY(toolchain::rust::check_crate(c.scan, c.pkg.device_cfg, s.dir));
-    // A crate with kernels the reader sees, or one that splits on the device
-    // cfg (its kernels may come from a macro, a proc macro, include!): what
-    // its device pass compiled is checked against the launches after the build.
-    c.kernels = toolchain::rust::device_kernel_symbols(c.scan);
-    if (c.kernels.empty() && !c.scan.cfg_names.count(c.pkg.device_cfg)) continue;
-    if (c.dirs.empty()) c.dirs = dirs_of(c.pkg, toolchain::cargo::local_dependencies(metadata, c.pkg));
-    s.crates.push_back(c);
-  }
-  if (!s.crates.empty()) return {};
-  if (s.pkg.lib) {
-    s.crates.push_back(candidates.front());  // the package's own library, without kernels
-    return {};
-  }
-  for (const auto& pkg : s.packages)
-    for (auto& name : toolchain::cargo::inactive_optional_dependencies(metadata, pkg))
-      s.inactive_kernel_crates.push_back(std::move(name));
-  if (!s.inactive_kernel_crates.empty()) return {};  // cargo alone (cargo())
-  return Error::usage(fmt::format(
-      "package {} has no library target and depends on no local crate whose library defines "
-      "kernels: the device pass compiles the crate that holds the kernels as a library (src/lib.rs) "
-      "with --cfg {}; move the kernels and the code that launches them into src/lib.rs and keep fn "
-      "main in src/main.rs (see examples/rust-cargo), or into a library crate the package depends "
-      "on (see examples/rust-workspace)",
-      s.pkg.name, s.pkg.device_cfg));
-}
-
-// The programs grouped by the kernel crates in their dependency graphs
-// (plan::HostGroup); a package with none in its graph (a tool of the
-// workspace) joins the first group. One group keeps the user's arguments.
-void group_programs(plan::CargoSession& s, std::string_view metadata) {
-  std::vector<toolchain::cargo::Package> without;
-  for (const auto& pkg : s.packages) {
-    std::vector<std::string> ids{pkg.id};
-    for (const auto& d : toolchain::cargo::local_dependencies(metadata, pkg)) ids.push_back(d.id);
-    std::vector<size_t> crates;
-    for (size_t i = 0; i < s.crates.size(); ++i)
-      if (std::count(ids.begin(), ids.end(), s.crates[i].pkg.id)) crates.push_back(i);
-    if (crates.empty()) {
-      without.push_back(pkg);
-      continue;
-    }
-    auto g = std::find_if(s.groups.begin(), s.groups.end(), [&](const plan::HostGroup& h) { return h.crates == crates; });
-    if (g == s.groups.end()) g = s.groups.insert(s.groups.end(), plan::HostGroup{{}, crates, s.user});
-    g->packages.push_back(pkg);
-  }
-  if (s.groups.empty()) {
-    std::vector<size_t> all(s.crates.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    s.groups.push_back({{}, all, s.user});
-  }
-  s.groups.front().packages.insert(s.groups.front().packages.end(), without.begin(), without.end());
-  if (s.groups.size() == 1) return;
-  for (auto& g : s.groups) {
-    std::vector<std::string> names;
-    for (const auto& p : g.packages) names.push_back(p.name);
-    g.user = toolchain::cargo::for_packages(s.user, names);
-  }
-}
-
-Result<plan::CargoSession> open_session(const Request& o, const CargoArgs& args, const std::optional<fs::path>& memo) {
-  const std::vector<std::string>& cargo_args = args.cargo;
-  std::error_code ec;
-  if (!fs::is_directory(o.directory, ec))
-    return Error::usage("-C " + o.directory.string() + ": no such directory");
-  auto tc = toolchain::find_toolchain(std::nullopt, o.config.path("llvm"));
-  if (!tc) return tc.error();
-  auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
-  if (!rust) return rust.error();
-  tc->rust = *rust;
-  if (o.config.flag("verbose")) std::cerr << "offload-build: rust: " << rust->describe() << '\n';
-  plan::CargoSession s{wants_pictures(o),
-                       fs::absolute(o.directory).lexically_normal(),
-                       *tc,
-                       rust->cargo.value_or("cargo"),
-                       toolchain::cargo::split_user_args(cargo_args),
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       {}};
-  s.user.command = args.command == "run" ? "build" : args.command;
-  if (!args.run) s.user.after = args.program;
-  std::vector<std::string> meta{s.cargo_bin.string(), "metadata", "--format-version", "1", "--offline"};
-  for (const auto& f : toolchain::cargo::lock_flags(s.user)) meta.push_back(f);  // never a rewritten Cargo.lock
-  for (size_t i = 0; i < cargo_args.size(); ++i)
-    if (cargo_args[i] == "--manifest-path" && i + 1 < cargo_args.size())
-      meta.insert(meta.end(), {"--manifest-path", cargo_args[i + 1]});
-  // The user's features: cargo resolves an optional dependency (`gpu = ["dep:kern"]`)
-  // only when they enable it, and the kernel crates are found in that resolution.
-  meta.insert(meta.end(), s.user.features.begin(), s.user.features.end());
-  s.answers = std::make_shared<toolchain::cargo::Answers>(
-      memo, s.dir, std::vector<fs::path>{s.cargo_bin, rust->rustc});
-  auto out = s.answers->ask(process::Command{meta, s.dir, {{"RUSTC", rust->rustc.string()}}}, true);
-  if (!out) return out.error();
-  if (out->exit_code != 0)
-    return Error::usage(fmt::format(
-        "`cargo metadata` failed in {}:\n{}{}", s.dir.string(), util::trim(out->err),
-        out->err.find("offline") != std::string::npos && out->err.find("was passed to prevent this") == std::string::npos
-            ? "\noffload-build runs cargo with --offline (it never fetches): run `cargo fetch` once in the "
-              "project, then the build again"
-            : ""));
-  auto pkgs = toolchain::cargo::select_packages(out->out, s.dir, s.user.selection);
-  if (!pkgs) return pkgs.error();
-  s.packages = *pkgs;
-  const toolchain::cargo::Selection& sel = s.user.selection;
-  if (sel.packages.empty() && !sel.workspace && s.packages.size() == 1) s.user.implied_package = s.packages[0].name;
-  // --target-dir is cargo's for every pass (cargo metadata has no such option):
-  // the device passes, packages and embedded objects go under it too.
-  if (s.user.target_dir)
-    for (auto& p : s.packages) p.target_directory = (s.dir / *s.user.target_dir).lexically_normal();
-  s.pkg = s.packages.front();
-  OB_TRY(find_kernel_crates(s, out->out));
-  if (s.crates.empty()) return s;  // no kernel crate in this build (inactive_kernel_crates)
-  group_programs(s, out->out);
-  auto targets = offload_targets(o, s.pkg.targets.empty() ? s.crates.front().pkg : s.pkg);
-  if (!targets) return targets.error();
-  s.targets = *targets;
-  for (const auto& c : s.crates) {
-    OB_TRY(toolchain::rust::check_kernel_abi(c.scan, s.targets, c.pkg.device_cfg, s.dir));
-    OB_TRY(toolchain::rust::check_device_core(c.scan, s.targets, rust->sysroot(), c.pkg.device_cfg));
-  }
-  OB_TRY(toolchain::rustc::find_device_stub(s.targets, s.tc));
-  OB_TRY(plan::resolve_passes(s));
-  return s;
-}
+// passes cargo runs are current when cargo's fingerprints say so. cargo's
+// passes never go to an engine.
+const Policy kCargo{"cargo", RemoteErrors::Warn, true, false, Policy::Remote::None, true, true, false};
 
 // The [i/n] line of each job when it ends: " (cached)" when the cache served
 // it, " (fresh)" when cargo found it current (cargo's own output comes first:
@@ -252,152 +70,121 @@ class CargoLines final : public report::Progress {
   std::optional<plan::JobId> fresh_;
 };
 
-// The plan of the session run through the build context: the programs cargo
-// built (none under --dry-run).
-Result<std::vector<fs::path>> build_passes(const Request& o, const plan::CargoSession& s, BuildContext& context,
-                                           std::chrono::steady_clock::time_point started) {
-  // A bad remote URL is said once and not used (as for a launcher compile).
-  if (!o.dry_run) (void)context.open_cache({}, kCargo.remote_errors);
-  plan::CargoPlan cp = plan::make_cargo_plan(s);
-  if (context.layers()) cache::cargo_cache::add_keys(cp, s);
-  if (o.dry_run) {
-    std::cout << cp.script << std::flush;
-    return std::vector<fs::path>{};
+class CargoFlow final : public Flow {
+ public:
+  CargoFlow(const Request& o, const plan::CargoSession& s)
+      : o_(o), s_(s),
+        host_name_("cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name),
+        // -q after the command word is cargo's and ours: no progress lines, no summary.
+        quiet_(o.config.flag("quiet") || std::any_of(s.user.shared.begin(), s.user.shared.end(), [](const std::string& a) {
+                 return a == "-q" || a == "--quiet";
+               })),
+        cargo_page_(cargo_timings::page_path(s.pkg.target_directory)) {}
+  const Policy& policy() const override { return quiet_ ? kQuiet : kCargo; }
+  const std::vector<fs::path>& programs() const { return programs_; }
+
+  Result<plan::Plan*> plan(Session& session, KernelNames&) override {
+    session.project = s_.pkg.name;
+    session.manifest = s_.pkg.manifest_path;
+    cp_.emplace(plan::make_cargo_plan(s_));
+    if (session.layers()) cache::cargo_cache::add_keys(*cp_, s_);
+    return &cp_->plan;
   }
-  exec::CargoRunner runner(cp);
-  Session session(kCargo);
-  session.project = s.pkg.name;
-  session.manifest = s.pkg.manifest_path;
-  const CargoExplain explain(s, cp);
-  // The host pass, named for what it is (check|clippy plans have none).
-  const std::string host_name = "cargo " + (s.user.command == "test" ? std::string("test") : "build") + " " + s.pkg.name;
-  // -q after the command word is cargo's and ours: no progress lines, no summary.
-  const bool quiet = o.config.flag("quiet") || std::any_of(s.user.shared.begin(), s.user.shared.end(), [](const std::string& a) {
-                       return a == "-q" || a == "--quiet";
-                     });
-  CargoLines lines(quiet, cp.host, host_name, explain);
-  report::ProgressTee listeners({&lines, &session.recorder});
-  BuildContext::RunOptions run;
-  run.observer = &listeners;
+  std::string script(const plan::Plan&) const override { return cp_->script; }
+
+  Result<std::unique_ptr<exec::CommandRunner>> runner(std::unique_ptr<exec::RemoteRunner>) override {
+    auto runner = std::make_unique<exec::CargoRunner>(*cp_);
+    runner_ = runner.get();
+    return std::unique_ptr<exec::CommandRunner>(std::move(runner));
+  }
+
+  void options(Session& session, RunOptions& run) override {
+    explain_.emplace(s_, *cp_);
+    lines_.emplace(quiet_, cp_->host, host_name_, *explain_);
+    listeners_.emplace(std::vector<report::Progress*>{&*lines_, &session.recorder()});
+    run.observer = &*listeners_;
+    run.check_outputs = [this](const plan::Job& job, const std::vector<fs::path>&) { return check_launches(job); };
+    // --explain compares with what each pass read when it last succeeded.
+    run.cache.planner_explain = [this](const plan::Job& job) { return explain_->changed(job); };
+    // The page cargo writes for this host pass, not an earlier one's.
+    if (wants_pictures(o_)) {
+      std::error_code ec;
+      fs::remove(cargo_page_, ec);
+    }
+  }
+
+  Result<void> after_run(Session&, Ran& ran) override {
+    if (!ran.summary) return ran.summary.error();
+    programs_ = runner_->programs();
+    if (s_.user.command == "build" && !quiet_)
+      for (const auto& p : programs_) std::cerr << "offload-build: built " << p.string() << '\n';
+    return {};
+  }
+
+  std::map<fs::path, std::string> known_tools() const override {
+    return {{s_.tc.rust->rustc, s_.tc.rust->version_line}};
+  }
+  fs::path timings_page(const plan::Plan&) const override {
+    return toolchain::cargo::offload_dir(s_.pkg, s_.user.profile) / report::kTimingsFileName;
+  }
+  void draw(report::Timeline& timeline) const override {
+    std::vector<cargo_timings::Unit> units;
+    if (auto page = util::read_file(cargo_page_, util::kMaxBuildOutput))
+      units = cargo_timings::parse_page(*page).value_or(units);
+    cargo_timings::show_host_pass(timeline, cp_->host, host_name_, units);
+  }
+
+ private:
+  static constexpr Policy kQuiet{"cargo", RemoteErrors::Warn, true, false, Policy::Remote::None, false, true, false};
+
   // The launches of the crates the host pass built, against the kernels the
-  // device passes compiled; a program that fails it is removed (cargo relinks it).
-  run.check_outputs = [&](const plan::Job& job, const std::vector<fs::path>&) -> Result<void> {
-    if (job.id != cp.host || s.user.command == "check" || s.user.command == "clippy") return {};
-    // Each host pass's launches against its own kernel crates' images (the
-    // ones its programs link), not another program's.
-    const auto built = runner.host_outputs();
-    for (size_t i = 0; i < cp.host_steps.size() && i < built.size(); ++i) {
-      auto checked = check_rust_launches(cp.plan, s.tc, built[i].mirs, built[i].programs, s.pkg.device_cfg,
-                                         cp.host_steps[i].devices);
+  // device passes compiled: each host pass's against its own kernel crates'
+  // images (the ones its programs link); a program that fails it is removed
+  // (cargo relinks it).
+  Result<void> check_launches(const plan::Job& job) {
+    if (job.id != cp_->host || s_.user.command == "check" || s_.user.command == "clippy") return {};
+    const auto built = runner_->host_outputs();
+    for (size_t i = 0; i < cp_->host_steps.size() && i < built.size(); ++i) {
+      auto checked = check_rust_launches(cp_->plan, s_.tc, built[i].mirs, built[i].programs, s_.pkg.device_cfg,
+                                         cp_->host_steps[i].devices);
       if (checked) continue;
-      for (const auto& p : runner.programs()) {
+      for (const auto& p : runner_->programs()) {
         std::error_code ec;
         fs::remove(p, ec);
       }
       return checked;
     }
     return {};
-  };
-  // --explain compares with what each pass read when it last succeeded.
-  run.cache.planner_explain = [&explain](const plan::Job& job) { return explain.changed(job); };
-  // The page cargo writes for this host pass, not an earlier one's.
-  const fs::path cargo_page = cargo_timings::page_path(s.pkg.target_directory);
-  if (wants_pictures(o)) {
-    std::error_code ec;
-    fs::remove(cargo_page, ec);
   }
-  session.started = std::chrono::system_clock::now();
-  auto ran = session.run(context, cp.plan, runner, std::move(run));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const report::BuildResult result = outcome(ran.summary);
-  if (o.report) {  // also when a pass failed
-    // After Ctrl-C, run nothing more: the tools' identities only.
-    session.tools = report::describe_tools(cp.plan, {{s.tc.rust->rustc, s.tc.rust->version_line}},
-                                           result != report::BuildResult::Interrupted);
-    auto d = session.report_data(&cp.plan, result, ran.summary ? "" : ran.summary.error().message);
-    d.duration_s = seconds;  // from the start of the cargo call (cargo metadata included)
-    OB_TRY(save_report(fs::absolute(*o.report), d, bool(ran.summary)));
-  }
-  if (wants_pictures(o)) {  // also when a pass failed: it is marked
-    auto timeline = session.timeline(cp.plan, result);
-    std::vector<cargo_timings::Unit> units;
-    if (auto page = util::read_file(cargo_page, util::kMaxBuildOutput))
-      units = cargo_timings::parse_page(*page).value_or(units);
-    cargo_timings::show_host_pass(timeline, cp.host, host_name, units);
-    write_pictures(o, timeline, toolchain::cargo::offload_dir(s.pkg, s.user.profile) / report::kTimingsFileName, false);
-  }
-  if (!ran.summary) return ran.summary.error();
-  const std::vector<fs::path> programs = runner.programs();
-  if (s.user.command == "build" && !quiet)
-    for (const auto& p : programs) std::cerr << "offload-build: built " << p.string() << '\n';
-  print_summary(*ran.summary, seconds, quiet);
-  return programs;
-}
 
-// cargo's own command, with the toolchain both passes use, in the project's
-// directory; its exit code.
-Result<int> run_cargo(const Request& o, const fs::path& cargo, const std::vector<std::string>& args,
-                      const fs::path& rustc) {
-  std::vector<std::string> argv{cargo.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  process::Command cmd{argv, fs::absolute(o.directory), {{"RUSTC", rustc.string()}}};
-  process::echo_command(cmd);
-  if (o.dry_run) {
-    std::cout << cmd.display() << '\n';
-    return exit_code::ok;
-  }
-  auto pid = process::spawn(cmd);
-  if (!pid) return pid.error();
-  return process::wait_exit_code(*pid, true);
-}
-
-// No kernel crate is in this build (an optional one left out by the
-// features): the program is cargo's alone, built and run as cargo would.
-Result<int> without_device_pass(const Request& o, const CargoArgs& parsed, const plan::CargoSession& s) {
-  if (!o.config.flag("quiet"))
-    std::cerr << fmt::format(
-        "offload-build: note: no crate of this build defines kernels ({} {} optional, left out by the features "
-        "given: enable {} with --features); cargo builds it alone, without a device pass\n",
-        util::join(s.inactive_kernel_crates, ", "), s.inactive_kernel_crates.size() == 1 ? "is" : "are",
-        s.inactive_kernel_crates.size() == 1 ? "it" : "them");
-  std::vector<std::string> args{parsed.command};
-  args.insert(args.end(), parsed.cargo.begin(), parsed.cargo.end());
-  if (!parsed.program.empty()) {
-    args.push_back("--");
-    args.insert(args.end(), parsed.program.begin(), parsed.program.end());
-  }
-  return run_cargo(o, s.cargo_bin, args, s.tc.rust->rustc);
-}
+  const Request& o_;
+  const plan::CargoSession& s_;
+  const std::string host_name_;  // the host pass, named for what it is (check|clippy plans have none)
+  const bool quiet_;
+  const fs::path cargo_page_;
+  std::optional<plan::CargoPlan> cp_;
+  exec::CargoRunner* runner_ = nullptr;
+  std::optional<CargoExplain> explain_;
+  std::optional<CargoLines> lines_;
+  std::optional<report::ProgressTee> listeners_;
+  std::vector<fs::path> programs_;
+};
 
 }  // namespace
 
-Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, BuildContext& context) {
-  const auto started = std::chrono::steady_clock::now();
+Result<CargoBuilt> cargo_build(const Request& o, const CargoArgs& args, Session& session) {
   // rustc's answers to the probes, remembered per binary next to the cache (as a manifest build's).
-  toolchain::rust::set_probe_memo_dir(context.probe_memo());
-  auto session = open_session(o, args, context.probe_memo());
-  if (!session) return session.error();
-  if (session->crates.empty()) {
-    auto code = without_device_pass(o, args, *session);
+  toolchain::rust::set_probe_memo_dir(session.probe_memo());
+  auto s = open_session(o, args, session.probe_memo());
+  if (!s) return s.error();
+  if (s->crates.empty()) {
+    auto code = without_device_pass(o, args, *s);
     if (!code) return code.error();
     return CargoBuilt{{}, *code};
   }
-  auto built = build_passes(o, *session, context, started);
-  if (!built) return built.error();
-  return CargoBuilt{std::move(*built), std::nullopt};
-}
-
-Result<int> cargo_own(const Request& o, const std::vector<std::string>& args) {
-  // cargo's own, with the toolchain both passes use (a plain `clean` removes
-  // the device dirs too: they are under the target dir).
-  auto rust = toolchain::rust::find_rust_toolchain(std::nullopt, fs::absolute(o.directory).lexically_normal());
-  if (!rust) return rust.error();
-  const fs::path cargo = rust->cargo.value_or("cargo");
-  auto code = run_cargo(o, cargo, args, rust->rustc);
-  // -p, --release, --profile: what cargo removed of its own, offload-build removes of its.
-  if (code && *code == exit_code::ok && !o.dry_run && !args.empty() && args[0] == "clean")
-    OB_TRY(clean_offload_outputs(o, cargo, args));
-  return code;
+  CargoFlow flow(o, *s);
+  OB_TRY(session.run(flow));
+  return CargoBuilt{flow.programs(), std::nullopt};
 }
 
 }  // namespace ob::run

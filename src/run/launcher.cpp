@@ -13,9 +13,9 @@
 #include <stdexcept>
 
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/setting.hpp"
 #include "offload_build/process/subprocess.hpp"
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
@@ -42,19 +42,19 @@ namespace {
 // whether it is an offload compile, link or one-step build, going straight
 // to that path, whose plan launcher_run.cpp runs. -1 with `l.why` when it
 // runs unchanged: the compile's reason, and the link's when that says more.
-int split(Launch& l, const Request& o, const std::function<BuildContext&()>& context) {
+int split(Launch& l, const Request& o, const std::function<Session&()>& session) {
   const LaunchSetup& setup = *l.setup;
   Unchanged& why = l.why;
   // A path's plan run (launcher_run.cpp); `failed` says why when it cannot be.
   auto run = [&](PathAnswer answer, Unchanged& failed) {
     if (answer.done) return *answer.done;
     if (!answer.split) return -1;
-    return run_split(*answer.split, setup, context(), l.command, failed).value_or(-1);
+    return run_split(*answer.split, setup, session(), l.command, failed).value_or(-1);
   };
   const toolchain::frontend::Frontend& frontend = *setup.frontend;
   auto compile = frontend.parse(setup.argv);
   if (!compile.compile) why = compile.unchanged();
-  else if (const int code = run(split_compile(setup, *compile.compile, context(), why), why); code >= 0) return code;
+  else if (const int code = run(split_compile(setup, *compile.compile, session(), why), why); code >= 0) return code;
   Unchanged link_why;
   const auto link = frontend.parse_link(setup.argv);
   if (!link.link) link_why.reason = link.pass_reason;
@@ -63,7 +63,7 @@ int split(Launch& l, const Request& o, const std::function<BuildContext&()>& con
   if (build.one_step) {  // a one-step offload build: its reason when not split
     why = {build.pass_reason, toolchain::frontend::unchanged::kOneStep, {}};
     if (build.build)
-      if (const int code = run(split_build(setup, *build.build, context(), why), why); code >= 0) return code;
+      if (const int code = run(split_build(setup, *build.build, session(), why), why); code >= 0) return code;
     return -1;
   }
   // The same reason twice (an unreadable response file stops both) is said once.
@@ -109,17 +109,17 @@ int launch(const std::vector<std::string>& given, const Request& options) {
   // Made for the path that takes the command, before any descriptor of ours
   // is open: make's closed jobserver descriptors must not be mistaken for the
   // cache's or the signal self-pipe's.
-  std::optional<BuildContext> made;
-  const std::function<BuildContext&()> context = [&]() -> BuildContext& { return made ? *made : made.emplace(o); };
+  std::optional<Session> made;
+  const std::function<Session&()> session = [&]() -> Session& { return made ? *made : made.emplace(o); };
   try {
     prepare(l, o);
     // A test hook (tests/integration/test_hardening.cpp): an internal error on demand.
     if (l.setup && c.flag("test_hook_internal_error"))
       throw std::runtime_error("OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set");
     if (l.setup)
-      if (const int code = split(l, o, context); code >= 0) return code;
+      if (const int code = split(l, o, session); code >= 0) return code;
     // Not split: cached as one job where it can be, as ccache caches it.
-    if (const int code = cache_plain(l, o, context); code >= 0) return code;
+    if (const int code = cache_plain(l, o, session); code >= 0) return code;
   } catch (const std::exception& e) {
     // Never fail where the compiler would succeed (as ccache): run it
     // unchanged, counted under its own reason.

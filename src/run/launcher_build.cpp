@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
 #include "offload_build/toolchain/driver_probe.hpp"
@@ -19,9 +19,9 @@
 namespace ob::run {
 
 PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
-                       BuildContext& context, Unchanged& why) {
+                       Session& session, Unchanged& why) {
   using namespace toolchain::frontend::unchanged;
-  const Request& o = context.options();
+  const Request& o = session.options();
   const fs::path& cwd = setup.cwd;
   auto pass = [&](std::string reason, const char* code) {
     why = {std::move(reason), code, {}};
@@ -32,8 +32,8 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
   if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
   if (!setup.toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + setup.compiler.string(), kCompiler);
-  open_launcher_cache(context);
-  const auto memo = context.probe_memo();
+  open_launcher_cache(session);
+  const auto memo = session.probe_memo();
 
   // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
   const fs::path work = plan::launcher_work_dir(program);
@@ -80,7 +80,7 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
   std::vector<plan::JobId> object_jobs;
   for (size_t n = 0; n < compiles.size(); ++n) {
     const plan::Plan one =
-        plan::make_launcher_plan(compiles[n], tc, cwd, probe.get(), probe_jobs(o.config, context.jobserver()));
+        plan::make_launcher_plan(compiles[n], tc, cwd, probe.get(), probe_jobs(o.config, session.jobserver()));
     if (process::interrupted()) return {std::nullopt, exit_code::interrupted};
     for (plan::JobId id : plan::append_unit(plan, one, n + 1)) object_jobs.push_back(id);
   }

@@ -6,12 +6,12 @@
 
 namespace ob::run {
 
-class BuildContext;
+class Session;
 
 // The plan of a one-step build (`clang -fopenmp <targets> a.c b.c -o prog`):
 // each source's compile (as `-c` would split it) and the cached link (`build`,
 // set up as `setup`); no plan, with `why`, when it cannot be split.
 PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::BuildRequest& build,
-                       BuildContext& context, Unchanged& why);
+                       Session& session, Unchanged& why);
 
 }  // namespace ob::run

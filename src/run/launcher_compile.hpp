@@ -11,12 +11,12 @@
 
 namespace ob::run {
 
-class BuildContext;
+class Session;
 
 // The plan of the offload compile `req` (`command` set up as `setup`), or
 // the exit code of one served whole; neither, with `why`, when it cannot be
 // split.
 PathAnswer split_compile(const LaunchSetup& setup, toolchain::frontend::CompileRequest& req,
-                         BuildContext& context, Unchanged& why);
+                         Session& session, Unchanged& why);
 
 }  // namespace ob::run

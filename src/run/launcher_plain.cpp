@@ -14,7 +14,7 @@
 #include "launcher_run.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/toolchain/frontends/compiler_wrapper.hpp"
 #include "offload_build/toolchain/frontends/plain_compile.hpp"
@@ -75,7 +75,7 @@ std::vector<std::string> plain_facts(const fe::CompileRequest& req, const fs::pa
 
 }  // namespace
 
-int cache_plain(Launch& l, const Request& o, const std::function<BuildContext&()>& context) {
+int cache_plain(Launch& l, const Request& o, const std::function<Session&()>& session) {
   // --dry-run prints the command, --no-cache and OFFLOAD_BUILD_DISABLE run it as it is.
   if (o.dry_run || o.config.flag("no_cache") || l.given.empty() || !cacheable_reason(l.why.code)) return -1;
   if (fe::is_compiler_wrapper_name(l.given.front())) return -1;  // mpicxx wrapping g++: its compiler is its own
@@ -113,7 +113,7 @@ int cache_plain(Launch& l, const Request& o, const std::function<BuildContext&()
   split.failure_is_final = true;
   split.verbose = fmt::format("caching the compile as one job ({})", l.why.reason);
   Unchanged failed;
-  const auto code = run_split(split, setup, context(), l.command, failed);
+  const auto code = run_split(split, setup, session(), l.command, failed);
   if (!code) l.why = {"the cached compile could not run: " + l.why.reason, l.why.code, {}};
   return code.value_or(-1);
 }

@@ -9,7 +9,7 @@
 
 namespace ob::run {
 
-class BuildContext;
+class Session;
 
 // The compile `launch` (not split: `launch.why` says why) run as one cached
 // job when that reason still allows caching (not an offload compile,
@@ -18,6 +18,6 @@ class BuildContext;
 // its exit code (a hit restores the object and the depfile and prints what
 // the compile printed; a failure is the compiler's own). -1 when it runs
 // unchanged: `launch.why` then says why it is not cached.
-int cache_plain(Launch& launch, const Request& options, const std::function<BuildContext&()>& context);
+int cache_plain(Launch& launch, const Request& options, const std::function<Session&()>& session);
 
 }  // namespace ob::run

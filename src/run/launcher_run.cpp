@@ -1,6 +1,6 @@
-// Launcher mode: the plan a launcher path made, run the same way for every
-// path: stable kernel names, the cache and the jobserver, the passes' output
-// in clang's order, the whole compile stored, the --report and the pictures.
+// Launcher mode: the plan a launcher path made, run as a Flow the same way
+// for every path: the passes' output in clang's order, the whole compile
+// stored, the compiler's own failure kept as it is. Session::run does the rest.
 #include "launcher_run.hpp"
 
 #include <algorithm>
@@ -9,130 +9,151 @@
 #include "offload_build/cache/job_cache.hpp"
 #include "offload_build/config/config.hpp"
 #include "offload_build/exec/collecting_runner.hpp"
-#include "offload_build/exec/executor.hpp"
-#include "offload_build/process/interrupt.hpp"
-#include "offload_build/report/build_report.hpp"
 #include "offload_build/report/compiler_output.hpp"
-#include "offload_build/report/progress.hpp"
-#include "offload_build/run/build_context.hpp"
 #include "offload_build/run/pictures.hpp"
 #include "offload_build/run/session.hpp"
-#include "offload_build/toolchain/stable_names.hpp"
+#include "launcher_unchanged.hpp"
 
 namespace ob::run {
 
 namespace {
 
 // Remote errors are warnings, remote warnings once per make/ninja run; no
-// build state: many compiles share one object directory.
-const Policy kLauncher{"launcher", RemoteErrors::WarnOncePerBuild, false};
+// build state: many compiles share one object directory; the compiles of
+// a make run add to one trace; no summary: the compiler's output only.
+const Policy kLauncher{"launcher", RemoteErrors::WarnOncePerBuild, false, false, Policy::Remote::LauncherCompile,
+                       false, false, true};
 
-void use_stable_kernel_names(plan::Plan& plan, const LaunchSetup& setup, const std::optional<fs::path>& memo,
-                             const Request& o) {
-  plan.base_dirs = setup.bases;
-  plan.name_anchor = setup.anchor;
-  // A fault (the library out of reach, or not loaded): a warning once per build.
-  auto warn_once = [&o](const std::string& why) {
-    if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
-      std::cerr << "offload-build: warning: " << why << '\n';
-  };
-  use_stable_names(plan, setup.compiler, o.config.text("kernel_namespace"), memo, o.config, warn_once);
-}
+class LauncherFlow final : public Flow {
+ public:
+  LauncherFlow(Split& split, const LaunchSetup& setup, const std::vector<std::string>& command)
+      : split_(split), setup_(setup), command_(command) {}
+  const Policy& policy() const override { return kLauncher; }
+  // The compile's exit code; nullopt: it runs unchanged (split_.failed says why).
+  std::optional<int> code() const { return code_; }
 
-// Runs a launcher plan (not under --dry-run) with the cache and the
-// jobserver; nullopt when a job failed (with `failure_is_final`, the one
-// job's exit code after what it printed). With `record` (--report, the
-// pictures), the jobs' events go to the session's recorder. With `whole`,
-// the compile's whole entry is stored after it succeeded.
-std::optional<int> run_launcher_plan(const plan::Plan& plan, BuildContext& context, Session& session, bool record,
-                                     cache::WholeCompile* whole, bool failure_is_final) {
-  const Request& o = context.options();
-  open_launcher_cache(context);
+  Result<plan::Plan*> plan(Session& session, KernelNames& names) override {
+    const Request& o = session.options();
+    plan::Plan& plan = split_.plan;
+    session.project = split_.project;
+    record_ = o.report || wants_pictures(o);
+    if (split_.stable_names) {
+      plan.base_dirs = setup_.bases;
+      plan.name_anchor = setup_.anchor;
+      const toolchain::NameRoots roots{plan.base_dirs, plan.name_anchor};
+      names = {KernelNames::Mode::Stable,
+               [compiler = setup_.compiler, roots, memo = session.probe_memo(), &c = o.config] {
+                 return c.flag("stable_names") ? toolchain::stable_names_for(compiler, roots, memo) : std::nullopt;
+               },
+               o.config.text("kernel_namespace"),
+               // A fault (the library out of reach, or not loaded): a warning once per build.
+               [&o](const std::string& why) {
+                 if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
+                   std::cerr << "offload-build: warning: " << why << '\n';
+               }};
+    } else {
+      names.mode = KernelNames::Mode::LookupsOnly;  // only where a depfile lists what was read
+    }
+    if (o.config.flag("verbose") && !split_.verbose.empty()) std::cerr << "offload-build: " << split_.verbose << '\n';
+    if (o.dry_run) code_ = exit_code::ok;
+    return &plan;
+  }
+
   // With remote_execution: the jobs that go run on the engine (opened on the
   // first of them: a compile whose jobs all hit loads no client).
-  auto remote = context.remote_runner(plan, BuildContext::RemoteFor::LauncherCompile);
-  if (!remote) {
-    std::cerr << "offload-build: " << remote.error().message << '\n';
-    return std::nullopt;
+  Result<std::unique_ptr<exec::CommandRunner>> runner(std::unique_ptr<exec::RemoteRunner> remote) override {
+    auto runner = std::make_unique<exec::CollectingRunner>(std::move(remote));
+    runner_ = runner.get();
+    return std::unique_ptr<exec::CommandRunner>(std::move(runner));
   }
-  exec::CollectingRunner runner(std::move(*remote));
-  report::Progress silent;  // the passes' output is printed below, in clang's order
-  BuildContext::RunOptions run;
-  run.observer = record ? nullptr : &silent;
-  // A hit prints the warnings its pass printed when it ran, in their place.
-  run.cache.replay = [&](const plan::Job& job, std::string_view text) { runner.output[job.id] = std::string(text); };
-  run.cache.collect_reads = whole != nullptr;
-  // A job served by the engine's layer (any client of the engine may have
-  // written its entries), or built from one, keeps the whole entry out too.
-  bool untrusted = false;
-  run.after_cache = [&untrusted](const cache::JobCache& cache) { untrusted |= cache.confined(); };
-  auto ran = session.run(context, plan, runner, std::move(run));
+
+  void options(Session&, RunOptions& run) override {
+    run.observer = record_ ? nullptr : &silent_;  // the passes' output is printed after, in clang's order
+    // A hit prints the warnings its pass printed when it ran, in their place.
+    run.cache.replay = [this](const plan::Job& job, std::string_view text) { runner_->output[job.id] = std::string(text); };
+    run.cache.collect_reads = split_.whole != nullptr;
+    // A job served by the engine's layer (any client of the engine may have
+    // written its entries), or built from one, keeps the whole entry out too.
+    run.after_cache = [this](const cache::JobCache& cache) { untrusted_ |= cache.confined(); };
+  }
+
+  Result<void> after_run(Session& session, Ran& ran) override;
+  bool ran() const { return ran_; }
+
+  bool reported() const override { return record_ && code_.has_value(); }
+  fs::path timings_page(const plan::Plan& plan) const override { return plan.program.string() + ".timings.html"; }
+  void report(nlohmann::json& r) const override { launcher_report_section(r, command_, nullptr, code_.value_or(1)); }
+
+ private:
+  Split& split_;
+  const LaunchSetup& setup_;
+  const std::vector<std::string>& command_;
+  exec::CollectingRunner* runner_ = nullptr;
+  report::Progress silent_;
+  bool record_ = false;
+  bool untrusted_ = false;
+  bool ran_ = false;  // after_run was reached
+  std::optional<int> code_;
+};
+
+Result<void> LauncherFlow::after_run(Session& session, Ran& ran) {
+  ran_ = true;
+  const plan::Plan& plan = split_.plan;
+  const bool verbose = session.config().flag("verbose");
   auto& summary = ran.summary;
   // A result of the engine's action cache (any client of the engine may have
   // written it) is kept out of the whole entry unless the engine is trusted.
-  for (const auto& [id, note] : session.remote)
-    untrusted |= note.where == exec::RanWhere::EngineCache && context.engine_cache() != exec::EngineCache::Trusted;
+  for (const auto& [id, note] : session.remote_notes())
+    untrusted_ |= note.where == report::RanWhere::EngineCache && session.engine_cache() != exec::EngineCache::Trusted;
   std::error_code ec;
   fs::remove_all(plan.build_dir, ec);  // device objects and package: the cache has them
-  if (!summary && summary.error().code == exit_code::interrupted) return exit_code::interrupted;
+  auto end = [this](int code) -> Result<void> {
+    code_ = code;
+    if (code == exit_code::ok) return {};
+    return Error{"", code};  // what it printed says it
+  };
+  if (!summary && summary.error().code == exit_code::interrupted) return end(exit_code::interrupted);
   // The compiler failed: its own output and exit code. Had it succeeded and
   // the job still failed (no object or depfile where it said, a lookup it
   // raced), the compile runs unchanged: never fail where the compiler would not.
-  if (!summary && failure_is_final && plan.jobs.size() == 1 && runner.exit_codes.count(0) &&
-      runner.exit_codes[0] != 0) {
-    std::cerr << report::in_clang_order(plan, runner.output);
-    return runner.exit_codes[0];
+  if (!summary && split_.failure_is_final && plan.jobs.size() == 1 && runner_->exit_codes.count(0) &&
+      runner_->exit_codes[0] != 0) {
+    std::cerr << report::in_clang_order(plan, runner_->output);
+    return end(runner_->exit_codes[0]);
   }
-  if (!summary && !o.config.flag("verbose")) return std::nullopt;
-  const std::string said = report::in_clang_order(plan, runner.output);
+  if (!summary && !verbose) return summary.error();
+  const std::string said = report::in_clang_order(plan, runner_->output);
   std::cerr << said;
   if (!summary) {
     std::cerr << "offload-build: " << summary.error().message << '\n';
-    return std::nullopt;
+    return summary.error();
   }
   // Every compile named its kernels from stable names: keyed without inodes.
   const bool stable = std::all_of(plan.jobs.begin(), plan.jobs.end(),
                                   [](const plan::Job& j) { return !j.inode_sensitive || j.stable_names; });
-  if (whole && ran.reads && stable && !untrusted) whole->store(std::move(*ran.reads), said, plan.jobs.size());
-  return exit_code::ok;
+  if (split_.whole && ran.reads && stable && !untrusted_) split_.whole->store(std::move(*ran.reads), said, plan.jobs.size());
+  return end(exit_code::ok);
 }
 
 }  // namespace
 
-void open_launcher_cache(BuildContext& context) {
+void open_launcher_cache(Session& session) {
   // Remote errors are warnings here; --dry-run only reads the probe memo.
-  if (!context.options().dry_run) (void)context.open_cache({}, kLauncher.remote_errors);
+  if (!session.options().dry_run) (void)session.open_cache(kLauncher);
 }
 
-std::optional<int> run_split(Split& split, const LaunchSetup& setup, BuildContext& context,
+std::optional<int> run_split(Split& split, const LaunchSetup& setup, Session& session,
                              const std::vector<std::string>& command, Unchanged& why) {
-  const Request& o = context.options();
-  plan::Plan& plan = split.plan;
-  // Stable kernel names (flang's too); lookup records only where a depfile lists what was read.
-  if (split.stable_names) use_stable_kernel_names(plan, setup, context.probe_memo(), o);
-  else if (!o.config.flag("no_cache")) plan::record_lookups(plan, toolchain::preload_library());
-  if (o.config.flag("verbose") && !split.verbose.empty()) std::cerr << "offload-build: " << split.verbose << '\n';
-  process::install_signal_handlers();  // Ctrl-C stops the run cleanly
-  if (o.dry_run) {
-    std::cout << exec::dry_run_script(plan) << std::flush;
-    return exit_code::ok;
-  }
-  const bool record = o.report || wants_pictures(o);
-  Session session(kLauncher);
-  session.project = split.project;
-  auto code = run_launcher_plan(plan, context, session, record, split.whole.get(), split.failure_is_final);
-  if (!code) {
+  LauncherFlow flow(split, setup, command);
+  auto ran = session.run(flow);
+  if (!flow.code()) {
+    if (!ran && ran.error().code == exit_code::interrupted) return exit_code::interrupted;
+    // The engine's runner could not be had (a missing client module): said, and the compile runs unchanged.
+    if (!ran && !flow.ran()) std::cerr << "offload-build: " << ran.error().message << '\n';
     why = split.failed;
     return std::nullopt;
   }
-  if (!record) return code;
-  const auto result = *code == 0                      ? report::BuildResult::Ok
-                      : *code == exit_code::interrupted ? report::BuildResult::Interrupted
-                                                        : report::BuildResult::Failed;
-  if (wants_pictures(o))  // the trace: added to, one file for a whole make/ninja run
-    write_pictures(o, session.timeline(plan, result), plan.program.string() + ".timings.html", true);
-  if (o.report) write_launcher_report(o, command, report::make_report(session.report_data(&plan, result)), nullptr, *code);
-  return code;
+  return flow.code();
 }
 
 }  // namespace ob::run

@@ -15,7 +15,7 @@
 
 namespace ob::run {
 
-class BuildContext;
+class Session;
 
 // What a launcher path made of a command: its plan, and how to run it.
 struct Split {
@@ -45,13 +45,13 @@ struct PathAnswer {
 
 // A launcher's cache (local, and remotes whose errors are warnings), opened
 // once for the whole call; not under --dry-run (which only reads the probe
-// memo: BuildContext::probe_memo()).
-void open_launcher_cache(BuildContext& context);
+// memo: Session::probe_memo()).
+void open_launcher_cache(Session& session);
 
 // Runs `split` (set up as `setup`) with the cache and the jobserver, then
 // writes the --report of `command` (under --dry-run, prints the plan's
 // script and runs nothing); nullopt with `why` when a job failed.
-std::optional<int> run_split(Split& split, const LaunchSetup& setup, BuildContext& context,
+std::optional<int> run_split(Split& split, const LaunchSetup& setup, Session& session,
                              const std::vector<std::string>& command, Unchanged& why);
 
 }  // namespace ob::run

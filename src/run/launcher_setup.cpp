@@ -18,7 +18,7 @@
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/plan/launcher_plan.hpp"
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
@@ -185,7 +185,7 @@ std::optional<LaunchSetup> launch_setup(const std::vector<std::string>& command,
     if (auto tc = toolchain::toolchain_at(real.parent_path().parent_path())) s.toolchain = std::move(*tc);
   // The command line the driver works on: response and configuration files read.
   std::string problem;
-  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem, BuildContext::probe_memo_of(o.config));
+  auto driven = s.frontend->driver_argv(command, s.cwd, s.compiler, &problem, Session::probe_memo_of(o.config));
   if (!driven) return pass(problem, kPaths);
   if (!driven->doubt.empty()) {
     why = {driven->doubt, kOption, "clang configuration"};

@@ -25,7 +25,7 @@
 #include "offload_build/run/launcher_prefix.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/run/launcher.hpp"
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/report/build_report.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/strings.hpp"
@@ -128,23 +128,12 @@ int pass_through(const std::vector<std::string>& compile, const Unchanged& why, 
         !added)
       std::cerr << "offload-build: warning: " << added.error().message << '\n';
   }
-  write_launcher_report(o, command, nullptr, &why, code);
+  write_launcher_report(o, command, why, code);
   return code;
 }
 
-void write_launcher_report(const Request& o, const std::vector<std::string>& command,
-                           nlohmann::json r, const Unchanged* why, int exit_code) {
-  if (!o.report) return;
-  std::error_code ec;
-  if (r.is_null()) {  // nothing planned: the report of a build without jobs
-    report::ReportData d;
-    d.started = std::chrono::system_clock::now();
-    d.result = exit_code == 0 ? report::BuildResult::Ok : report::BuildResult::Failed;
-    d.cache_enabled = !o.config.flag("no_cache");
-    if (!o.config.flag("no_cache")) d.cache_dir = cache_dir_for(o.config, std::nullopt);
-    r = report::make_report(d);
-    r["cwd"] = fs::current_path(ec).string();
-  }
+void launcher_report_section(nlohmann::json& r, const std::vector<std::string>& command, const Unchanged* why,
+                             int exit_code) {
   r["manifest"] = "";
   r["launcher"] = {{"command", command},
                    {"split", why == nullptr},
@@ -152,6 +141,20 @@ void write_launcher_report(const Request& o, const std::vector<std::string>& com
                    {"reason_code", why ? nlohmann::json(why->code) : nlohmann::json(nullptr)},
                    {"exit_code", exit_code}};
   if (why) r["summary"]["unchanged_by_reason"] = {{why->code, 1}};
+}
+
+void write_launcher_report(const Request& o, const std::vector<std::string>& command, const Unchanged& why,
+                           int exit_code) {
+  if (!o.report) return;
+  std::error_code ec;
+  report::ReportData d;  // nothing planned: the report of a build without jobs
+  d.started = std::chrono::system_clock::now();
+  d.result = exit_code == 0 ? report::BuildResult::Ok : report::BuildResult::Failed;
+  d.cache_enabled = !o.config.flag("no_cache");
+  if (!o.config.flag("no_cache")) d.cache_dir = cache_dir_for(o.config, std::nullopt);
+  nlohmann::json r = report::make_report(d);
+  r["cwd"] = fs::current_path(ec).string();
+  launcher_report_section(r, command, &why, exit_code);
   if (auto written = report::write_report(fs::absolute(*o.report), r); !written)
     std::cerr << "offload-build: warning: " << written.error().message << '\n';
 }

@@ -28,11 +28,13 @@ int pass_through(const std::vector<std::string>& command, const Unchanged& why, 
 // or ninja; remembered in the cache directory).
 void note_unchanged(const Unchanged& why, const Request& options);
 
-// `wrap --report FILE`: the build report of one compile. `report` is
-// make_report's JSON for a split compile (its jobs), or null for one run
-// unchanged (`why`, the compiler's `exit_code`); the launcher fields are
-// added here. A failure to write is a warning.
-void write_launcher_report(const Request& options, const std::vector<std::string>& command,
-                           nlohmann::json report, const Unchanged* why, int exit_code);
+// --report's part of a launcher call: its command, whether it was split (why
+// not, with `why`) and its exit code; the report's manifest "".
+void launcher_report_section(nlohmann::json& report, const std::vector<std::string>& command, const Unchanged* why,
+                             int exit_code);
+// `wrap --report FILE` of a compile run unchanged (`why`, the compiler's
+// `exit_code`): a report without jobs. A failure to write is a warning.
+void write_launcher_report(const Request& options, const std::vector<std::string>& command, const Unchanged& why,
+                           int exit_code);
 
 }  // namespace ob::run

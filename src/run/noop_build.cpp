@@ -48,8 +48,7 @@ std::string build_fingerprint(const Request& o) {
   return fmt::format("{:016x}-{}", storage::xxh3(text), text.size());
 }
 
-std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
-                                   const std::function<double()>& seconds) {
+std::optional<NoopBuilt> noop_build(const Request& o, const fs::path& manifest_file) {
   if (!noop_eligible(o)) return std::nullopt;
   const auto build_dir = manifest::manifest_build_dir(manifest_file);
   if (!build_dir) return std::nullopt;
@@ -62,8 +61,7 @@ std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_fi
   console.begin(jobs);
   for (const auto& job : record->jobs) console.served(job, report::ServedFrom::UpToDate);
   console.build_finished(report::BuildResult::Ok);
-  print_summary(exec::ExecSummary{jobs, 0, 0, jobs}, seconds(), o.config.flag("quiet"));
-  return fs::path(record->program);
+  return NoopBuilt{fs::path(record->program), exec::ExecSummary{jobs, 0, 0, jobs}};
 }
 
 std::vector<fs::path> plan_files(const manifest::Manifest& m, const toolchain::Toolchain& tc, const plan::Plan& plan) {

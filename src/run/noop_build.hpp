@@ -11,6 +11,7 @@
 #include <string>
 
 #include "offload_build/cache/noop_record.hpp"
+#include "offload_build/exec/executor.hpp"
 #include "offload_build/run/request.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -28,10 +29,13 @@ bool noop_eligible(const Request& o);
 std::string build_fingerprint(const Request& o);
 
 // The fast path: when the record in the manifest's build directory holds,
-// print the no-op build's lines and summary (`seconds`: since the build
-// began) and return the program; nullopt to build as usual.
-std::optional<fs::path> noop_build(const Request& o, const fs::path& manifest_file,
-                                   const std::function<double()>& seconds);
+// print the no-op build's lines and return the program and the summary
+// (Session::run prints it); nullopt to build as usual.
+struct NoopBuilt {
+  fs::path program;
+  exec::ExecSummary summary;
+};
+std::optional<NoopBuilt> noop_build(const Request& o, const fs::path& manifest_file);
 
 // The files a build's plan depends on beyond its jobs' own (which the build
 // state has): the manifest, the directories its globs looked into, the

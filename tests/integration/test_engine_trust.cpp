@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "offload_build/exec/engine_link.hpp"
-#include "offload_build/exec/engine_storage.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/link.hpp"
+#include "offload_build/exec/remote/layer.hpp"
+#include "offload_build/exec/remote/runner.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "support/fake_engine.hpp"
 #include "support/ob_process.hpp"

@@ -1,14 +1,14 @@
-// The build's engine (exec/engine_link.hpp) and the engine's action cache as
-// a layer of the local cache (exec/engine_storage.hpp), over a fake client:
+// The build's engine (exec/remote/link.hpp) and the engine's action cache as
+// a layer of the local cache (exec/remote/layer.hpp), over a fake client:
 // one open, one warning, values kept and served, an engine that cannot hold
 // them silent.
 #include <catch2/catch.hpp>
 
 #include <map>
 
-#include "offload_build/exec/engine_link.hpp"
-#include "offload_build/exec/engine_storage.hpp"
-#include "offload_build/exec/working_set.hpp"
+#include "offload_build/exec/remote/link.hpp"
+#include "offload_build/exec/remote/layer.hpp"
+#include "offload_build/exec/remote/working_set.hpp"
 #include "offload_build/storage/remote/layered.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 #include "support/temp_dir.hpp"
@@ -125,6 +125,15 @@ TEST_CASE("engine layer: entries stored are served, by any backend over one engi
   auto layer = exec::engine_layer_config(f.link->config());
   CHECK(layer.display == "fake://pool (action cache)");
   CHECK(layer.prefix == exec::kEngineLayerPrefix);
+  // The layer is a scheme of the build's backend registry: its config makes
+  // a backend over the same engine (no second open).
+  storage::RemoteBackendRegistry registry = storage::RemoteBackendRegistry::builtin();
+  CHECK(!registry.find(layer.prefix));
+  registry.add({exec::engine_layer_scheme(f.link)});
+  auto c = storage::make_remote_backend(layer, registry)->get("result", "k2");
+  REQUIRE(c.ok());
+  CHECK(!*c);
+  CHECK(f.engine.opens == 1);
 }
 
 TEST_CASE("engine layer: the local cache's uploads reach the engine together, a batch per call",
@@ -230,7 +239,7 @@ TEST_CASE("engine layer: an engine that cannot be reached is warned about once a
   CHECK(f.warnings[0] == "remote_execution fake://pool: cannot connect within 5000 ms; the build runs locally");
 }
 
-// The project's working set (exec/working_set.hpp): one value for every entry
+// The project's working set (exec/remote/working_set.hpp): one value for every entry
 // a build used, so that the next build that misses its local cache makes one
 // call, not one per entry.
 TEST_CASE("working set: a pack decodes to what was encoded, and anything else to none", "[engine-storage]") {

@@ -62,7 +62,7 @@ TEST_CASE("a remote action's key holds the system files read and the time-macro 
   job.argv = {"/bin/true", "-c", "k.c"};
   auto key = [&](const std::vector<fs::path>& reads, bool allow_time_macros = false) {
     cache::FileFactsCache files({plan.cwd, plan.build_dir}, {dir / "sys"});
-    return cache::action_key(plan, job, reads, files, allow_time_macros);
+    return cache::action_key(plan, job, cache::describe_job(plan, job), reads, files, allow_time_macros);
   };
   const auto before = key({dir / "p/k.c", dir / "sys/h.h"});
   CHECK_FALSE(before.do_not_cache);

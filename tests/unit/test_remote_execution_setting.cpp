@@ -1,8 +1,8 @@
-// The remote_execution setting (exec/remote_runner.hpp) and the dependency
+// The remote_execution setting (exec/remote/runner.hpp) and the dependency
 // scan a remote compile's inputs come from (toolchain/frontends/clang_scan.hpp).
 #include <catch2/catch.hpp>
 
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/runner.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
 #include "offload_build/util/strings.hpp"
 

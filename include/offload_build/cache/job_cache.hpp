@@ -50,12 +50,19 @@ struct JobCacheOptions {
   std::function<bool(const plan::Job&)> local_only;
 };
 
-class JobCache {
+// Also the build's exec::JobKeys: the key serve() computed for a job is the
+// one its runner asks for (remote execution), from the same file facts.
+class JobCache final : public exec::JobKeys {
  public:
   JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options);
 
-  // Fill the executor's serve, after_serve and after_run hooks with this cache.
+  // Fill the executor's serve, after_serve and after_run hooks and its keys with this cache.
   void attach(exec::ExecOptions& options);
+
+  // exec::JobKeys: the key serve() computed (computed here, once, for a job it never keyed).
+  std::optional<std::string> direct(const plan::Job& job) override;
+  std::optional<std::pair<std::string, std::string>> first_entry(const plan::Job& job) override;
+  exec::ActionKey action_key(const plan::Job& job, const std::vector<fs::path>& reads) override;
 
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
@@ -107,6 +114,7 @@ class JobCache {
   };
 
   using Lock = std::unique_lock<std::mutex>;
+  const JobKey& key_of(const plan::Job& job);  // with mu_ held
   void miss(const plan::Job& job, const std::string& reason, std::string detail);
   void explain(const plan::Job& job, const std::string& line);  // said in after_serve
   // Storage is asked with `lock` released. `changed`: on a miss, what differs
@@ -146,6 +154,7 @@ class JobCache {
   storage::Counters counters_;
   BuildState state_;
   std::map<plan::JobId, Pending> pending_;
+  std::map<plan::JobId, JobKey> unlooked_;  // key_of's, for jobs serve() did not key
   std::map<plan::JobId, MissNote> misses_;
   // Per translation unit (Job::unit), the first job of this build that
   // missed only for its paths (explain_elsewhere).

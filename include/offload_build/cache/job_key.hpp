@@ -7,12 +7,14 @@
 // seen so far and the result key each one gave.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "offload_build/cache/file_facts.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/job_keys.hpp"
 #include "offload_build/plan/plan.hpp"
 
 namespace ob::cache {
@@ -51,6 +53,9 @@ JobKey compute_job_key(const plan::Plan& plan, const plan::Job& job, FileFactsCa
 // inputs' contents and the direct key.
 JobKey describe_job(const plan::Plan& plan, const plan::Job& job);
 void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, FileFactsCache& files);
+// How many times describe_job ran in this process (a test's proof that each
+// job's key is computed once per build, local or remote).
+size_t describe_job_count();
 
 // Facts of `path`, a file `job` read, as a Dep: its path (an absolute path
 // under one of the plan's base directories written relative to the plan's directory,
@@ -61,16 +66,42 @@ void hash_inputs(JobKey& key, const plan::Plan& plan, const plan::Job& job, File
 // and headers hold target regions.
 Dep make_dep(const plan::Plan& plan, const plan::Job& job, const std::string& path, const FileFacts& facts);
 
-// What `job`'s key holds beyond its argv and the files it ships, for its
-// remote action (exec::ActionKey): the tools, environment and facts of
-// describe_job, and the identity of every system file in `reads` (the files
-// the job reads, absolute; the others travel by digest); do_not_cache when one
-// uses a time macro and `allow_time_macros` is false, as the local cache
-// would not serve it.
-exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const std::vector<fs::path>& reads,
-                           FileFactsCache& files, bool allow_time_macros);
+// What `job`'s key (`key`, describe_job's) holds beyond its argv and the
+// files it ships, for its remote action (exec::ActionKey): the tools,
+// environment and facts, and the identity of every system file in `reads`
+// (the files the job reads, absolute; the others travel by digest);
+// do_not_cache when one uses a time macro and `allow_time_macros` is false,
+// as the local cache would not serve it.
+exec::ActionKey action_key(const plan::Plan& plan, const plan::Job& job, const JobKey& key,
+                           const std::vector<fs::path>& reads, FileFactsCache& files, bool allow_time_macros);
 
 std::string result_key(const JobKey& key, const std::vector<Dep>& deps);
+
+// The entry the job cache asks for `job` first (exec::JobKeys::first_entry):
+// its dependency sets under the direct key, or (no depfile) its result.
+std::pair<std::string, std::string> first_entry(const plan::Job& job, const JobKey& key);
+
+// The keys of a build without a job cache (--no-cache) whose runner needs
+// them (remote execution): each job's computed once, on the first ask.
+class JobKeyTable final : public exec::JobKeys {
+ public:
+  JobKeyTable(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros);
+  std::optional<std::string> direct(const plan::Job& job) override;
+  std::optional<std::pair<std::string, std::string>> first_entry(const plan::Job& job) override;
+  exec::ActionKey action_key(const plan::Job& job, const std::vector<fs::path>& reads) override;
+
+ private:
+  const JobKey& key_of(const plan::Job& job);  // with mu_ held
+  const plan::Plan& plan_;
+  const bool allow_time_macros_;
+  std::mutex mu_;
+  FileFactsCache files_;
+  std::map<plan::JobId, JobKey> keys_;
+};
+
+// The directories of `plan` whose files are never identified by stat alone
+// (FileFactsCache's `project`): its own, its build directory, its base directories.
+std::vector<fs::path> project_dirs(const plan::Plan& plan);
 
 // Whether `dep` still describes the file on disk.
 bool dep_matches(const Dep& dep, const FileFacts& now);

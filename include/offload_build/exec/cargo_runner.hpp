@@ -1,5 +1,5 @@
 // The CommandRunner of `offload-build cargo`'s plan (plan/cargo_plan.hpp).
-// Each job runs on a thread of its own, so that device passes of different
+// Each job runs on a thread of its own (exec/threaded_runner.hpp), so that device passes of different
 // crates and targets run at once under -j or make's
 // jobserver (each cargo has its own --target-dir): a device job runs cargo,
 // reads its messages (the archive it names, whether it was fresh), retries
@@ -11,20 +11,17 @@
 // (Completion::up_to_date); a failure says what cargo's messages above mean.
 #pragma once
 
-#include <deque>
-#include <map>
 #include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "offload_build/exec/cargo_run.hpp"
-#include "offload_build/exec/command_runner.hpp"
+#include "offload_build/exec/threaded_runner.hpp"
 #include "offload_build/plan/cargo_plan.hpp"
 
 namespace ob::exec {
 
-class CargoRunner final : public CommandRunner {
+class CargoRunner final : public ThreadedRunner {
  public:
   explicit CargoRunner(const plan::CargoPlan& plan);
   ~CargoRunner() override;
@@ -41,13 +38,10 @@ class CargoRunner final : public CommandRunner {
   // One per plan::CargoPlan::host_steps entry, in its order.
   std::vector<HostOutputs> host_outputs() const;
 
-  Result<void> start(const JobView& view) override;
-  std::optional<Completion> wait_any() override;
-  void wake() override;
   void stop_all() override;
-  size_t running() const override;
 
  private:
+  std::function<Completion()> work(const JobView& view) override;
   Completion run(const plan::Job& job, const process::Command& command, const std::vector<fs::path>& temps);
   // temps: the image, the MIR, then the depfile.
   Completion device(const plan::Job& job, const plan::CargoDeviceStep& step, const std::vector<fs::path>& temps);
@@ -63,13 +57,8 @@ class CargoRunner final : public CommandRunner {
   const plan::CargoPlan& plan_;
   cargo_run::Children children_;
   cargo_run::Diagnostics diagnostics_;  // every pass's, printed once
-  mutable std::mutex mu_;  // everything below
-  std::deque<Completion> done_;
-  std::map<plan::JobId, std::thread> threads_;
-  size_t running_ = 0;
+  mutable std::mutex mu_;  // host_outputs_
   std::vector<HostOutputs> host_outputs_;
-  int done_fd_ = -1;  // eventfd: a job's thread ended
-  int wake_fd_ = -1;  // eventfd: wake()
 };
 
 }  // namespace ob::exec

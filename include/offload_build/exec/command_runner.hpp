@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "offload_build/exec/job_keys.hpp"
 #include "offload_build/process/command.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::exec {
 
-class RemoteRunner;  // exec/remote_runner.hpp
+class RemoteRunner;  // exec/remote/runner.hpp
 
 // What a runner is asked to run: the job as planned, and the command that
 // produces it here. Valid only during start(): a runner copies what it keeps.
@@ -29,6 +30,10 @@ struct JobView {
   // Where this run must write job.outputs, in order, then the depfile when
   // the job has one: the executor renames them into place after success.
   const std::vector<fs::path>& temps;
+  // The job's key as the job cache computed it (ExecOptions::keys), for a
+  // runner that needs it (remote execution); nullptr when the build has none.
+  // Valid for the whole build.
+  JobKeys* keys = nullptr;
 };
 
 class CommandRunner {

@@ -49,6 +49,9 @@ struct ExecOptions {
   // job's progress event: say what the lookup found (--explain, warnings a
   // cache hit replays).
   std::function<void(const plan::Job&, Served)> after_serve;
+  // Each job's key, as whoever serves computed it (cache::JobCache), handed
+  // to the runner with the job (JobView::keys).
+  JobKeys* keys = nullptr;
   // Lookups (`serve`) in flight at most; 0: max(parallelism, kDefaultLookups).
   // 1: one at a time, on the executor's own thread (no lookup threads: what a
   // build with only a local cache wants, where a lookup takes microseconds).

@@ -33,6 +33,10 @@ std::string_view job_kind_name(JobKind kind);
 
 using JobId = size_t;
 
+// Job::runs_here of a compile whose passes write module files (Fortran's).
+inline constexpr const char* kWritesModules =
+    "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
+
 struct Job {
   JobId id = 0;
   JobKind kind = JobKind::DeviceCompile;
@@ -58,6 +62,10 @@ struct Job {
   // After a GPU device compile with no device runtime installed: the object
   // must not call into the OpenMP device runtime (only ompx_bare kernels link).
   bool forbid_device_runtime_calls = false;
+  // Why remote execution must run it here, where its planner knows (a
+  // compile whose passes write module files: the next compile's inputs);
+  // said once per build (kWritesModules). Empty: the runner decides.
+  std::string runs_here;
   // Said after the job's failure: where a known cause is documented (a
   // Fortran offload link, which fails on a toolchain without flang's device runtime).
   std::string failure_hint;

@@ -1,5 +1,5 @@
 // Where each job of a build ran under remote execution, as --explain, --report,
-// the trace and the timings page say it (the remote runner, exec/remote_runner.hpp,
+// the trace and the timings page say it (the remote runner, exec/remote/runner.hpp,
 // takes the notes; this is their wording).
 #pragma once
 

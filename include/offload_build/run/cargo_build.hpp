@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/run/build_context.hpp"
+#include "offload_build/run/session.hpp"
 #include "offload_build/run/request.hpp"
 
 namespace ob::run {
@@ -32,9 +32,9 @@ struct CargoBuilt {
   std::optional<int> exit_code;
 };
 
-// Build the passes of `args` in -C's package, through `context` (made first:
+// Build the passes of `args` in -C's package, through `session` (made first:
 // make's jobserver); ends with the summary line.
-Result<CargoBuilt> cargo_build(const Request& options, const CargoArgs& args, BuildContext& context);
+Result<CargoBuilt> cargo_build(const Request& options, const CargoArgs& args, Session& session);
 
 // `cargo clean|doc ...`: cargo's own command, run with the toolchain both
 // passes use; its exit code.

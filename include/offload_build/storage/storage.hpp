@@ -188,7 +188,7 @@ class Storage {
   Lookup get(std::string_view kind, std::string_view key);
 
   // The entry's bytes as stored (what a remote holds: the engine's working
-  // set, exec/working_set.hpp), unchecked; nullopt when there is none.
+  // set, exec/remote/working_set.hpp), unchecked; nullopt when there is none.
   std::optional<std::string> get_encoded(std::string_view kind, std::string_view key);
 
   // Store atomically (temp file in the same directory + rename), then count the

@@ -47,7 +47,7 @@ struct LayeredOptions {
   // build. Unset: once per process.
   std::function<bool(const std::string& code)> first_in_build;
   // Remember the kind and key of every entry get() found and put() stored
-  // locally (used(): the engine's working set, exec/working_set.hpp).
+  // locally (used(): the engine's working set, exec/remote/working_set.hpp).
   bool note_used = false;
 };
 

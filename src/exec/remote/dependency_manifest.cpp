@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/exec/remote_action.hpp"
+#include "offload_build/exec/remote/action.hpp"
 #include "offload_build/util/paths.hpp"
 
 namespace ob::exec {

@@ -9,13 +9,14 @@
 // execution never sends (packages, ptxas assembles, links) too. Only an
 // engine that lets clients write its action cache (update_enabled) holds
 // entries; with any other the layer is silent. The layer shares the build's
-// engine (exec/engine_link.hpp): its failure is the engine's one warning.
+// engine (exec/remote/link.hpp): its failure is the engine's one warning.
 #pragma once
 
 #include <memory>
 
-#include "offload_build/exec/engine_link.hpp"
-#include "offload_build/exec/working_set.hpp"
+#include "offload_build/exec/remote/link.hpp"
+#include "offload_build/exec/remote/working_set.hpp"
+#include "offload_build/storage/remote/backend_registry.hpp"
 #include "offload_build/storage/remote/remote.hpp"
 
 namespace ob::exec {
@@ -32,9 +33,14 @@ inline constexpr const char* kEngineLayerPrefix = "engine-action-cache:";
 storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine, bool signing_key_set = false);
 
 // The backend for that entry, over `link` (any number: they share it), and
-// `set` when the build has a working set (exec/working_set.hpp): a value it
+// `set` when the build has a working set (exec/remote/working_set.hpp): a value it
 // holds is served from it, without a call.
 std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes,
                                                             std::shared_ptr<WorkingSet> set = nullptr);
+
+// The layer as an entry of the backend registry (storage/remote/backend_registry.hpp):
+// engine_layer_config's prefix, its backends make_engine_backend's over
+// `link` and `set`. A build's registry is the builtin one with it added.
+storage::RemoteScheme engine_layer_scheme(std::shared_ptr<EngineLink> link, std::shared_ptr<WorkingSet> set = nullptr);
 
 }  // namespace ob::exec

@@ -1,4 +1,7 @@
-#include "offload_build/run/build_context.hpp"
+// The session's cache, engine and runs (session.hpp): the local cache and
+// its remotes opened once, the engine shared by the cache's layer and the
+// remote runner, the one run_plan.
+#include "offload_build/run/session.hpp"
 
 #include "offload_build/storage/hash.hpp"
 
@@ -7,12 +10,11 @@
 #include <thread>
 
 #include "offload_build/cache/depfile.hpp"
-#include "offload_build/cache/file_facts.hpp"
 #include "offload_build/cache/job_key.hpp"
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/engine_link.hpp"
-#include "offload_build/exec/engine_storage.hpp"
-#include "offload_build/exec/working_set.hpp"
+#include "offload_build/exec/remote/link.hpp"
+#include "offload_build/exec/remote/layer.hpp"
+#include "offload_build/exec/remote/working_set.hpp"
 #include "offload_build/util/strings.hpp"
 
 
@@ -22,14 +24,14 @@ storage::Storage local_cache(const config::Config& c) {
   return storage::Storage(cache_dir_for(c, std::nullopt), max_size_for(c, std::nullopt), storage::Trust::from_config(c));
 }
 
-BuildContext::BuildContext(const Request& options)
+Session::Session(const Request& options)
     : options_(options), jobserver_(process::jobserver_from_environment()) {}
 
-BuildContext::~BuildContext() {
+Session::~Session() {
   if (opener_.joinable()) opener_.join();
 }
 
-void BuildContext::open_engine_early() {
+void Session::open_engine_early() {
   if (opener_.joinable() || config().text("remote_execution").empty()) return;
   auto link = engine_link(false);
   if (!link) return;  // a bad URL: remote_runner says it
@@ -42,7 +44,8 @@ void BuildContext::open_engine_early() {
   });
 }
 
-Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErrors remote_errors) {
+Result<void> Session::open_cache(const Policy& policy, const ProjectSettings& project) {
+  const RemoteErrors remote_errors = policy.remote_errors;
   if (opened_) return {};
   opened_ = true;
   cache_dir_ = cache_dir_for(config(), project.cache_dir);
@@ -69,9 +72,9 @@ Result<void> BuildContext::open_cache(const ProjectSettings& project, RemoteErro
 }
 
 // With remote_execution set, its action cache asked (engine_cache use or
-// trusted) and engine_storage: the engine as the last remote (exec/engine_storage.hpp). A bad
+// trusted) and engine_storage: the engine as the last remote (exec/remote/layer.hpp). A bad
 // URL adds none: the remote runner says it.
-void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered,
+void Session::add_engine_layer(std::vector<storage::RemoteConfig>& remotes, storage::LayeredOptions& layered,
                                     bool launcher) {
   if (!engine_layer_on()) return;
   auto link = engine_link(launcher);
@@ -83,19 +86,19 @@ void BuildContext::add_engine_layer(std::vector<storage::RemoteConfig>& remotes,
     working_set_identity_ = nullptr;  // asked once; it may refer to the caller's manifest
     layered.note_used = true;
   }
-  layered.factory = [link = *link, set = working_set_](const storage::RemoteConfig& c) {
-    if (c.prefix == exec::kEngineLayerPrefix) return exec::make_engine_backend(link, c.max_entry_bytes, set);
-    return storage::make_remote_backend(c);
-  };
+  // The layer is one more scheme of this build's backend registry.
+  auto registry = std::make_shared<storage::RemoteBackendRegistry>(storage::RemoteBackendRegistry::builtin());
+  registry->add({exec::engine_layer_scheme(*link, working_set_)});
+  layered.factory = [registry](const storage::RemoteConfig& c) { return storage::make_remote_backend(c, *registry); };
 }
 
-bool BuildContext::engine_layer_on() const {
+bool Session::engine_layer_on() const {
   const auto use = engine_cache();
   return !config().text("remote_execution").empty() && config().flag("engine_storage") && !config().flag("no_cache") &&
          (use == exec::EngineCache::Use || use == exec::EngineCache::Trusted);
 }
 
-Result<std::shared_ptr<exec::EngineLink>> BuildContext::engine_link(bool launcher) {
+Result<std::shared_ptr<exec::EngineLink>> Session::engine_link(bool launcher) {
   if (engine_) return engine_;
   auto engine = exec::parse_remote_execution(options_.config.text("remote_execution"));
   if (!engine) return engine.error();
@@ -114,7 +117,7 @@ Result<std::shared_ptr<exec::EngineLink>> BuildContext::engine_link(bool launche
 
 // The first compile that finds the engine down spares the rest of the make
 // run (launcher mode); unset otherwise: this process only.
-std::function<bool(bool)> BuildContext::engine_down_memo(const std::string& display) const {
+std::function<bool(bool)> Session::engine_down_memo(const std::string& display) const {
   if (!notes_) return {};
   return [dir = *notes_, display](bool mark) {
     const std::string code = "remote-execution down " + display;
@@ -122,7 +125,7 @@ std::function<bool(bool)> BuildContext::engine_down_memo(const std::string& disp
   };
 }
 
-std::function<void(const std::string&)> BuildContext::engine_warn(const std::string& display) const {
+std::function<void(const std::string&)> Session::engine_warn(const std::string& display) const {
   return [notes = notes_, display](const std::string& line) {
     const bool base = line.find("outside base_dir") != std::string::npos;  // else an engine failure
     if (notes && !first_in_build(*notes, "remote-execution " + display + (base ? " base_dir" : ""))) return;
@@ -131,25 +134,25 @@ std::function<void(const std::string&)> BuildContext::engine_warn(const std::str
   };
 }
 
-std::optional<fs::path> BuildContext::probe_memo() const {
+std::optional<fs::path> Session::probe_memo() const {
   if (config().flag("no_cache")) return std::nullopt;
   if (!storage_) return probe_memo_of(config());
   if (!storage_->trusted() || storage_->shared()) return std::nullopt;
   return storage_->dir() / "probes";
 }
 
-std::optional<fs::path> BuildContext::probe_memo_of(const config::Config& c) {
+std::optional<fs::path> Session::probe_memo_of(const config::Config& c) {
   if (c.flag("no_cache")) return std::nullopt;
   const storage::Storage storage = local_cache(c);
   if (!storage.trusted() || storage.shared()) return std::nullopt;
   return storage.dir() / "probes";
 }
 
-exec::EngineCache BuildContext::engine_cache() const {
+exec::EngineCache Session::engine_cache() const {
   return exec::parse_engine_cache(config().text("engine_cache")).value_or(exec::EngineCache::Use);
 }
 
-void BuildContext::limit_parallelism(exec::ExecOptions& options) {
+void Session::limit_parallelism(exec::ExecOptions& options) {
   options.parallelism = effective_jobs(config());
   // Under make -jN: one token per job beyond the first (process/jobserver.hpp).
   if (jobserver_.serial) options.parallelism = 1;
@@ -159,11 +162,10 @@ void BuildContext::limit_parallelism(exec::ExecOptions& options) {
   }
 }
 
-Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const plan::Plan& plan, RemoteFor use,
-                                                                        bool allow_time_macros) {
+Result<std::unique_ptr<exec::RemoteRunner>> Session::remote_runner(const plan::Plan& plan, Policy::Remote use) {
   const std::string url = options_.config.text("remote_execution");
-  if (url.empty()) return std::unique_ptr<exec::RemoteRunner>();
-  auto link = engine_link(use == RemoteFor::LauncherCompile);
+  if (url.empty() || use == Policy::Remote::None) return std::unique_ptr<exec::RemoteRunner>();
+  auto link = engine_link(use == Policy::Remote::LauncherCompile);
   if (!link) return link.error();
   exec::RemoteRunnerSetup setup;
   setup.link = *link;
@@ -172,47 +174,14 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
   setup.local_jobs = jobserver_.serial ? 1 : effective_jobs(config());
   setup.system_dirs = cache::system_dirs(options_.config.text("system_dirs"));
   setup.parse_depfile = [](std::string_view text) { return cache::parse_depfile(text); };
-  // The action holds what the job's local key holds (cache::action_key).
-  struct KeyFiles {
-    std::mutex mu;
-    cache::FileFactsCache files;
-  };
-  auto key_files = std::make_shared<KeyFiles>();
-  std::vector<fs::path> project{plan.cwd, plan.build_dir};  // never identified by stat alone, as in the job cache
-  project.insert(project.end(), plan.base_dirs.begin(), plan.base_dirs.end());
-  key_files->files = cache::FileFactsCache(std::move(project), setup.system_dirs,
-                                           toolchain::NameRoots{plan.base_dirs, plan.name_anchor});
-  setup.action_key = [&plan, key_files, allow_time_macros](const plan::Job& job, const std::vector<fs::path>& reads) {
-    std::lock_guard lock(key_files->mu);
-    return cache::action_key(plan, job, reads, key_files->files, allow_time_macros);
-  };
-  // A job's dependency manifest in the engine is named by its direct key
-  // (cache/job_key.hpp): what decides its outputs before any file is read.
-  // None with the engine layer on: its entries under the same key (the
-  // direct-mode manifest: every file read, with its digest) serve the whole
-  // job, so a manifest would be stored and asked for in vain.
-  auto job_key = [&plan, key_files](const plan::Job& job) -> std::optional<cache::JobKey> {
-    std::lock_guard lock(key_files->mu);
-    cache::JobKey key = cache::compute_job_key(plan, job, key_files->files);
-    if (key.inputs_missing) return std::nullopt;
-    return key;
-  };
+  // Each job's key is the job cache's (exec/job_keys.hpp); with the engine
+  // layer the runner asks no dependency manifests (its entries serve the job).
+  setup.engine_layer = engine_layer_on();
   setup.signing_key = storage::Trust::from_config(config()).signing_key;
-  if (!engine_layer_on())
-    setup.manifest_key = [job_key](const plan::Job& job) {
-      const auto key = job_key(job);
-      return key ? storage::sha256_hex("dependency manifest\n" + key->direct) : std::string();
-    };
-  else  // the entry the job cache asks the layer for first (cache::JobCache::find_result_key)
-    setup.ran_nowhere = [job_key, link = *link](const plan::Job& job) {
-      const auto key = job_key(job);
-      return key && link->absent(job.depfile ? storage::redis_key(cache::kManifestEntryKind, key->direct)
-                                             : storage::redis_key(cache::kResultEntryKind, cache::result_key(*key, {})));
-    };
   // A launcher compile: the engine opened on its first job that goes (a
   // compile served by the cache never loads the client), compiler checks
   // once per make/ninja run (remembered next to the cache).
-  setup.lazy = use == RemoteFor::LauncherCompile;
+  setup.lazy = use == Policy::Remote::LauncherCompile;
   setup.warn = engine_warn(setup.config.display);
   setup.engine_down = engine_down_memo(setup.config.display);
   if (notes_)
@@ -222,7 +191,7 @@ Result<std::unique_ptr<exec::RemoteRunner>> BuildContext::remote_runner(const pl
   return exec::make_remote_runner(std::move(setup));
 }
 
-BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRunner& runner, RunOptions run) {
+Ran Session::run_plan(const plan::Plan& plan, exec::CommandRunner& runner, RunOptions run) {
   exec::ExecOptions options;
   limit_parallelism(options);
   // Remote jobs have their own limit (the remote_execution's jobs), beside
@@ -232,11 +201,12 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
   options.observer = run.observer;
   options.check_outputs = std::move(run.check_outputs);
   std::optional<cache::JobCache> job_cache;
+  std::optional<cache::JobKeyTable> keys;  // no job cache: the runner's keys, each computed once
   const bool collect_reads = run.cache.collect_reads;
   if (remote && engine_cache() != exec::EngineCache::Trusted)
     run.cache.local_only = [remote](const plan::Job& job) {
       auto note = remote->note(job.id);
-      return note && note->where == exec::RanWhere::EngineCache;
+      return note && note->where == report::RanWhere::EngineCache;
     };
   if (layers_) {
     storage_->warn_if_unwritable();
@@ -246,6 +216,8 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
     // Lookups on threads hide a remote's latency; with only the local cache
     // a lookup takes microseconds and the hand-off would cost more.
     if (!layers_->has_remotes()) options.lookups = 1;
+  } else if (remote) {
+    options.keys = &keys.emplace(plan, cache::system_dirs(config().text("system_dirs")), run.cache.allow_time_macros);
   }
   Ran ran{exec::execute(plan, runner, options), {}};
   if (remote && storage_) {  // cache stats: where the jobs ran
@@ -266,7 +238,7 @@ BuildContext::Ran BuildContext::run_plan(const plan::Plan& plan, exec::CommandRu
   return ran;
 }
 
-void BuildContext::keep_working_set() {
+void Session::keep_working_set() {
   const auto used = layers_->used();
   if (config().flag("verbose"))
     std::cerr << "offload-build: the engine's working set of this project: " << working_set_->served() << " of "

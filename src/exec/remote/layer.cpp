@@ -1,11 +1,11 @@
-// The engine's action cache as a layer of the local cache (exec/engine_storage.hpp).
-#include "offload_build/exec/engine_storage.hpp"
+// The engine's action cache as a layer of the local cache (exec/remote/layer.hpp).
+#include "offload_build/exec/remote/layer.hpp"
 
 namespace ob::exec {
 
 namespace {
 
-constexpr const char* kValueKind = "cache-entry";
+constexpr const char* kEntryValueKind = "cache-entry";
 // Entries the layer sends at once: one BatchUpdateBlobs for 16 instead of 16
 // (every UpdateActionResult stays one call: the protocol has no batch of them).
 constexpr size_t kUploadBatch = 16;
@@ -23,7 +23,7 @@ class EngineBackend final : public storage::RemoteBackend {
     if (!client) return std::optional<std::string>();
     std::string text, error;
     room_.reset();
-    if (!client->get_value(kValueKind, name, max_, text, error, &room_)) {
+    if (!client->get_value(kEntryValueKind, name, max_, text, error, &room_)) {
       link_->failed(error);  // the engine's one warning; the layer takes it as a miss
       return std::optional<std::string>();
     }
@@ -49,7 +49,7 @@ class EngineBackend final : public storage::RemoteBackend {
     std::vector<std::pair<std::string, std::string>> values;
     for (const auto& p : puts) values.emplace_back(storage::redis_key(p.kind, p.key), std::string(p.value));
     std::string error;
-    if (client->put_values(kValueKind, values, error)) return std::vector<bool>(puts.size(), true);
+    if (client->put_values(kEntryValueKind, values, error)) return std::vector<bool>(puts.size(), true);
     link_->failed(error);
     return std::vector<bool>(puts.size(), false);
   }
@@ -102,6 +102,17 @@ storage::RemoteConfig engine_layer_config(const RemoteExecutionConfig& engine, b
 std::unique_ptr<storage::RemoteBackend> make_engine_backend(std::shared_ptr<EngineLink> link, uint64_t max_bytes,
                                                             std::shared_ptr<WorkingSet> set) {
   return std::make_unique<EngineBackend>(std::move(link), max_bytes, std::move(set));
+}
+
+storage::RemoteScheme engine_layer_scheme(std::shared_ptr<EngineLink> link, std::shared_ptr<WorkingSet> set) {
+  storage::RemoteScheme scheme;
+  scheme.prefix = kEngineLayerPrefix;
+  scheme.usage = "remote_execution with engine_storage";  // never a URL a user writes
+  scheme.display = [](const storage::RemoteConfig& c) { return c.display; };
+  scheme.create = [link = std::move(link), set = std::move(set)](const storage::RemoteConfig& c) {
+    return make_engine_backend(link, c.max_entry_bytes, set);
+  };
+  return scheme;
 }
 
 }  // namespace ob::exec

@@ -3,8 +3,8 @@
 // file describes its schemes (`EngineScheme`: the URL's own part, how its
 // client is opened) and the list in engine_registry.cpp names each engine
 // once. What every engine shares (the `|attribute=value` suffixes, the
-// redaction of credentials) is remote_setting.cpp's; what the runner asks of
-// a client is reapi::Client (exec/remote_execution.hpp).
+// redaction of credentials) is setting.cpp's; what the runner asks of
+// a client is reapi::Client (exec/remote/client.hpp).
 //
 // Adding an engine: define `std::vector<EngineScheme> NAME_schemes()` in its
 // file and add it to the list in engine_registry.cpp.
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "offload_build/exec/remote_execution.hpp"
+#include "offload_build/exec/remote/client.hpp"
 #include "offload_build/util/result.hpp"
 
 namespace ob::exec {

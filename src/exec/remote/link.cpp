@@ -1,5 +1,5 @@
-// The engine of one build, opened once (exec/engine_link.hpp).
-#include "offload_build/exec/engine_link.hpp"
+// The engine of one build, opened once (exec/remote/link.hpp).
+#include "offload_build/exec/remote/link.hpp"
 
 #include <fmt/format.h>
 

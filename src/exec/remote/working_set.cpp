@@ -1,5 +1,5 @@
-// A project's working set in the engine (exec/working_set.hpp).
-#include "offload_build/exec/working_set.hpp"
+// A project's working set in the engine (exec/remote/working_set.hpp).
+#include "offload_build/exec/remote/working_set.hpp"
 
 #include <charconv>
 
@@ -12,7 +12,7 @@ namespace ob::exec {
 namespace {
 
 constexpr std::string_view kMagic = "ob-working-set-1\n";
-constexpr const char* kValueKind = "working-set";
+constexpr const char* kSetValueKind = "working-set";
 
 // "N\n" at `at`: the number, `at` moved past it.
 std::optional<uint64_t> read_length(std::string_view text, size_t& at) {
@@ -81,7 +81,7 @@ void WorkingSet::load() {
   auto client = link_->client();
   if (!client || !*client || !(*client)->stores_values()) return;
   std::string pack, error;
-  if (!(*client)->get_value(kValueKind, name_, kMaxWorkingSetBytes, pack, error)) {
+  if (!(*client)->get_value(kSetValueKind, name_, kMaxWorkingSetBytes, pack, error)) {
     link_->failed(error);
     return;
   }
@@ -129,7 +129,7 @@ void WorkingSet::save(const std::map<std::string, std::string>& values) {
   auto client = link_->client();
   if (!client || !*client || !(*client)->stores_values()) return;
   std::string error;
-  if (!(*client)->put_value(kValueKind, name_, *pack, error)) {
+  if (!(*client)->put_value(kSetValueKind, name_, *pack, error)) {
     link_->failed(error);
     return;
   }

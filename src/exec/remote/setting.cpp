@@ -1,12 +1,12 @@
-// The remote_execution and engine_cache settings (exec/remote_runner.hpp):
-// the URL's engine by its scheme (exec/engine_registry.hpp), the attributes
+// The remote_execution and engine_cache settings (exec/remote/setting.hpp):
+// the URL's engine by its scheme (exec/remote/engine_registry.hpp), the attributes
 // every engine shares, the redaction of credentials.
 #include <charconv>
 
 #include <fmt/format.h>
 
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/setting.hpp"
 #include "offload_build/util/secrets.hpp"
 #include "offload_build/util/size_text.hpp"
 #include "offload_build/util/strings.hpp"

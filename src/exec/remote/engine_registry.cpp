@@ -1,11 +1,11 @@
 // The remote execution engines, by the scheme their URLs start with. Each
 // engine's file describes its schemes; this list is the one place that names them.
-#include "offload_build/exec/engine_registry.hpp"
+#include "offload_build/exec/remote/engine_registry.hpp"
 
 namespace ob::exec {
 
 // Defined by each engine's file.
-std::vector<EngineScheme> reapi_schemes();  // src/reapi/reapi_engine.cpp
+std::vector<EngineScheme> reapi_schemes();  // reapi_engine.cpp
 
 const EngineRegistry& EngineRegistry::builtin() {
   static const EngineRegistry registry = [] {

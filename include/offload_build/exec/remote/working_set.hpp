@@ -5,7 +5,7 @@
 // project knows before it looks anything up (working_set_name). The next
 // build that misses its local cache fetches the pack once (one
 // GetActionResult and one ByteStream read) and the engine layer
-// (exec/engine_storage.hpp) serves the entries it holds from it, instead of
+// (exec/remote/layer.hpp) serves the entries it holds from it, instead of
 // one GetActionResult each. A hint, never a truth: every value it serves is
 // checked by the layer as any remote value is (bound to its kind and key,
 // signed where a key is set), every job's key is the cache's as ever, and an
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "offload_build/exec/engine_link.hpp"
+#include "offload_build/exec/remote/link.hpp"
 
 namespace ob::exec {
 

@@ -1,4 +1,4 @@
-// A plan job as a remote action, whatever the engine (exec/remote_runner.hpp
+// A plan job as a remote action, whatever the engine (exec/remote/runner.hpp
 // runs it): which jobs go (kept_local), the files a compile reads (its
 // declared inputs and, with a depfile, a dependency scan with its own flags),
 // the input root, paths in argv and environment made relative to it, the
@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "offload_build/exec/remote_execution.hpp"
-#include "offload_build/exec/scan_batch.hpp"
+#include "offload_build/exec/job_keys.hpp"
+#include "offload_build/exec/remote/client.hpp"
+#include "offload_build/exec/remote/scan_batch.hpp"
 #include "offload_build/plan/plan.hpp"
 #include "offload_build/process/command.hpp"
 
 namespace ob::exec {
 
-struct ActionKey;
 struct RemoteRunnerSetup;
 
 namespace fs = std::filesystem;
@@ -34,8 +34,6 @@ namespace fs = std::filesystem;
 std::optional<fs::path> compiler_path(const plan::Job& job, const fs::path& cwd);
 // Why a job is not one remote execution sends, or "" when it is.
 std::string kept_local(const plan::Job& job, const fs::path& cwd);
-// kept_local's reason for a Fortran compile (said once per build as a warning).
-bool is_fortran_reason(const std::string& why);
 
 class ActionBuilder {
  public:
@@ -67,12 +65,12 @@ class ActionBuilder {
   // Runs a dependency scan command (scan_command's, naming the depfile) on this machine.
   using ScanFn = std::function<std::optional<ScanFound>(const process::Command&, const fs::path& depfile)>;
   // `job` run as `cmd` writing `temps`, as an action; nullopt and `why` when it
-  // stays here. `absent` is set to the scan's lookups that found nothing,
+  // stays here; its key is `keys`' (none: it stays here). `absent` is set to the scan's lookups that found nothing,
   // where the compile records them. With `known` (a dependency manifest that
   // holds), no scan runs.
   std::optional<Built> build(const plan::Job& job, const process::Command& cmd, const std::vector<fs::path>& temps,
-                             const ScanFn& scan, std::optional<std::vector<std::string>>& absent, std::string& why,
-                             const Manifest* known = nullptr);
+                             const ScanFn& scan, JobKeys* keys, std::optional<std::vector<std::string>>& absent,
+                             std::string& why, const Manifest* known = nullptr);
   // The dependency manifest of `built` (its reads) whose lookups did not find
   // `absent` (absolute); nullopt when a file changed since, or it is over
   // kMaxManifestBytes.
@@ -82,7 +80,7 @@ class ActionBuilder {
   std::optional<Manifest> manifest_match(std::string_view text, const process::Command& cmd, std::string& why);
 
  private:
-  struct Layout;  // one job's input root, files and directories (remote_action.cpp)
+  struct Layout;  // one job's input root, files and directories (action.cpp)
   // The directory `cmd` runs in here.
   static fs::path cwd_of(const process::Command& cmd);
   std::string manifest_path(const fs::path& p, const fs::path& cwd) const;

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "offload_build/exec/engine_registry.hpp"
+#include "offload_build/exec/remote/engine_registry.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 

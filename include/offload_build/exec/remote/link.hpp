@@ -1,6 +1,6 @@
 // The engine of one build (docs/DISTRIBUTED.md), shared by the remote runner
-// (exec/remote_runner.hpp) and the local cache's engine layer
-// (exec/engine_storage.hpp): its client module loaded, its connection made
+// (exec/remote/runner.hpp) and the local cache's engine layer
+// (exec/remote/layer.hpp): its client module loaded, its connection made
 // and its capabilities asked once, on first use, by whichever needs it first;
 // its first failure said once (one warning per build), after which every use
 // is answered here.
@@ -14,7 +14,7 @@
 #include <set>
 #include <string>
 
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/setting.hpp"
 
 namespace ob::exec {
 

@@ -1,5 +1,5 @@
-// A plan job as a remote action (exec/remote_action.hpp).
-#include "offload_build/exec/remote_action.hpp"
+// A plan job as a remote action (exec/remote/action.hpp).
+#include "offload_build/exec/remote/action.hpp"
 
 #include <sys/stat.h>
 
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/remote_runner.hpp"
+#include "offload_build/exec/remote/runner.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
@@ -29,9 +29,6 @@ constexpr std::string_view kSupportDir = ".offload-build-remote";
 constexpr std::string_view kKeyVariable = "OFFLOAD_BUILD_ACTION_KEY";
 // An empty input in the compile's own directory (add_marker).
 constexpr const char* kCwdMarker = ".offload-build-cwd";
-
-constexpr const char* kFortranLocal =
-    "a Fortran compile: the module files one writes are the next one's inputs, so Fortran compiles run here";
 
 fs::path common_dir(const fs::path& a, const fs::path& b) {
   fs::path out;
@@ -76,12 +73,9 @@ std::string kept_local(const plan::Job& job, const fs::path& cwd) {
   if (job.key_material) return "its planner keys it by what the worker cannot see (cargo's device pass)";
   if (!compiler_path(job, cwd))
     return fmt::format("its compiler {} is not found in PATH", job.argv.empty() ? "(none)" : job.argv[0]);
-  // A Fortran compile's module files are the next compile's inputs (docs/DISTRIBUTED.md).
-  if (manifest::language_from_extension(job.source) == manifest::Language::Fortran) return kFortranLocal;
-  return {};
+  // Its planner's word (a Fortran compile's module files are the next compile's inputs: docs/DISTRIBUTED.md).
+  return job.runs_here;
 }
-
-bool is_fortran_reason(const std::string& why) { return why == kFortranLocal; }
 
 // The LLVM installation the job's compiler is part of (ROOT/bin/clang beside
 // ROOT/lib/clang: an LLVM in a private prefix, as scripts/setup.sh --llvm 19
@@ -121,9 +115,13 @@ fs::path ActionBuilder::cwd_of(const process::Command& cmd) {
 
 std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, const process::Command& cmd,
                                                          const std::vector<fs::path>& temps,
-                                                         const ScanFn& scan,
+                                                         const ScanFn& scan, JobKeys* keys,
                                                          std::optional<std::vector<std::string>>& absent,
                                                          std::string& why, const Manifest* known) {
+  if (!keys) {  // its action would be keyed more weakly than its local entry
+    why = "the build computed no key for it";
+    return std::nullopt;
+  }
   Layout l;
   l.cwd = cwd_of(cmd);
   // What -march=native means is this machine's CPU: a worker would build for its own.
@@ -152,7 +150,7 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
                         f.string(), link->string());
       return std::nullopt;
     }
-  const ActionKey key = setup_.action_key ? setup_.action_key(job, l.reads) : ActionKey{};
+  const ActionKey key = keys->action_key(job, l.reads);
   if (!lay_out(job, temps, l, why)) return std::nullopt;
   Built built;
   reapi::Action& action = built.action;

@@ -1,5 +1,5 @@
-// Dependency scans in batches (exec/scan_batch.hpp).
-#include "offload_build/exec/scan_batch.hpp"
+// Dependency scans in batches (exec/remote/scan_batch.hpp).
+#include "offload_build/exec/remote/scan_batch.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

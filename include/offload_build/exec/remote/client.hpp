@@ -1,5 +1,5 @@
 // The Remote Execution API v2 client's interface (docs/DISTRIBUTED.md): what
-// the remote runner (exec/remote_runner.hpp) asks of an engine (Buildbarn,
+// the remote runner (exec/remote/runner.hpp) asks of an engine (Buildbarn,
 // BuildBuddy, NativeLink, Bazel's reference worker). The client itself is the
 // module libob-remote-execution.so (src/reapi/, gRPC and protobuf), opened
 // with dlopen only when remote_execution is set: this header is all the two
@@ -23,7 +23,7 @@ struct Digest {
 };
 
 // Where the engine is and how to talk to it: the remote_execution setting,
-// parsed (exec/remote_runner.hpp).
+// parsed (exec/remote/runner.hpp).
 struct Endpoint {
   std::string target;    // "HOST:PORT" as gRPC takes it
   bool tls = false;      // grpcs://
@@ -121,7 +121,7 @@ class Client {
   virtual bool run(const Action& action, ActionResult& result, std::string& error) = 0;
   // A value offload-build keeps in the action cache (a job's dependency
   // manifest, exec/dependency_manifest.hpp; an entry of the local cache's
-  // engine layer, exec/engine_storage.hpp): the one output of an action that
+  // engine layer, exec/remote/layer.hpp): the one output of an action that
   // never runs, named by `kind` and `key`. Its text (at most `max_bytes`:
   // a bigger one is none), empty when the engine has none (never asked of an
   // engine without Capabilities::update_enabled, which cannot hold one).

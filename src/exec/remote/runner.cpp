@@ -1,17 +1,12 @@
-// Remote execution of compile jobs (exec/remote_runner.hpp, docs/DISTRIBUTED.md).
-#include "offload_build/exec/remote_runner.hpp"
+// Remote execution of compile jobs (exec/remote/runner.hpp, docs/DISTRIBUTED.md).
+#include "offload_build/exec/remote/runner.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
-#include <deque>
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
@@ -20,10 +15,10 @@
 #include <thread>
 
 #include "offload_build/config/config.hpp"
-#include "offload_build/exec/engine_link.hpp"
-#include "offload_build/exec/remote_action.hpp"
-#include "offload_build/exec/scan_batch.hpp"
-#include "offload_build/process/interrupt.hpp"
+#include "offload_build/exec/remote/link.hpp"
+#include "offload_build/exec/remote/action.hpp"
+#include "offload_build/exec/remote/scan_batch.hpp"
+#include "offload_build/process/output_capture.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
 #include "offload_build/storage/storage.hpp"
@@ -33,6 +28,10 @@
 #include "offload_build/util/strings.hpp"
 
 namespace ob::exec {
+
+using report::RanWhere;
+using report::RemoteJobNote;
+using report::RemoteNotes;
 
 RemoteNotes remote_notes(const RemoteRunner& runner, const plan::Plan& plan) {
   RemoteNotes notes;
@@ -82,56 +81,11 @@ class Runner final : public RemoteRunner {
   explicit Runner(RemoteRunnerSetup setup)
       : setup_(std::move(setup)),
         local_(std::max<size_t>(1, setup_.local_jobs)),
-        done_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-        wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
         builder_(setup_),
         scans_(
             local_.size(), [this](const process::Command& scan) { return run_local(0, scan).exit_code == 0; },
-            setup_.system_dirs) {
-    process::install_signal_handlers();
-  }
-  ~Runner() override {
-    stop_all();
-    if (done_fd_ >= 0) close(done_fd_);
-    if (wake_fd_ >= 0) close(wake_fd_);
-  }
-
-  Result<void> start(const JobView& view) override {
-    auto work = std::make_shared<Work>(Work{view.job, view.command, view.temps, std::nullopt});
-    std::lock_guard lock(m_);
-    ++running_;
-    threads_[view.job.id] = std::thread([this, work] { finish(run(*work)); });
-    return {};
-  }
-
-  std::optional<Completion> wait_any() override {
-    for (;;) {
-      {
-        std::unique_lock lock(m_);
-        if (!done_.empty()) {
-          Completion c = std::move(done_.front());
-          done_.pop_front();
-          if (running_ > 0) --running_;  // started and not yet reported: running() counts it until now
-          auto t = threads_.find(c.job);
-          if (t != threads_.end()) {
-            std::thread th = std::move(t->second);
-            threads_.erase(t);
-            lock.unlock();
-            th.join();
-          }
-          return c;
-        }
-        if (running_ == 0) return std::nullopt;
-      }
-      if (process::interrupted() || take(wake_fd_)) return std::nullopt;
-      pollfd pfd[3] = {{process::wakeup_fd(), POLLIN, 0}, {done_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      poll(pfd, 3, 200);
-      process::drain_wakeups();
-      take(done_fd_);
-    }
-  }
-
-  void wake() override { poke(wake_fd_); }
+            setup_.system_dirs) {}
+  ~Runner() override { stop_all(); }
 
   // A job that will start: its dependency scan joins the next batch.
   bool looks_ahead() const override { return !stopping_ && !down(); }
@@ -145,23 +99,13 @@ class Runner final : public RemoteRunner {
   // engine layer still sends the launcher compile's whole entry through it.
   void stop_all() override {
     stopping_ = true;
-    std::map<plan::JobId, std::thread> threads;
     {
       std::lock_guard lock(m_);
-      threads.swap(threads_);
       for (pid_t pid : pids_) kill(pid, SIGTERM);
     }
-    if (!threads.empty()) setup_.link->cancel();
+    if (any_thread()) setup_.link->cancel();
     local_.wake_all();
-    for (auto& [id, t] : threads) t.join();
-    std::lock_guard lock(m_);
-    done_.clear();
-    running_ = 0;
-  }
-
-  size_t running() const override {
-    std::lock_guard lock(m_);
-    return running_;
+    join_all();
   }
 
   std::optional<RemoteJobNote> note(plan::JobId job) const override {
@@ -187,28 +131,14 @@ class Runner final : public RemoteRunner {
     plan::Job job;
     process::Command command;
     std::vector<fs::path> temps;
+    JobKeys* keys = nullptr;  // the job cache's (JobView::keys)
     std::optional<std::vector<std::string>> absent;  // the scan's lookups that found nothing (where recorded)
     bool no_scan = false;                  // its dependency manifest held
   };
 
-  static void poke(int fd) {
-    const uint64_t one = 1;
-    if (fd >= 0) {
-      ssize_t ignored = write(fd, &one, sizeof one);
-      (void)ignored;
-    }
-  }
-  static bool take(int fd) {
-    uint64_t n = 0;
-    return fd >= 0 && read(fd, &n, sizeof n) == sizeof n;
-  }
-
-  void finish(Completion c) {
-    {
-      std::lock_guard lock(m_);
-      done_.push_back(std::move(c));
-    }
-    poke(done_fd_);
+  std::function<Completion()> work(const JobView& view) override {
+    auto work = std::make_shared<Work>(Work{view.job, view.command, view.temps, view.keys, std::nullopt, false});
+    return [this, work] { return run(*work); };
   }
 
   void record(plan::JobId job, RemoteJobNote note, uint64_t uploaded = 0) {
@@ -228,7 +158,7 @@ class Runner final : public RemoteRunner {
   Completion run(Work& w) {
     const std::string local_why = kept_local(w.job, setup_.plan->cwd);
     const bool sends = local_why.empty();
-    if (is_fortran_reason(local_why) && !fortran_said_.exchange(true) && setup_.warn)
+    if (!local_why.empty() && local_why == w.job.runs_here && !planner_said_.exchange(true) && setup_.warn)
       setup_.warn(fmt::format("remote_execution {}: {} (docs/DISTRIBUTED.md)", setup_.config.display, local_why));
     if (sends && !down() && !stopping_) {
       if (auto refused = open()) {
@@ -266,11 +196,10 @@ class Runner final : public RemoteRunner {
       c.exit_code = 130;
       return c;
     }
-    const int out = memfd_create("offload-build-job-output", MFD_CLOEXEC);
-    auto pid = process::spawn(cmd, process::Stdio{-1, out, out});
+    process::OutputCapture out;
+    auto pid = process::spawn(cmd, process::Stdio{-1, out.fd(), out.fd()});
     if (!pid) {
       local_.release();
-      if (out >= 0) close(out);
       c.exit_code = 127;
       c.error = pid.error().message;
       return c;
@@ -285,24 +214,14 @@ class Runner final : public RemoteRunner {
       pids_.erase(*pid);
     }
     local_.release();
-    if (out >= 0) {
-      char buf[8192];
-      for (off_t at = 0;;) {
-        const ssize_t n = pread(out, buf, sizeof buf, at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        c.output.append(buf, size_t(n));
-        at += n;
-      }
-      close(out);
-    }
+    c.output = out.take();
     return c;
   }
 
   // Try the job on the engine: its completion, or nullopt and why it runs
   // locally instead; `sent` once its action was built (else nothing was sent).
   std::optional<Completion> run_remote(Work& w, std::string& why, bool& sent) {
-    const std::string key = manifest_key(w.job);
+    const std::string key = manifest_key(w);
     std::string failure;
     const auto known = key.empty() ? std::nullopt : served_manifest(w, key, failure);
     if (!failure.empty()) {  // the engine failed (said once): nothing is sent
@@ -311,12 +230,12 @@ class Runner final : public RemoteRunner {
     }
     auto built = builder_.build(
         w.job, w.command, w.temps,
-        [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.absent,
-        why, known ? &*known : nullptr);
+        [this](const process::Command& scan, const fs::path& depfile) { return scans_.run(scan, depfile); }, w.keys,
+        w.absent, why, known ? &*known : nullptr);
     if (!built) return std::nullopt;
     sent = true;
     // The engine layer found nothing of the job: its action cache is not asked first.
-    built->action.not_cached = setup_.ran_nowhere && setup_.ran_nowhere(w.job);
+    built->action.not_cached = ran_nowhere(w);
     // The manifest to store once it ran goes up with its inputs.
     const auto manifest = key.empty() || known ? std::nullopt : manifest_of(w, *built, key);
     if (manifest) built->action.values_after.push_back({kManifestKind, key, *manifest});
@@ -353,12 +272,23 @@ class Runner final : public RemoteRunner {
   // (and so its outputs, and the depfile its cache entry records) holds:
   // any client of the engine could plant one that leaves a header out, so
   // one is used only when signed with the team's key (docs/DISTRIBUTED.md).
-  std::string manifest_key(const plan::Job& job) const {
+  // Named by the job's direct key (cache/job_key.hpp): what decides its
+  // outputs before any file is read.
+  std::string manifest_key(const Work& w) const {
     const auto use = setup_.config.engine_cache;
-    if (!setup_.manifest_key || !job.depfile || setup_.signing_key.empty() ||
+    if (setup_.engine_layer || !w.keys || !w.job.depfile || setup_.signing_key.empty() ||
         (use != EngineCache::Use && use != EngineCache::Trusted))
       return {};
-    return setup_.manifest_key(job);
+    const auto direct = w.keys->direct(w.job);
+    return direct ? storage::sha256_hex("dependency manifest\n" + *direct) : std::string();
+  }
+
+  // With the engine layer: the entry the job cache asked the layer for first
+  // found nothing in this build, so nothing says the job ran there.
+  bool ran_nowhere(const Work& w) const {
+    if (!setup_.engine_layer || !w.keys) return false;
+    const auto entry = w.keys->first_entry(w.job);
+    return entry && setup_.link->absent(storage::redis_key(entry->first, entry->second));
   }
 
   // The job's manifest from the engine, when it holds here: the job then
@@ -474,19 +404,14 @@ class Runner final : public RemoteRunner {
   bool opened_ = false;
   std::optional<std::string> refused_;
   Slots local_;
-  int done_fd_ = -1;
-  int wake_fd_ = -1;
   ActionBuilder builder_;  // after setup_
   ScanBatcher scans_;      // after local_
   std::atomic<bool> stopping_{false};
   std::atomic<bool> engine_down_{false};  // unusable for jobs: see down()
   std::string down_earlier_;  // set by open() before any job asks: why jobs that would go stay here
-  std::atomic<bool> fortran_said_{false};
+  std::atomic<bool> planner_said_{false};  // Job::runs_here, said once
   std::atomic<bool> manifests_refused_{false};  // the engine would not store one: not asked again
   mutable std::mutex m_;
-  size_t running_ = 0;
-  std::deque<Completion> done_;
-  std::map<plan::JobId, std::thread> threads_;
   std::set<pid_t> pids_;
   std::map<plan::JobId, RemoteJobNote> notes_;
   Counts counts_;
