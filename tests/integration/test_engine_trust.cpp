@@ -174,7 +174,6 @@ TEST_CASE("engine trust: a launcher compile's whole entry reaches the engine, an
   CHECK(cache_stats(tmp / "fresh/cache").value("whole_compiles", uint64_t(0)) == 2);
   CHECK(count_occurrences(engine.calls(), "Execute failed") == 6);
 }
-#endif
 
 namespace {
 
@@ -257,3 +256,4 @@ TEST_CASE("engine trust: diagnostics of an entry planted in the engine's layer a
   }
   CHECK(engine_layer_hits(tmp / "cache-victim") >= 1);
 }
+#endif

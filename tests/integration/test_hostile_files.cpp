@@ -2,12 +2,11 @@
 // files"): a manifest, response file or depfile that is a symlink to
 // /dev/zero or /dev/urandom, a FIFO or a huge file is refused at once with a
 // message naming it, never read forever. Every run goes through `timeout` and
-// `prlimit --as`, so a regression fails instead of hanging or filling memory.
+// `prlimit --as`, so a regression fails instead of hanging or filling memory:
+// killed, it cannot exit 0 or 2 with the message. No test compares a time.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
-
-#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -21,13 +20,11 @@ using Argv = std::vector<std::string>;
 namespace {
 
 // offload-build ARGS, killed after 60 s, with 4 GiB of address space at most
-// (clang included); `seconds` gets the wall time.
-process::Captured run_bounded(Argv args, const fs::path& cwd, Env env, double& seconds) {
+// (clang included). The kill is a bound on a hang (exit 137), not on speed:
+// the tests assert the exit code and what was said.
+process::Captured run_bounded(Argv args, const fs::path& cwd, Env env) {
   args.insert(args.begin(), {"timeout", "-s", "KILL", "60", "prlimit", "--as=4294967296", OB_BINARY});
-  const auto start = std::chrono::steady_clock::now();
-  auto r = run_tool(std::move(args), cwd, std::move(env));
-  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r;
+  return run_tool(std::move(args), cwd, std::move(env));
 }
 
 }  // namespace
@@ -56,12 +53,12 @@ TEST_CASE("a manifest that is a device, a FIFO or too large is refused at once, 
     fs::resize_file(manifest, uint64_t{40} << 20);
     expected = " is 40.0 MiB; a manifest is at most 16.0 MiB";
   }
-  double seconds = 0;
-  auto r = run_bounded({"-C", dir.string(), "build"}, {}, {}, seconds);
+  auto r = run_bounded({"-C", dir.string(), "build"}, {}, {});
   INFO(r.out << r.err);
+  // Refused before reading (the message is the one said before any read),
+  // exit 2: not the kill (137) or the memory limit a read of the file hits.
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains(manifest.string() + expected));
-  CHECK(seconds < 20);  // measured: a few milliseconds; a regression hits the 60 s kill
 }
 
 TEST_CASE("launcher: a response file that is /dev/zero or a FIFO runs the compiler unchanged, "
@@ -86,15 +83,13 @@ TEST_CASE("launcher: a response file that is /dev/zero or a FIFO runs the compil
     rsp = "fifo.rsp";
     expected = "fifo.rsp: not a regular file (a FIFO); a response file must be a regular file";
   }
-  double seconds = 0;
   // --dry-run: the compiler run unchanged would read the file itself (clang
   // blocks on the FIFO too); only offload-build's handling is under test.
   auto r = run_bounded({"-v", "--dry-run", "wrap", "--", "/usr/bin/clang-22", "-fopenmp", "-c", "@" + rsp,
                         "k.c", "-o", "k.o"},
-                       tmp.path(), env, seconds);
+                       tmp.path(), env);
   INFO(r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(seconds < 20);
+  CHECK(r.exit_code == 0);  // not the kill (137) that a blocked or endless read meets
   CHECK(count_occurrences(r.err, "a response file cannot be read") == 1);
   CHECK_THAT(r.err, Catch::Contains(expected));
 }
@@ -111,11 +106,9 @@ TEST_CASE("a depfile that is a symlink to /dev/zero is not read: nothing stored,
            "[ -n \"$dep\" ] && rm -f \"$dep\" && ln -s /dev/zero \"$dep\"\nexit 0\n";
   });
   const fs::path cache = tmp / "cache";
-  double seconds = 0;
-  auto r = run_bounded({"-C", dir.string(), "--cache-dir", cache.string(), "build"}, {}, {}, seconds);
+  auto r = run_bounded({"-C", dir.string(), "--cache-dir", cache.string(), "build"}, {}, {});
   INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  CHECK(seconds < 50);
+  REQUIRE(r.exit_code == 0);  // not the kill (137) or the memory limit that reading /dev/zero meets
   auto stats = nlohmann::json::parse(run_ob({"--cache-dir", cache.string(), "cache", "stats", "--json"}).out);
   INFO(stats.dump());
   CHECK(stats["misses_by_reason"]["depfile unreadable"].get<int>() >= 1);

@@ -292,13 +292,12 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
     for (const auto& t : temp_outputs(dir / "build")) n += t.extension() != ".lookups";
     return n;
   };
-  for (int i = 0; i < 100 && started_outputs() < 2; ++i)
+  // (At most 60 s: a bound on a hang, not reached when it works.)
+  for (int i = 0; i < 1200 && started_outputs() < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(started_outputs() == 2);
-  const auto started = std::chrono::steady_clock::now();
   kill(*pid, SIGINT);
   CHECK(process::wait_exit_code(*pid) == 130);
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));  // no tool was asked its version
   CHECK(temp_outputs(dir / "build").empty());  // no temporary left behind, lookups included
   REQUIRE(fs::exists(report));
   const json r = json::parse(read_file(report));
@@ -310,6 +309,9 @@ TEST_CASE("report option after an interrupt marks the stopped jobs", "[report]")
     INFO(j["description"]);
     CHECK(j["status"] == (j["kind"] == "device" ? "interrupted" : "not-run"));
   }
+  // No tool was asked its version after the interrupt (the report's tools
+  // have no "version" at all; one asked and stopped would have it, null).
+  REQUIRE(r["tools"].contains("clang"));
   CHECK_FALSE(r["tools"]["clang"].contains("version"));
 }
 

@@ -4,6 +4,8 @@
 // any bytes, trickled or endless. Bounded lifetime: everything stops when the
 // object goes or `lifetime` has passed, whichever comes first (each wait is a
 // poll of at most 50 ms that checks for that). Nothing touches another address.
+// bytes_sent() counts what the handlers got out to the clients: a bound on
+// what a client read that does not depend on how fast anything ran.
 #pragma once
 
 #include <poll.h>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -27,8 +30,9 @@ namespace ob::test {
 class FakeConnection {
  public:
   using Clock = std::chrono::steady_clock;
-  FakeConnection(int fd, const std::atomic<bool>& stop, Clock::time_point end)
-      : fd_(fd), stop_(stop), end_(end) {}
+  FakeConnection(int fd, const std::atomic<bool>& stop, Clock::time_point end,
+                 std::atomic<uint64_t>* sent = nullptr)
+      : fd_(fd), stop_(stop), end_(end), sent_(sent) {}
 
   bool stopping() const { return stop_ || Clock::now() >= end_; }
 
@@ -73,6 +77,7 @@ class FakeConnection {
       ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) return false;
+      if (sent_) *sent_ += static_cast<uint64_t>(n);
       bytes.remove_prefix(static_cast<size_t>(n));
     }
     return true;
@@ -144,6 +149,7 @@ class FakeConnection {
   int fd_;
   const std::atomic<bool>& stop_;
   Clock::time_point end_;
+  std::atomic<uint64_t>* sent_;  // the server's count of bytes sent, or none
   std::string buffer_;
 };
 
@@ -161,6 +167,9 @@ class FakeServer {
 
   int port() const { return port_; }
   int connections() const { return connections_; }
+  // The bytes sent to clients so far, all connections together (stop() first
+  // for the final count: a handler may still be sending).
+  uint64_t bytes_sent() const { return bytes_sent_; }
   void stop() {
     stop_ = true;
     if (acceptor_.joinable()) acceptor_.join();
@@ -181,7 +190,7 @@ class FakeServer {
       ++connections_;
       std::lock_guard lock(mu_);
       workers_.emplace_back([this, c] {
-        FakeConnection conn(c, stop_, end_);
+        FakeConnection conn(c, stop_, end_, &bytes_sent_);
         try {
           handler_(conn);
         } catch (...) {  // a request it cannot parse (std::stoul): the connection ends
@@ -197,6 +206,7 @@ class FakeServer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> connections_{0};
+  std::atomic<uint64_t> bytes_sent_{0};
   std::mutex mu_;
   std::vector<std::thread> workers_;
   std::thread acceptor_;

@@ -21,6 +21,7 @@
 #include "offload_build/process/output_capture.hpp"
 #include "offload_build/process/subprocess.hpp"
 #include "offload_build/storage/hash.hpp"
+#include "offload_build/storage/remote/remote.hpp"
 #include "offload_build/storage/storage.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
