@@ -6,7 +6,8 @@
 #include <cstdlib>
 
 #include "offload_build/storage/hash.hpp"
-#include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/toolchain/stable_names.h"
 #include "offload_build/util/paths.hpp"
 #include "offload_build/util/strings.hpp"
@@ -108,8 +109,8 @@ JobKey describe_job(const plan::Plan& plan, const plan::Job& job) {
       key.env.push_back(value ? name + "=" + *value : name + " unset");
   if (job.stable_names) key.env.push_back("kernel names: " OB_STABLE_VERSION);
   // -march=native and friends: what they mean here, not their spelling.
-  if (toolchain::clang_cli::machine_dependent_option(job.argv))
-    key.env.push_back("native: " + toolchain::clang_cli::native_cpu());
+  if (toolchain::frontend::machine_dependent_option(job.argv))
+    key.env.push_back("native: " + toolchain::native_cpu());
   for (const auto& fact : job.key_facts) key.env.push_back("fact: " + fact);
   return key;
 }

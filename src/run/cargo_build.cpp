@@ -8,15 +8,12 @@
 #include <algorithm>
 #include <iostream>
 
-#include <fmt/core.h>
-
-#include "cargo_explain.hpp"
+#include "cargo_lines.hpp"
 #include "cargo_session.hpp"
 #include "cargo_timings.hpp"
 #include "rust_launch_check.hpp"
 #include "offload_build/cache/cargo_cache.hpp"
 #include "offload_build/exec/cargo_runner.hpp"
-#include "offload_build/report/progress.hpp"
 #include "offload_build/report/timings_html.hpp"
 #include "offload_build/run/pictures.hpp"
 #include "offload_build/util/files.hpp"
@@ -29,46 +26,10 @@ namespace {
 // build state for the steps offload-build runs itself (the device images, the
 // package, stub and embed: skipped while what they read is unchanged); the
 // passes cargo runs are current when cargo's fingerprints say so. cargo's
-// passes never go to an engine.
-const Policy kCargo{"cargo", RemoteErrors::Warn, true, false, Policy::Remote::None, true, true, false};
-
-// The [i/n] line of each job when it ends: " (cached)" when the cache served
-// it, " (fresh)" when cargo found it current (cargo's own output comes first:
-// it is not buffered). Nothing under --quiet.
-class CargoLines final : public report::Progress {
- public:
-  // `host`, the host pass, is named `host_name` ("cargo build app"); each job
-  // that succeeds is recorded for a later --explain.
-  CargoLines(bool quiet, plan::JobId host, std::string host_name, const CargoExplain& explain)
-      : quiet_(quiet), host_(host), host_name_(std::move(host_name)), explain_(explain) {}
-  void build_started(const plan::Plan& plan) override {
-    cwd_ = plan.cwd;
-    total_ = plan.jobs.size();
-  }
-  void job_served(const plan::Job& job, report::ServedFrom from, double) override {
-    explain_.record(job);
-    say(job, from == report::ServedFrom::Cache ? " (cached)" : " (up to date)");
-  }
-  void job_found_current(const plan::Job& job) override { fresh_ = job.id; }
-  void job_finished(const plan::Job& job, double) override {
-    explain_.record(job);
-    say(job, fresh_ == job.id ? " (fresh)" : "");
-  }
-
- private:
-  void say(const plan::Job& job, const char* note) {
-    ++done_;
-    const std::string name = job.id == host_ ? host_name_ : job.describe(cwd_);
-    if (!quiet_) std::cerr << fmt::format("[{}/{}] {}{}\n", done_, total_, name, note) << std::flush;
-  }
-  bool quiet_;
-  plan::JobId host_;
-  std::string host_name_;
-  const CargoExplain& explain_;
-  fs::path cwd_;
-  size_t total_ = 0, done_ = 0;
-  std::optional<plan::JobId> fresh_;
-};
+// passes never go to an engine. No summary under -q.
+Policy cargo_policy(bool quiet) {
+  return {"cargo", RemoteErrors::Warn, true, false, Policy::Remote::None, !quiet, true, false};
+}
 
 class CargoFlow final : public Flow {
  public:
@@ -79,8 +40,9 @@ class CargoFlow final : public Flow {
         quiet_(o.config.flag("quiet") || std::any_of(s.user.shared.begin(), s.user.shared.end(), [](const std::string& a) {
                  return a == "-q" || a == "--quiet";
                })),
+        policy_(cargo_policy(quiet_)),
         cargo_page_(cargo_timings::page_path(s.pkg.target_directory)) {}
-  const Policy& policy() const override { return quiet_ ? kQuiet : kCargo; }
+  const Policy& policy() const override { return policy_; }
   const std::vector<fs::path>& programs() const { return programs_; }
 
   Result<plan::Plan*> plan(Session& session, KernelNames&) override {
@@ -135,8 +97,6 @@ class CargoFlow final : public Flow {
   }
 
  private:
-  static constexpr Policy kQuiet{"cargo", RemoteErrors::Warn, true, false, Policy::Remote::None, false, true, false};
-
   // The launches of the crates the host pass built, against the kernels the
   // device passes compiled: each host pass's against its own kernel crates'
   // images (the ones its programs link); a program that fails it is removed
@@ -161,6 +121,7 @@ class CargoFlow final : public Flow {
   const plan::CargoSession& s_;
   const std::string host_name_;  // the host pass, named for what it is (check|clippy plans have none)
   const bool quiet_;
+  const Policy policy_;
   const fs::path cargo_page_;
   std::optional<plan::CargoPlan> cp_;
   exec::CargoRunner* runner_ = nullptr;

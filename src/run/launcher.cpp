@@ -46,24 +46,22 @@ int split(Launch& l, const Request& o, const std::function<Session&()>& session)
   const LaunchSetup& setup = *l.setup;
   Unchanged& why = l.why;
   // A path's plan run (launcher_run.cpp); `failed` says why when it cannot be.
-  auto run = [&](PathAnswer answer, Unchanged& failed) {
-    if (answer.done) return *answer.done;
-    if (!answer.split) return -1;
-    return run_split(*answer.split, setup, session(), l.command, failed).value_or(-1);
+  auto run = [&](const LauncherPath& path, Unchanged& failed) {
+    return run_path(path, setup, session(), l.command, failed).value_or(-1);
   };
   const toolchain::frontend::Frontend& frontend = *setup.frontend;
   auto compile = frontend.parse(setup.argv);
   if (!compile.compile) why = compile.unchanged();
-  else if (const int code = run(split_compile(setup, *compile.compile, session(), why), why); code >= 0) return code;
+  else if (const int code = run([&](Session& s) { return split_compile(setup, *compile.compile, s, why); }, why); code >= 0) return code;
   Unchanged link_why;
   const auto link = frontend.parse_link(setup.argv);
   if (!link.link) link_why.reason = link.pass_reason;
-  else if (const int code = run(cached_link(setup, *link.link, link_why.reason), link_why); code >= 0) return code;
+  else if (const int code = run([&](Session&) { return cached_link(setup, *link.link, link_why.reason); }, link_why); code >= 0) return code;
   const auto build = frontend.parse_build(setup.argv);
   if (build.one_step) {  // a one-step offload build: its reason when not split
     why = {build.pass_reason, toolchain::frontend::unchanged::kOneStep, {}};
     if (build.build)
-      if (const int code = run(split_build(setup, *build.build, session(), why), why); code >= 0) return code;
+      if (const int code = run([&](Session& s) { return split_build(setup, *build.build, s, why); }, why); code >= 0) return code;
     return -1;
   }
   // The same reason twice (an unreadable response file stops both) is said once.

@@ -32,7 +32,6 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
   if (!fs::is_directory(program.parent_path(), ec)) return pass("the output's directory does not exist", kPaths);
   if (!setup.toolchain)
     return pass("no LLVM installation (llvm-offload-binary) next to " + setup.compiler.string(), kCompiler);
-  open_launcher_cache(session);
   const auto memo = session.probe_memo();
 
   // Each source's compile, as `clang <options> -c SOURCE -o <work>/N-STEM.o`.
@@ -71,7 +70,6 @@ PathAnswer split_build(const LaunchSetup& setup, const toolchain::frontend::Buil
   const toolchain::Toolchain& tc = *setup.toolchain;
   std::unique_ptr<toolchain::DriverProbe> probe;
   if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(tc, memo);
-  process::install_signal_handlers();
   plan::Plan plan;
   plan.cwd = cwd;
   plan.program = program;

@@ -59,7 +59,6 @@ PathAnswer split_compile(const LaunchSetup& setup, toolchain::frontend::CompileR
     why = std::move(*unusable);
     return {};
   }
-  open_launcher_cache(session);
   // The whole compile from the cache: nothing else to do.
   auto whole = whole_compile(req, setup, o, session);
   if (whole)
@@ -78,7 +77,6 @@ PathAnswer split_compile(const LaunchSetup& setup, toolchain::frontend::CompileR
   std::unique_ptr<toolchain::DriverProbe> probe;
   if (!o.config.flag("two_parse")) probe = toolchain::make_driver_probe(*setup.toolchain, memo);
   else if (req.save_temps) return pass("-save-temps with two parses (the driver's listing is not asked for)", kOption, "-save-temps");
-  process::install_signal_handlers();  // Ctrl-C while probing stops cleanly
   Split split;
   split.project = fs::path(req.output_arg()).filename().string();
   split.failed = {"a split pass failed: the compiler shows its own diagnostics", kFailed, {}};

@@ -113,7 +113,8 @@ int cache_plain(Launch& l, const Request& o, const std::function<Session&()>& se
   split.failure_is_final = true;
   split.verbose = fmt::format("caching the compile as one job ({})", l.why.reason);
   Unchanged failed;
-  const auto code = run_split(split, setup, session(), l.command, failed);
+  const auto code =
+      run_path([&](Session&) { return PathAnswer{std::move(split), std::nullopt}; }, setup, session(), l.command, failed);
   if (!code) l.why = {"the cached compile could not run: " + l.why.reason, l.why.code, {}};
   return code.value_or(-1);
 }

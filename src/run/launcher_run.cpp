@@ -26,18 +26,24 @@ const Policy kLauncher{"launcher", RemoteErrors::WarnOncePerBuild, false, false,
 
 class LauncherFlow final : public Flow {
  public:
-  LauncherFlow(Split& split, const LaunchSetup& setup, const std::vector<std::string>& command)
-      : split_(split), setup_(setup), command_(command) {}
+  LauncherFlow(const LauncherPath& path, const LaunchSetup& setup, const std::vector<std::string>& command)
+      : path_(path), setup_(setup), command_(command) {}
   const Policy& policy() const override { return kLauncher; }
-  // The compile's exit code; nullopt: it runs unchanged (split_.failed says why).
+  // The compile's exit code; nullopt: it runs unchanged (the path or split_->failed says why).
   std::optional<int> code() const { return code_; }
+  // The path's plan; nullptr when it made none (it said why, or was done).
+  const Split* split() const { return split_ ? &*split_ : nullptr; }
 
   Result<plan::Plan*> plan(Session& session, KernelNames& names) override {
     const Request& o = session.options();
-    plan::Plan& plan = split_.plan;
-    session.project = split_.project;
+    auto answer = path_(session);
+    if (answer.done) code_ = *answer.done;  // served whole, or interrupted
+    if (!answer.split) return nullptr;
+    split_ = std::move(answer.split);
+    plan::Plan& plan = split_->plan;
+    session.project = split_->project;
     record_ = o.report || wants_pictures(o);
-    if (split_.stable_names) {
+    if (split_->stable_names) {
       plan.base_dirs = setup_.bases;
       plan.name_anchor = setup_.anchor;
       const toolchain::NameRoots roots{plan.base_dirs, plan.name_anchor};
@@ -54,7 +60,7 @@ class LauncherFlow final : public Flow {
     } else {
       names.mode = KernelNames::Mode::LookupsOnly;  // only where a depfile lists what was read
     }
-    if (o.config.flag("verbose") && !split_.verbose.empty()) std::cerr << "offload-build: " << split_.verbose << '\n';
+    if (o.config.flag("verbose") && !split_->verbose.empty()) std::cerr << "offload-build: " << split_->verbose << '\n';
     if (o.dry_run) code_ = exit_code::ok;
     return &plan;
   }
@@ -71,7 +77,7 @@ class LauncherFlow final : public Flow {
     run.observer = record_ ? nullptr : &silent_;  // the passes' output is printed after, in clang's order
     // A hit prints the warnings its pass printed when it ran, in their place.
     run.cache.replay = [this](const plan::Job& job, std::string_view text) { runner_->output[job.id] = std::string(text); };
-    run.cache.collect_reads = split_.whole != nullptr;
+    run.cache.collect_reads = split_->whole != nullptr;
     // A job served by the engine's layer (any client of the engine may have
     // written its entries), or built from one, keeps the whole entry out too.
     run.after_cache = [this](const cache::JobCache& cache) { untrusted_ |= cache.confined(); };
@@ -85,7 +91,8 @@ class LauncherFlow final : public Flow {
   void report(nlohmann::json& r) const override { launcher_report_section(r, command_, nullptr, code_.value_or(1)); }
 
  private:
-  Split& split_;
+  const LauncherPath& path_;
+  std::optional<Split> split_;
   const LaunchSetup& setup_;
   const std::vector<std::string>& command_;
   exec::CollectingRunner* runner_ = nullptr;
@@ -98,7 +105,7 @@ class LauncherFlow final : public Flow {
 
 Result<void> LauncherFlow::after_run(Session& session, Ran& ran) {
   ran_ = true;
-  const plan::Plan& plan = split_.plan;
+  const plan::Plan& plan = split_->plan;
   const bool verbose = session.config().flag("verbose");
   auto& summary = ran.summary;
   // A result of the engine's action cache (any client of the engine may have
@@ -116,7 +123,7 @@ Result<void> LauncherFlow::after_run(Session& session, Ran& ran) {
   // The compiler failed: its own output and exit code. Had it succeeded and
   // the job still failed (no object or depfile where it said, a lookup it
   // raced), the compile runs unchanged: never fail where the compiler would not.
-  if (!summary && split_.failure_is_final && plan.jobs.size() == 1 && runner_->exit_codes.count(0) &&
+  if (!summary && split_->failure_is_final && plan.jobs.size() == 1 && runner_->exit_codes.count(0) &&
       runner_->exit_codes[0] != 0) {
     std::cerr << report::in_clang_order(plan, runner_->output);
     return end(runner_->exit_codes[0]);
@@ -131,26 +138,22 @@ Result<void> LauncherFlow::after_run(Session& session, Ran& ran) {
   // Every compile named its kernels from stable names: keyed without inodes.
   const bool stable = std::all_of(plan.jobs.begin(), plan.jobs.end(),
                                   [](const plan::Job& j) { return !j.inode_sensitive || j.stable_names; });
-  if (split_.whole && ran.reads && stable && !untrusted_) split_.whole->store(std::move(*ran.reads), said, plan.jobs.size());
+  if (split_->whole && ran.reads && stable && !untrusted_) split_->whole->store(std::move(*ran.reads), said, plan.jobs.size());
   return end(exit_code::ok);
 }
 
 }  // namespace
 
-void open_launcher_cache(Session& session) {
-  // Remote errors are warnings here; --dry-run only reads the probe memo.
-  if (!session.options().dry_run) (void)session.open_cache(kLauncher);
-}
-
-std::optional<int> run_split(Split& split, const LaunchSetup& setup, Session& session,
-                             const std::vector<std::string>& command, Unchanged& why) {
-  LauncherFlow flow(split, setup, command);
+std::optional<int> run_path(const LauncherPath& path, const LaunchSetup& setup, Session& session,
+                            const std::vector<std::string>& command, Unchanged& why) {
+  LauncherFlow flow(path, setup, command);
   auto ran = session.run(flow);
   if (!flow.code()) {
     if (!ran && ran.error().code == exit_code::interrupted) return exit_code::interrupted;
+    if (!flow.split()) return std::nullopt;  // the path said why
     // The engine's runner could not be had (a missing client module): said, and the compile runs unchanged.
     if (!ran && !flow.ran()) std::cerr << "offload-build: " << ran.error().message << '\n';
-    why = split.failed;
+    why = flow.split()->failed;
     return std::nullopt;
   }
   return flow.code();

@@ -4,6 +4,7 @@
 // --report and the pictures.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,15 +44,18 @@ struct PathAnswer {
   std::optional<int> done;
 };
 
-// A launcher's cache (local, and remotes whose errors are warnings), opened
-// once for the whole call; not under --dry-run (which only reads the probe
-// memo: Session::probe_memo()).
-void open_launcher_cache(Session& session);
+// A launcher path (a compile, a link, a one-step build, a plain compile):
+// what it makes of the command, asked once the session opened the cache
+// (local, and remotes whose errors are warnings; not under --dry-run, which
+// only reads the probe memo). A path that answers neither a plan nor an exit
+// code has said why the command runs unchanged.
+using LauncherPath = std::function<PathAnswer(Session&)>;
 
-// Runs `split` (set up as `setup`) with the cache and the jobserver, then
-// writes the --report of `command` (under --dry-run, prints the plan's
-// script and runs nothing); nullopt with `why` when a job failed.
-std::optional<int> run_split(Split& split, const LaunchSetup& setup, Session& session,
-                             const std::vector<std::string>& command, Unchanged& why);
+// Runs the plan `path` makes (set up as `setup`) with the cache and the
+// jobserver, then writes the --report of `command` (under --dry-run, prints
+// the plan's script and runs nothing); nullopt when the command runs
+// unchanged, with `why` when a job failed.
+std::optional<int> run_path(const LauncherPath& path, const LaunchSetup& setup, Session& session,
+                            const std::vector<std::string>& command, Unchanged& why);
 
 }  // namespace ob::run

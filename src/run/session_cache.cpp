@@ -6,7 +6,6 @@
 #include "offload_build/storage/hash.hpp"
 
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include "offload_build/cache/depfile.hpp"

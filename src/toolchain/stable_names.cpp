@@ -16,7 +16,7 @@
 
 #include "offload_build/process/interrupt.hpp"
 #include "offload_build/process/subprocess.hpp"
-#include "offload_build/toolchain/frontends/clang_cli.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
 #include "offload_build/toolchain/probe.hpp"
 #include "offload_build/toolchain/stable_names.h"
@@ -42,7 +42,7 @@ std::pair<bool, std::string> ask(const fs::path& compiler, const StableNames& s,
                                  const fs::path& scratch) {
   std::error_code ec;
   const bool made = fs::create_directories(scratch, ec);
-  const bool fortran = clang_cli::driver_mode(compiler) == "flang";
+  const bool fortran = frontend::flang_openmp_frontend().recognizes(compiler);
   const fs::path src = scratch / fmt::format("stable-names-probe-{}.{}", getpid(), fortran ? "f90" : "c");
   {
     std::ofstream out(src, std::ios::trunc);

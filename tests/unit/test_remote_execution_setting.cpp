@@ -4,6 +4,7 @@
 
 #include "offload_build/exec/remote/runner.hpp"
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/program_identity.hpp"
 #include "offload_build/util/strings.hpp"
 
 using namespace ob;
@@ -77,7 +78,7 @@ TEST_CASE("dependency scan in batches: which scans go, and clang-scan-deps' outp
   auto device = cli::dependency_scan_argv({"clang", "-fopenmp", "--offload-device-only", "-c", "a.c"}, "s.d");
   REQUIRE(device);
   CHECK_FALSE(cli::batch_scan_of(*device));
-  CHECK(cli::scan_deps_argv("/llvm/bin/clang-scan-deps", "db.json", "out.json", 2) ==
+  CHECK(toolchain::scan_deps::argv("/llvm/bin/clang-scan-deps", "db.json", "out.json", 2) ==
         std::vector<std::string>{"/llvm/bin/clang-scan-deps", "-compilation-database=db.json",
                                  "-format=experimental-full", "-j", "2", "-o", "out.json"});
   // Each entry's commands' files, merged, by the entry's number (in any order).
@@ -85,13 +86,13 @@ TEST_CASE("dependency scan in batches: which scans go, and clang-scan-deps' outp
     {"commands": [{"input-file": "ob-scan-1", "file-deps": ["/p/b.c", "/p/h.h"]}]},
     {"commands": [{"input-file": "ob-scan-0", "file-deps": ["/p/a.c", "/p/h.h"]},
                   {"input-file": "ob-scan-0", "file-deps": ["/p/h.h", "/usr/include/stdio.h"]}]}]})";
-  auto deps = cli::read_scan_deps(out);
+  auto deps = toolchain::scan_deps::read_output(out);
   REQUIRE(deps);
   CHECK((*deps)[0] == std::vector<std::string>{"/p/a.c", "/p/h.h", "/usr/include/stdio.h"});
   CHECK((*deps)[1] == std::vector<std::string>{"/p/b.c", "/p/h.h"});
-  CHECK(cli::batch_entry_name(7) == "ob-scan-7");
-  CHECK_FALSE(cli::read_scan_deps("not json"));
-  CHECK_FALSE(cli::read_scan_deps(R"({"translation-units": [{"commands": [{"input-file": "a.c", "file-deps": []}]}]})"));
+  CHECK(toolchain::scan_deps::entry_name(7) == "ob-scan-7");
+  CHECK_FALSE(toolchain::scan_deps::read_output("not json"));
+  CHECK_FALSE(toolchain::scan_deps::read_output(R"({"translation-units": [{"commands": [{"input-file": "a.c", "file-deps": []}]}]})"));
 }
 
 TEST_CASE("remote_execution: the tail of a header value holding '|' is never printed", "[remote-execution]") {
@@ -123,7 +124,7 @@ TEST_CASE("machine-dependent options are found in driver and cc1 commands", "[re
         "--offload-arch=sm_90,native");
   CHECK(machine_dependent_option({"clang", "-cc1", "-target-cpu", "native"}) == "-target-cpu native");
   CHECK_FALSE(machine_dependent_option({"clang", "-march=x86-64-v3", "-mtune=generic", "-c", "k.c"}));
-  CHECK_FALSE(toolchain::clang_cli::native_cpu().empty());
+  CHECK_FALSE(toolchain::native_cpu().empty());
 }
 
 TEST_CASE("an engine registered by its scheme outside the builtin list parses, redacts and opens",

@@ -41,7 +41,7 @@ struct JobCacheOptions {
   // the lookup threads.
   std::function<std::optional<std::string>(const plan::Job&)> planner_explain;
   // Files under these are keyed by path, size and mtime (file_facts.hpp;
-  // the system_dirs setting: the build context fills it).
+  // the system_dirs setting: run::Session fills it).
   std::vector<fs::path> system_dirs;
   // Whether a job's outputs, when stored, go to the local cache only (a
   // result served by remote execution's action cache, which any client of

@@ -7,7 +7,7 @@
 // The config files are plain `key = value` lines, like ccache.conf.
 // This module is the only reader of the process environment (`env`).
 // There is no process-wide configuration: the CLI resolves one Config per
-// command (run/request.hpp: resolve_settings) and carries it in the build context; the stages
+// command (run/request.hpp: resolve_settings) and carries it in run::Session; the stages
 // below get the values they need, or a const Config&.
 #pragma once
 

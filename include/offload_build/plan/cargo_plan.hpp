@@ -1,5 +1,5 @@
 // `offload-build cargo`'s steps as one Plan (src/plan/cargo_planner.cpp), run
-// by the build context with the CargoRunner (exec/cargo_runner.hpp): per
+// by run::Session with the CargoRunner (exec/cargo_runner.hpp): per
 // kernel crate x target a device pass through cargo (+ the host device's
 // image link), whose declared output is the device image; then the Rust chain
 // a manifest's crate has too (src/plan/rust_chain.hpp: the package, after

@@ -128,7 +128,7 @@ struct Counters {
   uint64_t remote_fallbacks = 0;
   // Launcher mode: compiles run unchanged, by reason ("unsupported option", ...).
   std::map<std::string, uint64_t> unchanged_by_reason;
-  // Of those, "unsupported option" by the option's name (clang_cli::option_name):
+  // Of those, "unsupported option" by the option's name (as its frontend names it):
   // the kMaxNamedOptions most frequent are kept.
   std::map<std::string, uint64_t> unsupported_options;
   static constexpr size_t kMaxNamedOptions = 32;

@@ -16,7 +16,13 @@ namespace fs = std::filesystem;
 fs::path program_path(const std::string& program);
 
 // util::file_identity of program_path (real path, size, mtime) and, for a
-// compiler driver, the mode its name selects (clang_cli::driver_mode).
+// compiler driver, the mode its name selects (frontend::driver_mode).
 std::string program_identity(const std::string& program);
+
+// What "native" means on this machine's CPU (its vendor, family, model and
+// feature flags, from /proc/cpuinfo), read once: keyed with a job that says
+// -march=native, so a cache shared between machines never serves one CPU's
+// code to another.
+const std::string& native_cpu();
 
 }  // namespace ob::toolchain

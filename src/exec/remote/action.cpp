@@ -11,7 +11,7 @@
 #include "offload_build/exec/remote/runner.hpp"
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/storage/hash.hpp"
-#include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 #include "offload_build/util/files.hpp"
@@ -125,7 +125,7 @@ std::optional<ActionBuilder::Built> ActionBuilder::build(const plan::Job& job, c
   Layout l;
   l.cwd = cwd_of(cmd);
   // What -march=native means is this machine's CPU: a worker would build for its own.
-  if (auto native = toolchain::clang_cli::machine_dependent_option(cmd.argv)) {
+  if (auto native = toolchain::frontend::machine_dependent_option(cmd.argv)) {
     why = fmt::format("{} means this machine's CPU or GPU, which a worker's may not be", *native);
     return std::nullopt;
   }
@@ -178,7 +178,7 @@ static fs::path scan_depfile(const std::vector<fs::path>& temps) { return fs::pa
 std::optional<process::Command> ActionBuilder::scan_command(const process::Command& cmd,
                                                             const std::vector<fs::path>& temps) {
   const fs::path depfile = scan_depfile(temps);
-  auto argv = toolchain::clang_cli::dependency_scan_argv(cmd.argv, depfile.string());
+  auto argv = toolchain::frontend::dependency_scan(cmd.argv, depfile.string());
   if (!argv) return std::nullopt;
   process::Command s = cmd;
   s.argv = *argv;

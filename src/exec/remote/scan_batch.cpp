@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "offload_build/toolchain/frontends/clang_scan.hpp"
+#include "offload_build/toolchain/frontends/frontend.hpp"
+#include "offload_build/toolchain/frontends/scan_deps.hpp"
 #include "offload_build/toolchain/stable_names.hpp"
 #include "offload_build/util/files.hpp"
 #include "offload_build/util/paths.hpp"
@@ -82,7 +83,7 @@ bool ScanBatcher::tests_for_files(const std::vector<std::string>& files, const f
 
 struct ScanBatcher::Request {
   process::Command scan;
-  toolchain::clang_cli::BatchScan batch;
+  toolchain::scan_deps::Entry batch;
   fs::path tool;  // clang-scan-deps beside the compiler
   std::string key;
   bool done = false;
@@ -94,7 +95,7 @@ struct ScanBatcher::Request {
 constexpr size_t kMaxBatch = 256;
 
 std::shared_ptr<ScanBatcher::Request> ScanBatcher::request(const process::Command& scan) const {
-  auto batch = toolchain::clang_cli::batch_scan_of(scan.argv);
+  auto batch = toolchain::frontend::batch_scan(scan.argv);
   if (!batch || !fs::path(scan.argv[0]).is_absolute()) return nullptr;
   std::error_code ec;
   const fs::path tool = fs::canonical(scan.argv[0], ec).parent_path() / "clang-scan-deps";
@@ -185,17 +186,17 @@ std::optional<ScanFound> ScanBatcher::run_alone(const process::Command& scan, co
 }
 
 void ScanBatcher::run_batch(std::vector<std::shared_ptr<Request>>& batch) {
-  namespace cli = toolchain::clang_cli;
+  namespace scan_deps = toolchain::scan_deps;
   const fs::path at = batch.front()->batch.depfile;
   const fs::path db = fs::path(at).concat(".db.json"), out = fs::path(at).concat(".deps.json");
   nlohmann::json entries = nlohmann::json::array();
   for (size_t i = 0; i < batch.size(); ++i) {
     const auto& s = batch[i]->scan;
     entries.push_back({{"directory", (s.cwd.empty() ? fs::current_path() : s.cwd).string()},
-                       {"file", cli::batch_entry_name(i)},
+                       {"file", scan_deps::entry_name(i)},
                        {"arguments", batch[i]->batch.argv}});
   }
-  process::Command c{cli::scan_deps_argv(batch.front()->tool.string(), db.string(), out.string(), threads_),
+  process::Command c{scan_deps::argv(batch.front()->tool.string(), db.string(), out.string(), threads_),
                      batch.front()->scan.cwd, batch.front()->scan.env};
   // The scans' own environment (the preload library's identities too: a
   // file reached by two names is two files to it, as to each scan alone).
@@ -206,7 +207,7 @@ void ScanBatcher::run_batch(std::vector<std::shared_ptr<Request>>& batch) {
   std::optional<std::vector<std::string>> absent;
   if (util::write_file_atomic(db, entries.dump()) && run_(c)) {
     auto text = util::read_regular_file(out, 64ull << 20, "clang-scan-deps' output");
-    if (text) deps = cli::read_scan_deps(*text);
+    if (text) deps = scan_deps::read_output(*text);
     std::string why;
     if (record) absent = toolchain::read_lookups_record(*record, why);
   }

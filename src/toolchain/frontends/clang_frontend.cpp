@@ -2,6 +2,7 @@
 #include "clang_compiles.hpp"
 #include "offload_build/toolchain/frontends/clang_cli.hpp"
 #include "offload_build/toolchain/frontends/clang_flags.hpp"
+#include "offload_build/toolchain/frontends/clang_scan.hpp"
 
 namespace ob::toolchain::frontend {
 
@@ -72,6 +73,16 @@ Argv Frontend::relative_to_base(Argv argv, const fs::path& base, const fs::path&
   return clang_cli::relative_to_base(std::move(argv), base, cwd);
 }
 
+std::optional<std::string> Frontend::machine_dependent_option(const Argv& argv) const {
+  return clang_cli::machine_dependent_option(argv);
+}
+
+std::optional<Argv> Frontend::dependency_scan(const Argv& argv, const std::string& depfile) const {
+  return clang_cli::dependency_scan_argv(argv, depfile);
+}
+
+std::optional<scan_deps::Entry> Frontend::batch_scan(const Argv& scan) const { return clang_cli::batch_scan_of(scan); }
+
 const Frontend& clang_openmp_frontend() {
   static const ClangOpenMp clang;
   return clang;
@@ -104,5 +115,31 @@ const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& 
     if (fe->recognizes(given) || (resolved && !ec && fe->recognizes(real))) return fe;
   return nullptr;
 }
+
+namespace {
+
+// The first registered frontend's answer about `argv`.
+template <class Ask>
+auto first_answer(Ask ask) -> decltype(ask(clang_openmp_frontend())) {
+  for (const Frontend* fe : registered())
+    if (auto answer = ask(*fe)) return answer;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> machine_dependent_option(const Argv& argv) {
+  return first_answer([&](const Frontend& fe) { return fe.machine_dependent_option(argv); });
+}
+
+std::optional<Argv> dependency_scan(const Argv& argv, const std::string& depfile) {
+  return first_answer([&](const Frontend& fe) { return fe.dependency_scan(argv, depfile); });
+}
+
+std::optional<scan_deps::Entry> batch_scan(const Argv& scan) {
+  return first_answer([&](const Frontend& fe) { return fe.batch_scan(scan); });
+}
+
+std::string driver_mode(const fs::path& program) { return clang_cli::driver_mode(program); }
 
 }  // namespace ob::toolchain::frontend

@@ -1,13 +1,7 @@
 #include "offload_build/toolchain/frontends/clang_scan.hpp"
 
 #include <algorithm>
-#include <array>
-#include <fstream>
-#include <set>
 #include <string_view>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace ob::toolchain::clang_cli {
 
@@ -70,53 +64,22 @@ std::optional<std::vector<std::string>> dependency_scan_argv(const std::vector<s
   return out;
 }
 
-std::optional<BatchScan> batch_scan_of(const std::vector<std::string>& scan_argv) {
+std::optional<scan_deps::Entry> batch_scan_of(const std::vector<std::string>& scan_argv) {
   // clang-scan-deps was measured to read the same files as a cc1 scan and
   // as a driver's -M of a host compile; a driver's -M of a device-only one
   // lists system headers it does not (that scan runs alone).
   const size_t n = scan_argv.size();
   if (n >= 3 && scan_argv[1] == "-cc1") {
     for (size_t i = 2; i + 1 < n; ++i)
-      if (scan_argv[i] == "-dependency-file") return BatchScan{scan_argv, scan_argv[i + 1]};
+      if (scan_argv[i] == "-dependency-file") return scan_deps::Entry{scan_argv, scan_argv[i + 1]};
     return std::nullopt;
   }
   if (n < 5 || scan_argv[n - 3] != "-M" || scan_argv[n - 2] != "-MF") return std::nullopt;
   for (const auto& a : scan_argv)
     if (a == "--offload-device-only" || a == "--cuda-device-only" || a == "-E") return std::nullopt;
-  BatchScan b{{scan_argv.begin(), scan_argv.end() - 3}, scan_argv[n - 1]};
+  scan_deps::Entry b{{scan_argv.begin(), scan_argv.end() - 3}, scan_argv[n - 1]};
   b.argv.push_back("-c");
   return b;
-}
-
-std::string batch_entry_name(size_t n) { return fmt::format("ob-scan-{}", n); }
-
-std::vector<std::string> scan_deps_argv(const std::string& tool, const std::string& db, const std::string& out,
-                                        size_t threads) {
-  return {tool, "-compilation-database=" + db, "-format=experimental-full", "-j", std::to_string(threads), "-o", out};
-}
-
-std::optional<std::map<size_t, std::vector<std::string>>> read_scan_deps(std::string_view json) {
-  const auto doc = nlohmann::json::parse(json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("translation-units")) return std::nullopt;
-  std::map<size_t, std::set<std::string>> files;
-  for (const auto& tu : doc["translation-units"]) {
-    if (!tu.is_object() || !tu.contains("commands") || !tu["commands"].is_array()) return std::nullopt;
-    for (const auto& c : tu["commands"]) {
-      const std::string name = c.value("input-file", "");
-      constexpr std::string_view prefix = "ob-scan-";
-      if (!name.starts_with(prefix) || !c.contains("file-deps") || !c["file-deps"].is_array()) return std::nullopt;
-      size_t n = 0;
-      for (char d : name.substr(prefix.size())) {
-        if (d < '0' || d > '9' || n > 1000000) return std::nullopt;
-        n = n * 10 + size_t(d - '0');
-      }
-      for (const auto& f : c["file-deps"])
-        if (f.is_string()) files[n].insert(f.get<std::string>());
-    }
-  }
-  std::map<size_t, std::vector<std::string>> out;
-  for (auto& [n, set] : files) out[n] = {set.begin(), set.end()};
-  return out;
 }
 
 std::optional<std::string> machine_dependent_option(const std::vector<std::string>& argv) {
@@ -139,22 +102,6 @@ std::optional<std::string> machine_dependent_option(const std::vector<std::strin
       return a + " native";
   }
   return std::nullopt;
-}
-
-const std::string& native_cpu() {
-  static const std::string cpu = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string out, line;
-    while (std::getline(in, line)) {
-      if (line.empty()) break;  // the first processor's block
-      const std::string_view name = std::string_view(line).substr(0, line.find(':'));
-      for (std::string_view field : {"vendor_id", "cpu family", "model", "model name", "flags", "CPU implementer",
-                                     "CPU architecture", "CPU variant", "CPU part", "Features", "isa", "cpu"})
-        if (name.substr(0, name.find_last_not_of(" \t") + 1) == field) out += line + "\n";
-    }
-    return out.empty() ? std::string("unknown cpu") : out;
-  }();
-  return cpu;
 }
 
 }  // namespace ob::toolchain::clang_cli

@@ -1,7 +1,7 @@
 // Dependency scans in batches (docs/DISTRIBUTED.md): the scans of every job
 // known to be about to run (prefetch: its cache lookup missed) and of those
 // asked for while a batch runs go together, as one clang-scan-deps over all
-// of them (toolchain/frontends/clang_scan.hpp), not one clang -M each. Each
+// of them (toolchain/frontends/scan_deps.hpp), not one clang -M each. Each
 // scan gets, in memory, the depfile its own clang -M would have written, and
 // the lookups that found nothing: the batch's, every lookup that found nothing in any
 // of its compiles (more absent paths than its own, never fewer: a header
@@ -47,7 +47,7 @@ class ScanBatcher {
   ScanBatcher(size_t threads, RunFn run, std::vector<fs::path> system_dirs = {})
       : threads_(threads), run_(std::move(run)), system_dirs_(std::move(system_dirs)) {}
 
-  // Run `scan` (a dependency_scan_argv command naming `depfile`): what it
+  // Run `scan` (a frontend::dependency_scan command naming `depfile`): what it
   // found, nullopt when it failed; no file is left behind. Any thread; it
   // may wait for a batch another thread runs.
   std::optional<ScanFound> run(const process::Command& scan, const fs::path& depfile);

@@ -24,6 +24,7 @@
 #include "offload_build/toolchain/frontends/clang_openmp.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
 #include "offload_build/toolchain/frontends/fortran_scan.hpp"
+#include "offload_build/toolchain/frontends/scan_deps.hpp"
 #include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/frontends/single_parse.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
@@ -146,6 +147,18 @@ class Frontend : public FrontendBase {
   virtual Result<single_parse::DevicePass> split_device_pass(
       const std::vector<Argv>& listing, const single_parse::UnitPaths& probed,
       bool shared) const = 0;
+
+  // What the cache and remote execution ask of a command this frontend
+  // planned (a driver or pass line): by default the clang driver's answers
+  // (flang's driver shares its options). The first option whose meaning is
+  // this machine's (-march=native, --offload-arch=native...), as spelled.
+  virtual std::optional<std::string> machine_dependent_option(const Argv& argv) const;
+  // The command changed to write a Make depfile naming every file it reads
+  // to `depfile` and to compile nothing (remote execution's dependency scan);
+  // nullopt: not a compile it can scan.
+  virtual std::optional<Argv> dependency_scan(const Argv& argv, const std::string& depfile) const;
+  // That scan as a clang-scan-deps database entry, nullopt when it runs alone.
+  virtual std::optional<scan_deps::Entry> batch_scan(const Argv& scan) const;
 };
 
 // What a manifest is checked with (load_manifest's options): its option
@@ -160,6 +173,17 @@ const Frontend& for_language(manifest::Language lang);
 // written) or `resolved` (where it was found, followed to its real path) is;
 // nullptr when none is.
 const Frontend* recognize(const fs::path& given, const std::optional<fs::path>& resolved);
+
+// A planned job's command as the registered frontends read it (the first
+// that answers), for the cache and remote execution, which know no driver
+// option: Frontend::machine_dependent_option, dependency_scan, batch_scan.
+std::optional<std::string> machine_dependent_option(const Argv& argv);
+std::optional<Argv> dependency_scan(const Argv& argv, const std::string& depfile);
+std::optional<scan_deps::Entry> batch_scan(const Argv& scan);
+
+// The mode `program`'s name selects for a registered frontend's driver (the
+// clang driver's --driver-mode: gcc, g++, flang); empty for any other program.
+std::string driver_mode(const fs::path& program);
 
 // The registered frontends, one line each (clang_frontend.cpp).
 const Frontend& clang_openmp_frontend();
