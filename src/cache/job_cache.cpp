@@ -74,8 +74,7 @@ std::optional<std::string> unordered_change(const plan::Job& job, const JobKey& 
 }  // namespace
 
 JobCache::JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options)
-    : storage_(storage), plan_(plan), options_(options),
-      files_(project_dirs(plan), options_.system_dirs, toolchain::NameRoots{plan.base_dirs, plan.name_anchor}),
+    : PlanKeys(plan, options.system_dirs, options.allow_time_macros), storage_(storage), options_(options),
       state_(!options.keep_build_state  ? fs::path()
              : !plan.state_file.empty() ? plan.state_file
              : plan.program.empty()     ? fs::path()  // no place for one
@@ -111,25 +110,6 @@ const JobKey& JobCache::key_of(const plan::Job& job) {
   auto it = unlooked_.find(job.id);
   if (it == unlooked_.end()) it = unlooked_.emplace(job.id, compute_job_key(plan_, job, files_)).first;
   return it->second;
-}
-
-std::optional<std::string> JobCache::direct(const plan::Job& job) {
-  std::lock_guard lock(mu_);
-  const JobKey& key = key_of(job);
-  if (key.inputs_missing) return std::nullopt;
-  return key.direct;
-}
-
-std::optional<std::pair<std::string, std::string>> JobCache::first_entry(const plan::Job& job) {
-  std::lock_guard lock(mu_);
-  const JobKey& key = key_of(job);
-  if (key.inputs_missing) return std::nullopt;
-  return cache::first_entry(job, key);
-}
-
-exec::ActionKey JobCache::action_key(const plan::Job& job, const std::vector<fs::path>& reads) {
-  std::lock_guard lock(mu_);
-  return cache::action_key(plan_, job, key_of(job), reads, files_, options_.allow_time_macros);
 }
 
 void JobCache::after_serve(const plan::Job& job) {

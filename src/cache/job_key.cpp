@@ -183,10 +183,10 @@ std::vector<fs::path> project_dirs(const plan::Plan& plan) {
   return dirs;
 }
 
-JobKeyTable::JobKeyTable(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros)
+PlanKeys::PlanKeys(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros)
     : plan_(plan),
-      allow_time_macros_(allow_time_macros),
-      files_(project_dirs(plan), std::move(system_dirs), toolchain::NameRoots{plan.base_dirs, plan.name_anchor}) {}
+      files_(project_dirs(plan), std::move(system_dirs), toolchain::NameRoots{plan.base_dirs, plan.name_anchor}),
+      allow_time_macros_(allow_time_macros) {}
 
 const JobKey& JobKeyTable::key_of(const plan::Job& job) {
   auto it = keys_.find(job.id);
@@ -194,21 +194,21 @@ const JobKey& JobKeyTable::key_of(const plan::Job& job) {
   return it->second;
 }
 
-std::optional<std::string> JobKeyTable::direct(const plan::Job& job) {
+std::optional<std::string> PlanKeys::direct(const plan::Job& job) {
   std::lock_guard lock(mu_);
   const JobKey& key = key_of(job);
   if (key.inputs_missing) return std::nullopt;
   return key.direct;
 }
 
-std::optional<std::pair<std::string, std::string>> JobKeyTable::first_entry(const plan::Job& job) {
+std::optional<std::pair<std::string, std::string>> PlanKeys::first_entry(const plan::Job& job) {
   std::lock_guard lock(mu_);
   const JobKey& key = key_of(job);
   if (key.inputs_missing) return std::nullopt;
   return cache::first_entry(job, key);
 }
 
-exec::ActionKey JobKeyTable::action_key(const plan::Job& job, const std::vector<fs::path>& reads) {
+exec::ActionKey PlanKeys::action_key(const plan::Job& job, const std::vector<fs::path>& reads) {
   std::lock_guard lock(mu_);
   return cache::action_key(plan_, job, key_of(job), reads, files_, allow_time_macros_);
 }

@@ -52,17 +52,15 @@ struct JobCacheOptions {
 
 // Also the build's exec::JobKeys: the key serve() computed for a job is the
 // one its runner asks for (remote execution), from the same file facts.
-class JobCache final : public exec::JobKeys {
+class JobCache final : public PlanKeys {
  public:
   JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options);
 
   // Fill the executor's serve, after_serve and after_run hooks and its keys with this cache.
   void attach(exec::ExecOptions& options);
 
-  // exec::JobKeys: the key serve() computed (computed here, once, for a job it never keyed).
-  std::optional<std::string> direct(const plan::Job& job) override;
-  std::optional<std::pair<std::string, std::string>> first_entry(const plan::Job& job) override;
-  exec::ActionKey action_key(const plan::Job& job, const std::vector<fs::path>& reads) override;
+  // exec::JobKeys (PlanKeys): the key serve() computed (computed here, once,
+  // for a job it never keyed).
 
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
@@ -114,7 +112,7 @@ class JobCache final : public exec::JobKeys {
   };
 
   using Lock = std::unique_lock<std::mutex>;
-  const JobKey& key_of(const plan::Job& job);  // with mu_ held
+  const JobKey& key_of(const plan::Job& job) override;  // with mu_ held
   void miss(const plan::Job& job, const std::string& reason, std::string detail);
   void explain(const plan::Job& job, const std::string& line);  // said in after_serve
   // Storage is asked with `lock` released. `changed`: on a miss, what differs
@@ -146,11 +144,9 @@ class JobCache final : public exec::JobKeys {
     std::string diagnostics;
   };
 
+  // mu_ (PlanKeys') guards everything below (storage_ is safe on its own).
   storage::LayeredStorage& storage_;
-  mutable std::mutex mu_;  // everything below (storage_ is safe on its own)
-  const plan::Plan& plan_;
   JobCacheOptions options_;
-  FileFactsCache files_;
   storage::Counters counters_;
   BuildState state_;
   std::map<plan::JobId, Pending> pending_;

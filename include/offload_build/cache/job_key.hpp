@@ -81,21 +81,37 @@ std::string result_key(const JobKey& key, const std::vector<Dep>& deps);
 // its dependency sets under the direct key, or (no depfile) its result.
 std::pair<std::string, std::string> first_entry(const plan::Job& job, const JobKey& key);
 
-// The keys of a build without a job cache (--no-cache) whose runner needs
-// them (remote execution): each job's computed once, on the first ask.
-class JobKeyTable final : public exec::JobKeys {
+// exec::JobKeys over one plan's jobs, from one record of file facts: the
+// job cache's (job_cache.hpp), or JobKeyTable's. key_of says where each key
+// is kept.
+class PlanKeys : public exec::JobKeys {
  public:
-  JobKeyTable(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros);
-  std::optional<std::string> direct(const plan::Job& job) override;
-  std::optional<std::pair<std::string, std::string>> first_entry(const plan::Job& job) override;
-  exec::ActionKey action_key(const plan::Job& job, const std::vector<fs::path>& reads) override;
+  std::optional<std::string> direct(const plan::Job& job) final;
+  std::optional<std::pair<std::string, std::string>> first_entry(const plan::Job& job) final;
+  exec::ActionKey action_key(const plan::Job& job, const std::vector<fs::path>& reads) final;
+
+ protected:
+  PlanKeys(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros);
+  // The job's key, computed at most once (with mu_ held).
+  virtual const JobKey& key_of(const plan::Job& job) = 0;
+
+  mutable std::mutex mu_;
+  const plan::Plan& plan_;
+  FileFactsCache files_;  // (mu_)
 
  private:
-  const JobKey& key_of(const plan::Job& job);  // with mu_ held
-  const plan::Plan& plan_;
   const bool allow_time_macros_;
-  std::mutex mu_;
-  FileFactsCache files_;
+};
+
+// The keys of a build without a job cache (--no-cache) whose runner needs
+// them (remote execution): each job's computed once, on the first ask.
+class JobKeyTable final : public PlanKeys {
+ public:
+  JobKeyTable(const plan::Plan& plan, std::vector<fs::path> system_dirs, bool allow_time_macros)
+      : PlanKeys(plan, std::move(system_dirs), allow_time_macros) {}
+
+ private:
+  const JobKey& key_of(const plan::Job& job) override;
   std::map<plan::JobId, JobKey> keys_;
 };
 

@@ -16,14 +16,4 @@ const EngineRegistry& EngineRegistry::builtin() {
   return registry;
 }
 
-void EngineRegistry::add(std::vector<EngineScheme> schemes) {
-  for (auto& scheme : schemes) schemes_.push_back(std::move(scheme));
-}
-
-const EngineScheme* EngineRegistry::find(std::string_view url) const {
-  for (const auto& scheme : schemes_)
-    if (!scheme.prefix.empty() && url.substr(0, scheme.prefix.size()) == scheme.prefix) return &scheme;
-  return nullptr;
-}
-
 }  // namespace ob::exec

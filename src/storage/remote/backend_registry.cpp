@@ -17,14 +17,4 @@ const RemoteBackendRegistry& RemoteBackendRegistry::builtin() {
   return registry;
 }
 
-void RemoteBackendRegistry::add(std::vector<RemoteScheme> schemes) {
-  for (auto& scheme : schemes) schemes_.push_back(std::move(scheme));
-}
-
-const RemoteScheme* RemoteBackendRegistry::find(std::string_view url) const {
-  for (const auto& scheme : schemes_)
-    if (!scheme.prefix.empty() && url.substr(0, scheme.prefix.size()) == scheme.prefix) return &scheme;
-  return nullptr;
-}
-
 }  // namespace ob::storage

@@ -19,6 +19,7 @@
 
 #include "offload_build/exec/remote/client.hpp"
 #include "offload_build/util/result.hpp"
+#include "offload_build/util/scheme_registry.hpp"
 
 namespace ob::exec {
 
@@ -32,18 +33,10 @@ struct EngineScheme {
   std::function<Result<std::unique_ptr<reapi::Client>>(const reapi::Endpoint& endpoint)> open;
 };
 
-class EngineRegistry {
+class EngineRegistry : public util::SchemeRegistry<EngineScheme> {
  public:
   // The engines offload-build knows (REAPI over gRPC): the one every caller uses.
   static const EngineRegistry& builtin();
-
-  void add(std::vector<EngineScheme> schemes);
-  // The scheme `url` starts with, or nullptr.
-  const EngineScheme* find(std::string_view url) const;
-  const std::vector<EngineScheme>& schemes() const { return schemes_; }
-
- private:
-  std::vector<EngineScheme> schemes_;
 };
 
 }  // namespace ob::exec

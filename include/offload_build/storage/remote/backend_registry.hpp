@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "offload_build/storage/remote/remote.hpp"
+#include "offload_build/util/scheme_registry.hpp"
 
 namespace ob::storage {
 
@@ -41,18 +42,10 @@ struct RemoteScheme {
   std::function<std::unique_ptr<RemoteBackend>(const RemoteConfig& config)> create;
 };
 
-class RemoteBackendRegistry {
+class RemoteBackendRegistry : public util::SchemeRegistry<RemoteScheme> {
  public:
   // Redis and HTTP(S): the one every caller uses.
   static const RemoteBackendRegistry& builtin();
-
-  void add(std::vector<RemoteScheme> schemes);
-  // The scheme `url` starts with, or nullptr.
-  const RemoteScheme* find(std::string_view url) const;
-  const std::vector<RemoteScheme>& schemes() const { return schemes_; }
-
- private:
-  std::vector<RemoteScheme> schemes_;
 };
 
 // parse_remote_url, redact_remote_url and make_remote_backend over another
