@@ -17,7 +17,8 @@
 # The programs: examples/saxpy-c and examples/vector-cxx from the manifest
 # (generic target regions), saxpy-c again from a fresh checkout at another
 # path served from the cache, and saxpy-c compiled and linked through the
-# launcher as CMake and make call it. What the GPU machine needs at run time
+# launcher as CMake and make call it, and saxpy-c with its compiles executed on
+# Bazel's REAPI reference worker. What the GPU machine needs at run time
 # (read with ldd): libomptarget.so.19.1 and libomp.so.5 (libomp5-19),
 # libLLVM.so.19.1 (libllvm19), libz3.so.4 (libz3-4), ICU 72 (libicu72: the
 # GPU machine's Ubuntu has ICU 74); the CUDA driver's libcuda is there.
@@ -58,6 +59,26 @@ PY
     -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90)
   (cd "$work/saxpy-c" && "$ob" "$clang" -O2 "${t[@]}" "--libomptarget-nvptx-bc-path=$r19/lib" -c saxpy.c -o l.o &&
     "$ob" "$clang" "${t[@]}" l.o -o "$gpu/bin/saxpy-launcher" -lm)
+  # Through a REAPI engine: Bazel's reference worker on 127.0.0.1 and a free
+  # port, stopped by its pid; the compiles execute there.
+  local jars=$work/worker port pid
+  NO_SANDBOX=1 bash "$root/tests/support/reapi-worker/build.sh" "$jars" >/dev/null 2>&1 ||
+    { echo "gpu-check: the REAPI worker did not build" >&2; exit 1; }
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$jars/work" "$jars/cas"
+  java -Xmx512m -cp "$jars/remote-worker.jar:/usr/share/bazel/A-server.jar" \
+    com.google.devtools.build.remote.worker.RemoteWorker --listen_port="$port" \
+    --work_path="$jars/work" --cas_path="$jars/cas" --jobs=2 >"$jars/log" 2>&1 &
+  pid=$!
+  trap '[ -z "${pid:-}" ] || kill "$pid" 2>/dev/null; [ -z "${work:-}" ] || rm -rf "$work"' RETURN EXIT
+  local i; for i in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { echo "gpu-check: the REAPI worker exited (see $jars/log)" >&2; exit 1; }; sleep 0.2; done
+  cp -r "$root/examples/saxpy-c" "$work/engine" && cp "$work/saxpy-c/offload.json" "$work/engine/"
+  OFFLOAD_BUILD_CACHE_DIR=$work/engine-cache "$ob" -C "$work/engine" build \
+    --remote-execution "grpc://127.0.0.1:$port" 2>&1 | tee "$gpu/engine-build.txt" | tail -1
+  grep -Eq 'remote execution: [3-9] executed' "$gpu/engine-build.txt" ||
+    { echo "gpu-check: the engine executed no compile" >&2; exit 1; }
+  cp "$work/engine/build/saxpy" "$gpu/bin/saxpy-engine"
   for p in "$gpu"/bin/*; do "$r19/bin/llvm-objdump" --offloading "$p" | grep -q 'arch            sm_90' ||
     { echo "gpu-check: $p has no sm_90 image" >&2; exit 1; }; done
   (cd "$gpu/debs" && apt-get download libomp5-19 libllvm19 libz3-4 libicu72 >/dev/null 2>&1) ||
