@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Two builds of offload-build side by side in one run: B1, B2, B5, B6 and B7
-# of bench/run.sh (the same projects and commands, fewer comparisons), each
+# Two builds of offload-build side by side in one run: B1, B2, B5, B6, B7 and
+# a cold B10 of bench/run.sh (the same projects and commands, fewer
+# comparisons), each
 # measured for BEFORE and AFTER in the same hyperfine call, so a refactoring
 # can show it costs nothing. Each binary gets caches of its own (their key
 # formats may differ).
 #   bench/before_after.sh BEFORE_BINARY AFTER_BINARY [--reps N]
-# Prints a Markdown table (medians; ratio after/before).
+# Prints a Markdown table (medians and CPU seconds; ratios after/before).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -ge 2 ] || { echo "usage: bench/before_after.sh BEFORE AFTER [--reps N]" >&2; exit 2; }
@@ -55,8 +56,45 @@ fresh() { echo "rm -rf $WORK/clone && mkdir -p $WORK/clone && cp -r $WORK/$1-p10
 hf B7 "$REPS" \
   -n before --prepare "$(fresh before)" "$BEFORE -C $WORK/clone/p --cache-dir $WORK/before-c10 -q build" \
   -n after --prepare "$(fresh after)" "$AFTER -C $WORK/clone/p --cache-dir $WORK/after-c10 -q build"
-echo "| | before | after | after / before |"
-echo "|---|---|---|---|"
-for k in B1 B2 B5 B6 B7; do
-  echo "| $k | $(ms "${M[$k/before]}") | $(ms "${M[$k/after]}") | $(ratio "${M[$k/after]}" "${M[$k/before]}") |"
+say "B10 remote execution: cold build 10x3 on Bazel's worker"
+# Each binary its own worker (their action keys may agree); before each run
+# every source gets a global of its own, so no action or entry matches: cold
+# for the engine and the local cache.
+cat >"$WORK/salt.sh" <<'SALT'
+w=$(date +%s%N); k=0
+for f in "$1"/src/*.c; do
+  sed -i '/ba salt/d' "$f"
+  printf '#pragma omp declare target /* ba salt */\nint ba_salt_%s_%d = %d; /* ba salt */\n#pragma omp end declare target /* ba salt */\n' "$w" "$k" "$k" >>"$f"
+  k=$((k + 1))
+done
+SALT
+declare -A WP
+if [ -f "$(dirname "$BEFORE")/libob-remote-execution.so" ] && [ -f "$(dirname "$AFTER")/libob-remote-execution.so" ] &&
+   NO_SANDBOX=1 bash "$ROOT/tests/support/reapi-worker/build.sh" "$WORK/jars" >"$WORK/jars.log" 2>&1; then
+  for v in before after; do
+    mkdir -p "$WORK/$v-w/work" "$WORK/$v-w/cas"
+    WP[$v]=$(free_port)
+    java -Xmx512m -cp "$WORK/jars/remote-worker.jar:/usr/share/bazel/A-server.jar" \
+      com.google.devtools.build.remote.worker.RemoteWorker --listen_port="${WP[$v]}" \
+      --work_path="$WORK/$v-w/work" --cas_path="$WORK/$v-w/cas" --jobs=2 >"$WORK/$v-w/log" 2>&1 &
+    PIDS+=("$!")
+    for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/${WP[$v]}") 2>/dev/null && break; sleep 0.1; done
+  done
+  remote() { echo "$1 -C $(b "$2" 10x3) --cache-dir $WORK/$2-r -q build --remote-execution grpc://127.0.0.1:${WP[$2]}"; }
+  cold() { echo "bash $WORK/salt.sh $(b "$1" 10x3) && rm -rf $(b "$1" 10x3)/build $WORK/$1-r"; }
+  # untimed: each worker's JVM warmed up by one cold build
+  eval "$(cold before)" && $(remote "$BEFORE" before) && eval "$(cold after)" && $(remote "$AFTER" after)
+  hf B10 "$REPS" \
+    -n before --prepare "$(cold before)" "$(remote "$BEFORE" before)" \
+    -n after --prepare "$(cold after)" "$(remote "$AFTER" after)"
+else
+  say "B10 skipped: a binary without libob-remote-execution.so, or the worker did not build"
+fi
+# Wall medians, and CPU seconds (user + sys, the binaries' and their
+# compilers'; not the worker's): on a shared machine the CPU is the comparison.
+echo "| | before | after | after / before | CPU before | CPU after | CPU after / before |"
+echo "|---|---|---|---|---|---|---|"
+for k in B1 B2 B5 B6 B7 B10; do
+  echo "| $k | $(ms "${M[$k/before]:-}") | $(ms "${M[$k/after]:-}") | $(ratio "${M[$k/after]:-}" "${M[$k/before]:-}") |" \
+    "$(ms "${M[$k/before/cpu]:-}") | $(ms "${M[$k/after/cpu]:-}") | $(ratio "${M[$k/after/cpu]:-}" "${M[$k/before/cpu]:-}") |"
 done

@@ -48,7 +48,10 @@ Result<void> find_kernel_crates(plan::CargoSession& s, std::string_view metadata
   auto add = [&](const toolchain::cargo::Package& p, std::vector<fs::path> dirs) {
     if (std::count(seen.begin(), seen.end(), p.id)) return;
     seen.push_back(p.id);
-    candidates.push_back({p, {}, {}, std::move(dirs), std::nullopt, {}});
+    plan::KernelCrate crate;
+    crate.pkg = p;
+    crate.dirs = std::move(dirs);
+    candidates.push_back(std::move(crate));
   };
   std::vector<std::vector<toolchain::cargo::Package>> deps;
   for (const auto& pkg : s.packages) {
