@@ -72,11 +72,9 @@ declare -A WP
 if [ -f "$(dirname "$BEFORE")/libob-remote-execution.so" ] && [ -f "$(dirname "$AFTER")/libob-remote-execution.so" ] &&
    NO_SANDBOX=1 bash "$ROOT/tests/support/reapi-worker/build.sh" "$WORK/jars" >"$WORK/jars.log" 2>&1; then
   for v in before after; do
-    mkdir -p "$WORK/$v-w/work" "$WORK/$v-w/cas"
     WP[$v]=$(free_port)
-    java -Xmx512m -cp "$WORK/jars/remote-worker.jar:/usr/share/bazel/A-server.jar" \
-      com.google.devtools.build.remote.worker.RemoteWorker --listen_port="${WP[$v]}" \
-      --work_path="$WORK/$v-w/work" --cas_path="$WORK/$v-w/cas" --jobs=2 >"$WORK/$v-w/log" 2>&1 &
+    mkdir -p "$WORK/$v-w"
+    "$WORK/jars/start-worker.sh" "${WP[$v]}" "$WORK/$v-w/work" "$WORK/$v-w/cas" --jobs=2 >"$WORK/$v-w/log" 2>&1 &
     PIDS+=("$!")
     for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/${WP[$v]}") 2>/dev/null && break; sleep 0.1; done
   done

@@ -65,10 +65,7 @@ PY
   NO_SANDBOX=1 bash "$root/tests/support/reapi-worker/build.sh" "$jars" >/dev/null 2>&1 ||
     { echo "gpu-check: the REAPI worker did not build" >&2; exit 1; }
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  mkdir -p "$jars/work" "$jars/cas"
-  java -Xmx512m -cp "$jars/remote-worker.jar:/usr/share/bazel/A-server.jar" \
-    com.google.devtools.build.remote.worker.RemoteWorker --listen_port="$port" \
-    --work_path="$jars/work" --cas_path="$jars/cas" --jobs=2 >"$jars/log" 2>&1 &
+  "$jars/start-worker.sh" "$port" "$jars/work" "$jars/cas" --jobs=2 >"$jars/log" 2>&1 &  # exec's the JVM
   pid=$!
   trap '[ -z "${pid:-}" ] || kill "$pid" 2>/dev/null; [ -z "${work:-}" ] || rm -rf "$work"' RETURN EXIT
   local i; for i in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break

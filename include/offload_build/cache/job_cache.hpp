@@ -50,17 +50,15 @@ struct JobCacheOptions {
   std::function<bool(const plan::Job&)> local_only;
 };
 
-// Also the build's exec::JobKeys: the key serve() computed for a job is the
-// one its runner asks for (remote execution), from the same file facts.
+// Also the build's exec::JobKeys (PlanKeys): the key serve() computed for a
+// job is the one its runner asks for (remote execution), from the same file
+// facts; computed here, once, for a job it never keyed.
 class JobCache final : public PlanKeys {
  public:
   JobCache(storage::LayeredStorage& storage, const plan::Plan& plan, JobCacheOptions options);
 
   // Fill the executor's serve, after_serve and after_run hooks and its keys with this cache.
   void attach(exec::ExecOptions& options);
-
-  // exec::JobKeys (PlanKeys): the key serve() computed (computed here, once,
-  // for a job it never keyed).
 
   // Before a job runs: UpToDate when its outputs are current (recorded state
   // unchanged, nothing read or written); FromCache after writing them to
