@@ -105,7 +105,7 @@ CargoHostStep host_step(const CargoSession& s, const toolchain::frontend::RustFr
 // Per kernel crate, its images (one per target), the jobs that make them and their configurations.
 struct Made {
   std::vector<JobId> jobs;
-  std::vector<toolchain::clang_openmp::Image> images;
+  std::vector<toolchain::frontend::Image> images;
   std::vector<std::string> configs;
 };
 
@@ -174,7 +174,7 @@ void add_host_jobs(CargoPlan& p, const CargoSession& s, const toolchain::fronten
   std::vector<JobId> chains;
   for (const HostGroup& g : groups) {
     std::vector<JobId> device_jobs;
-    std::vector<toolchain::clang_openmp::Image> images;
+    std::vector<toolchain::frontend::Image> images;
     std::vector<std::string> configs;
     for (size_t ci : g.crates) {
       device_jobs.insert(device_jobs.end(), made[ci].jobs.begin(), made[ci].jobs.end());

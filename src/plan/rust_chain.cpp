@@ -6,7 +6,7 @@
 namespace ob::plan::rust_chain {
 
 Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const toolchain::Toolchain& tc,
-          const std::vector<toolchain::clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
+          const std::vector<toolchain::frontend::Image>& images, const std::vector<JobId>& device_jobs,
           const Paths& paths, const std::function<JobId(Job)>& add) {
   auto rel = [&](const fs::path& p) { return arg_path(p, plan.cwd); };
   Links links;

@@ -35,7 +35,7 @@ struct Links {
 // Adds the chain after `device_jobs` (each writing one of `images`, as argv
 // names it) through `add` (the caller's: its unit, caching and --dry-run line).
 Links add(const Plan& plan, const toolchain::frontend::RustFrontend& fe, const toolchain::Toolchain& tc,
-          const std::vector<toolchain::clang_openmp::Image>& images, const std::vector<JobId>& device_jobs,
+          const std::vector<toolchain::frontend::Image>& images, const std::vector<JobId>& device_jobs,
           const Paths& paths, const std::function<JobId(Job)>& add);
 
 }  // namespace ob::plan::rust_chain

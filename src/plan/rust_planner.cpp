@@ -30,7 +30,7 @@ Plan make_rust_plan(const manifest::Manifest& m, const toolchain::Toolchain& tc)
   plan.directories = {stem.parent_path(), plan.program.parent_path()};
 
   std::vector<JobId> device_jobs;
-  std::vector<toolchain::clang_openmp::Image> images;
+  std::vector<toolchain::frontend::Image> images;
   for (const auto& target : m.targets) {
     const std::string tag = "." + target.short_name();
     const fs::path out = common_jobs::with_suffix(stem, tag + fe.device_output_suffix(target));

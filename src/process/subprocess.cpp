@@ -128,6 +128,21 @@ int wait_exit_code(pid_t pid, bool interruptible) {
   return status_to_exit_code(status);
 }
 
+int wait_in_place(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return 1;
+  const int sig = WTERMSIG(status);
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  return 128 + sig;
+}
+
 Result<Captured> capture(const Command& cmd, int timeout_ms) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error::failure("cannot create a pipe");

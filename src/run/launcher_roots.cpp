@@ -1,9 +1,11 @@
 // Launcher mode: the directories whose paths are made relative (ccache's
 // base_dir) and the one kernel names are relative to (docs/CACHE.md).
+#include <iostream>
 #include <system_error>
 
 #include "offload_build/run/request.hpp"
 #include "launcher_roots.hpp"
+#include "offload_build/config/config.hpp"
 #include "offload_build/util/paths.hpp"
 
 namespace ob::run {
@@ -29,6 +31,22 @@ std::pair<std::vector<fs::path>, fs::path> launcher_roots(const Request& o, cons
     }
   }
   return {std::move(bases), std::move(anchor)};
+}
+
+KernelNames launcher_kernel_names(const fs::path& compiler, const std::vector<fs::path>& bases, const fs::path& anchor,
+                                  Session& session, plan::Plan& plan) {
+  const Request& o = session.options();
+  plan.base_dirs = bases;
+  plan.name_anchor = anchor;
+  const toolchain::NameRoots roots{plan.base_dirs, plan.name_anchor};
+  return {KernelNames::Mode::Stable,
+          [compiler, roots, memo = session.probe_memo(), &c = o.config] {
+            return c.flag("stable_names") ? toolchain::stable_names_for(compiler, roots, memo) : std::nullopt;
+          },
+          o.config.text("kernel_namespace"), [&o](const std::string& why) {
+            if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
+              std::cerr << "offload-build: warning: " << why << '\n';
+          }};
 }
 
 }  // namespace ob::run

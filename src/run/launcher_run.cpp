@@ -12,6 +12,7 @@
 #include "offload_build/report/compiler_output.hpp"
 #include "offload_build/run/pictures.hpp"
 #include "offload_build/run/session.hpp"
+#include "launcher_roots.hpp"
 #include "launcher_unchanged.hpp"
 
 namespace ob::run {
@@ -43,23 +44,8 @@ class LauncherFlow final : public Flow {
     plan::Plan& plan = split_->plan;
     session.project = split_->project;
     record_ = o.report || wants_pictures(o);
-    if (split_->stable_names) {
-      plan.base_dirs = setup_.bases;
-      plan.name_anchor = setup_.anchor;
-      const toolchain::NameRoots roots{plan.base_dirs, plan.name_anchor};
-      names = {KernelNames::Mode::Stable,
-               [compiler = setup_.compiler, roots, memo = session.probe_memo(), &c = o.config] {
-                 return c.flag("stable_names") ? toolchain::stable_names_for(compiler, roots, memo) : std::nullopt;
-               },
-               o.config.text("kernel_namespace"),
-               // A fault (the library out of reach, or not loaded): a warning once per build.
-               [&o](const std::string& why) {
-                 if (o.config.flag("no_cache") || first_in_build(cache_dir_for(o.config, std::nullopt), "stable-names"))
-                   std::cerr << "offload-build: warning: " << why << '\n';
-               }};
-    } else {
-      names.mode = KernelNames::Mode::LookupsOnly;  // only where a depfile lists what was read
-    }
+    if (split_->stable_names) names = launcher_kernel_names(setup_.compiler, setup_.bases, setup_.anchor, session, plan);
+    else names.mode = KernelNames::Mode::LookupsOnly;  // only where a depfile lists what was read
     if (o.config.flag("verbose") && !split_->verbose.empty()) std::cerr << "offload-build: " << split_->verbose << '\n';
     if (o.dry_run) code_ = exit_code::ok;
     return &plan;

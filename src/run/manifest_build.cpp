@@ -4,7 +4,6 @@
 #include "offload_build/run/manifest_build.hpp"
 
 #include <iostream>
-#include <optional>
 
 #include "offload_build/config/config.hpp"
 #include "offload_build/exec/executor.hpp"
@@ -47,9 +46,8 @@ class ManifestFlow final : public Flow {
     m_ = std::move(*manifest);
     session.project = m_->name;
     if (!o_.targets.empty()) OB_TRY(manifest::override_targets(*m_, o_.targets));
-    auto tc = toolchain::find_toolchain(m_->toolchain, c_.path("llvm"));
-    if (!tc) return tc.error();
-    tc_ = std::move(*tc);
+    if (auto tc = toolchain::find_toolchain(m_->toolchain, c_.path("llvm")); tc) tc_ = std::move(*tc);
+    else return tc.error();
     session.use_working_set([&m = *m_] { return working_set_identity(m); });
     return Prepared{{m_->cache_dir, m_->cache_max_size, m_->remote_storage}, std::nullopt};
   }
@@ -71,10 +69,8 @@ class ManifestFlow final : public Flow {
     options.probing = open_engine;
     if (c_.flag("verbose")) options.note = [](const std::string& s) { std::cerr << "offload-build: " << s << '\n'; };
     const toolchain::NameRoots roots = kernel_name_roots(*m_, base_dir_for(c_, m_->base_dir));
-    // Rust kernels are named by rustc: nothing to ask.
-    auto question = std::make_shared<StableNamesQuestion>(tc_->clang, roots, memo,
-                                                          !m_->is_rust() && c_.flag("stable_names"),
-                                                          options.parallel_probes > 1);
+    auto question = std::make_shared<StableNamesQuestion>(  // Rust kernels are named by rustc: nothing to ask
+        tc_->clang, roots, memo, !m_->is_rust() && c_.flag("stable_names"), options.parallel_probes > 1);
     plan_ = plan::make_plan(*m_, *tc_, options);
     program_ = plan_->program;
     open_engine();  // where nothing was probed
@@ -88,8 +84,8 @@ class ManifestFlow final : public Flow {
     return &*plan_;
   }
 
-  // Output is always buffered (as ninja does): printed whole when a job
-  // ends, and stored with its outputs so that a hit prints its warnings again.
+  // Output is always buffered (as ninja's): printed whole when a job ends, and
+  // stored with its outputs (a hit prints its warnings again).
   Result<std::unique_ptr<exec::CommandRunner>> runner(std::unique_ptr<exec::RemoteRunner> remote) override {
     if (remote) return std::unique_ptr<exec::CommandRunner>(std::move(remote));
     return exec::make_process_runner(true);
@@ -123,9 +119,9 @@ class ManifestFlow final : public Flow {
     return {};
   }
 
-  std::map<fs::path, std::string> known_tools() const override {
-    if (tc_ && tc_->rust) return {{tc_->rust->rustc, tc_->rust->version_line}};  // versions we already have
-    return {};
+  std::map<fs::path, std::string> known_tools() const override {  // versions we already have
+    if (!tc_ || !tc_->rust) return {};
+    return {{tc_->rust->rustc, tc_->rust->version_line}};
   }
 
  private:
@@ -144,9 +140,7 @@ class ManifestFlow final : public Flow {
 }  // namespace
 
 Result<fs::path> build(const Request& o) {
-  // First, before any descriptor of ours is open: make's closed jobserver
-  // descriptors must not be mistaken for ours (the signal self-pipe's).
-  Session session(o);
+  Session session(o);  // first: make's closed jobserver descriptors are not ours
   ManifestFlow flow(o);
   OB_TRY(session.run(flow));
   return flow.program();

@@ -26,7 +26,7 @@ void write_pictures(const Request& o, const report::Timeline& timeline, const fs
     auto written = append ? report::append_trace(*trace, timeline) : report::write_trace(*trace, timeline);
     if (!written) warn(written.error());
   }
-  if (!o.timings) return;
+  if (!o.timings || (o.timings->empty() && default_page.empty())) return;
   const fs::path page = fs::absolute(o.timings->empty() ? default_page : *o.timings).lexically_normal();
   if (auto written = report::write_timings(page, timeline); !written) warn(written.error());
   else if (!o.config.flag("quiet")) std::cerr << "offload-build: timings: " << page.string() << '\n';

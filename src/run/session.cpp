@@ -76,6 +76,7 @@ Result<void> Session::run(Flow& flow) {
     auto planned = flow.plan(*this, names);
     if (!planned) result = planned.error();
     else if ((plan = *planned)) result = run_planned(flow, *plan, names);
+    else result = flow.run_alone(*this);
   }
   if (!options_.dry_run && flow.reported())
     if (auto finished = finish(flow, plan, result); result && !finished) result = finished.error();
@@ -133,13 +134,16 @@ Result<void> Session::finish(Flow& flow, const plan::Plan* plan, const Result<vo
       std::cerr << util::paint_diagnostic("offload-build: warning: " + written.error().message) << '\n';
     }
   }
-  if (plan && wants_pictures(options_)) {
-    auto timeline = report::timeline_of(*plan, recorder_, project, policy.flow, started_, end);
-    if (seconds_) timeline.duration_s = *seconds_;
-    report::mark_remote(timeline, remote_notes_);
-    flow.draw(timeline);
-    write_pictures(options_, timeline, flow.timings_page(*plan), policy.append_trace);
+  if (!wants_pictures(options_)) return {};
+  if (!plan) {  // a flow without a plan: its own picture, on no page of its own
+    if (auto timeline = flow.timeline()) write_pictures(options_, *timeline, {}, policy.append_trace);
+    return {};
   }
+  auto timeline = report::timeline_of(*plan, recorder_, project, policy.flow, started_, end);
+  if (seconds_) timeline.duration_s = *seconds_;
+  report::mark_remote(timeline, remote_notes_);
+  flow.draw(timeline);
+  write_pictures(options_, timeline, flow.timings_page(*plan), policy.append_trace);
   return {};
 }
 

@@ -50,6 +50,10 @@ Result<void> Session::open_cache(const Policy& policy, const ProjectSettings& pr
   cache_dir_ = cache_dir_for(config(), project.cache_dir);
   if (config().flag("no_cache")) return {};
   storage_.emplace(cache_dir_, max_size_for(config(), project.max_size), storage::Trust::from_config(config()));
+  if (remote_errors == RemoteErrors::LocalOnly) {
+    layers_.emplace(*storage_, std::vector<storage::RemoteConfig>{}, storage::LayeredOptions{});
+    return {};
+  }
   auto remotes = storage::configured_remotes(config(), project.remote_storage);
   if (!remotes) {
     if (remote_errors == RemoteErrors::Fail) return remotes.error();

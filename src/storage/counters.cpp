@@ -269,4 +269,12 @@ void Storage::clear() {
   if (lock.locked()) lock.set_tally(0);
 }
 
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n) {
+  std::vector<std::pair<std::string, uint64_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
 }  // namespace ob::storage

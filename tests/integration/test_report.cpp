@@ -335,16 +335,28 @@ TEST_CASE("wrap --report: a launcher compile's report, split or run unchanged wi
   CHECK(s["summary"]["unchanged_by_reason"] == json::object());
   CHECK(s["outputs"][0]["path"] == (p.dir / "s.o").string());
 
-  auto temps = run_ob({"--cache-dir", p.cache, "--report", r2.string(), "wrap", "--", clang, "-fopenmp",
-                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-ftime-trace", "-c", "saxpy.c", "-o",
-                       "t.o"},
+  // -ftime-trace keeps a compile whole: run unchanged, its exit code and report.
+  auto unchanged = [&](const fs::path& report, const std::string& source, int code) {
+    auto ran = run_ob({"--cache-dir", p.cache, "--report", report.string(), "wrap", "--", clang, "-fopenmp",
+                       "-fopenmp-targets=x86_64-unknown-linux-gnu", "-ftime-trace", "-c", source, "-o", "t.o"},
                       p.dir);
-  REQUIRE(temps.exit_code == 0);
-  const json u = json::parse(read_file(r2));
-  validate_with_schema(r2);
+    CHECK(ran.exit_code == code);
+    validate_with_schema(report);
+    return json::parse(read_file(report));
+  };
+  const json u = unchanged(r2, "saxpy.c", 0);
   CHECK(u["launcher"]["split"] == false);
   CHECK_THAT(u["launcher"]["reason"].get<std::string>(), Catch::StartsWith("option -ftime-trace"));
   CHECK(u["launcher"]["exit_code"] == 0);
   CHECK(u["summary"]["unchanged_by_reason"] == json{{"unsupported option", 1}});
   CHECK(u["jobs"].empty());
+  // Written by the session, as every flow's: where it ran, how it ended, the cache it counted in.
+  CHECK(u["cwd"] == fs::canonical(p.dir).string());
+  CHECK(u["result"] == "ok");
+  CHECK(u["cache_dir"] == p.cache);
+  // One that fails: the compiler's exit code, and the report says so.
+  const json f = unchanged(p.tmp / "failed.json", "missing.c", 1);
+  CHECK(f["result"] == "failed");
+  CHECK(f["launcher"]["exit_code"] == 1);
+  CHECK(f["summary"]["unchanged_by_reason"] == json{{"unsupported option", 1}});
 }

@@ -35,8 +35,8 @@ int cache_stats(const fs::path& dir, bool json, std::ostream& out,
 
 // Zero the counters, keeping the entries (`cache stats --zero`, as ccache -z).
 int cache_zero(const fs::path& dir, std::ostream& out, const storage::Trust& trust = {});
-// The `n` largest counts, largest first (ties in name order; run/launcher.hpp).
-using run::most_frequent;
+// The `n` largest counts, largest first (ties in name order; storage.hpp).
+using storage::most_frequent;
 // Decode every entry; exit 1 (listing them) when any is corrupt.
 int cache_verify(const fs::path& dir, std::ostream& out, const storage::Trust& trust = {});
 

@@ -38,6 +38,12 @@ Result<pid_t> spawn(const Command& cmd, const Stdio& stdio = {});
 // returns -2 so the caller can check for Ctrl-C and wait again later.
 int wait_exit_code(pid_t pid, bool interruptible = false);
 
+// Wait for a child that runs in this process's place (a command run
+// unchanged) and end as it ended: its exit code, or die of the same signal
+// where that is harmless (SIGINT, SIGTERM, SIGHUP, SIGPIPE: no core dump of
+// our own); 128 + signal for any other.
+int wait_in_place(pid_t pid);
+
 // Convert a waitpid status to an exit code (128 + signal when killed).
 int status_to_exit_code(int status);
 

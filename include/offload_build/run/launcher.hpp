@@ -30,9 +30,4 @@ bool looks_like_compiler(const std::string& name);
 // when it ran unchanged.
 int launch(const std::vector<std::string>& command, const Request& options);
 
-// The `n` largest counts, largest first (ties in name order): the unsupported
-// options a launcher's -v and `cache stats` name.
-std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
-                                                            size_t n);
-
 }  // namespace ob::run

@@ -10,7 +10,8 @@ namespace ob::run {
 // Whether the options ask for a picture of the build (and it runs: not --dry-run).
 bool wants_pictures(const Request& options);
 
-// Write --timings (to its FILE, or `default_page` when none was given) and
+// Write --timings (to its FILE, or `default_page` when none was given; none
+// when that is empty too) and
 // --trace (replaced, or with `append` added to: launcher compiles share one
 // file). A file not written is a warning, never the build's failure. Unless
 // --quiet, says where the page is.

@@ -57,6 +57,9 @@ enum class RemoteErrors {
   // Launcher mode: said, and the compile goes on without remotes; remote
   // warnings once per make/ninja run, not once per compile.
   WarnOncePerBuild,
+  // No remote storage opened: the local cache for its counters and notes (a
+  // command run unchanged reads and stores nothing).
+  LocalOnly,
 };
 
 // What differs between the flows in running a plan, stated once by each.
@@ -129,6 +132,11 @@ class Flow {
   // The plan's runner; `remote` the engine's (Policy::remote), else nullptr.
   virtual Result<std::unique_ptr<exec::CommandRunner>> runner(std::unique_ptr<exec::RemoteRunner> remote) = 0;
   virtual void options(Session& session, RunOptions& run) {}
+  // A flow without a plan (plan() gave none): what it runs instead (a command
+  // run unchanged, with the cache open), and its result; by default nothing.
+  virtual Result<void> run_alone(Session& session) { return {}; }
+  // Such a flow's --trace and --timings picture, when it made one.
+  virtual std::optional<report::Timeline> timeline() const { return std::nullopt; }
   // After the run, however it ended: what the flow records (the no-op
   // record, the whole entry, the programs), and its result.
   virtual Result<void> after_run(Session& session, Ran& ran) {

@@ -137,6 +137,11 @@ struct Counters {
   bool any() const;  // anything counted (misses_by_reason only splits misses)
 };
 
+// The `n` largest counts, largest first (ties in name order): the unsupported
+// options a launcher's -v and `cache stats` name.
+std::vector<std::pair<std::string, uint64_t>> most_frequent(const std::map<std::string, uint64_t>& counts,
+                                                            size_t n);
+
 // The counters as JSON: stats.json's fields (without its version) and
 // `cache stats --json`'s (with the directory's size added there).
 nlohmann::json counters_to_json(const Counters& c);

@@ -35,7 +35,7 @@ class Rustc final : public RustFrontend {
     return rustc::device_link(tc, t, crate_object, archive, out);
   }
 
-  Argv package(const Toolchain& tc, const std::vector<clang_openmp::Image>& images,
+  Argv package(const Toolchain& tc, const std::vector<Image>& images,
                const fs::path& out) const override {
     return clang_openmp::package(tc, images, out);
   }

@@ -10,19 +10,14 @@
 
 #include "offload_build/manifest/manifest.hpp"
 #include "offload_build/toolchain/frontends/command_line.hpp"
+#include "offload_build/toolchain/frontends/frontend_base.hpp"
 #include "offload_build/toolchain/toolchain.hpp"
 
 namespace ob::toolchain::clang_openmp {
 
 namespace fs = std::filesystem;
 
-struct Image {
-  fs::path file;
-  manifest::Target target;
-  // Under offload LTO (-foffload-lto) the driver also records the device
-  // compile's target features ("+ptx88") in the image: `feature=` entries.
-  std::vector<std::string> features = {};
-};
+using frontend::Image;  // frontend_base.hpp
 
 // Whether these compile options turn offload LTO on (-foffload-lto[=K], the
 // last of it and -fno-offload-lto wins), as the driver's isUsingOffloadLTO.

@@ -34,7 +34,6 @@ namespace ob::toolchain::frontend {
 
 namespace fs = std::filesystem;
 using Argv = std::vector<std::string>;
-using Image = clang_openmp::Image;
 using OptionFiles = clang_openmp::OptionFiles;
 
 // What the passes of a compile read and write that no depfile lists (flang
@@ -91,10 +90,7 @@ class Compile {
 
 class Frontend : public FrontendBase {
  public:
-  virtual ~Frontend() = default;
-  virtual std::string_view name() const = 0;
-  // Whether this frontend compiles sources of `lang`.
-  virtual bool compiles(manifest::Language lang) const = 0;
+  // name() and compiles(lang): FrontendBase's.
   // Launcher mode: whether `program` (argv[0] as written, or its real path)
   // is this frontend's compiler driver.
   virtual bool recognizes(const fs::path& program) const = 0;

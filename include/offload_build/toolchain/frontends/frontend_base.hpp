@@ -6,11 +6,23 @@
 // source's language for each pass's argv.
 #pragma once
 
+#include <filesystem>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "offload_build/manifest/manifest.hpp"
 
 namespace ob::toolchain::frontend {
+
+// A device image, as every frontend's package step takes it: the file, its
+// target and, under offload LTO (-foffload-lto), the device compile's target
+// features ("+ptx88") the driver records in it as `feature=` entries.
+struct Image {
+  std::filesystem::path file;
+  manifest::Target target;
+  std::vector<std::string> features = {};
+};
 
 class FrontendBase {
  public:

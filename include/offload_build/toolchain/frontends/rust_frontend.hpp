@@ -51,7 +51,7 @@ class RustFrontend : public FrontendBase {
                           const fs::path& archive, const fs::path& out) const = 0;
 
   // One crate's device images as one package.
-  virtual Argv package(const Toolchain& tc, const std::vector<clang_openmp::Image>& images,
+  virtual Argv package(const Toolchain& tc, const std::vector<Image>& images,
                        const fs::path& out) const = 0;
   // The empty module the package is embedded into, and the embed.
   virtual Argv stub(const fs::path& stub) const = 0;
