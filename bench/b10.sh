@@ -81,9 +81,8 @@ start_worker() {
   rm -rf "$dir"
   mkdir -p "$dir/work" "$dir/cas"
   WPORT=$(free_port)
-  java -Xmx512m -cp "$JARS/remote-worker.jar:/usr/share/bazel/A-server.jar" \
-    com.google.devtools.build.remote.worker.RemoteWorker --listen_port="$WPORT" \
-    --work_path="$dir/work" --cas_path="$dir/cas" --jobs=$JOBS >"$dir/log" 2>&1 &
+  # start-worker.sh execs the JVM: WPID is the JVM's (its CPU is worker_cpu's).
+  "$JARS/start-worker.sh" "$WPORT" "$dir/work" "$dir/cas" --jobs="$JOBS" >"$dir/log" 2>&1 &
   WPID=$!
   local _ i
   for _ in $(seq 600); do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two builds of offload-build side by side in one run: B1, B2, B5, B6, B7 and
 # a cold B10 of bench/run.sh (the same projects and commands, fewer
-# comparisons), each
+# comparisons) and B6u (a launcher command run unchanged), each
 # measured for BEFORE and AFTER in the same hyperfine call, so a refactoring
 # can show it costs nothing. Each binary gets caches of its own (their key
 # formats may differ).
@@ -51,6 +51,10 @@ done
 hf B6 "$FAST" --warmup 3 -N \
   -n before "env OFFLOAD_BUILD_CACHE_DIR=$WORK/before-c6 $BEFORE $one" \
   -n after "env OFFLOAD_BUILD_CACHE_DIR=$WORK/after-c6 $AFTER $one"
+say "B6u launcher: a command run unchanged (clang --version)"
+hf B6u "$FAST" --warmup 3 -N \
+  -n before "env OFFLOAD_BUILD_CACHE_DIR=$WORK/before-c6 $BEFORE $CLANG --version" \
+  -n after "env OFFLOAD_BUILD_CACHE_DIR=$WORK/after-c6 $AFTER $CLANG --version"
 say "B7 fresh clone at another path, warm cache, 10x3"
 fresh() { echo "rm -rf $WORK/clone && mkdir -p $WORK/clone && cp -r $WORK/$1-p10x3 $WORK/clone/p && rm -rf $WORK/clone/p/build"; }
 hf B7 "$REPS" \
@@ -92,7 +96,7 @@ fi
 # compilers'; not the worker's): on a shared machine the CPU is the comparison.
 echo "| | before | after | after / before | CPU before | CPU after | CPU after / before |"
 echo "|---|---|---|---|---|---|---|"
-for k in B1 B2 B5 B6 B7 B10; do
+for k in B1 B2 B5 B6 B6u B7 B10; do
   echo "| $k | $(ms "${M[$k/before]:-}") | $(ms "${M[$k/after]:-}") | $(ratio "${M[$k/after]:-}" "${M[$k/before]:-}") |" \
     "$(ms "${M[$k/before/cpu]:-}") | $(ms "${M[$k/after/cpu]:-}") | $(ratio "${M[$k/after/cpu]:-}" "${M[$k/before/cpu]:-}") |"
 done

@@ -79,13 +79,15 @@ std::vector<fs::path> system_dirs(std::string_view setting) {
   return dirs;
 }
 
-bool FileFactsCache::is_system(const fs::path& full) const {
-  for (const auto& d : project_)
+bool is_system_file(const fs::path& full, const std::vector<fs::path>& project, const std::vector<fs::path>& system) {
+  for (const auto& d : project)
     if (util::is_under(full, d)) return false;
-  for (const auto& d : system_)
+  for (const auto& d : system)
     if (util::is_under(full, d)) return true;
   return false;
 }
+
+bool FileFactsCache::is_system(const fs::path& full) const { return is_system_file(full, project_, system_); }
 
 Stamp stat_stamp(const fs::path& path) {
   struct stat st {};

@@ -47,7 +47,6 @@ std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::
   static const fs::path kernel_dirs[] = {"/proc", "/sys", "/dev"};
   std::vector<fs::path> project{plan.cwd, plan.build_dir};
   project.insert(project.end(), plan.base_dirs.begin(), plan.base_dirs.end());
-  const FileFactsCache kinds(project, system_dirs);
   std::set<fs::path> absent;
   std::map<fs::path, Stamp> dirs;  // system directories, stamped before their paths are checked
   std::vector<fs::path> system_paths;
@@ -65,7 +64,7 @@ std::optional<std::vector<Dep>> lookup_deps(const plan::Plan& plan, const plan::
     bool kernel = false;
     for (const auto& k : kernel_dirs) kernel |= util::is_under(full, k);
     if (kernel) continue;
-    if (!kinds.is_system(full)) {
+    if (!is_system_file(full, project, system_dirs)) {
       absent.insert(full);
       continue;
     }

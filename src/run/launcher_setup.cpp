@@ -137,7 +137,7 @@ PrefixedCommand through_prefix(std::vector<std::string> argv, const Prefix& pref
 void note_local_offload(const Prefix& prefix, const Request& o) {
   if (prefix.wrapper.empty() || o.config.flag("quiet")) return;
   const std::string name = fs::path(prefix.wrapper).filename().string();
-  if (!o.config.flag("no_cache") && !first_in_build(local_cache(o.config).dir(), "prefix:" + name))
+  if (!o.config.flag("no_cache") && !first_in_build(cache_dir_for(o.config, std::nullopt), "prefix:" + name))
     return;
   const bool remote = name == "distcc" || name == "icecc";
   std::cerr << "offload-build: note: offload compiles run locally, not through " << name

@@ -59,6 +59,10 @@ fs::path full_path(const fs::path& path, const fs::path& cwd);
 // default /usr and the /lib directories, merged /usr's).
 std::vector<fs::path> system_dirs(std::string_view setting);
 
+// Whether `full` (absolute, normal) lies under one of `system` and none of
+// `project`: a file identified by stat instead of content (FileFactsCache).
+bool is_system_file(const fs::path& full, const std::vector<fs::path>& project, const std::vector<fs::path>& system);
+
 class FileFactsCache {
  public:
   FileFactsCache() = default;
