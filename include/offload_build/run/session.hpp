@@ -2,7 +2,8 @@
 // its start (the settings in force, make's jobserver, the local cache and
 // remote storage layered over it, the engine and its runner, one clock), and
 // the one `run(Flow&)` that every flow goes through: the manifest build, a
-// launcher compile, link or one-step build, the cargo flow. A Flow states
+// launcher compile, link or one-step build, a command run unchanged (a flow
+// without a plan), the cargo flow. A Flow states
 // only what differs (its policy, its plan, its runner, what it records after
 // the run); Session does the rest once, however the run ends: signals, the
 // cache opened as the policy says, stable kernel names, the dry-run script,
