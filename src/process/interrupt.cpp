@@ -11,11 +11,15 @@ namespace ob::process {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};  // the last SIGINT or SIGTERM
 int g_pipe[2] = {-1, -1};
 
 extern "C" void on_signal(int sig) {
   int saved = errno;
-  if (sig == SIGINT || sig == SIGTERM) g_interrupted = true;
+  if (sig == SIGINT || sig == SIGTERM) {
+    g_interrupted = true;
+    g_signal = sig;
+  }
   if (g_pipe[1] >= 0) {
     char c = 0;
     [[maybe_unused]] ssize_t n = write(g_pipe[1], &c, 1);
@@ -38,6 +42,8 @@ void install_signal_handlers() {
 }
 
 bool interrupted() { return g_interrupted; }
+
+int interrupt_signal() { return g_signal; }
 
 int wakeup_fd() { return g_pipe[0]; }
 

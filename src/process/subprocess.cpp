@@ -130,7 +130,15 @@ int wait_exit_code(pid_t pid, bool interruptible) {
 
 int wait_in_place(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  bool forwarded = false;
+  for (;;) {
+    // A SIGINT or SIGTERM sent to this process alone (not its group, as
+    // Ctrl-C is) reaches the child too, as ccache forwards it.
+    if (const int sig = interrupt_signal(); sig && !forwarded) {
+      kill(pid, sig);
+      forwarded = true;
+    }
+    if (waitpid(pid, &status, 0) >= 0) break;
     if (errno != EINTR) return 1;
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);

@@ -9,9 +9,14 @@
 
 #include "support/cache_stats.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -383,6 +388,33 @@ TEST_CASE("an internal error in launcher mode runs the compiler unchanged, count
                                       "OFFLOAD_BUILD_TEST_HOOK_INTERNAL_ERROR is set"));
   CHECK_THAT(bad.err, Catch::Contains("use of undeclared identifier 'x'"));
   CHECK(cache_stats(cache)["unchanged_by_reason"] == nlohmann::json{{"internal error", 2}});
+}
+
+TEST_CASE("a SIGTERM sent to the launcher alone reaches the command it runs unchanged",
+          "[integration][launcher][signals]") {
+  TempDir tmp;
+  const fs::path ready = tmp / "ready", got = tmp / "got";
+  // Not a compiler: run unchanged. It says when it waits, and what ended it.
+  const std::string script = "trap 'echo term > " + got.string() + "; kill $s; exit 143' TERM\n"
+                             "sleep 1000 & s=$!\necho > " + ready.string() + "\nwait\n";
+  process::Command cmd{{OB_BINARY, "/bin/sh", "-c", script}, tmp.path(),
+                       {{"OFFLOAD_BUILD_CACHE_DIR", (tmp / "cache").string()}}};
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  auto pid = process::spawn(cmd, process::Stdio{devnull, devnull, devnull});
+  close(devnull);
+  REQUIRE(pid.ok());
+  // (At most 60 s each: a bound on a hang, not reached when it works.)
+  auto wait_for = [](const fs::path& file) {
+    for (int i = 0; i < 1200 && !fs::exists(file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return fs::exists(file);
+  };
+  REQUIRE(wait_for(ready));
+  kill(*pid, SIGTERM);  // offload-build's pid only, not its process group
+  const bool reached = wait_for(got);
+  if (!reached) kill(*pid, SIGKILL);
+  CHECK(reached);
+  CHECK(process::wait_exit_code(*pid) == 143);  // the command's own exit code
+  if (reached) CHECK(read_file(got) == "term\n");
 }
 
 TEST_CASE("cache stats and verify on a read-only cache whose v1 is a symlink say so",

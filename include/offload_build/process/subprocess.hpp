@@ -39,9 +39,10 @@ Result<pid_t> spawn(const Command& cmd, const Stdio& stdio = {});
 int wait_exit_code(pid_t pid, bool interruptible = false);
 
 // Wait for a child that runs in this process's place (a command run
-// unchanged) and end as it ended: its exit code, or die of the same signal
-// where that is harmless (SIGINT, SIGTERM, SIGHUP, SIGPIPE: no core dump of
-// our own); 128 + signal for any other.
+// unchanged), handing it a SIGINT or SIGTERM this process gets (with the
+// handlers of interrupt.hpp installed), and end as it ended: its exit code,
+// or die of the same signal where that is harmless (SIGINT, SIGTERM, SIGHUP,
+// SIGPIPE: no core dump of our own); 128 + signal for any other.
 int wait_in_place(pid_t pid);
 
 // Convert a waitpid status to an exit code (128 + signal when killed).
